@@ -1,0 +1,150 @@
+"""Evaluation metrics: correlations, accuracy/F1, threshold tuning, length-normalized accuracy.
+
+Conventions: binary labels are booleans with True = specific; a scorer's score is higher for
+more specific sentences, and a sentence is predicted specific iff ``score > threshold``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"length mismatch: {a.size} vs {b.size}")
+    if a.size < 2:
+        raise ValueError("a correlation needs at least two values")
+    return a, b
+
+
+def pearson(x: ArrayLike, y: ArrayLike) -> float:
+    """Pearson correlation coefficient; NaN if either input is constant."""
+    a, b = _pair(x, y)
+    a, b = a - a.mean(), b - b.mean()
+    denominator = np.sqrt((a * a).sum() * (b * b).sum())
+    return float((a * b).sum() / denominator) if denominator > 0 else float("nan")
+
+
+def average_ranks(x: ArrayLike) -> np.ndarray:
+    """Ranks starting at 1, tied values sharing the mean of the ranks they span."""
+    values = np.asarray(x, dtype=np.float64).ravel()
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    upper = np.cumsum(counts)  # rank of the last member of each tie group
+    return (upper - (counts - 1) / 2.0)[inverse]
+
+
+def spearman(x: ArrayLike, y: ArrayLike) -> float:
+    """Spearman rank correlation: Pearson correlation of average ranks (ties handled)."""
+    a, b = _pair(x, y)
+    return pearson(average_ranks(a), average_ranks(b))
+
+
+def accuracy(predicted: ArrayLike, gold: ArrayLike) -> float:
+    """Fraction of predictions equal to the gold labels."""
+    p, g = np.asarray(predicted).ravel(), np.asarray(gold).ravel()
+    if p.shape != g.shape or p.size == 0:
+        raise ValueError("accuracy needs two non-empty arrays of equal length")
+    return float(np.mean(p == g))
+
+
+def f1_score(predicted: ArrayLike, gold: ArrayLike) -> float:
+    """F1 of the positive (True = specific) class; 0 when there are no true positives."""
+    p, g = np.asarray(predicted, dtype=bool).ravel(), np.asarray(gold, dtype=bool).ravel()
+    if p.shape != g.shape:
+        raise ValueError("f1 needs two arrays of equal length")
+    true_positive = int(np.sum(p & g))
+    if true_positive == 0:
+        return 0.0
+    return 2.0 * true_positive / (int(p.sum()) + int(g.sum()))
+
+
+def tune_threshold(scores: ArrayLike, specific: ArrayLike) -> float:
+    """Threshold with the best training accuracy for "specific iff score > threshold".
+
+    Candidates are the midpoints between consecutive distinct scores, plus ``-inf`` (everything
+    specific) and ``+inf`` (everything general). Ties in accuracy go to the lowest threshold.
+    """
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    y = np.asarray(specific, dtype=bool).ravel()
+    if s.shape != y.shape or s.size == 0:
+        raise ValueError("threshold tuning needs non-empty scores and labels of equal length")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("threshold tuning needs finite scores")
+    distinct, inverse = np.unique(s, return_inverse=True)
+    general_at = np.bincount(inverse, weights=~y, minlength=distinct.size)
+    specific_at = np.bincount(inverse, weights=y, minlength=distinct.size)
+    # Candidate j (0..m) puts the first j distinct values on the general side.
+    general_below = np.concatenate([[0.0], np.cumsum(general_at)])
+    specific_above = specific_at.sum() - np.concatenate([[0.0], np.cumsum(specific_at)])
+    correct = general_below + specific_above
+    best = int(np.argmax(correct))  # argmax returns the first, i.e. lowest, maximum
+    if best == 0:
+        return float("-inf")
+    if best == distinct.size:
+        return float("inf")
+    return float((distinct[best - 1] + distinct[best]) / 2.0)
+
+
+def predict_specific(scores: ArrayLike, threshold: float) -> np.ndarray:
+    """Boolean predictions: specific iff score > threshold."""
+    return np.asarray(scores, dtype=np.float64) > threshold
+
+
+@dataclass(frozen=True)
+class LengthNormalizedResult:
+    """Outcome of :func:`length_normalized_accuracy` (accuracies are fractions)."""
+
+    accuracy: float  # pooled over every tested sentence
+    majority_floor: float  # same protocol, predicting the tuning group's majority class
+    tested_group_majority: float  # best constant prediction per tested group (an oracle)
+    pool_size: int
+    n_tested: int
+    n_untested: int  # sentences in a length group with no group one token longer
+    n_groups_tested: int
+
+
+def length_normalized_accuracy(lengths: Sequence[int], scores: ArrayLike, specific: ArrayLike) -> LengthNormalizedResult:
+    """Accuracy when sentence length carries no information (Chen & Gimpel 2020, Table 3).
+
+    Sentences are grouped by token count. For every length ``k`` present, the threshold is
+    tuned (:func:`tune_threshold`) on the group of length ``k`` and applied to the group of
+    length ``k - 1``. A group with no group one token longer is not tested (counted in
+    ``n_untested``); a single-class tuning group simply yields an all-one-class threshold.
+    The majority floor applies the tuning group's majority class (ties: specific, as the
+    lowest-threshold rule gives for a constant score) to the tested group: it is what a
+    length-only scorer achieves.
+    """
+    n = np.asarray(lengths, dtype=np.int64).ravel()
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    y = np.asarray(specific, dtype=bool).ravel()
+    if not (n.shape == s.shape == y.shape) or n.size == 0:
+        raise ValueError("lengths, scores and labels must be non-empty and of equal length")
+    groups = {int(k): np.flatnonzero(n == k) for k in np.unique(n)}
+    correct = floor_correct = oracle_correct = tested = groups_tested = 0
+    for k, test_rows in groups.items():
+        tune_rows = groups.get(k + 1)
+        if tune_rows is None:
+            continue
+        threshold = tune_threshold(s[tune_rows], y[tune_rows])
+        gold = y[test_rows]
+        correct += int(np.sum(predict_specific(s[test_rows], threshold) == gold))
+        tune_majority_specific = 2 * int(y[tune_rows].sum()) >= tune_rows.size
+        floor_correct += int(np.sum(gold == tune_majority_specific))
+        oracle_correct += max(int(gold.sum()), int((~gold).sum()))
+        tested += test_rows.size
+        groups_tested += 1
+    if tested == 0:
+        raise ValueError("no length group has a group one token longer to tune on")
+    return LengthNormalizedResult(
+        accuracy=correct / tested,
+        majority_floor=floor_correct / tested,
+        tested_group_majority=oracle_correct / tested,
+        pool_size=int(n.size),
+        n_tested=tested,
+        n_untested=int(n.size) - tested,
+        n_groups_tested=groups_tested,
+    )
