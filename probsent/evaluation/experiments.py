@@ -1,0 +1,274 @@
+"""The paper's evaluations, run on any scorer or encoder; each returns a plain dict of numbers.
+
+A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = more
+specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
+experiment will score. An *encoder* (for STS) has ``encode(sentences)`` returning a 2-D array,
+or a ``(mean, var)`` pair of 2-D arrays when ``is_probabilistic`` is true.
+Accuracies, F1 and correlations are reported x100.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from probsent.errors import ProbsentError
+from probsent.evaluation import datasets as ds
+from probsent.evaluation import metrics
+from probsent.tokenize import tokenize
+
+DataLike = ds.DataDir | str | os.PathLike[str] | None
+
+SNLI_EQUAL_LENGTH_COUNTS = {"entailment": 120, "neutral": 192, "contradiction": 208}
+"""Pairs per label among SNLI test pairs whose two sentences have equally many tokens."""
+
+
+class Scorer(Protocol):
+    name: str
+
+    def specificity(self, sentences: list[str]) -> np.ndarray: ...
+
+
+class Encoder(Protocol):
+    def encode(self, sentences: list[str]) -> Any: ...
+
+
+def _prepare(scorer: Scorer, *groups: Sequence[str]) -> None:
+    prepare = getattr(scorer, "prepare", None)
+    if callable(prepare):
+        prepare([s for group in groups for s in group])
+
+
+def _scores(scorer: Scorer, sentences: Sequence[str]) -> np.ndarray:
+    """Call the scorer and check it returned one finite number per sentence."""
+    values = np.asarray(scorer.specificity(list(sentences)), dtype=np.float64)
+    if values.shape != (len(sentences),):
+        raise ProbsentError(
+            f"scorer {getattr(scorer, 'name', scorer)!r} returned shape {values.shape} for {len(sentences)} sentences"
+        )
+    if not np.all(np.isfinite(values)):
+        raise ProbsentError(f"scorer {getattr(scorer, 'name', scorer)!r} returned non-finite specificity scores")
+    return values
+
+
+def _pct(value: float) -> float:
+    return 100.0 * float(value)
+
+
+def _threshold(value: float) -> float | None:
+    """Thresholds of +-inf (all one class) are reported as None, which JSON can hold."""
+    return float(value) if np.isfinite(value) else None
+
+
+# --- specificity -------------------------------------------------------------------------
+
+def specificity_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+    """News accuracy/F1 and Spearman correlations on Twitter, Yelp and Movie (paper Table 2).
+
+    The News threshold is tuned on the cleaned news-train rows (PDTB-derived rows 0..2795
+    minus those equal to test sentences): specific iff score > threshold.
+    """
+    data = ds.as_data_dir(data)
+    train, test = ds.load_news_train(data), ds.load_news_test(data)
+    rated = {d: ds.load_ko2019(data, d) for d in ds.KO2019_DOMAINS}
+    _prepare(scorer, train.sentences, test.sentences, *(r.sentences for r in rated.values()))
+    threshold = metrics.tune_threshold(_scores(scorer, train.sentences), train.specific)
+    predicted = metrics.predict_specific(_scores(scorer, test.sentences), threshold)
+    result: dict[str, Any] = {
+        "news": {
+            "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
+            "f1": _pct(metrics.f1_score(predicted, test.specific)),
+            "threshold": _threshold(threshold),
+            "n_train": len(train.sentences),
+            "n_test": len(test.sentences),
+        }
+    }
+    for domain, sample in rated.items():
+        rho = metrics.spearman(_scores(scorer, sample.sentences), sample.ratings)
+        result[domain] = {"spearman": _pct(rho), "n": len(sample.sentences)}
+    return result
+
+
+def majority_baseline(data: DataLike = None) -> dict[str, Any]:
+    """News accuracy/F1 of predicting the majority class of the cleaned training rows."""
+    data = ds.as_data_dir(data)
+    train, test = ds.load_news_train(data), ds.load_news_test(data)
+    majority_specific = 2 * int(train.specific.sum()) >= train.specific.size
+    predicted = np.full(len(test.sentences), majority_specific)
+    return {"news": {
+        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
+        "f1": _pct(metrics.f1_score(predicted, test.specific)),
+        "majority": "specific" if majority_specific else "general",
+    }}
+
+
+def speciteller_baseline(data: DataLike = None) -> dict[str, Any]:
+    """News accuracy/F1 of SPECITELLER's own probabilities (``ref.probs``) thresholded at 0.5."""
+    test = ds.load_news_test(ds.as_data_dir(data))
+    predicted = metrics.predict_specific(test.speciteller_probs, 0.5)
+    return {"news": {
+        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
+        "f1": _pct(metrics.f1_score(predicted, test.specific)),
+    }}
+
+
+def news_length_pool(data: DataLike = None) -> tuple[list[str], np.ndarray, int]:
+    """The length-normalized News pool: test sentences, then news-train rows 0..2795.
+
+    Sentences are de-duplicated by exact text, keeping the first occurrence, so a test
+    sentence keeps its test label. Returns sentences, labels (True = specific) and the number
+    of dropped duplicates whose label disagreed with the kept one.
+    """
+    data = ds.as_data_dir(data)
+    test = ds.load_news_test(data)
+    train = ds.load_news_train(data, pdtb_only=True, drop_test_overlap=False)
+    seen: dict[str, bool] = {}
+    conflicts = 0
+    for sentence, label in zip(test.sentences + train.sentences, np.concatenate([test.specific, train.specific])):
+        if sentence in seen:
+            conflicts += int(seen[sentence] != bool(label))
+        else:
+            seen[sentence] = bool(label)
+    return list(seen), np.fromiter(seen.values(), dtype=bool, count=len(seen)), conflicts
+
+
+def length_normalized_news(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+    """News accuracy with sentence length factored out (paper Table 3).
+
+    See :func:`news_length_pool` for the pool and
+    :func:`probsent.evaluation.metrics.length_normalized_accuracy` for the protocol: tune on
+    sentences of ``k`` tokens, test on those of ``k - 1``, pool the accuracy.
+    """
+    sentences, specific, conflicts = news_length_pool(data)
+    _prepare(scorer, sentences)
+    lengths = [len(tokenize(s)) for s in sentences]
+    outcome = metrics.length_normalized_accuracy(lengths, _scores(scorer, sentences), specific)
+    return {
+        "accuracy": _pct(outcome.accuracy),
+        "majority_floor": _pct(outcome.majority_floor),
+        "tested_group_majority": _pct(outcome.tested_group_majority),
+        "pool_size": outcome.pool_size,
+        "n_tested": outcome.n_tested,
+        "n_untested": outcome.n_untested,
+        "n_groups_tested": outcome.n_groups_tested,
+        "duplicate_label_conflicts": conflicts,
+    }
+
+
+def snli_equal_length_pairs(data: DataLike = None) -> ds.NliPairs:
+    """SNLI test pairs whose premise and hypothesis have the same number of Treebank tokens."""
+    data = ds.as_data_dir(data)
+    snli = ds.load_snli_test(data)
+    keep = [i for i, (p, h) in enumerate(zip(snli.premises, snli.hypotheses)) if len(tokenize(p)) == len(tokenize(h))]
+    pairs = ds.NliPairs([snli.premises[i] for i in keep], [snli.hypotheses[i] for i in keep], snli.labels[keep])
+    counts = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
+    if counts != SNLI_EQUAL_LENGTH_COUNTS:
+        raise ProbsentError(
+            f"{data.root / 'snli'}: equal-length SNLI pairs per label are {counts},"
+            f" expected {SNLI_EQUAL_LENGTH_COUNTS}; is this the SNLI 1.0 test set?"
+        )
+    return pairs
+
+
+def snli_entailment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+    """Per SNLI label, % of equal-length pairs whose hypothesis is less specific than its premise.
+
+    "Less specific" means a strictly lower specificity score (for a probabilistic model: a
+    larger entropy; for a deterministic one: a smaller norm). Ties count as not less.
+    """
+    pairs = snli_equal_length_pairs(data)
+    _prepare(scorer, pairs.premises, pairs.hypotheses)
+    less = _scores(scorer, pairs.hypotheses) < _scores(scorer, pairs.premises)
+    result: dict[str, Any] = {}
+    for k, name in enumerate(ds.SNLI_LABELS):
+        chosen = pairs.labels == k
+        result[name] = _pct(np.mean(less[chosen]))
+    result["n"] = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
+    return result
+
+
+# --- STS ---------------------------------------------------------------------------------
+
+def _rows_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity; 0 where either vector is zero."""
+    dot = np.einsum("ij,ij->i", a, b)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.divide(dot, norms, out=np.zeros_like(dot), where=norms > 0)
+
+
+def expected_inner_product(mean1: np.ndarray, var1: np.ndarray, mean2: np.ndarray, var2: np.ndarray) -> np.ndarray:
+    """log of the expected likelihood kernel of two diagonal Gaussians, row-wise:
+    log N(0; mu1 - mu2, diag(var1 + var2))."""
+    var = var1 + var2
+    diff = mean1 - mean2
+    return -0.5 * np.sum(np.log(2.0 * np.pi * var) + diff * diff / var, axis=1)
+
+
+def _encode(model: Encoder, sentences: list[str], probabilistic: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    output = model.encode(sentences)
+    if probabilistic:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise ProbsentError("a probabilistic model's encode() must return a (mean, var) tuple")
+        mean, var = (np.asarray(x, dtype=np.float64) for x in output)
+        if mean.shape != var.shape or mean.ndim != 2 or mean.shape[0] != len(sentences):
+            raise ProbsentError(f"encode() returned mean {mean.shape} and var {var.shape} for {len(sentences)} sentences")
+        if np.any(var <= 0):
+            raise ProbsentError("encode() returned non-positive variances")
+        return mean, var
+    vectors = np.asarray(output, dtype=np.float64)
+    if vectors.ndim != 2 or vectors.shape[0] != len(sentences):
+        raise ProbsentError(f"encode() returned shape {vectors.shape} for {len(sentences)} sentences")
+    return vectors, None
+
+
+def sts_similarities(model: Encoder, pairs: ds.StsPairs, probabilistic: bool) -> dict[str, np.ndarray]:
+    """Similarity of every pair under each measure the model supports."""
+    mean1, var1 = _encode(model, pairs.first, probabilistic)
+    mean2, var2 = _encode(model, pairs.second, probabilistic)
+    if var1 is None or var2 is None:
+        return {"cosine": _rows_cosine(mean1, mean2)}
+    return {
+        "cosine": _rows_cosine(np.hstack([mean1, var1]), np.hstack([mean2, var2])),
+        "cosine_mean": _rows_cosine(mean1, mean2),
+        "expected_inner_product": expected_inner_product(mean1, var1, mean2, var2),
+    }
+
+
+def sts_experiment(model: Encoder, data: DataLike = None) -> dict[str, Any]:
+    """Pearson x100 between similarities and gold scores (paper Table 6).
+
+    Sets: STS Benchmark test, STS17 track 5, and each STS12-16 set, with the mean of each
+    year, the mean over all STS12-16 sets and the mean of the five year means. "cosine" is
+    the cosine of concat(mean, var) for a probabilistic model (``model.is_probabilistic``),
+    of the vectors otherwise; probabilistic models add "cosine_mean" (means only) and
+    "expected_inner_product".
+    """
+    data = ds.as_data_dir(data)
+    probabilistic = bool(getattr(model, "is_probabilistic", False))
+    collections: dict[str, ds.StsPairs] = {"STSB-test": ds.load_sts_benchmark(data, "test"), "STS17": ds.load_sts17(data)}
+    years = {year: ds.load_senteval_sts(data, year) for year in ds.SENTEVAL_STS_SETS}
+
+    def correlations(pairs: ds.StsPairs) -> dict[str, float]:
+        similarities = sts_similarities(model, pairs, probabilistic)
+        return {measure: _pct(metrics.pearson(sim, pairs.scores)) for measure, sim in similarities.items()}
+
+    per_measure: dict[str, dict[str, Any]] = {}
+    for key, pairs in collections.items():
+        for measure, r in correlations(pairs).items():
+            per_measure.setdefault(measure, {})[key] = r
+    for year, sets in years.items():
+        for name, pairs in sets.items():
+            for measure, r in correlations(pairs).items():
+                per_measure.setdefault(measure, {}).setdefault(year, {})[name] = r
+    for table in per_measure.values():
+        all_sets: list[float] = []
+        year_means: list[float] = []
+        for year in years:
+            values = list(table[year].values())
+            table[year]["mean"] = float(np.mean(values))
+            all_sets += values
+            year_means.append(table[year]["mean"])
+        table["STS12-16 sets mean"] = float(np.mean(all_sets))
+        table["STS12-16 years mean"] = float(np.mean(year_means))
+    return {"is_probabilistic": probabilistic, "pearson": per_measure}
