@@ -1,0 +1,124 @@
+"""The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+import numpy as np
+import torch
+
+from probsent.data.vocab import Vocabulary
+from probsent.errors import ProbsentError
+from probsent.gaussian import entropy as gaussian_entropy
+from probsent.model_files import CONFIG, read_model_dir, save_model
+from probsent.models import Encoding, SentenceEncoder
+from probsent.similarity import paired_similarity
+from probsent.tokenize import tokenize
+
+Sentences = Union[str, Sequence[str]]
+
+
+class SentenceModel:
+    """A trained encoder with its vocabulary and tokenizer.
+
+    Results never depend on the batch size or on the order of the sentences: sentences are
+    encoded independently (padding never changes a result) and returned in input order.
+    """
+
+    def __init__(self, encoder: SentenceEncoder, vocab: Vocabulary,
+                 config: dict[str, Any] | None = None) -> None:
+        self.encoder = encoder.eval()
+        self.vocab = vocab
+        self.config = config or {}
+
+    @property
+    def probabilistic(self) -> bool:
+        """True if sentences are Gaussians (WLO, LSTMGaussian), False if vectors."""
+        return self.encoder.probabilistic
+
+    @property
+    def is_probabilistic(self) -> bool:  # the name the evaluation code expects
+        return self.probabilistic
+
+    def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
+        ids = [self.vocab.ids(tokenize(s)) for s in sentences]
+        order = np.argsort([len(x) for x in ids], kind="stable")  # similar lengths together
+        means, logvars = [None] * len(ids), [None] * len(ids)
+        with torch.no_grad():
+            for start in range(0, len(ids), batch_size):
+                chunk = order[start:start + batch_size]
+                lengths = torch.tensor([len(ids[i]) for i in chunk])
+                padded = torch.zeros(len(chunk), max(int(lengths.max()), 1), dtype=torch.long)
+                for row, i in enumerate(chunk):
+                    padded[row, :len(ids[i])] = torch.from_numpy(ids[i])
+                out = self.encoder(padded, lengths)
+                for row, i in enumerate(chunk):
+                    means[i] = out.mean[row]
+                    if out.logvar is not None:
+                        logvars[i] = out.logvar[row]
+        dim = self.encoder.dim
+        mean = torch.stack(means) if means else torch.zeros(0, dim)
+        logvar = None
+        if self.probabilistic:
+            logvar = torch.stack(logvars) if logvars else torch.zeros(0, dim)
+        return Encoding(mean, logvar)
+
+    def _checked(self, sentences: Sentences) -> tuple[list[str], bool]:
+        single = isinstance(sentences, str)
+        items = [sentences] if single else list(sentences)
+        for i, s in enumerate(items):
+            if not isinstance(s, str):
+                raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")
+        return items, single
+
+    def encode(self, sentences: Sentences, batch_size: int = 256):
+        """Vectors [n, dim] (deterministic models) or a tuple (mean [n, dim], variance [n, dim])
+        (probabilistic models), as float32 NumPy arrays; a single string gives 1-D arrays."""
+        items, single = self._checked(sentences)
+        enc = self._encode(items, batch_size)
+        pick = (lambda a: a[0]) if single else (lambda a: a)
+        if not self.probabilistic:
+            return pick(enc.mean.numpy())
+        return pick(enc.mean.numpy()), pick(enc.logvar.exp().numpy())
+
+    def entropy(self, sentences: Sentences, batch_size: int = 256):
+        """Differential entropy of each sentence's Gaussian (probabilistic models only)."""
+        if not self.probabilistic:
+            raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
+        items, single = self._checked(sentences)
+        values = gaussian_entropy(self._encode(items, batch_size).logvar).numpy()
+        return float(values[0]) if single else values
+
+    def specificity(self, sentences: Sentences, batch_size: int = 256):
+        """Higher = more specific: minus the entropy (probabilistic) or the vector norm."""
+        if self.probabilistic:
+            value = self.entropy(sentences, batch_size)
+            return -value
+        items, single = self._checked(sentences)
+        norms = self._encode(items, batch_size).mean.norm(dim=-1).numpy()
+        return float(norms[0]) if single else norms
+
+    def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
+        """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
+        product of the Gaussians for probabilistic models)."""
+        items_a, single = self._checked(a)
+        items_b, _ = self._checked(b)
+        if len(items_a) != len(items_b):
+            raise ValueError(f"similarity needs as many sentences in a ({len(items_a)}) as in b ({len(items_b)})")
+        values = paired_similarity(self._encode(items_a, batch_size),
+                                   self._encode(items_b, batch_size)).numpy()
+        return float(values[0]) if single else values
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
+        save_model(path, self.encoder, self.vocab, self.config.get("training"))
+
+
+def load(path: str | os.PathLike[str]) -> SentenceModel:
+    """Load a model directory, or the best model of a ``probsent train`` output directory."""
+    path = Path(path)
+    if not (path / CONFIG).exists() and (path / "best" / CONFIG).exists():
+        path = path / "best"
+    encoder, vocab, config = read_model_dir(path)
+    return SentenceModel(encoder, vocab, config)

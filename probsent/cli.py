@@ -1,0 +1,96 @@
+"""The ``probsent`` command line."""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+from typing import Sequence
+
+from probsent import __version__
+from probsent.errors import ProbsentError
+from probsent.models import MODEL_TYPES
+from probsent.training.config import TrainConfig
+
+_HELP = {
+    "model": "model to train", "data": "pair file: s1<TAB>s2[<TAB>ignored] per line, plain or .gz",
+    "out": "output directory (last/ checkpoint, best/ model, log.jsonl)",
+    "max_pairs": "read only the first N usable pairs", "epochs": "passes over the pairs",
+    "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",
+    "max_tokens": "training sentences are cut to this many tokens",
+    "dim": "word dimension k", "hidden": "LSTM hidden size", "batch_size": "pairs per step",
+    "megabatch": "mini-batches per mega-batch (negatives are mined across it; 1 = within the batch)",
+    "lr": "Adam learning rate",
+    "margin": "margin delta (default: 1.0 for wlo/lstmgaussian, 0.4 otherwise)",
+    "prior_weight": "lambda: weight of the KL prior terms (probabilistic models)",
+    "l2_weight": "L2 weight (deterministic models)",
+    "scramble": "probability of shuffling a sentence's word order (lstm models, wlo)",
+    "scale_init_std": "WLO: A initialized as N(1, std^2)", "shift_init_std": "WLO: B initialized as N(0, std^2)",
+    "init_std": "word vector initialization std (other models)",
+    "eval_every": "steps between STS 2017 validations and checkpoints",
+    "max_seconds": "stop after this many seconds of training (a checkpoint is written)",
+    "data_dir": "evaluation data directory with sts/sts17-track5-en-en (default: $PROBSENT_DATA_DIR or ../shared/data)",
+}
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("train", help="train a model on paraphrase pairs",
+                            description="Train a sentence encoder on paraphrase pairs.")
+    for field in fields(TrainConfig):
+        flag = "--" + field.name.replace("_", "-")
+        kind = {"int | None": int, "float | None": float, "str | None": str}.get(str(field.type), None)
+        kind = kind or {"int": int, "float": float, "str": str}[str(field.type)]
+        options = {"type": kind, "help": _HELP[field.name]}
+        if field.name == "model":
+            options["choices"] = list(MODEL_TYPES)
+        if field.name in ("data", "out"):
+            options["required"] = True
+        else:
+            options["default"] = field.default
+            options["help"] += " (default: %(default)s)"
+        parser.add_argument(flag, **options)
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    parser.add_argument("--no-validation", action="store_true", help="skip STS 2017 validation")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from probsent.training.trainer import Trainer
+    from probsent.training.validation import StsValidator
+
+    config = TrainConfig.from_dict(vars(args))
+    trainer = Trainer(config, resume=args.resume, progress=not args.quiet)
+    if not args.no_validation:
+        trainer.validator = StsValidator.from_data_dir(trainer.vocab, config.data_dir)
+    state = trainer.train()
+    best = state.get("best")
+    summary = f"step {state['step']:,}"
+    if best:
+        summary += f"; best STS 2017 Pearson {best['score']:.4f} at step {best['step']:,}"
+    print(f"{'finished' if state['finished'] else 'stopped'} at {summary}; model in {config.out}/best")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``probsent`` command."""
+    parser = argparse.ArgumentParser(prog="probsent", description="Probabilistic sentence representations.")
+    parser.add_argument("--version", action="version", version=f"probsent {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_train(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        return {"train": _run_train}[args.command](args)
+    except ProbsentError as exc:
+        print(f"probsent: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("probsent: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""The tokenized, indexed training corpus, cached on disk so that later runs start at once.
+
+Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
+vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
+of pair i and sentence 2i + 1 its second side.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from probsent import __version__
+from probsent.data.pairs import ReadReport, read_tokenized_pairs
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.errors import ProbsentError
+from probsent.io import atomic_path
+
+CACHE_FORMAT = 1
+
+
+@dataclass
+class PairCorpus:
+    """All pairs of a file as word ranks: ``tokens[offsets[k]:offsets[k + 1]]`` is sentence k."""
+
+    tokens: np.ndarray  # int32 ranks into ``words``
+    offsets: np.ndarray  # int64, one more than the number of sentences
+    words: list[str]  # by decreasing frequency
+    counts: np.ndarray  # int64 frequency of each word
+    report: dict  # what reading the file skipped
+
+    @property
+    def num_pairs(self) -> int:
+        return (len(self.offsets) - 1) // 2
+
+    def vocabulary(self, max_words: int) -> Vocabulary:
+        """``<unk>`` plus the ``max_words`` most frequent words."""
+        return Vocabulary([UNKNOWN] + self.words[:max_words])
+
+    def model_ids(self, vocab_size: int) -> np.ndarray:
+        """``tokens`` as ids of the vocabulary of the ``vocab_size - 1`` most frequent words."""
+        return np.where(self.tokens < vocab_size - 1, self.tokens + 1, 0).astype(np.int64)
+
+
+def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tuple[Tensor, Tensor]:
+    """Padded [len(sentences), max length] id tensor (padding = 0) and the lengths."""
+    starts = offsets[sentences]
+    lengths = offsets[sentences + 1] - starts
+    width = max(int(lengths.max()), 1)
+    positions = starts[:, None] + np.arange(width)[None, :]
+    real = np.arange(width)[None, :] < lengths[:, None]
+    padded = np.where(real, ids[np.minimum(positions, len(ids) - 1)], 0)
+    return torch.from_numpy(padded), torch.from_numpy(lengths)
+
+
+def _cache_key(path: Path, max_pairs: int | None, max_tokens: int) -> str:
+    stat = path.stat()
+    identity = [str(path.resolve()), stat.st_size, stat.st_mtime_ns, max_pairs, max_tokens,
+                CACHE_FORMAT, __version__]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:20]
+
+
+def default_cache_dir() -> Path:
+    """``$PROBSENT_CACHE``, else ``~/.cache/probsent``."""
+    return Path(os.environ.get("PROBSENT_CACHE") or Path.home() / ".cache" / "probsent")
+
+
+def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
+                   progress: bool) -> PairCorpus:
+    report = ReadReport()
+    counts: Counter[str] = Counter()
+    sentences: list[list[str]] = []
+    pairs = read_tokenized_pairs(path, max_pairs, max_tokens, report)
+    if progress:
+        from tqdm import tqdm
+        pairs = tqdm(pairs, desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
+    for first, second in pairs:
+        sentences.append(first)
+        sentences.append(second)
+        counts.update(first)
+        counts.update(second)
+    words = sorted(counts, key=lambda w: (-counts[w], w))
+    rank = {w: i for i, w in enumerate(words)}
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sentences], out=offsets[1:])
+    tokens = np.fromiter((rank[w] for s in sentences for w in s), dtype=np.int32, count=int(offsets[-1]))
+    return PairCorpus(tokens, offsets, words, np.array([counts[w] for w in words], dtype=np.int64),
+                      {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
+                       "skipped": dict(report.skipped), "truncated": report.truncated_sentences})
+
+
+def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = 100,
+                cache_dir: str | os.PathLike[str] | None = None, progress: bool = False) -> PairCorpus:
+    """Tokenize and index a pair file, or load the result of an earlier identical call.
+
+    The cache is keyed by the file's path, size and modification time and by the settings; a
+    damaged cache file is ignored and rebuilt.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ProbsentError(f"{path}: no such file")
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cached = cache / f"corpus-{_cache_key(path, max_pairs, max_tokens)}.npz"
+    if cached.is_file():
+        try:
+            with np.load(cached, allow_pickle=False) as f:
+                words = bytes(f["words"]).decode("utf-8").split("\n")
+                return PairCorpus(f["tokens"], f["offsets"], words, f["counts"],
+                                  json.loads(str(f["report"])))
+        except Exception:  # a damaged cache is only a cache: rebuild it
+            pass
+    corpus = _tokenize_file(path, max_pairs, max_tokens, progress)
+    cache.mkdir(parents=True, exist_ok=True)
+    with atomic_path(cached) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, tokens=corpus.tokens, offsets=corpus.offsets,
+                     words=np.frombuffer("\n".join(corpus.words).encode("utf-8"), dtype=np.uint8),
+                     counts=corpus.counts, report=np.array(json.dumps(corpus.report)))
+    return corpus

@@ -1,0 +1,92 @@
+"""A saved model is a directory: ``config.json``, ``model.safetensors`` and ``vocab.txt``.
+
+No pickle anywhere: weights are safetensors, everything else is JSON or text. Loading checks
+every part and reports a wrong, partial or damaged directory in one line.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from probsent import __version__
+from probsent.data.vocab import Vocabulary
+from probsent.errors import ProbsentError
+from probsent.io import atomic_path
+from probsent.models import SentenceEncoder, build_model
+
+FORMAT_NAME = "probsent-model"
+FORMAT_VERSION = 1
+CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
+TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
+
+
+def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary,
+                    training: dict[str, Any] | None = None) -> None:
+    """Write the three model files into an existing (empty) directory ``directory``."""
+    if len(vocab) != encoder.vocab_size:
+        raise ValueError("vocabulary and model disagree on the vocabulary size")
+    config = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+              "probsent_version": __version__, "model": encoder.config(),
+              "tokenizer": TOKENIZER, "training": training or {}}
+    (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n",
+                                    encoding="utf-8")
+    weights = {k: v.detach().cpu().contiguous() for k, v in encoder.state_dict().items()}
+    save_file(weights, str(directory / WEIGHTS), metadata={"format": FORMAT_NAME})
+    vocab.save(directory / VOCAB)
+
+
+def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
+               training: dict[str, Any] | None = None) -> None:
+    """Save atomically: ``path`` is either the complete new model or untouched."""
+    with atomic_path(path) as tmp:
+        tmp.mkdir()
+        write_model_dir(tmp, encoder, vocab, training)
+
+
+def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocabulary, dict[str, Any]]:
+    """Load and check a model directory; ProbsentError on anything wrong with it."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ProbsentError(f"{path}: no such model directory")
+    for name in (CONFIG, WEIGHTS, VOCAB):
+        if not (path / name).is_file():
+            raise ProbsentError(f"{path}: not a complete probsent model ({name} is missing)")
+    try:
+        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProbsentError(f"{path / CONFIG}: damaged config ({exc})") from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
+        raise ProbsentError(f"{path / CONFIG}: not a probsent model config")
+    if config.get("format_version") != FORMAT_VERSION:
+        raise ProbsentError(f"{path / CONFIG}: model format version {config.get('format_version')} "
+                            f"is not supported by probsent {__version__}")
+    try:
+        encoder = build_model(config["model"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProbsentError(f"{path / CONFIG}: invalid model settings ({exc})") from None
+    try:
+        weights = load_file(str(path / WEIGHTS))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ProbsentError(f"{path / WEIGHTS}: damaged weights file ({exc})") from None
+    expected = encoder.state_dict()
+    if set(weights) != set(expected):
+        raise ProbsentError(f"{path / WEIGHTS}: tensors {sorted(weights)} do not match a "
+                            f"{config['model']['type']} model ({sorted(expected)})")
+    for name, tensor in weights.items():
+        if tensor.shape != expected[name].shape:
+            raise ProbsentError(f"{path / WEIGHTS}: {name} has shape {tuple(tensor.shape)}, "
+                                f"expected {tuple(expected[name].shape)}")
+        if not torch.isfinite(tensor).all():
+            raise ProbsentError(f"{path / WEIGHTS}: {name} contains NaN or infinite values")
+    encoder.load_state_dict({k: v.float() for k, v in weights.items()})
+    vocab = Vocabulary.load(path / VOCAB)
+    if len(vocab) != encoder.vocab_size:
+        raise ProbsentError(f"{path / VOCAB}: {len(vocab)} words, but the model has "
+                            f"{encoder.vocab_size}")
+    return encoder.eval(), vocab, config

@@ -1,0 +1,61 @@
+"""What every sentence encoder in probsent shares: its input, its output and its interface."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class Encoding:
+    """A batch of encoded sentences.
+
+    mean:   [batch, dim] the sentence vector (deterministic models) or Gaussian mean.
+    logvar: [batch, dim] log of the diagonal variance, or None for deterministic models.
+    kl:     [batch] the model's prior penalty (probabilistic models, training only), else None.
+    """
+
+    mean: Tensor
+    logvar: Tensor | None = None
+    kl: Tensor | None = None
+
+    def index(self, idx: Tensor) -> "Encoding":
+        """Rows ``idx`` of this batch."""
+        pick = lambda t: None if t is None else t[idx]  # noqa: E731
+        return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl))
+
+
+class SentenceEncoder(nn.Module):
+    """Maps padded word ids [batch, length] (+ true lengths) to an :class:`Encoding`.
+
+    Index 0 of the vocabulary is the unknown word; positions at or beyond a sentence's length
+    are padding and never change its result.
+    """
+
+    type_name: ClassVar[str]
+    probabilistic: ClassVar[bool]
+    default_margin: ClassVar[float]
+
+    def __init__(self, vocab_size: int, **hyper: Any) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.hyper = dict(hyper)
+
+    def config(self) -> dict[str, Any]:
+        """Everything needed to rebuild this module (weights aside)."""
+        return {"type": self.type_name, "vocab_size": self.vocab_size, **self.hyper}
+
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:  # pragma: no cover
+        raise NotImplementedError
+
+    def l2_penalty(self) -> Tensor:
+        """Sum of squared weights: the regularizer of the deterministic baselines."""
+        return sum(p.square().sum() for p in self.parameters())  # type: ignore[return-value]
+
+
+def padding_mask(ids: Tensor, lengths: Tensor) -> Tensor:
+    """[batch, length] bool, True at real (non-padding) positions."""
+    positions = torch.arange(ids.shape[1], device=ids.device)
+    return positions[None, :] < lengths[:, None]

@@ -1,0 +1,57 @@
+"""LSTMavg and LSTMGaussian: an LSTM over word vectors, its hidden states averaged."""
+from __future__ import annotations
+
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from probsent.gaussian import kl_to_standard_normal
+from probsent.models.base import Encoding, SentenceEncoder, padding_mask
+
+
+class LSTMAverage(SentenceEncoder):
+    """LSTMavg: average of the LSTM's hidden states over the real positions."""
+
+    type_name = "lstmavg"
+    probabilistic = False
+    default_margin = 0.4
+
+    def __init__(self, vocab_size: int, dim: int = 50, hidden: int = 100,
+                 init_std: float = 0.1) -> None:
+        super().__init__(vocab_size, dim=dim, hidden=hidden, init_std=init_std)
+        self.dim = hidden
+        self.embedding = nn.Embedding(vocab_size, dim)
+        nn.init.normal_(self.embedding.weight, std=init_std)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True)
+
+    def average_hidden(self, ids: Tensor, lengths: Tensor) -> Tensor:
+        """[batch, hidden]: the mean of the hidden states at positions 1..length."""
+        packed = pack_padded_sequence(self.embedding(ids), lengths.clamp_min(1).cpu(),
+                                      batch_first=True, enforce_sorted=False)
+        states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True,
+                                        total_length=ids.shape[1])
+        real = padding_mask(ids, lengths).unsqueeze(-1)
+        return (states * real).sum(1) / lengths.clamp_min(1).unsqueeze(-1).to(states.dtype)
+
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
+        return Encoding(self.average_hidden(ids, lengths))
+
+
+class LSTMGaussian(LSTMAverage):
+    """LSTMGaussian: LSTMavg followed by two linear maps to a diagonal Gaussian's mean and
+    log-variance."""
+
+    type_name = "lstmgaussian"
+    probabilistic = True
+    default_margin = 1.0
+
+    def __init__(self, vocab_size: int, dim: int = 50, hidden: int = 100,
+                 init_std: float = 0.1) -> None:
+        super().__init__(vocab_size, dim=dim, hidden=hidden, init_std=init_std)
+        self.to_mean = nn.Linear(hidden, hidden)
+        self.to_logvar = nn.Linear(hidden, hidden)
+
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
+        pooled = self.average_hidden(ids, lengths)
+        mean, logvar = self.to_mean(pooled), self.to_logvar(pooled)
+        kl = kl_to_standard_normal(mean, logvar) if with_kl else None
+        return Encoding(mean, logvar, kl)

@@ -1,0 +1,42 @@
+"""Wordavg and Wordsum: a sentence is the average or the sum of its word vectors."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from probsent.models.base import Encoding, SentenceEncoder, padding_mask
+
+
+class WordPooling(SentenceEncoder):
+    """Bag-of-words baseline: pool (average or sum) the word vectors of a sentence."""
+
+    probabilistic = False
+    default_margin = 0.4
+    pooling = "mean"
+
+    def __init__(self, vocab_size: int, dim: int = 50, init_std: float = 0.1) -> None:
+        super().__init__(vocab_size, dim=dim, init_std=init_std)
+        self.dim = dim
+        self.embedding = nn.Embedding(vocab_size, dim)
+        nn.init.normal_(self.embedding.weight, std=init_std)
+
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
+        real = padding_mask(ids, lengths).unsqueeze(-1)
+        total = (self.embedding(ids) * real).sum(1)
+        if self.pooling == "mean":
+            total = total / lengths.clamp_min(1).unsqueeze(-1).to(total.dtype)
+        return Encoding(total)
+
+
+class WordAverage(WordPooling):
+    """Wordavg: the average of the word vectors."""
+
+    type_name = "wordavg"
+    pooling = "mean"
+
+
+class WordSum(WordPooling):
+    """Wordsum: the sum of the word vectors (its norm grows with length and rare words)."""
+
+    type_name = "wordsum"
+    pooling = "sum"

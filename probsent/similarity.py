@@ -1,0 +1,27 @@
+"""The similarity d(a, b) that training maximizes for paraphrases.
+
+Deterministic models: cosine of the sentence vectors. Probabilistic models: the expected
+inner product of the two Gaussians, log N(0; mu1 - mu2, Sigma1 + Sigma2).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from probsent.gaussian import expected_inner_product
+from probsent.models.base import Encoding
+
+
+def paired_similarity(a: Encoding, b: Encoding) -> Tensor:
+    """d(a_i, b_i) for every row i: a [batch] tensor."""
+    if a.logvar is None or b.logvar is None:
+        return F.cosine_similarity(a.mean, b.mean, dim=-1)
+    return expected_inner_product(a.mean, a.logvar, b.mean, b.logvar)
+
+
+def pairwise_similarity(a: Encoding, b: Encoding) -> Tensor:
+    """d(a_i, b_j) for every i, j: an [len(a), len(b)] tensor."""
+    if a.logvar is None or b.logvar is None:
+        return F.normalize(a.mean, dim=-1) @ F.normalize(b.mean, dim=-1).T
+    return expected_inner_product(a.mean[:, None], a.logvar[:, None], b.mean[None], b.logvar[None])

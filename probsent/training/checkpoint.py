@@ -1,0 +1,79 @@
+"""Training checkpoints: a model directory plus optimizer and loop state, written atomically.
+
+Layout of a training output directory:
+  last/   the latest checkpoint: model files, optimizer.safetensors, trainer_state.json
+  best/   the model files of the best STS 2017 validation so far
+  log.jsonl  one JSON record per validation
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from probsent.data.vocab import Vocabulary
+from probsent.errors import ProbsentError
+from probsent.io import atomic_path
+from probsent.model_files import read_model_dir, write_model_dir
+from probsent.models import SentenceEncoder
+
+LAST, BEST, LOG = "last", "best", "log.jsonl"
+OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
+
+
+def _optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], list]:
+    state = optimizer.state_dict()
+    tensors = {f"{index}.{key}": value.detach().clone() if torch.is_tensor(value) else torch.tensor(value)
+               for index, slots in state["state"].items() for key, value in slots.items()}
+    return tensors, state["param_groups"]
+
+
+def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary,
+                    optimizer: torch.optim.Optimizer, generator: torch.Generator,
+                    loop_state: dict[str, Any], training: dict[str, Any]) -> None:
+    """Replace ``out/last`` with a complete new checkpoint in one step."""
+    tensors, groups = _optimizer_tensors(optimizer)
+    tensors["rng_state"] = generator.get_state()
+    with atomic_path(out / LAST) as tmp:
+        tmp.mkdir()
+        write_model_dir(tmp, encoder, vocab, training)
+        save_file(tensors, str(tmp / OPTIMIZER))
+        (tmp / STATE).write_text(json.dumps({**loop_state, "param_groups": groups}, indent=2) + "\n")
+
+
+def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: dict[str, Any]) -> None:
+    """Replace ``out/best`` with the current model."""
+    with atomic_path(out / BEST) as tmp:
+        tmp.mkdir()
+        write_model_dir(tmp, encoder, vocab, training)
+
+
+def checkpoint_dir(out: Path) -> Path | None:
+    """The checkpoint to resume from: ``last``, or the copy set aside while it was replaced."""
+    for candidate in (out / LAST, out / f".{LAST}.old"):
+        if (candidate / STATE).is_file():
+            return candidate
+    return None
+
+
+def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder, Vocabulary, torch.optim.Optimizer, torch.Tensor, dict[str, Any]]:
+    """Model, vocabulary, optimizer (built by ``optimizer_factory(params)``), RNG state and loop state."""
+    encoder, vocab, _ = read_model_dir(directory)
+    try:
+        state = json.loads((directory / STATE).read_text())
+        tensors = load_file(str(directory / OPTIMIZER))
+    except Exception as exc:  # noqa: BLE001 - any damage is reported the same way
+        raise ProbsentError(f"{directory}: damaged checkpoint ({exc})") from None
+    encoder.train()
+    optimizer = optimizer_factory(encoder.parameters())
+    slots: dict[int, dict[str, torch.Tensor]] = {}
+    for name, value in tensors.items():
+        if name == "rng_state":
+            continue
+        index, key = name.split(".", 1)
+        slots.setdefault(int(index), {})[key] = value
+    optimizer.load_state_dict({"state": slots, "param_groups": state.pop("param_groups")})
+    return encoder, vocab, optimizer, tensors["rng_state"], state

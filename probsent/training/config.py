@@ -1,0 +1,42 @@
+"""Every training setting, with the paper's defaults."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one training run; each field is also a ``probsent train`` flag."""
+
+    model: str = "wlo"
+    data: str = ""
+    out: str = ""
+    max_pairs: int | None = None  # None: every pair of the file
+    epochs: int = 1
+    seed: int = 1
+    vocab_size: int = 50_000  # most frequent words kept, plus <unk>
+    max_tokens: int = 100  # longer training sentences are cut
+    dim: int = 50
+    hidden: int = 100  # LSTM models
+    batch_size: int = 100
+    megabatch: int = 20  # mini-batches per mega-batch for negative mining
+    lr: float = 1e-3
+    margin: float | None = None  # None: 1.0 for probabilistic models, 0.4 otherwise
+    prior_weight: float = 1e-4  # lambda on the summed KL terms (probabilistic models)
+    l2_weight: float = 1e-6  # on all weights (deterministic models)
+    scramble: float = 0.4  # probability of shuffling a sentence's words (LSTM models, WLO)
+    scale_init_std: float = 0.1  # WLO: A ~ N(1, std^2)
+    shift_init_std: float = 0.1  # WLO: B ~ N(0, std^2)
+    init_std: float = 0.1  # word vectors of the other models
+    eval_every: int = 500  # steps between STS 2017 validations and checkpoints
+    max_seconds: float | None = None  # stop (after a checkpoint) once this much time is spent
+    data_dir: str | None = None  # evaluation data (STS 2017), for validation
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})

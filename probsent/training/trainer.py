@@ -1,0 +1,225 @@
+"""The training loop: mega-batches, mined negatives, margin loss, prior, checkpoints."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from probsent import __version__
+from probsent.data.corpus import PairCorpus, load_corpus, pad_batch
+from probsent.errors import ProbsentError
+from probsent.models import SentenceEncoder, build_model
+from probsent.training.checkpoint import (BEST, LAST, LOG, checkpoint_dir, load_checkpoint,
+                                          save_best, save_checkpoint)
+from probsent.training.config import TrainConfig
+from probsent.training.loss import margin_loss
+from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+
+Validator = Callable[[SentenceEncoder], float]
+
+
+def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.Generator) -> Tensor:
+    """Shuffle the words of each sentence with ``probability``; padding stays at the end."""
+    if probability <= 0:
+        return ids
+    rows, width = ids.shape
+    chosen = torch.rand(rows, generator=generator) < probability
+    keys = torch.rand(rows, width, generator=generator)
+    keys = torch.where(torch.arange(width)[None, :] < lengths[:, None], keys, 2.0)  # pads last
+    keys[~chosen] = torch.arange(width, dtype=keys.dtype) / width  # identity order
+    return ids.gather(1, keys.argsort(1))
+
+
+def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
+    """A freshly initialized model of ``config.model``."""
+    settings: dict[str, Any] = {"type": config.model, "vocab_size": vocab_size, "dim": config.dim}
+    if config.model == "wlo":
+        settings.update(scale_init_std=config.scale_init_std, shift_init_std=config.shift_init_std)
+    else:
+        settings["init_std"] = config.init_std
+    if config.model.startswith("lstm"):
+        settings["hidden"] = config.hidden
+    return build_model(settings)
+
+
+class Trainer:
+    """Runs one training configuration, resumable from its output directory."""
+
+    def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = True,
+                 validator: Validator | None = None, log: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self.out = Path(config.out)
+        self.progress = progress
+        self.validator = validator
+        self.log = log or (lambda message: print(message, file=sys.stderr))
+        self._prepare_output(resume)
+        torch.manual_seed(config.seed)
+        self.corpus: PairCorpus = load_corpus(config.data, config.max_pairs, config.max_tokens,
+                                              progress=progress)
+        self.log(f"data: {self.corpus.report['summary']}")
+        self.vocab = self.corpus.vocabulary(config.vocab_size)
+        self.ids = self.corpus.model_ids(len(self.vocab))
+        self.generator = torch.Generator().manual_seed(config.seed)
+        self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
+                                      "seconds": 0.0, "finished": False}
+        resume_from = checkpoint_dir(self.out) if resume else None
+        if resume_from is not None:
+            self.encoder, vocab, self.optimizer, rng, state = load_checkpoint(resume_from, self._optimizer)
+            if vocab.words != self.vocab.words:
+                raise ProbsentError(f"{resume_from}: its vocabulary differs from the one built "
+                                    f"from {config.data}; train with the same data and settings")
+            self.generator.set_state(rng)
+            self.state.update(state)
+            self.log(f"resuming from {resume_from} at step {self.state['step']:,}")
+        else:
+            self.encoder = build_encoder(config, len(self.vocab))
+            self.optimizer = self._optimizer(self.encoder.parameters())
+        self.margin = config.margin if config.margin is not None else self.encoder.default_margin
+
+    def _optimizer(self, params) -> torch.optim.Optimizer:
+        return torch.optim.Adam(params, lr=self.config.lr)
+
+    def _prepare_output(self, resume: bool) -> None:
+        if self.out.exists() and not self.out.is_dir():
+            raise ProbsentError(f"{self.out}: exists and is not a directory")
+        if self.out.is_dir() and any(self.out.iterdir()):
+            ours = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
+            if not ours:
+                raise ProbsentError(f"{self.out}: directory is not empty and holds no probsent "
+                                    f"training run; choose another --out")
+            if not resume:
+                raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
+                                    f"continue it, or choose another --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+
+    # -- one mega-batch ------------------------------------------------------------------
+
+    def _megabatch(self, pairs: np.ndarray) -> list[float]:
+        """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch."""
+        cfg = self.config
+        count = len(pairs)
+        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
+        ids, lengths = pad_batch(self.ids, self.corpus.offsets, sentences)
+        if count >= 2:
+            self.encoder.eval()
+            with torch.no_grad():
+                encoded = self.encoder(ids, lengths)
+            negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
+            self.encoder.train()
+        else:  # a lone pair has no other sentence to contrast with
+            negative = np.array([1, 0])
+        losses = []
+        for start in range(0, count, cfg.batch_size):
+            rows = np.arange(start, min(count, start + cfg.batch_size))
+            # s1, s2, n1, n2 of this mini-batch, as rows of the mega-batch
+            picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
+            losses.append(self._step(sentences[picked], len(rows)))
+        return losses
+
+    def _step(self, sentences: np.ndarray, batch: int) -> float:
+        cfg = self.config
+        ids, lengths = pad_batch(self.ids, self.corpus.offsets, sentences)
+        if self.encoder.type_name != "wordavg" and self.encoder.type_name != "wordsum":
+            ids = scramble(ids, lengths, cfg.scramble, self.generator)
+        out = self.encoder(ids, lengths, with_kl=self.encoder.probabilistic)
+        s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
+        loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
+        if self.encoder.probabilistic:
+            loss = loss + cfg.prior_weight * out.kl.sum() / batch
+        else:
+            loss = loss + cfg.l2_weight * self.encoder.l2_penalty()
+        if not torch.isfinite(loss):
+            raise ProbsentError(
+                f"training stopped: the loss became {loss.item()} at step {self.state['step'] + 1:,}; "
+                f"the last good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
+                f"--prior-weight/--l2-weight")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.state["step"] += 1
+        return loss.item()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _validate_and_save(self, loss: float) -> None:
+        if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
+            raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
+                                f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
+        training = {"config": self.config.to_dict(), "step": self.state["step"],
+                    "epoch": self.state["epoch"], "probsent_version": __version__,
+                    "data_report": self.corpus.report}
+        record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
+                                  "pairs_done": self.state["pairs_done"], "loss": loss,
+                                  "seconds": round(self.state["seconds"], 2)}
+        if self.validator is not None:
+            self.encoder.eval()
+            score = self.validator(self.encoder)
+            self.encoder.train()
+            record["sts17_pearson"] = score
+            if self.state["best"] is None or score > self.state["best"]["score"]:
+                self.state["best"] = {"score": score, "step": self.state["step"]}
+                save_best(self.out, self.encoder, self.vocab, {**training, "sts17_pearson": score})
+        else:  # without validation data the latest model is the best one we know
+            save_best(self.out, self.encoder, self.vocab, training)
+        save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
+                        self.state, training)
+        with open(self.out / LOG, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    def train(self) -> dict[str, Any]:
+        """Train until ``epochs`` (or ``max_seconds``) are done; return the final loop state."""
+        cfg = self.config
+        per_mega = cfg.batch_size * cfg.megabatch
+        num_pairs = self.corpus.num_pairs
+        steps_per_epoch = sum(math.ceil(min(per_mega, num_pairs - s) / cfg.batch_size)
+                              for s in range(0, num_pairs, per_mega))
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+            bar = tqdm(total=steps_per_epoch * cfg.epochs, initial=self.state["step"], unit=" steps",
+                       file=sys.stderr, dynamic_ncols=True)
+        if self.state["step"] == 0 and self.validator is not None:
+            record_score = self.validator(self.encoder.eval())
+            self.encoder.train()
+            self.log(f"untrained STS 2017 Pearson: {record_score:.4f}")
+        last_saved, recent, started = self.state["step"], [], time.monotonic()
+        base_seconds = self.state["seconds"]
+        stopped_early = False
+        while self.state["epoch"] < cfg.epochs and not stopped_early:
+            order = torch.randperm(num_pairs, generator=torch.Generator().manual_seed(
+                cfg.seed * 1_000_003 + self.state["epoch"])).numpy()
+            while self.state["pairs_done"] < num_pairs:
+                chunk = order[self.state["pairs_done"]:self.state["pairs_done"] + per_mega]
+                t0 = time.monotonic()
+                losses = self._megabatch(chunk)
+                recent = (recent + losses)[-50:]
+                self.state["pairs_done"] += len(chunk)
+                self.state["seconds"] = base_seconds + time.monotonic() - started
+                if bar is not None:
+                    bar.update(len(losses))
+                    bar.set_postfix(loss=f"{np.mean(recent):.4f}", pairs_s=f"{len(chunk) / (time.monotonic() - t0):,.0f}")
+                out_of_time = cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds
+                if self.state["step"] - last_saved >= cfg.eval_every or out_of_time:
+                    self._validate_and_save(float(np.mean(recent)))
+                    last_saved = self.state["step"]
+                if out_of_time:
+                    stopped_early = True
+                    self.log(f"time budget of {cfg.max_seconds:g} s reached at step {self.state['step']:,}")
+                    break
+            if not stopped_early:
+                self.state["epoch"] += 1
+                self.state["pairs_done"] = 0
+        if not stopped_early:
+            self.state["finished"] = True
+        if self.state["step"] != last_saved or self.state["finished"]:
+            self._validate_and_save(float(np.mean(recent)) if recent else float("nan"))
+        if bar is not None:
+            bar.close()
+        return self.state

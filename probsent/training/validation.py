@@ -1,0 +1,28 @@
+"""Validation during training: Pearson correlation on STS 2017 (how the paper tuned lambda)."""
+from __future__ import annotations
+
+from probsent.api import SentenceModel
+from probsent.data.vocab import Vocabulary
+from probsent.evaluation.datasets import StsPairs, as_data_dir, load_sts17
+from probsent.evaluation.experiments import sts_similarities
+from probsent.evaluation.metrics import pearson
+from probsent.models import SentenceEncoder
+
+
+class StsValidator:
+    """Callable scoring an encoder by Pearson r on STS 2017, using cosine of concat(mean,
+    variance) for probabilistic models and cosine of the vectors otherwise."""
+
+    def __init__(self, vocab: Vocabulary, pairs: StsPairs) -> None:
+        self.vocab = vocab
+        self.pairs = pairs
+
+    @classmethod
+    def from_data_dir(cls, vocab: Vocabulary, data_dir: str | None = None) -> "StsValidator":
+        """Read STS 2017 from ``data_dir`` (or the default data directory)."""
+        return cls(vocab, load_sts17(as_data_dir(data_dir)))
+
+    def __call__(self, encoder: SentenceEncoder) -> float:
+        model = SentenceModel(encoder, self.vocab)
+        similarity = sts_similarities(model, self.pairs, model.probabilistic)["cosine"]
+        return pearson(similarity, self.pairs.scores)

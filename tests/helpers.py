@@ -1,0 +1,51 @@
+"""Shared test utilities: where the shared data lives, tiny corpora."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+PAIRS = DATA / "paraphrase" / "pairs.tsv.gz"
+
+
+def require_data() -> Path:
+    """The shared data directory, or skip the test."""
+    if not PAIRS.is_file():
+        pytest.skip(f"shared data not found at {DATA}")
+    return DATA
+
+
+def slice_of_pairs(path: Path, count: int, start: int = 0) -> Path:
+    """Write ``count`` lines of the shared pairs (from line ``start``) to ``path``."""
+    require_data()
+    with gzip.open(PAIRS, "rt", encoding="utf-8") as source, open(path, "w", encoding="utf-8") as out:
+        for number, line in enumerate(source):
+            if number >= start + count:
+                break
+            if number >= start:
+                out.write(line)
+    return path
+
+
+TOY_PAIRS = [
+    ("a man is playing a guitar .", "a person plays the guitar ."),
+    ("the cat sat on the mat", "a cat is sitting on a mat"),
+    ("two dogs run in the park", "dogs are running outside"),
+    ("she bought 3 apples for $ 2", "she paid two dollars for three apples"),
+    ("it is raining", "rain is falling"),
+    ("the president spoke to congress on tuesday", "on tuesday the president addressed congress"),
+    ("a child eats an ice cream", "a kid is eating ice cream"),
+    ("the stock market fell 5 %", "stocks dropped by five percent"),
+]
+
+
+def write_toy_pairs(path: Path, repeat: int = 25) -> Path:
+    """A small, well-formed pair file."""
+    with open(path, "w", encoding="utf-8") as out:
+        for _ in range(repeat):
+            for a, b in TOY_PAIRS:
+                out.write(f"{a}\t{b}\ttoy\n")
+    return path

@@ -1,0 +1,55 @@
+"""Mined negatives: never the sentence itself or its partner, and the brute-force argmax."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from probsent.models.base import Encoding
+from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+
+
+def brute_force(mean: np.ndarray, var: np.ndarray | None, partner: np.ndarray) -> np.ndarray:
+    """Argmax by a double loop, with the similarity written out here."""
+    n = len(mean)
+    best = np.empty(n, dtype=int)
+    for i in range(n):
+        scores = []
+        for j in range(n):
+            if j == i or j == partner[i]:
+                scores.append(-math.inf)
+            elif var is None:
+                scores.append(mean[i] @ mean[j] / (np.linalg.norm(mean[i]) * np.linalg.norm(mean[j])))
+            else:
+                t = var[i] + var[j]
+                scores.append(-0.5 * np.sum(np.log(2 * np.pi * t) + (mean[i] - mean[j]) ** 2 / t))
+        best[i] = int(np.argmax(scores))
+    return best
+
+
+@pytest.mark.parametrize("probabilistic", [False, True])
+def test_mining_is_brute_force_argmax(probabilistic: bool) -> None:
+    gen = torch.Generator().manual_seed(4)
+    pairs = 60
+    mean = torch.randn(2 * pairs, 5, generator=gen, dtype=torch.float64)
+    mean[pairs:] = mean[:pairs] + 0.1 * torch.randn(pairs, 5, generator=gen, dtype=torch.float64)
+    logvar = torch.randn(2 * pairs, 5, generator=gen, dtype=torch.float64) if probabilistic else None
+    partner = partners_of_stacked_pairs(pairs)
+    got = mine_negatives(Encoding(mean, logvar), partner).numpy()
+    expected = brute_force(mean.numpy(), None if logvar is None else logvar.exp().numpy(), partner.numpy())
+    assert np.array_equal(got, expected)
+    rows = np.arange(2 * pairs)
+    assert not np.any(got == rows)
+    assert not np.any(got == partner.numpy())
+
+
+def test_mining_excludes_identical_partner() -> None:
+    # the partner is an exact copy (the most similar possible): it must still be skipped
+    mean = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [0.7, 0.7]])
+    logvar = torch.zeros_like(mean)
+    partner = partners_of_stacked_pairs(3)
+    for enc in (Encoding(mean), Encoding(mean, logvar)):
+        got = mine_negatives(enc, partner)
+        assert not torch.any(got == torch.arange(6)) and not torch.any(got == partner)

@@ -1,0 +1,100 @@
+"""The WLO closed form against a naive position-by-position recurrence written here."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from probsent.gaussian import kl_to_standard_normal
+from probsent.models import WLO
+
+
+def naive_trajectory(scale: torch.Tensor, shift: torch.Tensor, ids: list[int]):
+    """mu_i = A_i (mu_{i-1} + B_i), var_i = A_i^2 var_{i-1}, in float64, one position at a time.
+    Also the recurrence on |A|, |B|: the size of the terms, which bounds rounding error."""
+    a, b = scale.double(), shift.double()
+    mu = torch.zeros(a.shape[1], dtype=torch.float64)
+    var = torch.ones_like(mu)
+    magnitude = torch.zeros_like(mu)
+    means, variances, magnitudes = [], [], []
+    for w in ids:
+        mu = a[w] * (mu + b[w])
+        var = a[w] ** 2 * var
+        magnitude = a[w].abs() * (magnitude + b[w].abs())
+        means.append(mu)
+        variances.append(var)
+        magnitudes.append(magnitude)
+    return torch.stack(means), torch.stack(variances), torch.stack(magnitudes)
+
+
+@pytest.mark.parametrize("scale_std,length", [(0.1, 12), (0.6, 40), (0.3, 350), (0.05, 1000)])
+def test_closed_form_equals_naive_recurrence(scale_std: float, length: int) -> None:
+    torch.manual_seed(length)
+    model = WLO(200, dim=16, scale_init_std=scale_std, shift_init_std=1.0)
+    with torch.no_grad():  # make sure some scales are negative
+        model.scale.weight[:20] *= -1
+    lengths = [length, length // 2, 1, 3]
+    ids = torch.randint(0, 200, (4, length))
+    ids[:, 0] = torch.arange(4)  # negative scales occur in every sentence
+    mean, logvar = model.trajectory(ids, torch.tensor(lengths))
+    for row, n in enumerate(lengths):
+        ref_mean, ref_var, size = naive_trajectory(model.scale.weight.detach(),
+                                                   model.shift.weight.detach(), ids[row, :n].tolist())
+        got = mean[row, :n].double()
+        # error relative to the size of the summed terms (float32 rounding), never more
+        assert torch.all((got - ref_mean).abs() <= 2e-4 * size + 1e-6), (row, n)
+        assert torch.allclose(logvar[row, :n].double(), ref_var.log(), rtol=1e-5, atol=1e-4)
+        # padding leaves the distribution as it was after the last word
+        assert torch.equal(mean[row, n:], mean[row, n - 1].expand_as(mean[row, n:]))
+        assert torch.equal(logvar[row, n:], logvar[row, n - 1].expand_as(logvar[row, n:]))
+
+
+def test_padding_never_changes_a_result() -> None:
+    torch.manual_seed(0)
+    model = WLO(50, dim=8, scale_init_std=0.4)
+    ids = torch.randint(1, 50, (1, 9))
+    short = model(ids, torch.tensor([9]), with_kl=True)
+    padded_ids = torch.cat([ids, torch.randint(1, 50, (1, 30))], 1)  # garbage after the end
+    padded = model(padded_ids, torch.tensor([9]), with_kl=True)
+    assert torch.allclose(short.mean, padded.mean, rtol=1e-6, atol=1e-7)
+    assert torch.equal(short.logvar, padded.logvar)
+    assert torch.allclose(short.kl, padded.kl, rtol=1e-6)
+
+
+def test_prior_sums_kl_after_every_operator() -> None:
+    torch.manual_seed(1)
+    model = WLO(30, dim=5, scale_init_std=0.3, shift_init_std=0.5)
+    ids = torch.randint(0, 30, (2, 7))
+    lengths = torch.tensor([7, 4])
+    out = model(ids, lengths, with_kl=True)
+    for row in range(2):
+        n = int(lengths[row])
+        ref_mean, ref_var, _ = naive_trajectory(model.scale.weight.detach(), model.shift.weight.detach(),
+                                                ids[row, :n].tolist())
+        expected = sum(0.5 * float((v + m * m - 1 - v.log()).sum()) for m, v in zip(ref_mean, ref_var))
+        assert math.isclose(float(out.kl[row]), expected, rel_tol=1e-4)
+        assert math.isclose(float(kl_to_standard_normal(out.mean[row], out.logvar[row])),
+                            0.5 * float((ref_var[-1] + ref_mean[-1] ** 2 - 1 - ref_var[-1].log()).sum()),
+                            rel_tol=1e-4)
+
+
+def test_entropy_is_a_sum_of_word_terms() -> None:
+    torch.manual_seed(2)
+    model = WLO(40, dim=6, scale_init_std=0.5)
+    ids = torch.tensor([[3, 17, 3, 25]])
+    out = model(ids, torch.tensor([4]))
+    entropy = 0.5 * float((out.logvar + math.log(2 * math.pi * math.e)).sum())
+    terms = model.word_entropy_terms()
+    expected = 6 * 0.5 * math.log(2 * math.pi * math.e) + float(terms[[3, 17, 3, 25]].sum())
+    assert math.isclose(entropy, expected, rel_tol=1e-5)
+
+
+def test_gradients_are_finite_for_long_sentences() -> None:
+    torch.manual_seed(3)
+    model = WLO(100, dim=10, scale_init_std=0.5, shift_init_std=1.0)
+    ids = torch.randint(0, 100, (3, 400))
+    out = model(ids, torch.tensor([400, 200, 5]), with_kl=True)
+    (out.mean.sum() + out.logvar.sum() + out.kl.sum()).backward()
+    assert torch.isfinite(model.scale.weight.grad).all()
+    assert torch.isfinite(model.shift.weight.grad).all()
