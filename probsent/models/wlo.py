@@ -65,6 +65,7 @@ class WLO(SentenceEncoder):
         # (e^-745) keeps all terms that could matter for sentences of any realistic length.
         neg_prev = -prev_cum_log.double()
         top = torch.where(real, neg_prev, float("-inf")).amax(1, keepdim=True)
+        top = torch.where(top.isinf(), 0.0, top)  # a sentence of no words keeps N(0, I)
         partial = (prev_sign.double() * b.double() * (neg_prev - top).exp()).cumsum(1)
         mean = (sign.double() * partial * (cum_log.double() + top).exp()).to(a.dtype)
         return mean, 2.0 * cum_log
