@@ -1,0 +1,410 @@
+"""probsent.tokenize must give exactly NLTK's Treebank tokens of the lowercased text.
+
+The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())``
+(NLTK 3.10.x, a test-only dependency).  Compared here:
+
+* every sentence of the shared evaluation sets and a deterministic sample of
+  about 50,000 training pairs (both sides), read from ``../shared/data``
+  (or ``$PROBSENT_DATA_DIR``); these tests are skipped when the data is absent;
+* hand-written edge cases and seeded random strings.
+
+NLTK is slow (a few thousand sentences per second), so the reference tokens
+for the data sets are computed once per distinct sentence, in a small process
+pool when more than one CPU is available.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import multiprocessing
+import os
+import random
+import re
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from probsent.tokenize import tokenize, tokenize_many
+
+TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "tokenize.py"
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("PROBSENT_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+DATA_DIR = _data_dir()
+
+
+# ---------------------------------------------------------------------------
+# Reference: NLTK
+# ---------------------------------------------------------------------------
+
+_reference_cache: dict[str, list[str]] = {}
+_executor: ProcessPoolExecutor | None = None
+
+
+# NLTK runs its regular expressions under a 5-second wall-clock limit (a ReDoS
+# guard) that costs about a sixth of its time and could fire on the long test
+# strings on a busy machine.  It never changes a result, so it is switched off
+# for the reference, here and in the worker processes.
+_NO_TIMEOUT = "import nltk.redos; nltk.redos.DEFAULT_TIMEOUT = None"
+
+
+def _treebank():
+    nltk_treebank = pytest.importorskip("nltk.tokenize.treebank", reason="nltk (test dependency) is not installed")
+    exec(_NO_TIMEOUT)
+    return nltk_treebank.TreebankWordTokenizer()
+
+
+def _workers() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+def nltk_tokens(texts: list[str]) -> list[list[str]]:
+    """NLTK's tokens of each ``text.lower()``, cached per distinct text."""
+    global _executor
+    tokenizer = _treebank()
+    todo = list(dict.fromkeys(t for t in texts if t not in _reference_cache))
+    if todo:
+        lowered = [t.lower() for t in todo]
+        if len(todo) > 5000 and _workers() > 1:
+            if _executor is None:
+                _executor = ProcessPoolExecutor(
+                    _workers(),
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=exec,
+                    initargs=(_NO_TIMEOUT,),
+                )
+            results = list(_executor.map(tokenizer.tokenize, lowered, chunksize=500))
+        else:
+            results = [tokenizer.tokenize(t) for t in lowered]
+        _reference_cache.update(zip(todo, results))
+    return [_reference_cache[t] for t in texts]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shutdown_pool():
+    yield
+    global _executor
+    if _executor is not None:
+        _executor.shutdown()
+        _executor = None
+
+
+def assert_same_as_nltk(texts: list[str], what: str) -> None:
+    texts = list(dict.fromkeys(texts))  # each distinct sentence once
+    expected = nltk_tokens(texts)
+    got = tokenize_many(texts)
+    bad = [(t, e, g) for t, e, g in zip(texts, expected, got) if e != g]
+    if bad:
+        lines = [f"{len(bad)} of {len(texts)} {what} differ from NLTK, e.g.:"]
+        for text, exp, res in bad[:5]:
+            lines.append(f"  {text!r}\n    nltk:     {exp}\n    probsent: {res}")
+        pytest.fail("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------
+# Hand-written cases
+# ---------------------------------------------------------------------------
+
+EDGE_CASES = [
+    # empty and whitespace
+    "", " ", "   ", "\t", "\n", " \t\n ", "a\tb", "a\nb", "a\r\nb.", "\x0b\x0c", "a\x1cb.", "end.\x1c",
+    "end,\x1c", "a\xa0b.", "a\u2003b.", "a\u3000b", "\x85", "end.\x85", "a\u2028b.",
+    # double quotes
+    '"Hello," he said.', '"', '""', '"""', '" "', '""x', 'He said "hi"', 'He said "hi".', '"hi."',
+    'x"y', 'say "x"y "z', '("x")', '["x"]', '{"x"}', '<"x">', '"(x)"', 'a "b" c, "d".',
+    "\"'x'\"", "\"'\"", 'end."', 'end.")', 'end. "', '"end".',
+    # single quotes and pairs
+    "''", "''x''", "x '' y", "'' x", "x ''", "x ''y", "x'' y", "'''", "x ''' y", "(''x'')", "''\"",
+    "'quoted'", "'quoted' word", "a 'quoted' word.", "students' books", "the students'", "the students' ",
+    "it's'", "it's' ", "it's')", "' x", "x '", "x ' y", "x' ' y", "'", "' '", "x''s", "'90s", "the '90s.",
+    # backquotes
+    "``", "```", "````", "``x''", "`x'", "x`y", "``hello'' he said", "` `",
+    # clitics and contractions
+    "can't", "Can't", "CAN'T", "cannot", "Cannot", "CANNOT", "can not", "cannot.", "(cannot)",
+    "cannot's", "cannot'tis", "gonna", "gotta", "gimme", "lemme", "wanna go", "wanna", "wanna.",
+    "wanna\tgo", "wannabe", "gonna's", "more'n", "d'ye", "D'ye", "x-gonna", "gonna_x", "gonna1",
+    "'tis", "'Tis the season", "'twas", "twas", "'tisn't", "x 'tis", "('tis)", "x'tis", "'T is",
+    "he's", "He'S", "I'm", "I'd", "they'll", "we're", "you've", "isn't", "don't", "ain't", "y'all",
+    "o'clock", "rock'n'roll", "x'll's", "x'n't", "n't", "'s", "'ll", "'re x", "it 's", "do n't",
+    "they 'll go", "'s'", "x's.", "x's,", "x's)", "x's--y", "x's?", "x's\"", "x'S", "x'LL", "DON'T",
+    # periods
+    "...", "wait...", "wait... what", "wait....", "a...b", "....", ".....", "......", "a . . .",
+    "etc.", "U.S.", "the U.S. army.", "Mr. Smith went.", "end.)", 'end.")', "end.')", "end.'",
+    "end. )", "end.;", "end;.", "end.?", "end?.", "a .", ".", "..", "x..", "end.  ", "end.\n",
+    "end.\n\n", "end. \n", ".)", ".x", "3.5", "pi is 3.14.", "a.b.c.", "x.)]}>", 'x.")',
+    # dashes
+    "--", "a--b", "a---b", "a -- b", "----", "-", "-x-", "x--.", "--.",
+    # brackets and symbols
+    "(a)", "[a]", "{a}", "<a>", "f(x)", "((a))", "a)(b", "$5", "$3.50", "US$5", "50%", "a&b",
+    "AT&T", "#tag", "@user", "a;b", "a;", "a?", "why?!", "!!!", "a*b", "a/b", "a+b=c", "a_b", "~x^y|z\\",
+    # commas and colons
+    "1,000", "1,000,000", "a,b", "a, b", "a,", ",a", ",1", "a,,b", ",,", ", ,", "a,,", "a:b", "10:30",
+    "a:", "a::b", ":,", ",:", "a ,1", "a,\"", "a,'", "a,(b)", "x,\u0663", "x,\U00010d40", "x:\U0001e5f1",
+    # unicode
+    "Hello World", "ÀÉÎ ÕÜ.", "İstanbul", "KELVIN \u212a", "ſtraße", "gımme", "GIMME", "'tıs", "'tiſ",
+    "naïve café.", "日本語。", "emoji 😀.", "’s", "x’s", "—dash—", "\u200b", "\ufeff", "\x00", "a\x00b.",
+    "\ud800", "x\udcff.", "\u0663,\u0664", "ǅ", "ΣΑΣ.",
+]
+
+LONG_CASES = [
+    "word " * 20000,
+    "a, " * 5000 + "end.",
+    "x. " * 5000,
+    ("he said \"it's\" (really) -- 1,000 times; ok? " * 1000) + "fine.",
+    "." * 3000,
+    "a" * 50000 + ".",
+    "'" * 1000,
+    '"' * 1000,
+    " " * 10000 + "x." + " " * 10000,
+]
+
+
+@pytest.mark.parametrize("text", EDGE_CASES, ids=[f"edge{i}" for i in range(len(EDGE_CASES))])
+def test_edge_cases_match_nltk(text):
+    assert tokenize(text) == nltk_tokens([text])[0]
+
+
+@pytest.mark.parametrize("text", LONG_CASES, ids=[f"long{i}" for i in range(len(LONG_CASES))])
+def test_long_strings_match_nltk(text):
+    assert tokenize(text) == nltk_tokens([text])[0]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", []),
+        (" \t\n", []),
+        ("They'll save and invest more.", ["they", "'ll", "save", "and", "invest", "more", "."]),
+        ("hi, my name can't hello,", ["hi", ",", "my", "name", "ca", "n't", "hello", ","]),
+        ('"Hi," she said.', ["``", "hi", ",", "''", "she", "said", "."]),
+        ("Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.",
+         ["good", "muffins", "cost", "$", "3.88", "in", "new", "york.", "please", "buy", "me",
+          "two", "of", "them.", "thanks", "."]),
+        ("1,000 people, 10:30: go", ["1,000", "people", ",", "10:30", ":", "go"]),
+        ("I cannot... gonna wanna", ["i", "can", "not", "...", "gon", "na", "wan", "na"]),
+        ("'Tis the students' books", ["'t", "is", "the", "students", "'", "books"]),
+        ("a--b (c) [d]", ["a", "--", "b", "(", "c", ")", "[", "d", "]"]),
+        ("the U.S. army.", ["the", "u.s.", "army", "."]),
+    ],
+)
+def test_known_outputs(text, expected):
+    # Needs no NLTK: documents the behaviour (taken from NLTK 3.10).
+    assert tokenize(text) == expected
+
+
+def test_tokenize_many_equals_tokenize():
+    texts = EDGE_CASES + ["A man is riding a bike.", "Don't stop, please!"]
+    assert tokenize_many(texts) == [tokenize(t) for t in texts]
+    assert tokenize_many(iter(texts)) == [tokenize(t) for t in texts]
+    assert tokenize_many([]) == []
+
+
+def test_does_not_mutate_or_keep_state():
+    text = "It's a \"test\"."
+    first = tokenize(text)
+    first.append("x")
+    assert tokenize(text) == ["it", "'s", "a", "``", "test", "''", "."]
+
+
+# ---------------------------------------------------------------------------
+# Random strings
+# ---------------------------------------------------------------------------
+
+_ATOMS = list("ab1 .,:;'\"`()[]{}<>?!-$%&@#*/") + [
+    "''", "``", "--", "...", "'s", "'S", "n't", "'ll", "'re", "'ve", "'m", "'d", "'t", "can", "not",
+    "cannot", "gonna", "wanna", "gimme", "lemme", "gotta", "d'ye", "more'n", "'tis", "'twas", "is",
+    "was", " ", "  ", "\t", "\n", "\x1c", "\x85", "\xa0", "ı", "ſ", "İ", "K", "é", "’", "—", "٣",
+    "\U00010d40", "1,000", "10:30", "U.S.", "mr.", "A", "S", "T", "I",
+]
+_WORDS = [
+    "a", "xy", "it's", "don't", "can't", "they'll", "we're", "i've", "i'm", "he'd", "x'll's", "ab'n't",
+    "n't", "'s", "'ll", "'re", "'tis", "o'clock", "90's", "1", "3.5", "u.s.", "1,000", "10:30", "e.g.",
+    "mr.", "x-y", "a*b", "é", "über", "٣", "k", "na", "cannot", "gonna", "wanna", "d'ye", "more'n",
+    "'hello'", "students'", "'", "''", "ı", "cannot'tis",
+]
+_PUNCT = list(",.;:?!()[]{}<>\"`$%&@#-*/'") + [
+    "--", "``", ".", ". ", "..", "...", "....", '."', ".)", '")', ",1", ":2", ",٣", "' ", " '", " ''",
+    "'' ",
+]
+
+
+def _random_strings(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        if i % 2:  # free mix of awkward pieces
+            text = "".join(rng.choice(_ATOMS) for _ in range(rng.randint(0, 12)))
+        else:  # sentence-like: words and punctuation, mostly single spaces
+            parts = []
+            for _ in range(rng.randint(0, 10)):
+                parts.append(rng.choice(_WORDS) if rng.random() < 0.55 else rng.choice(_PUNCT))
+                if rng.random() < 0.6:
+                    parts.append(" ")
+            text = "".join(parts)
+        if rng.random() < 0.3:
+            text = text.upper()
+        out.append(text)
+    return out
+
+
+def test_random_strings_match_nltk():
+    assert_same_as_nltk(_random_strings(seed=20240601, count=6000), "random strings")
+
+
+# ---------------------------------------------------------------------------
+# Invariants the implementation relies on
+# ---------------------------------------------------------------------------
+
+_ALL_CHARS = "".join(map(chr, range(0x110000)))
+
+
+def test_character_classes_match_the_regex_engine():
+    """The \\d and \\s classes written out in probsent.tokenize equal those of ``regex``."""
+    regex = pytest.importorskip("regex", reason="regex (installed with nltk) is not available")
+    from probsent import tokenize as module
+
+    digits = "".join(regex.findall(r"\d", _ALL_CHARS))
+    assert "".join(re.findall(module._DIGIT, _ALL_CHARS)) == digits
+    assert re.sub(module._NOT_DIGIT, "", _ALL_CHARS) == digits
+    assert "".join(re.findall(module._SPACE, _ALL_CHARS)) == "".join(regex.findall(r"\s", _ALL_CHARS))
+
+
+def test_whitespace_is_not_printable():
+    """The fast path treats ``str.isprintable()`` as "no whitespace except ' '"."""
+    spaces = set(filter(str.isspace, _ALL_CHARS)) | set(re.findall(r"\s", _ALL_CHARS))
+    assert {c for c in spaces if c.isprintable()} == {" "}
+
+
+def test_ignorecase_partners_of_contraction_letters():
+    """Only U+0130, U+0131 and U+017F match the contraction rules' letters case-insensitively."""
+    letters = "".join(sorted(set("cannotdyegimmegonnagottalemmemorenwannatiswas")))
+    partners = set(re.findall(f"(?i)[{letters}]", _ALL_CHARS)) - set(letters) - set(letters.upper())
+    assert partners <= {"\u0130", "\u0131", "\u017f"}
+
+
+def test_runtime_code_does_not_import_nltk():
+    tree = ast.parse(TOKENIZE_PY.read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"__future__", "re", "typing"}
+    # And loading the module on its own pulls in neither nltk nor regex.
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('tok', {str(TOKENIZE_PY)!r})\n"
+        "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
+        "assert mod.tokenize(\"Don't.\") == ['do', \"n't\", '.']\n"
+        "assert 'nltk' not in sys.modules and 'regex' not in sys.modules, sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------------------
+# The shared data sets
+# ---------------------------------------------------------------------------
+
+
+def _lines(path: Path, errors: str = "strict") -> list[str]:
+    lines = path.read_text(encoding="utf-8", errors=errors).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _tab_fields(path: Path, fields: tuple[int, ...]) -> list[str]:
+    out = []
+    for line in _lines(path):
+        parts = line.split("\t")
+        out.extend(parts[i] for i in fields)
+    return out
+
+
+def _news_train() -> list[str]:
+    return _lines(DATA_DIR / "specificity" / "news-train" / "data.txt")
+
+
+def _news_test() -> list[str]:
+    # Line 651 holds a broken UTF-8 sequence.
+    return _lines(DATA_DIR / "specificity" / "news-test" / "tknsents.txt", errors="replace")
+
+
+def _ko2019() -> list[str]:
+    folder = DATA_DIR / "specificity" / "ko2019"
+    return [s for domain in ("twitter", "yelp", "movie") for s in _lines(folder / f"{domain}s.txt")]
+
+
+def _sts_benchmark() -> list[str]:
+    folder = DATA_DIR / "sts" / "stsbenchmark"
+    return [s for part in ("train", "dev", "test") for s in _tab_fields(folder / f"sts-{part}.csv", (5, 6))]
+
+
+def _sts17() -> list[str]:
+    return _tab_fields(DATA_DIR / "sts" / "sts17-track5-en-en" / "STS.input.track5.en-en.txt", (0, 1))
+
+
+def _sts12_16() -> list[str]:
+    files = sorted((DATA_DIR / "sts" / "senteval-sts12-16").glob("*/STS.input.*.txt"))
+    assert len(files) == 24, files
+    return [s for path in files for s in _tab_fields(path, (0, 1))]
+
+
+def _snli_test() -> list[str]:
+    path = DATA_DIR / "snli" / "snli_1.0_test.untok.tsv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return [s for row in rows for s in (row["premise"], row["hypothesis"])]
+
+
+PAIRS_STRIDE = 25  # every 25th line of 1,263,076: 50,524 pairs
+
+
+def _paraphrase_sample() -> list[str]:
+    out = []
+    with gzip.open(DATA_DIR / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
+        for number, line in enumerate(handle):
+            if number % PAIRS_STRIDE == 0:
+                s1, s2 = line.rstrip("\n").split("\t")[:2]
+                out += [s1, s2]
+    return out
+
+
+# name -> (loader, number of sentences, counting duplicates)
+DATASETS = {
+    "news-train": (_news_train, 4342),
+    "news-test": (_news_test, 885),
+    "ko2019": (_ko2019, 984 + 845 + 920),
+    "stsbenchmark": (_sts_benchmark, 2 * (5749 + 1500 + 1379)),
+    "sts17": (_sts17, 2 * 250),
+    "sts12-16": (_sts12_16, None),
+    "snli-test": (_snli_test, 2 * 9824),
+    "paraphrase-sample": (_paraphrase_sample, 2 * 50524),
+}
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_dataset_matches_nltk(name):
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"shared data not found at {DATA_DIR} (set PROBSENT_DATA_DIR to use another copy)")
+    loader, expected_count = DATASETS[name]
+    texts = loader()
+    if expected_count is not None:
+        assert len(texts) == expected_count
+    assert texts and all(isinstance(t, str) for t in texts)
+    assert_same_as_nltk(texts, f"sentences of {name}")
