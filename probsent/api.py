@@ -8,6 +8,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 import torch
 
+from probsent.data.corpus import pad_batch
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
@@ -42,26 +43,22 @@ class SentenceModel:
         return self.probabilistic
 
     def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
-        ids = [self.vocab.ids(tokenize(s)) for s in sentences]
-        order = np.argsort([len(x) for x in ids], kind="stable")  # similar lengths together
-        means, logvars = [None] * len(ids), [None] * len(ids)
+        index = self.vocab.index
+        ids = [[index.get(token, 0) for token in tokenize(s)] for s in sentences]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = np.fromiter((i for sentence in ids for i in sentence), dtype=np.int64, count=int(offsets[-1]))
+        order = np.argsort(lengths, kind="stable")  # batches of similar lengths pad little
+        mean = torch.zeros(len(ids), self.encoder.dim)
+        logvar = torch.zeros(len(ids), self.encoder.dim) if self.probabilistic else None
         with torch.no_grad():
             for start in range(0, len(ids), batch_size):
                 chunk = order[start:start + batch_size]
-                lengths = torch.tensor([len(ids[i]) for i in chunk])
-                padded = torch.zeros(len(chunk), max(int(lengths.max()), 1), dtype=torch.long)
-                for row, i in enumerate(chunk):
-                    padded[row, :len(ids[i])] = torch.from_numpy(ids[i])
-                out = self.encoder(padded, lengths)
-                for row, i in enumerate(chunk):
-                    means[i] = out.mean[row]
-                    if out.logvar is not None:
-                        logvars[i] = out.logvar[row]
-        dim = self.encoder.dim
-        mean = torch.stack(means) if means else torch.zeros(0, dim)
-        logvar = None
-        if self.probabilistic:
-            logvar = torch.stack(logvars) if logvars else torch.zeros(0, dim)
+                out = self.encoder(*pad_batch(flat, offsets, chunk))
+                mean[chunk] = out.mean
+                if logvar is not None:
+                    logvar[chunk] = out.logvar
         return Encoding(mean, logvar)
 
     def _checked(self, sentences: Sentences) -> tuple[list[str], bool]:

@@ -70,12 +70,51 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_specificity(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("specificity", help="score how specific sentences are",
+                            description="Print, for each sentence, its specificity score and the "
+                                        "sentence, tab-separated, in input order. Higher = more "
+                                        "specific: minus the entropy (probabilistic models) or "
+                                        "the vector norm (deterministic models).")
+    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
+    parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
+    parser.add_argument("--input", help="file with one sentence a line ('-' for stdin)")
+    parser.add_argument("--batch-size", type=int, default=256)
+
+
+def _read_sentences(args: argparse.Namespace) -> list[str]:
+    if args.sentences:
+        return list(args.sentences)
+    if args.input and args.input != "-":
+        try:
+            data = open(args.input, "rb").read()
+        except OSError as exc:
+            raise ProbsentError(f"{args.input}: cannot read ({exc.strerror})") from None
+    else:
+        data = sys.stdin.buffer.read()
+    text = data.decode("utf-8", errors="replace")  # undecodable bytes become U+FFFD
+    return [line.rstrip("\r") for line in text.split("\n")[: -1 if text.endswith("\n") else None]]
+
+
+def _run_specificity(args: argparse.Namespace) -> int:
+    from probsent.api import load
+
+    model = load(args.model)
+    sentences = _read_sentences(args)
+    scores = model.specificity(sentences, batch_size=args.batch_size)
+    out = sys.stdout
+    for score, sentence in zip(scores, sentences):
+        out.write(f"{score:.4f}\t{sentence}\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command."""
     parser = argparse.ArgumentParser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)
+    _add_specificity(sub)
     return parser
 
 
@@ -83,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _run_train}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2

@@ -28,5 +28,6 @@ def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar
     -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
     """
     log_sum_var = torch.logaddexp(logvar1, logvar2)  # log(s1 + s2) without overflow
-    quad = (mean1 - mean2).square() * torch.exp(-log_sum_var)
+    # 1 / (s1 + s2), with variances floored at e^-80 so float32 cannot overflow to inf
+    quad = (mean1 - mean2).square() * torch.exp(-log_sum_var.clamp_min(-80.0))
     return -0.5 * (LOG_2PI + log_sum_var + quad).sum(-1)

@@ -57,7 +57,8 @@ def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tu
     width = max(int(lengths.max()), 1)
     positions = starts[:, None] + np.arange(width)[None, :]
     real = np.arange(width)[None, :] < lengths[:, None]
-    padded = np.where(real, ids[np.minimum(positions, len(ids) - 1)], 0)
+    padded = np.where(real, ids[np.minimum(positions, len(ids) - 1)], 0) if len(ids) else \
+        np.zeros(positions.shape, dtype=np.int64)
     return torch.from_numpy(padded), torch.from_numpy(lengths)
 
 

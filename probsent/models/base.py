@@ -50,9 +50,20 @@ class SentenceEncoder(nn.Module):
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:  # pragma: no cover
         raise NotImplementedError
 
-    def l2_penalty(self) -> Tensor:
-        """Sum of squared weights: the regularizer of the deterministic baselines."""
-        return sum(p.square().sum() for p in self.parameters())  # type: ignore[return-value]
+    def l2_penalty(self, ids: Tensor) -> Tensor:
+        """Sum of squared weights, the regularizer of the deterministic baselines.
+
+        Word tables count only the rows of the words in ``ids`` (lazy L2), so that their
+        gradients stay sparse; every other weight counts in full.
+        """
+        words = ids.unique()
+        total = ids.new_zeros((), dtype=torch.float32)
+        for module in self.modules():
+            if isinstance(module, nn.Embedding):
+                total = total + module(words).square().sum()
+            else:
+                total = total + sum(p.square().sum() for p in module.parameters(recurse=False))
+        return total
 
 
 def padding_mask(ids: Tensor, lengths: Tensor) -> Tensor:

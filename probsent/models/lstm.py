@@ -19,7 +19,7 @@ class LSTMAverage(SentenceEncoder):
                  init_std: float = 0.1) -> None:
         super().__init__(vocab_size, dim=dim, hidden=hidden, init_std=init_std)
         self.dim = hidden
-        self.embedding = nn.Embedding(vocab_size, dim)
+        self.embedding = nn.Embedding(vocab_size, dim, sparse=True)
         nn.init.normal_(self.embedding.weight, std=init_std)
         self.lstm = nn.LSTM(dim, hidden, batch_first=True)
 

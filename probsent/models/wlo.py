@@ -41,8 +41,8 @@ class WLO(SentenceEncoder):
                          shift_init_std=shift_init_std)
         self.dim = dim
         # A_w starts near the identity, B_w near zero.
-        self.scale = nn.Embedding(vocab_size, dim)
-        self.shift = nn.Embedding(vocab_size, dim)
+        self.scale = nn.Embedding(vocab_size, dim, sparse=True)
+        self.shift = nn.Embedding(vocab_size, dim, sparse=True)
         nn.init.normal_(self.scale.weight, mean=1.0, std=scale_init_std)
         nn.init.normal_(self.shift.weight, mean=0.0, std=shift_init_std)
 

@@ -17,7 +17,7 @@ class WordPooling(SentenceEncoder):
     def __init__(self, vocab_size: int, dim: int = 50, init_std: float = 0.1) -> None:
         super().__init__(vocab_size, dim=dim, init_std=init_std)
         self.dim = dim
-        self.embedding = nn.Embedding(vocab_size, dim)
+        self.embedding = nn.Embedding(vocab_size, dim, sparse=True)
         nn.init.normal_(self.embedding.weight, std=init_std)
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:

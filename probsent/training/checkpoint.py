@@ -8,6 +8,7 @@ Layout of a training output directory:
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,15 @@ LAST, BEST, LOG = "last", "best", "log.jsonl"
 OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
 
 
-def _optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], list]:
+def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], list]:
     state = optimizer.state_dict()
-    tensors = {f"{index}.{key}": value.detach().clone() if torch.is_tensor(value) else torch.tensor(value)
+    tensors = {f"{index}/{key}": value.detach().clone() if torch.is_tensor(value) else torch.tensor(value)
                for index, slots in state["state"].items() for key, value in slots.items()}
     return tensors, state["param_groups"]
 
 
 def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary,
-                    optimizer: torch.optim.Optimizer, generator: torch.Generator,
+                    optimizer, generator: torch.Generator,
                     loop_state: dict[str, Any], training: dict[str, Any]) -> None:
     """Replace ``out/last`` with a complete new checkpoint in one step."""
     tensors, groups = _optimizer_tensors(optimizer)
@@ -51,6 +52,13 @@ def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: 
         write_model_dir(tmp, encoder, vocab, training)
 
 
+def remove_stale_temporaries(out: Path) -> None:
+    """Delete what a killed run left half-written (``.last.*.tmp``, ``.best.*.tmp``)."""
+    for name in (LAST, BEST):
+        for stale in out.glob(f".{name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
 def checkpoint_dir(out: Path) -> Path | None:
     """The checkpoint to resume from: ``last``, or the copy set aside while it was replaced."""
     for candidate in (out / LAST, out / f".{LAST}.old"):
@@ -59,8 +67,8 @@ def checkpoint_dir(out: Path) -> Path | None:
     return None
 
 
-def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder, Vocabulary, torch.optim.Optimizer, torch.Tensor, dict[str, Any]]:
-    """Model, vocabulary, optimizer (built by ``optimizer_factory(params)``), RNG state and loop state."""
+def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder, Vocabulary, Any, torch.Tensor, dict[str, Any]]:
+    """Model, vocabulary, optimizer (built by ``optimizer_factory(encoder)``), RNG state and loop state."""
     encoder, vocab, _ = read_model_dir(directory)
     try:
         state = json.loads((directory / STATE).read_text())
@@ -68,12 +76,14 @@ def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder
     except Exception as exc:  # noqa: BLE001 - any damage is reported the same way
         raise ProbsentError(f"{directory}: damaged checkpoint ({exc})") from None
     encoder.train()
-    optimizer = optimizer_factory(encoder.parameters())
-    slots: dict[int, dict[str, torch.Tensor]] = {}
+    optimizer = optimizer_factory(encoder)
+    slots: dict[str, dict[str, torch.Tensor]] = {}
     for name, value in tensors.items():
-        if name == "rng_state":
-            continue
-        index, key = name.split(".", 1)
-        slots.setdefault(int(index), {})[key] = value
-    optimizer.load_state_dict({"state": slots, "param_groups": state.pop("param_groups")})
+        if name != "rng_state":
+            index, key = name.split("/", 1)
+            slots.setdefault(index, {})[key] = value
+    try:
+        optimizer.load_state_dict({"state": slots, "param_groups": state.pop("param_groups")})
+    except (KeyError, ValueError) as exc:
+        raise ProbsentError(f"{directory}: optimizer state does not match the model ({exc})") from None
     return encoder, vocab, optimizer, tensors["rng_state"], state

@@ -36,7 +36,7 @@ def _expected_inner_product_rows(encoded: Encoding) -> tuple[Callable[[Tensor], 
     over contiguous memory; small row blocks keep the intermediate in cache.
     """
     assert encoded.logvar is not None
-    mean, var = encoded.mean, encoded.logvar.exp()
+    mean, var = encoded.mean, encoded.logvar.clamp_min(-80.0).exp()  # the floor of d's formula
     mean_t, var_t = mean.T.contiguous(), var.T.contiguous()
     constant = LOG_2PI * mean.shape[1]
 

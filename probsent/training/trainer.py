@@ -17,10 +17,12 @@ from probsent.data.corpus import PairCorpus, load_corpus, pad_batch
 from probsent.errors import ProbsentError
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.checkpoint import (BEST, LAST, LOG, checkpoint_dir, load_checkpoint,
+                                          remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
 from probsent.training.loss import margin_loss
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+from probsent.training.optimizer import WordAwareAdam
 
 Validator = Callable[[SentenceEncoder], float]
 
@@ -80,11 +82,11 @@ class Trainer:
             self.log(f"resuming from {resume_from} at step {self.state['step']:,}")
         else:
             self.encoder = build_encoder(config, len(self.vocab))
-            self.optimizer = self._optimizer(self.encoder.parameters())
+            self.optimizer = self._optimizer(self.encoder)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
 
-    def _optimizer(self, params) -> torch.optim.Optimizer:
-        return torch.optim.Adam(params, lr=self.config.lr)
+    def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
+        return WordAwareAdam(encoder, lr=self.config.lr)
 
     def _prepare_output(self, resume: bool) -> None:
         if self.out.exists() and not self.out.is_dir():
@@ -98,6 +100,7 @@ class Trainer:
                 raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
                                     f"continue it, or choose another --out")
         self.out.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.out)
 
     # -- one mega-batch ------------------------------------------------------------------
 
@@ -134,7 +137,7 @@ class Trainer:
         if self.encoder.probabilistic:
             loss = loss + cfg.prior_weight * out.kl.sum() / batch
         else:
-            loss = loss + cfg.l2_weight * self.encoder.l2_penalty()
+            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(ids)
         if not torch.isfinite(loss):
             raise ProbsentError(
                 f"training stopped: the loss became {loss.item()} at step {self.state['step'] + 1:,}; "

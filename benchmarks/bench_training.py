@@ -1,0 +1,107 @@
+"""Training and encoding throughput of every model on shared paraphrase pairs.
+
+Prints, per model: training pairs/s (mining included: the whole loop over the pairs, after
+the corpus is loaded) and encoding sentences/s from raw text (tokenization included); and the
+same for a WLO computed by a naive loop over positions, as a ratio. Only prints; no asserts.
+
+    python benchmarks/bench_training.py [--pairs 20000] [--models wlo,wordsum,...]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from probsent.api import SentenceModel  # noqa: E402
+from probsent.models import MODEL_TYPES  # noqa: E402
+from probsent.models.wlo import WLO  # noqa: E402
+from probsent.training.config import TrainConfig  # noqa: E402
+from probsent.training.trainer import Trainer  # noqa: E402
+
+
+class NaiveLoopWLO(WLO):
+    """WLO with the recurrence mu_i = A_i (mu_{i-1} + B_i) run one position at a time."""
+
+    type_name = "wlo"
+
+    def trajectory(self, ids, lengths):
+        real = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).unsqueeze(-1)
+        a = torch.where(real, self.scale(ids), 1.0)
+        b = self.shift(ids) * real
+        mean = torch.zeros(ids.shape[0], self.dim)
+        logvar = torch.zeros(ids.shape[0], self.dim)
+        means, logvars = [], []
+        for i in range(ids.shape[1]):
+            mean = a[:, i] * (mean + b[:, i])
+            logvar = logvar + 2 * a[:, i].abs().log()
+            means.append(mean)
+            logvars.append(logvar)
+        return torch.stack(means, 1), torch.stack(logvars, 1)
+
+
+def read_sentences(path: Path, count: int) -> list[str]:
+    sentences = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            sentences.extend(fields[:2])
+            if len(sentences) >= count:
+                break
+    return sentences[:count]
+
+
+def bench_model(name: str, data: Path, pairs: int, workdir: Path, naive: bool = False) -> tuple[float, float]:
+    config = TrainConfig(model=name, data=str(data), out=str(workdir / f"{name}{'-naive' if naive else ''}"),
+                         max_pairs=pairs, eval_every=10**9)
+    trainer = Trainer(config, progress=False, log=lambda _: None)
+    if naive:
+        naive_model = NaiveLoopWLO(len(trainer.vocab))
+        naive_model.load_state_dict(trainer.encoder.state_dict())
+        trainer.encoder = naive_model
+        trainer.optimizer = trainer._optimizer(naive_model)
+    start = time.perf_counter()
+    trainer.train()
+    train_rate = trainer.corpus.num_pairs / (time.perf_counter() - start)
+    model = SentenceModel(trainer.encoder, trainer.vocab)
+    sentences = read_sentences(data, 20_000)
+    model.encode(sentences[:500])  # warm-up
+    start = time.perf_counter()
+    model.encode(sentences)
+    encode_rate = len(sentences) / (time.perf_counter() - start)
+    return train_rate, encode_rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared/data/paraphrase/pairs.tsv.gz"))
+    parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--models", default=",".join(MODEL_TYPES))
+    parser.add_argument("--naive", action="store_true", help="also time the naive-loop WLO")
+    args = parser.parse_args()
+    print(f"# {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
+          f"torch {torch.__version__}, {args.pairs:,} pairs")
+    print(f"{'model':<14}{'train pairs/s':>15}{'encode sent/s':>15}")
+    rates = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            rates[name] = bench_model(name, Path(args.data), args.pairs, Path(tmp))
+            print(f"{name:<14}{rates[name][0]:>15,.0f}{rates[name][1]:>15,.0f}", flush=True)
+        if args.naive:
+            naive = bench_model("wlo", Path(args.data), args.pairs, Path(tmp), naive=True)
+            print(f"{'wlo (naive)':<14}{naive[0]:>15,.0f}{naive[1]:>15,.0f}")
+            if "wlo" in rates:
+                print(f"closed form / naive loop: training x{rates['wlo'][0] / naive[0]:.2f}, "
+                      f"encoding x{rates['wlo'][1] / naive[1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Training: learning on real pairs, resume, output protection, non-finite losses."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import probsent
+from probsent import ProbsentError
+from probsent.cli import main
+from probsent.training.config import TrainConfig
+from probsent.training.trainer import Trainer, scramble
+from probsent.training.validation import StsValidator
+from tests.helpers import DATA, REPO, require_data, slice_of_pairs, write_toy_pairs
+
+
+def config(tmp_path, data, **overrides) -> TrainConfig:
+    values = dict(model="wlo", data=str(data), out=str(tmp_path / "out"), batch_size=20,
+                  megabatch=4, eval_every=5, vocab_size=1000)
+    values.update(overrides)
+    return TrainConfig(**values)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("model,extra", [("wlo", {"prior_weight": 1e-5}), ("wordavg", {})])
+def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
+    require_data()
+    # 6,000 pairs from the caption-heavy middle of the file; 300 steps of 100 pairs
+    data = slice_of_pairs(tmp_path / "slice.tsv", 6000, start=1_000_000)
+    cfg = config(tmp_path, data, model=model, batch_size=100, megabatch=5, epochs=5,
+                 eval_every=30, vocab_size=10_000, **extra)
+    trainer = Trainer(cfg, progress=False)
+    trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(DATA))
+    untrained = trainer.validator(trainer.encoder.eval())
+    trainer.encoder.train()
+    losses = []
+    step = trainer._step
+
+    def recording_step(*args):
+        losses.append(step(*args))
+        return losses[-1]
+
+    trainer._step = recording_step
+    state = trainer.train()
+    assert state["step"] == 300 and state["finished"]
+    assert np.mean(losses[-30:]) < 0.8 * np.mean(losses[:10])
+    best = state["best"]["score"]
+    assert best > untrained + 0.02, (untrained, best)
+    # the best checkpoint is what probsent.load gives for the output directory
+    loaded = probsent.load(cfg.out)
+    assert loaded.encoder.type_name == model
+    assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
+
+
+def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs: 3 mega-batches an epoch
+    straight = Trainer(config(tmp_path / "a", data, epochs=2), progress=False)
+    straight.train()
+
+    interrupted = Trainer(config(tmp_path / "b", data, epochs=2), progress=False)
+    calls = {"n": 0}
+    megabatch = interrupted._megabatch
+
+    def crash_on_fourth(pairs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return megabatch(pairs)
+
+    interrupted._megabatch = crash_on_fourth
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.train()
+    resumed = Trainer(config(tmp_path / "b", data, epochs=2), resume=True, progress=False)
+    assert resumed.state["step"] > 0
+    state = resumed.train()
+    assert state["finished"] and state["step"] == straight.state["step"]
+    for (name, a), b in zip(straight.encoder.state_dict().items(), resumed.encoder.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
+               "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "1",
+               "--epochs", "1000", "--quiet", "--no-validation"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and not ((out / "log.jsonl").exists()
+                                          and len((out / "log.jsonl").read_text().splitlines()) >= 5):
+        time.sleep(0.05)
+    time.sleep(0.37)  # somewhere in the middle of a write, probably
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    model = probsent.load(out)  # best/ is complete
+    assert np.isfinite(model.entropy("a man plays a guitar"))
+    steps_before = json.loads((out / "log.jsonl").read_text().splitlines()[-1])["step"]
+    code = main(["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
+                 "--megabatch", "2", "--eval-every", "1", "--epochs", "1", "--quiet", "--no-validation",
+                 "--resume"])
+    assert code == 0
+    assert not any(p.name.endswith(".tmp") for p in out.iterdir())
+    assert steps_before > 0
+
+
+def test_output_directory_is_protected(tmp_path, capsys) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "notes.txt").write_text("precious")
+    args = ["train", "--data", str(data), "--batch-size", "4", "--megabatch", "2", "--quiet", "--no-validation"]
+    assert main(args + ["--out", str(user_dir)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert (user_dir / "notes.txt").read_text() == "precious"
+    run = tmp_path / "run"
+    assert main(args + ["--out", str(run)]) == 0
+    assert main(args + ["--out", str(run)]) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, monkeypatch) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=10)
+    trainer = Trainer(config(tmp_path, data, epochs=5, eval_every=2, batch_size=10, megabatch=2),
+                      progress=False)
+    step = trainer._step
+
+    def poisoned(sentences, batch):
+        if trainer.state["step"] == 6:
+            with torch.no_grad():
+                trainer.encoder.shift.weight[:] = float("nan")
+        return step(sentences, batch)
+
+    trainer._step = poisoned
+    with pytest.raises(ProbsentError, match="loss became nan at step 7"):
+        trainer.train()
+    saved = probsent.load(tmp_path / "out")
+    assert all(torch.isfinite(p).all() for p in saved.encoder.parameters())
+
+
+def test_scramble_permutes_only_real_words() -> None:
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.arange(1, 41).reshape(4, 10)
+    lengths = torch.tensor([10, 6, 3, 1])
+    ids[1, 6:] = 0
+    ids[2, 3:] = 0
+    ids[3, 1:] = 0
+    shuffled = scramble(ids, lengths, 1.0, gen)
+    for row, n in enumerate(lengths.tolist()):
+        assert sorted(shuffled[row, :n].tolist()) == sorted(ids[row, :n].tolist())
+        assert shuffled[row, n:].eq(0).all()
+    assert torch.equal(scramble(ids, lengths, 0.0, gen), ids)
+    kept = scramble(ids.repeat(250, 1), lengths.repeat(250), 0.4, gen)
+    changed = (kept != ids.repeat(250, 1)).any(1)[::4].float().mean().item()  # rows of length 10
+    assert 0.3 < changed < 0.5
