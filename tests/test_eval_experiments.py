@@ -138,10 +138,41 @@ def test_sts_experiment_probabilistic(data):
     assert result["pearson"]["cosine_mean"]["STS17"] == pytest.approx(deterministic["STS17"])
 
 
-def test_expected_inner_product_one_dimension():
+class FixedGaussians:
+    """One-dimensional Gaussians: mean = the sentence's number, variance 0.5."""
+
+    is_probabilistic = True
+
+    def encode(self, sentences):
+        mean = np.array([[float(s)] for s in sentences])
+        return mean, np.full_like(mean, 0.5)
+
+
+class FixedLogGaussians(FixedGaussians):
+    """The same, but also giving log-variances directly (as a trained model does)."""
+
+    def encode_log_variance(self, sentences):
+        mean, var = self.encode(sentences)
+        return mean, np.log(var)
+
+
+@pytest.mark.parametrize("model", [FixedGaussians(), FixedLogGaussians()])
+def test_expected_inner_product_one_dimension(model):
     # N(0; 0 - 1, 0.5 + 0.5) = exp(-1/2) / sqrt(2 pi).
-    value = ex.expected_inner_product(np.array([[0.0]]), np.array([[0.5]]), np.array([[1.0]]), np.array([[0.5]]))
+    pairs = ds.StsPairs("toy", ["0"], ["1"], np.array([3.0]))
+    value = ex.sts_similarities(model, pairs, probabilistic=True)["expected_inner_product"]
     assert value[0] == pytest.approx(-0.5 * math.log(2 * math.pi) - 0.5)
+
+
+def test_log_variances_must_be_finite():
+    class Underflow(FixedGaussians):
+        def encode_log_variance(self, sentences):
+            mean, _ = self.encode(sentences)
+            return mean, np.full_like(mean, -np.inf)
+
+    pairs = ds.StsPairs("toy", ["0"], ["1"], np.array([3.0]))
+    with pytest.raises(ProbsentError, match="log-variances"):
+        ex.sts_similarities(Underflow(), pairs, probabilistic=True)
 
 
 def test_probabilistic_model_must_return_mean_and_var(data):

@@ -4,7 +4,7 @@ A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = m
 specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
 experiment will score. An *encoder* (for STS) has ``encode(sentences)`` returning a 2-D array,
 or a ``(mean, var)`` pair of 2-D arrays when ``is_probabilistic`` is true (and may also have
-``prepare``).
+``prepare``, and ``encode_log_variance`` returning ``(mean, log var)``).
 Accuracies, F1 and correlations are reported x100.
 """
 from __future__ import annotations
@@ -13,10 +13,12 @@ import os
 from typing import Any, Protocol, Sequence
 
 import numpy as np
+import torch
 
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import metrics
+from probsent.gaussian import expected_inner_product
 from probsent.tokenize import tokenize
 
 DataLike = ds.DataDir | str | os.PathLike[str] | None
@@ -65,27 +67,37 @@ def _threshold(value: float) -> float | None:
 
 # --- specificity -------------------------------------------------------------------------
 
-def specificity_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
-    """News accuracy/F1 and Spearman correlations on Twitter, Yelp and Movie (paper Table 2).
+def news_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+    """News accuracy and F1 (x100) with the threshold tuned on the cleaned news-train rows.
 
-    The News threshold is tuned on the cleaned news-train rows (PDTB-derived rows 0..2795
-    minus those equal to test sentences): specific iff score > threshold.
+    Training rows: PDTB-derived rows 0..2795 minus those equal to test sentences; a sentence
+    is predicted specific iff its score > threshold (paper Tables 2 and 7).
     """
     data = ds.as_data_dir(data)
     train, test = ds.load_news_train(data), ds.load_news_test(data)
-    rated = {d: ds.load_ko2019(data, d) for d in ds.KO2019_DOMAINS}
-    _prepare(scorer, train.sentences, test.sentences, *(r.sentences for r in rated.values()))
+    _prepare(scorer, train.sentences, test.sentences)
     threshold = metrics.tune_threshold(_scores(scorer, train.sentences), train.specific)
     predicted = metrics.predict_specific(_scores(scorer, test.sentences), threshold)
-    result: dict[str, Any] = {
-        "news": {
-            "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
-            "f1": _pct(metrics.f1_score(predicted, test.specific)),
-            "threshold": _threshold(threshold),
-            "n_train": len(train.sentences),
-            "n_test": len(test.sentences),
-        }
+    return {
+        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
+        "f1": _pct(metrics.f1_score(predicted, test.specific)),
+        "threshold": _threshold(threshold),
+        "n_train": len(train.sentences),
+        "n_test": len(test.sentences),
     }
+
+
+def specificity_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+    """News accuracy/F1 and Spearman correlations on Twitter, Yelp and Movie (paper Table 2).
+
+    News is :func:`news_experiment`; each Ko et al. (2019) domain gives the Spearman
+    correlation (x100) of the score with the mean human rating.
+    """
+    data = ds.as_data_dir(data)
+    rated = {d: ds.load_ko2019(data, d) for d in ds.KO2019_DOMAINS}
+    train, test = ds.load_news_train(data), ds.load_news_test(data)
+    _prepare(scorer, train.sentences, test.sentences, *(r.sentences for r in rated.values()))
+    result: dict[str, Any] = {"news": news_experiment(scorer, data)}
     for domain, sample in rated.items():
         rho = metrics.spearman(_scores(scorer, sample.sentences), sample.ratings)
         result[domain] = {"spearman": _pct(rho), "n": len(sample.sentences)}
@@ -199,14 +211,6 @@ def _rows_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(dot, norms, out=np.zeros_like(dot), where=norms > 0)
 
 
-def expected_inner_product(mean1: np.ndarray, var1: np.ndarray, mean2: np.ndarray, var2: np.ndarray) -> np.ndarray:
-    """log of the expected likelihood kernel of two diagonal Gaussians, row-wise:
-    log N(0; mu1 - mu2, diag(var1 + var2))."""
-    var = var1 + var2
-    diff = mean1 - mean2
-    return -0.5 * np.sum(np.log(2.0 * np.pi * var) + diff * diff / var, axis=1)
-
-
 def _encode(model: Encoder, sentences: list[str], probabilistic: bool) -> tuple[np.ndarray, np.ndarray | None]:
     output = model.encode(sentences)
     if probabilistic:
@@ -224,21 +228,48 @@ def _encode(model: Encoder, sentences: list[str], probabilistic: bool) -> tuple[
     return vectors, None
 
 
+def _gaussians(model: Encoder, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Means and log-variances of a probabilistic model's sentences.
+
+    A model with ``encode_log_variance(sentences) -> (mean, logvar)`` supplies log-variances
+    directly (no underflow for very specific sentences); otherwise they are ``log(var)`` of
+    ``encode``.
+    """
+    encode_log = getattr(model, "encode_log_variance", None)
+    if not callable(encode_log):
+        mean, var = _encode(model, sentences, probabilistic=True)
+        return mean, np.log(var)
+    mean, logvar = (np.asarray(x, dtype=np.float64) for x in encode_log(sentences))
+    if mean.shape != logvar.shape or mean.ndim != 2 or mean.shape[0] != len(sentences):
+        raise ProbsentError(f"encode_log_variance() returned mean {mean.shape} and log-variance"
+                            f" {logvar.shape} for {len(sentences)} sentences")
+    if not np.all(np.isfinite(logvar)):
+        raise ProbsentError("encode_log_variance() returned non-finite log-variances")
+    return mean, logvar
+
+
 def sts_similarities(model: Encoder, pairs: ds.StsPairs, probabilistic: bool) -> dict[str, np.ndarray]:
-    """Similarity of every pair under each measure the model supports."""
-    mean1, var1 = _encode(model, pairs.first, probabilistic)
-    mean2, var2 = _encode(model, pairs.second, probabilistic)
-    if var1 is None or var2 is None:
-        return {"cosine": _rows_cosine(mean1, mean2)}
+    """Similarity of every pair under each measure the model supports.
+
+    The expected inner product is :func:`probsent.gaussian.expected_inner_product`, the
+    similarity probabilistic models are trained with.
+    """
+    if not probabilistic:
+        vectors1, _ = _encode(model, pairs.first, probabilistic)
+        vectors2, _ = _encode(model, pairs.second, probabilistic)
+        return {"cosine": _rows_cosine(vectors1, vectors2)}
+    mean1, logvar1 = _gaussians(model, pairs.first)
+    mean2, logvar2 = _gaussians(model, pairs.second)
+    eip = expected_inner_product(*(torch.from_numpy(x) for x in (mean1, logvar1, mean2, logvar2)))
     return {
-        "cosine": _rows_cosine(np.hstack([mean1, var1]), np.hstack([mean2, var2])),
+        "cosine": _rows_cosine(np.hstack([mean1, np.exp(logvar1)]), np.hstack([mean2, np.exp(logvar2)])),
         "cosine_mean": _rows_cosine(mean1, mean2),
-        "expected_inner_product": expected_inner_product(mean1, var1, mean2, var2),
+        "expected_inner_product": eip.numpy(),
     }
 
 
 def sts_experiment(model: Encoder, data: DataLike = None) -> dict[str, Any]:
-    """Pearson x100 between similarities and gold scores (paper Table 6).
+    """Pearson x100 between similarities and gold scores (paper Table 8).
 
     Sets: STS Benchmark test, STS17 track 5, and each STS12-16 set, with the mean of each
     year, the mean over all STS12-16 sets and the mean of the five year means. "cosine" is
