@@ -1,0 +1,85 @@
+"""A loaded model as the experiments see it, and encoding of word-id sequences.
+
+:func:`encode_ids` runs a model's encoder on sequences of vocabulary ids, so the analyses
+can score training sentences (already tokenized) and single words without re-tokenizing.
+:class:`ModelScorer` wraps a :class:`probsent.api.SentenceModel` as both the *scorer* and
+the *encoder* of :mod:`probsent.evaluation.experiments`.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from probsent.api import SentenceModel
+from probsent.data.corpus import pad_batch
+from probsent.gaussian import entropy as gaussian_entropy
+from probsent.models import SentenceEncoder
+from probsent.tokenize import tokenize
+
+
+def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],
+               batch_size: int = 1024) -> tuple[np.ndarray, np.ndarray | None]:
+    """Means and log-variances (``None`` for deterministic models), float64, in input order.
+
+    Sequences are batched by length so padding stays small; padding never changes a result.
+    """
+    lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
+    offsets = np.zeros(len(id_lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in id_lists] + [np.zeros(1, np.int64)])
+    # (the trailing 0 is never read: it only keeps pad_batch's index valid when every sentence is empty)
+    order = np.argsort(lengths, kind="stable")
+    mean = np.zeros((len(id_lists), encoder.dim))
+    logvar = np.zeros((len(id_lists), encoder.dim)) if encoder.probabilistic else None
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            out = encoder(*pad_batch(flat, offsets, chunk))
+            mean[chunk] = out.mean.double().numpy()
+            if logvar is not None:
+                logvar[chunk] = out.logvar.double().numpy()
+    return mean, logvar
+
+
+def entropies(logvar: np.ndarray) -> np.ndarray:
+    """Differential entropy of each row's diagonal Gaussian (:func:`probsent.gaussian.entropy`)."""
+    return gaussian_entropy(torch.from_numpy(np.asarray(logvar, dtype=np.float64))).numpy()
+
+
+def natural_measure(mean: np.ndarray, logvar: np.ndarray | None) -> tuple[str, np.ndarray, np.ndarray]:
+    """``(name, values, specificity)``: entropy for Gaussians, norm for vectors.
+
+    Specificity is higher for more specific sentences: minus the entropy, or the norm.
+    """
+    if logvar is not None:
+        values = entropies(logvar)
+        return "entropy", values, -values
+    values = np.linalg.norm(mean, axis=1)
+    return "norm", values, values
+
+
+class ModelScorer:
+    """A :class:`SentenceModel` with a display name, usable as scorer and encoder."""
+
+    def __init__(self, name: str, model: SentenceModel) -> None:
+        self.name = name
+        self.model = model
+        self.is_probabilistic = bool(model.is_probabilistic)
+
+    def specificity(self, sentences: list[str]) -> np.ndarray:
+        """Minus the entropy (probabilistic models) or the vector norm."""
+        return np.asarray(self.model.specificity(list(sentences)), dtype=np.float64).reshape(len(sentences))
+
+    def encode(self, sentences: list[str]):
+        """The model's own :meth:`SentenceModel.encode`."""
+        return self.model.encode(list(sentences))
+
+    def encode_log_variance(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Means and log-variances: no underflow, however specific a sentence is."""
+        ids = [self.model.vocab.ids(tokenize(s)) for s in sentences]
+        mean, logvar = encode_ids(self.model.encoder, ids)
+        if logvar is None:
+            raise TypeError(f"{self.name} is deterministic: it has no variances")
+        return mean, logvar
