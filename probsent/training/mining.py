@@ -23,26 +23,27 @@ def partners_of_stacked_pairs(num_pairs: int) -> Tensor:
     return torch.cat([first + num_pairs, first])
 
 
-def _cosine_rows(encoded: Encoding) -> tuple[Callable[[Tensor], Tensor], int]:
+def _cosine_block(encoded: Encoding) -> tuple[Callable[[Tensor, int], Tensor], int]:
     unit = F.normalize(encoded.mean, dim=-1)
-    return (lambda rows: unit[rows] @ unit.T), 128
+    return (lambda rows, first: unit[rows] @ unit[first:].T), 256
 
 
-def _expected_inner_product_rows(encoded: Encoding) -> tuple[Callable[[Tensor], Tensor], int]:
-    """log N(0; mu_i - mu_j, S_i + S_j) for a block of rows i and every j.
+def _expected_inner_product_block(encoded: Encoding) -> tuple[Callable[[Tensor, int], Tensor], int]:
+    """log N(0; mu_i - mu_j, S_i + S_j) for a block of rows i and every j >= ``first``.
 
-    The same quantity as :func:`probsent.gaussian.expected_inner_product`, in the cheaper form
-    with one log and one division per element, laid out [rows, dim, N] so the inner loops run
-    over contiguous memory; small row blocks keep the intermediate in cache.
+    The same quantity as :func:`probsent.gaussian.expected_inner_product` (with its variance
+    floor), in the cheaper form with one log and one division per element, laid out
+    [rows, dim, N] so the inner loops run over contiguous memory; small row blocks keep the
+    intermediate in cache.
     """
     assert encoded.logvar is not None
-    mean, var = encoded.mean, encoded.logvar.clamp_min(-80.0).exp()  # the floor of d's formula
+    mean, var = encoded.mean, encoded.logvar.clamp_min(-80.0).exp()
     mean_t, var_t = mean.T.contiguous(), var.T.contiguous()
     constant = LOG_2PI * mean.shape[1]
 
-    def block(rows: Tensor) -> Tensor:
-        total_var = var[rows, :, None] + var_t[None]
-        terms = (mean[rows, :, None] - mean_t[None]).square_().div_(total_var)
+    def block(rows: Tensor, first: int) -> Tensor:
+        total_var = var[rows, :, None] + var_t[None, :, first:]
+        terms = (mean[rows, :, None] - mean_t[None, :, first:]).square_().div_(total_var)
         terms.add_(total_var.log_())
         return terms.sum(1).add_(constant).mul_(-0.5)
 
@@ -52,18 +53,33 @@ def _expected_inner_product_rows(encoded: Encoding) -> tuple[Callable[[Tensor], 
 @torch.no_grad()
 def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
     """For every sentence i, the argmax over j not in {i, partner[i]} of d(i, j): cosine for
-    vectors, the expected inner product for Gaussians (the similarity training uses)."""
+    vectors, the expected inner product for Gaussians (the similarity training uses).
+
+    d is symmetric, so only the blocks on and above the diagonal are computed: a block of
+    rows R against columns j >= min(R) updates the best of the rows (row maxima) and of the
+    columns (column maxima). Candidates reach every row in increasing j and only a strictly
+    larger value replaces the best, so ties resolve to the lowest index, as a plain argmax.
+    """
     count = encoded.mean.shape[0]
     if count < 3:
         raise ValueError("mining needs at least two pairs")
-    similarity_rows, block = (_cosine_rows if encoded.logvar is None
-                              else _expected_inner_product_rows)(encoded)
-    negative = torch.empty(count, dtype=torch.long)
-    for start in range(0, count, block):
-        rows = torch.arange(start, min(count, start + block))
-        sim = similarity_rows(rows)
+    similarity_block, block = (_cosine_block if encoded.logvar is None
+                               else _expected_inner_product_block)(encoded)
+    best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype)
+    best_index = torch.zeros(count, dtype=torch.long)
+    for first in range(0, count, block):
+        rows = torch.arange(first, min(count, first + block))
+        sim = similarity_block(rows, first)
         local = torch.arange(len(rows))
-        sim[local, rows] = float("-inf")
-        sim[local, partner[rows]] = float("-inf")
-        negative[rows] = sim.argmax(1)
-    return negative
+        sim[local, rows - first] = float("-inf")
+        mate = partner[rows]
+        later = mate >= first  # partners before ``first`` are outside this block's columns
+        sim[local[later], mate[later] - first] = float("-inf")
+        value, index = sim.max(1)  # rows: every column from ``first`` on
+        better = value > best_value[rows]
+        best_value[rows[better]], best_index[rows[better]] = value[better], index[better] + first
+        value, index = sim.max(0)  # columns: these rows are new candidates for them
+        columns = torch.arange(first, count)
+        better = value > best_value[columns]
+        best_value[columns[better]], best_index[columns[better]] = value[better], index[better] + first
+    return best_index
