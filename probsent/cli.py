@@ -8,6 +8,7 @@ from typing import Sequence
 
 from probsent import __version__
 from probsent.errors import ProbsentError
+from probsent.evaluation.command import add_eval_parser, run_eval
 from probsent.models import MODEL_TYPES
 from probsent.training.config import TrainConfig
 
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)
+    add_eval_parser(sub)
     _add_specificity(sub)
     return parser
 
@@ -122,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity, "eval": run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2

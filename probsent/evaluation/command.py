@@ -1,0 +1,281 @@
+"""``probsent eval``: every experiment of the paper on trained models and baselines, one command.
+
+Writes into ``--out``: ``evaluation.json`` (every number, the data files' sha256, each model's
+config, the probsent version and the command), ``report.md`` (the paper's tables with our
+numbers beside the paper's), ``plots/*.png`` and, per WLO model, ``lexical-<model>.tsv``.
+Each file is written atomically; a non-empty output directory is refused unless ``--force``
+(which replaces only the files named above).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import shlex
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+import probsent
+from probsent.errors import ProbsentError
+from probsent.evaluation import baselines as bl
+from probsent.evaluation import datasets as ds
+from probsent.evaluation import experiments as ex
+from probsent.evaluation import paper
+from probsent.evaluation.encoding import ModelScorer
+from probsent.evaluation.report import render_report
+from probsent.evaluation.suite import Options, Outcome, System, run_suite
+from probsent.io import atomic_path, write_json
+from probsent.models.wlo import WLO
+
+JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
+DEFAULT_OUT = "probsent-eval"
+TRANSFORMER_BASELINES = ("minilm-cls", "minilm-mean")
+
+
+def _baseline_factories(data: ds.DataDir) -> dict[str, Callable[[], Any]]:
+    """Constructor of each untrained baseline, by its command-line name."""
+    shared: dict[str, bl.MiniLMEncoder] = {}
+
+    def minilm(pooling: str) -> bl.MiniLMScorer:
+        if "encoder" not in shared:
+            shared["encoder"] = bl.MiniLMEncoder()
+        return bl.MiniLMScorer(pooling, shared["encoder"])  # type: ignore[arg-type]
+
+    return {
+        "length": bl.LengthScorer,
+        "wordfreq-sum": lambda: bl.WordFrequencyScorer("sum"),
+        "wordfreq-avg": lambda: bl.WordFrequencyScorer("avg"),
+        "glove-sum": lambda: bl.GloveScorer("sum", data),
+        "glove-avg": lambda: bl.GloveScorer("avg", data),
+        "minilm-cls": lambda: minilm("cls"),
+        "minilm-mean": lambda: minilm("mean"),
+    }
+
+
+BASELINE_NAMES = ("length", "wordfreq-sum", "wordfreq-avg", "glove-sum", "glove-avg", *TRANSFORMER_BASELINES)
+_BASELINE_PAPER_ROWS = {"length": "Length", "glove-sum": "GloVe sum", "glove-avg": "GloVe avg"}
+
+
+def _lengths(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d+)-(\d+)", text.strip())
+    if not match or int(match[1]) < 1 or int(match[1]) > int(match[2]):
+        raise argparse.ArgumentTypeError(f"expected MIN-MAX token counts with 1 <= MIN <= MAX, not {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``probsent eval`` on the ``probsent`` command's subparsers."""
+    parser = subparsers.add_parser(
+        "eval", help="run the paper's experiments on models and baselines",
+        description="Run every experiment of Chen & Gimpel (2020) on trained models and untrained"
+                    " baselines; write a JSON of every number, a Markdown report beside the paper's"
+                    " numbers, and PNG plots.")
+    parser.add_argument("--model", action="append", default=[], metavar="DIR",
+                        help="trained model directory (or probsent train output); repeatable")
+    parser.add_argument("--baseline", action="append", default=[], choices=[*BASELINE_NAMES, "all"],
+                        metavar="NAME", help=f"untrained baseline: {', '.join(BASELINE_NAMES)} or all; repeatable"
+                        " (Majority and SPECITELLER rows are always computed)")
+    parser.add_argument("--ablation-model", metavar="DIR",
+                        help="WLO trained without the KL prior (lambda = 0), for Table 7")
+    parser.add_argument("--data-dir", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="output directory (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into a non-empty output directory, replacing earlier report files")
+    parser.add_argument("--skip-transformer", action="store_true",
+                        help="leave out the all-MiniLM-L6-v2 baselines (also from --baseline all)")
+    parser.add_argument("--min-count", type=_positive, default=100,
+                        help="lexical analysis: words seen at least this often in training (default: %(default)s)")
+    parser.add_argument("--sentence-sample", type=_positive, default=20000,
+                        help="sentential analysis: training sentences drawn (default: %(default)s)")
+    parser.add_argument("--sentence-lengths", type=_lengths, default=(3, 15), metavar="MIN-MAX",
+                        help="sentential analysis: token counts shown (default: 3-15)")
+    parser.add_argument("--train-data", metavar="FILE",
+                        help="training pair file, if not the one recorded in the model's config")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sentence sample (default: %(default)s)")
+    parser.add_argument("--threads", type=_positive, default=1,
+                        help="torch threads (default: %(default)s; the evaluation's tensors are small, and on a"
+                             " busy machine more threads mostly wait on each other)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The ``probsent eval`` command that reproduces ``args`` (defaults left out)."""
+    parts = ["probsent", "eval"]
+    for path in args.model:
+        parts += ["--model", path]
+    for name in args.baseline:
+        parts += ["--baseline", name]
+    optional = [("--ablation-model", args.ablation_model, None), ("--data-dir", args.data_dir, None),
+                ("--out", args.out, None), ("--min-count", args.min_count, 100),
+                ("--sentence-sample", args.sentence_sample, 20000),
+                ("--sentence-lengths", "-".join(map(str, args.sentence_lengths)), "3-15"),
+                ("--train-data", args.train_data, None), ("--seed", args.seed, 0), ("--threads", args.threads, 1)]
+    for flag, value, default in optional:
+        if value is not None and value != default:
+            parts += [flag, str(value)]
+    parts += [flag for flag, on in (("--force", args.force), ("--skip-transformer", args.skip_transformer),
+                                    ("--quiet", args.quiet)) if on]
+    return shlex.join(parts)
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ProbsentError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ProbsentError(f"{out}: output directory is not empty; choose another --out or pass --force"
+                            " to replace its report files")
+
+
+def _check_data(data: ds.DataDir) -> None:
+    """Read every evaluation file once, so a missing one fails before any model runs."""
+    ds.load_news_train(data)
+    ds.load_news_test(data)
+    for domain in ds.KO2019_DOMAINS:
+        ds.load_ko2019(data, domain)
+    ex.snli_equal_length_pairs(data)
+    ds.load_sts_benchmark(data, "test")
+    ds.load_sts17(data)
+    for year in ds.SENTEVAL_STS_SETS:
+        ds.load_senteval_sts(data, year)
+
+
+def _model_system(path: str, name: str, model: probsent.SentenceModel) -> System:
+    scorer = ModelScorer(name, model)
+    label = paper.MODEL_LABELS.get(model.encoder.type_name)
+    return System(name, "model", scorer, encoder=scorer, model=model, path=path, paper_label=label)
+
+
+def _model_names(paths: list[str], models: list[probsent.SentenceModel]) -> list[str]:
+    """Paper labels (WLO, Wordsum, ...) of the models, with the path added where one repeats."""
+    types = [paper.MODEL_LABELS.get(m.encoder.type_name, m.encoder.type_name) for m in models]
+    return [t if types.count(t) == 1 else f"{t} ({p})" for t, p in zip(types, paths)]
+
+
+def _baseline_systems(names: list[str], skip_transformer: bool, data: ds.DataDir) -> tuple[list[System], list[str]]:
+    chosen = list(BASELINE_NAMES) if "all" in names else list(dict.fromkeys(names))
+    notes = []
+    if skip_transformer and any(n in TRANSFORMER_BASELINES for n in chosen):
+        chosen = [n for n in chosen if n not in TRANSFORMER_BASELINES]
+        notes.append("The pretrained-transformer baselines (all-MiniLM-L6-v2) were skipped (--skip-transformer).")
+    factories = _baseline_factories(data)
+    systems = []
+    for name in chosen:
+        scorer = factories[name]()
+        encoder = scorer if callable(getattr(scorer, "encode", None)) else None
+        systems.append(System(scorer.name, "baseline", scorer, encoder=encoder, paper_label=_BASELINE_PAPER_ROWS.get(name)))
+    return systems, notes
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model"
+
+
+def _write_plots(out: Path, outcome: Outcome) -> list[str]:
+    """Scatter plots (and the lexical word tables); returns the files' paths relative to ``out``."""
+    from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
+
+    written = []
+    for domain, by_system in outcome.scores.items():
+        spearman = {name: outcome.results["systems"][name]["specificity"][domain]["spearman"] for name in by_system}
+        relative = f"{PLOT_DIR}/specificity-{domain}.png"
+        plots.specificity_scatter(out / relative, domain, outcome.ratings[domain], by_system, spearman)
+        written.append(relative)
+    for name, table in outcome.word_tables.items():
+        relative = f"{PLOT_DIR}/lexical-{_slug(name)}.png"
+        plots.lexical_scatter(out / relative, name, table, outcome.results["systems"][name]["lexical"]["lists"])
+        written.append(relative)
+        with atomic_path(out / f"lexical-{_slug(name)}.tsv") as tmp:
+            tmp.write_text(table.to_tsv(), encoding="utf-8")
+        written.append(f"lexical-{_slug(name)}.tsv")
+    return written
+
+
+def _environment() -> dict[str, Any]:
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
+            "torch": torch.__version__, "numpy": np.__version__, "torch_threads": torch.get_num_threads()}
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Run ``probsent eval``; user errors raise :class:`ProbsentError` (one line, exit 2).
+
+    Torch runs with ``args.threads`` threads meanwhile; the caller's setting is restored after.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
+        return _evaluate(args)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    if not args.model and not args.baseline:
+        raise ProbsentError("nothing to evaluate: give --model DIR and/or --baseline NAME")
+    out = Path(args.out)
+    _check_out(out, args.force)
+    data = ds.DataDir(args.data_dir)
+    _check_data(data)
+
+    models = [probsent.load(path) for path in args.model]
+    systems = [_model_system(path, name, model)
+               for path, name, model in zip(args.model, _model_names(args.model, models), models)]
+    ablation = None
+    if args.ablation_model:
+        ablation = _model_system(args.ablation_model, "WLO (no prior)", probsent.load(args.ablation_model))
+        if not isinstance(ablation.model.encoder, WLO):
+            raise ProbsentError(f"{args.ablation_model}: the prior ablation needs a WLO model,"
+                                f" not {ablation.model.encoder.type_name}")
+        if not any(s.model is not None and isinstance(s.model.encoder, WLO) for s in systems):
+            raise ProbsentError("--ablation-model needs a WLO model with the prior, given with --model")
+    baseline_systems, notes = _baseline_systems(args.baseline, args.skip_transformer, data)
+    systems += baseline_systems
+
+    options = Options(min_count=args.min_count, sentence_sample=args.sentence_sample,
+                      sentence_lengths=args.sentence_lengths, seed=args.seed, train_data=args.train_data,
+                      progress=not args.quiet)
+    outcome = run_suite(systems, data, options, ablation)
+
+    out.mkdir(parents=True, exist_ok=True)
+    evaluation = {
+        "format": "probsent-eval",
+        "format_version": 1,
+        "command": command_line(args),
+        "probsent_version": probsent.__version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "data_root": str(data.root),
+        "data_sha256": dict(sorted(data.sha256.items())),
+        "environment": _environment(),
+        "options": {"min_count": options.min_count, "top_k": options.top_k, "norm_fraction": options.norm_fraction,
+                    "sentence_sample": options.sentence_sample, "sentence_lengths": list(options.sentence_lengths),
+                    "seed": options.seed, "train_data": options.train_data},
+        "notes": notes,
+        "results": outcome.results,
+        "paper": paper.as_json(),
+    }
+    evaluation["plots"] = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
+    evaluation["seconds_command"] = time.perf_counter() - started  # loading, checks and plots included
+    write_json(out / JSON_NAME, evaluation)
+    with atomic_path(out / REPORT_NAME) as tmp:
+        tmp.write_text(render_report(evaluation), encoding="utf-8")
+    if not args.quiet:
+        print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation['plots'])} plots"
+              f" in {evaluation['seconds_command']:.1f} s")
+    return 0

@@ -1,0 +1,184 @@
+"""Run every experiment of the paper on a set of systems, with progress and timings.
+
+A *system* is a trained model or an untrained baseline. Each runs the specificity
+experiments (Tables 2-4) and, if it can encode, STS (Table 8); trained models also get the
+sentential analysis (Table 6) and WLO models the lexical analysis (Table 5). The Majority and
+SPECITELLER rows are always computed, and a second WLO trained without the prior gives the
+ablation (Table 7). The outcome is JSON-ready, plus the arrays the plots need.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from tqdm import tqdm
+
+from probsent.api import SentenceModel
+from probsent.evaluation import datasets as ds
+from probsent.evaluation import experiments as ex
+from probsent.evaluation.lexical import WordTable, lexical_analysis
+from probsent.evaluation.sentential import sentential_analysis
+from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, training_settings
+from probsent.models.wlo import WLO
+
+
+@dataclass
+class System:
+    """One row of the tables: a scorer, maybe an encoder (STS) and, for trained models, the model."""
+
+    name: str
+    kind: str  # "model" or "baseline"
+    scorer: ex.Scorer
+    encoder: ex.Encoder | None = None
+    model: SentenceModel | None = None
+    path: str | None = None
+    paper_label: str | None = None  # the paper's row this system stands for
+
+
+@dataclass
+class Options:
+    """Settings of the analyses (Tables 5 and 6)."""
+
+    min_count: int = 100
+    top_k: int = 20
+    norm_fraction: float = 0.1
+    sentence_sample: int = 20000
+    sentence_lengths: tuple[int, int] = (3, 15)
+    seed: int = 0
+    train_data: str | None = None
+    progress: bool = True
+
+
+@dataclass
+class Outcome:
+    """Everything the suite computed: ``results`` is JSON-ready, the rest feeds the plots."""
+
+    results: dict[str, Any]
+    ratings: dict[str, np.ndarray] = field(default_factory=dict)  # Ko et al. domain -> ratings
+    scores: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # domain -> system -> scores
+    word_tables: dict[str, WordTable] = field(default_factory=dict)  # model name -> lexical table
+
+
+def _prior_weight(model: SentenceModel | None) -> float | None:
+    value = training_settings(model.config).get("prior_weight") if model is not None else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+class _Corpora:
+    """Training corpora, loaded once per (file, settings) however many models share one."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self._loaded: dict[str, TrainingCorpus] = {}
+
+    def get(self, model: SentenceModel) -> TrainingCorpus:
+        settings = training_settings(model.config)
+        key = repr((self.options.train_data or settings.get("data"), settings.get("max_pairs"),
+                    settings.get("max_tokens")))
+        if key not in self._loaded:
+            self._loaded[key] = load_training_corpus(model.config, self.options.train_data, self.options.progress)
+        return self._loaded[key]
+
+
+def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora,
+           outcome: Outcome) -> list[tuple[str, Callable[[], Any]]]:
+    """The experiments of one system, as (name, thunk) pairs in report order."""
+    tasks: list[tuple[str, Callable[[], Any]]] = [
+        ("specificity", lambda: ex.specificity_experiment(system.scorer, data)),
+        ("length_normalized_news", lambda: ex.length_normalized_news(system.scorer, data)),
+        ("snli", lambda: ex.snli_entailment(system.scorer, data)),
+    ]
+    if system.encoder is not None:
+        tasks.append(("sts", lambda: ex.sts_experiment(system.encoder, data)))
+    model = system.model
+    if model is None:
+        return tasks
+
+    def lexical() -> dict[str, Any]:
+        loaded = corpora.get(model)
+        if loaded.corpus is None:
+            return {"skipped": loaded.note}
+        counts = dict(zip(loaded.corpus.words, loaded.corpus.counts.tolist()))
+        result, table = lexical_analysis(model, counts, options.min_count, options.top_k, options.norm_fraction)
+        outcome.word_tables[system.name] = table
+        return {**result, "corpus": loaded.note}
+
+    def sentential() -> dict[str, Any]:
+        loaded = corpora.get(model)
+        if loaded.corpus is None:
+            return {"skipped": loaded.note}
+        result = sentential_analysis(model, loaded.corpus, options.sentence_sample, options.sentence_lengths,
+                                     options.seed)
+        return {**result, "corpus": loaded.note}
+
+    if isinstance(model.encoder, WLO):
+        tasks.append(("lexical", lexical))
+    tasks.append(("sentential", sentential))
+    return tasks
+
+
+def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:
+    """Keep each Ko et al. domain's per-sentence scores of ``system`` for the scatter plots."""
+    for domain in ds.KO2019_DOMAINS:
+        rated = ds.load_ko2019(data, domain)
+        outcome.ratings[domain] = rated.ratings
+        outcome.scores.setdefault(domain, {})[system.name] = np.asarray(
+            system.scorer.specificity(rated.sentences), dtype=np.float64)
+
+
+def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir,
+              results: dict[str, Any]) -> dict[str, Any]:
+    """Table 7: News accuracy and F1 of the WLO with the prior and of the one without."""
+    entry: dict[str, Any] = {}
+    for key, system in (("with_prior", with_prior), ("without_prior", without_prior)):
+        if system is None:
+            entry[key] = {"skipped": "no WLO model given with --model"}
+            continue
+        news = (results["systems"][system.name]["specificity"]["news"] if system.name in results["systems"]
+                else ex.news_experiment(system.scorer, data))
+        entry[key] = {"system": system.name, "path": system.path, "prior_weight": _prior_weight(system.model),
+                      "accuracy": news["accuracy"], "f1": news["f1"]}
+    return entry
+
+
+def run_suite(systems: list[System], data: ds.DataDir, options: Options | None = None,
+              ablation_model: System | None = None) -> Outcome:
+    """Evaluate every system; ``ablation_model`` is a WLO trained without the prior (Table 7)."""
+    options = options or Options()
+    outcome = Outcome(results={"systems": {}, "seconds": {}})
+    results = outcome.results
+    start_all = time.perf_counter()
+    for name, run in (("Majority", ex.majority_baseline), ("SPECITELLER", ex.speciteller_baseline)):
+        results["systems"][name] = {"kind": "baseline", "paper_row": name, "specificity": run(data)}
+    corpora = _Corpora(options)
+    plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]
+    with tqdm(total=len(plan) + (ablation_model is not None), desc="evaluating", unit="step",
+              disable=not options.progress, file=sys.stderr) as bar:
+        for system, (experiment, run) in plan:
+            bar.set_postfix_str(f"{system.name}: {experiment}", refresh=True)
+            entry = results["systems"].setdefault(system.name, {
+                "kind": system.kind, "path": system.path, "paper_row": system.paper_label,
+                **({"config": system.model.config} if system.model is not None else {}),
+            })
+            started = time.perf_counter()
+            entry[experiment] = run()
+            if experiment == "specificity":
+                _domain_scores(system, data, outcome)
+            results["seconds"].setdefault(system.name, {})[experiment] = time.perf_counter() - started
+            bar.update()
+        if ablation_model is not None:
+            bar.set_postfix_str(f"{ablation_model.name}: prior ablation", refresh=True)
+            started = time.perf_counter()
+            with_prior = next((s for s in systems if s.model is not None and isinstance(s.model.encoder, WLO)), None)
+            results["ablation"] = _ablation(with_prior, ablation_model, data, results)
+            results["ablation"]["without_prior"]["config"] = ablation_model.model.config if ablation_model.model else None
+            results["seconds"].setdefault(ablation_model.name, {})["ablation"] = time.perf_counter() - started
+            bar.update()
+    for name, steps in results["seconds"].items():
+        steps["total"] = sum(steps.values())
+    results["system_order"] = list(results["systems"])
+    results["seconds_total"] = time.perf_counter() - start_all
+    return outcome
