@@ -1,0 +1,185 @@
+"""``probsent eval`` end to end on tiny models built here, its errors and its output protection."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.helpers import write_toy_pairs
+from probsent.api import SentenceModel
+from probsent.cli import main
+from probsent.data.corpus import load_corpus
+from probsent.evaluation import paper
+from probsent.evaluation.command import BASELINE_NAMES, JSON_NAME, REPORT_NAME
+from probsent.evaluation.report import render_report
+from probsent.models import build_model
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+needs_data = pytest.mark.skipif(not (DATA / "snli").is_dir(), reason=f"shared data not found at {DATA}")
+
+
+def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
+    """A randomly initialized model whose config names ``pairs`` as its training data."""
+    torch.manual_seed(seed)
+    vocab = load_corpus(pairs).vocabulary(100)
+    encoder = build_model({"type": model_type, "vocab_size": len(vocab), "dim": 8})
+    training = {"config": {"data": str(pairs), "max_pairs": None, "max_tokens": 100, "prior_weight": prior_weight}}
+    SentenceModel(encoder, vocab, {"training": training}).save(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """Three tiny models (WLO, WLO without prior, Wordsum) and a private corpus cache."""
+    root = tmp_path_factory.mktemp("eval")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROBSENT_CACHE", str(root / "cache"))
+        pairs = write_toy_pairs(root / "pairs.tsv")
+        models = {
+            "wlo": tiny_model(root / "wlo", pairs, "wlo"),
+            "wlo0": tiny_model(root / "wlo0", pairs, "wlo", prior_weight=0.0, seed=1),
+            "wordsum": tiny_model(root / "wordsum", pairs, "wordsum"),
+        }
+        yield root, models
+
+
+@pytest.fixture(scope="module")
+def full_run(workspace):
+    """One run of the whole command: two models, the ablation model and the Length baseline."""
+    root, models = workspace
+    out = root / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROBSENT_CACHE", str(root / "cache"))
+        status = main(["eval", "--model", str(models["wlo"]), "--model", str(models["wordsum"]),
+                       "--ablation-model", str(models["wlo0"]), "--baseline", "length",
+                       "--data-dir", str(DATA), "--out", str(out), "--min-count", "1", "--quiet"])
+    return status, out
+
+
+@needs_data
+def test_json_holds_every_part(full_run):
+    status, out = full_run
+    assert status == 0
+    evaluation = json.loads((out / JSON_NAME).read_text())
+    assert {"command", "probsent_version", "data_sha256", "results", "paper", "plots", "environment"} <= set(evaluation)
+    assert evaluation["probsent_version"] == __import__("probsent").__version__
+    assert "specificity/news-test/tknsents.txt" in evaluation["data_sha256"]
+    assert all(len(h) == 64 for h in evaluation["data_sha256"].values())
+    systems = evaluation["results"]["systems"]
+    assert evaluation["results"]["system_order"] == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
+    assert set(systems) == set(evaluation["results"]["system_order"])
+    wlo = systems["WLO"]
+    assert wlo["config"]["model"]["type"] == "wlo"
+    assert {"specificity", "length_normalized_news", "snli", "sts", "lexical", "sentential"} <= set(wlo)
+    assert "lexical" not in systems["Wordsum"] and "sts" not in systems["Length"]
+    assert wlo["lexical"]["n_words"] > 0 and set(wlo["lexical"]["lists"]) == {
+        "small_norm_small_abs_entropy", "small_norm_small_entropy",
+        "large_norm_small_abs_entropy", "large_norm_small_entropy"}
+    assert wlo["sentential"]["measure"] == "entropy" and systems["Wordsum"]["sentential"]["measure"] == "norm"
+    ablation = evaluation["results"]["ablation"]
+    assert ablation["with_prior"]["prior_weight"] == 1e-4 and ablation["without_prior"]["prior_weight"] == 0.0
+    assert ablation["with_prior"]["accuracy"] == wlo["specificity"]["news"]["accuracy"]
+    assert systems["Majority"]["specificity"]["news"]["accuracy"] == pytest.approx(54.576, abs=0.01)
+
+
+@needs_data
+def test_report_has_the_tables_in_order_beside_the_paper(full_run):
+    _, out = full_run
+    text = (out / REPORT_NAME).read_text()
+    assert render_report(json.loads((out / JSON_NAME).read_text())) == text  # the JSON regenerates it
+    titles = [f"## Table {n}" for n in (2, 3, 4, 5, 6, 7, 8)]
+    positions = [text.index(title) for title in titles]
+    assert positions == sorted(positions)
+    assert "probsent eval --model" in text and f"--out {out}" in text  # the command that made it
+    assert "News acc paper" in text and paper.CITATION in text
+    for row in paper.TABLE2:
+        assert f"| {row.label} |" in text or any(f"| {alias} |" in text for alias in row.aliases)
+    assert "| InferSent | not run |" in text
+    assert "| WLO without the prior | WLO (no prior) | 0 |" in text
+    assert "| 77.4 |" in text and "| 73.7 |" in text  # paper numbers of Tables 2/7 and 8
+
+
+@needs_data
+def test_plots_are_pngs(full_run):
+    _, out = full_run
+    evaluation = json.loads((out / JSON_NAME).read_text())
+    expected = {f"plots/specificity-{d}.png" for d in ("twitter", "yelp", "movie")} | {"plots/lexical-wlo.png"}
+    assert set(evaluation["plots"]) == expected
+    for relative in expected:
+        assert (out / relative).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "lexical-wlo.tsv").read_text().startswith("word\tcount\tnorm\tentropy\n")
+    assert not [p.name for p in out.rglob("*") if p.name.startswith(".")]  # no temporaries left
+
+
+@needs_data
+def test_non_empty_out_dir_is_refused(full_run, capsys):
+    _, out = full_run
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    assert main(["eval", "--baseline", "length", "--data-dir", str(DATA), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "--force" in err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+
+
+@needs_data
+def test_force_replaces_only_report_files(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / REPORT_NAME).write_text("old report")
+    assert main(["eval", "--baseline", "length", "--data-dir", str(DATA), "--out", str(out), "--force",
+                 "--quiet"]) == 0
+    assert (out / "notes.txt").read_text() == "mine"
+    text = (out / REPORT_NAME).read_text()
+    assert text.startswith("# probsent evaluation report") and "--force" in text
+    assert "No WLO model was evaluated." in text
+
+
+def one_line_error(capsys, argv, *needles):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("probsent: error: ") and err.count("\n") == 1, err
+    for needle in needles:
+        assert needle in err
+    return err
+
+
+def test_missing_data_dir(tmp_path, capsys):
+    one_line_error(capsys, ["eval", "--baseline", "length", "--data-dir", str(tmp_path / "absent"),
+                            "--out", str(tmp_path / "out")], str(tmp_path / "absent"))
+    assert not (tmp_path / "out").exists()
+
+
+@needs_data
+def test_missing_data_file(tmp_path, capsys):
+    copy = tmp_path / "data"
+    shutil.copytree(DATA / "specificity", copy / "specificity", ignore=shutil.ignore_patterns("yelpv.txt"))
+    for name in ("sts", "snli"):
+        (copy / name).symlink_to(DATA / name)
+    one_line_error(capsys, ["eval", "--baseline", "length", "--data-dir", str(copy), "--out", str(tmp_path / "out")],
+                   "yelpv.txt")
+    assert not (tmp_path / "out").exists()
+
+
+@needs_data
+def test_missing_model_and_wrong_ablation(workspace, tmp_path, capsys):
+    _, models = workspace
+    one_line_error(capsys, ["eval", "--model", str(tmp_path / "nomodel"), "--data-dir", str(DATA),
+                            "--out", str(tmp_path / "out")], "nomodel")
+    one_line_error(capsys, ["eval", "--model", str(models["wordsum"]), "--ablation-model", str(models["wlo0"]),
+                            "--data-dir", str(DATA), "--out", str(tmp_path / "out")], "WLO")
+
+
+def test_nothing_to_evaluate(tmp_path, capsys):
+    one_line_error(capsys, ["eval", "--out", str(tmp_path / "out")], "--model")
+
+
+def test_baseline_all_names(tmp_path):
+    from probsent.cli import build_parser
+
+    args = build_parser().parse_args(["eval", "--baseline", "all", "--skip-transformer"])
+    assert args.baseline == ["all"] and args.skip_transformer
+    assert {"length", "glove-sum", "minilm-cls"} <= set(BASELINE_NAMES)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", "--baseline", "bert"])
