@@ -73,8 +73,8 @@ def test_prior_sums_kl_after_every_operator() -> None:
         ref_mean, ref_var, _ = naive_trajectory(model.scale.weight.detach(), model.shift.weight.detach(),
                                                 ids[row, :n].tolist())
         expected = sum(0.5 * float((v + m * m - 1 - v.log()).sum()) for m, v in zip(ref_mean, ref_var))
-        assert math.isclose(float(out.kl[row]), expected, rel_tol=1e-4)
-        assert math.isclose(float(kl_to_standard_normal(out.mean[row], out.logvar[row])),
+        assert math.isclose(float(out.kl[row].detach()), expected, rel_tol=1e-4)
+        assert math.isclose(float(kl_to_standard_normal(out.mean[row], out.logvar[row]).detach()),
                             0.5 * float((ref_var[-1] + ref_mean[-1] ** 2 - 1 - ref_var[-1].log()).sum()),
                             rel_tol=1e-4)
 
@@ -96,5 +96,5 @@ def test_gradients_are_finite_for_long_sentences() -> None:
     ids = torch.randint(0, 100, (3, 400))
     out = model(ids, torch.tensor([400, 200, 5]), with_kl=True)
     (out.mean.sum() + out.logvar.sum() + out.kl.sum()).backward()
-    assert torch.isfinite(model.scale.weight.grad).all()
-    assert torch.isfinite(model.shift.weight.grad).all()
+    for table in (model.scale, model.shift):  # word tables have sparse gradients
+        assert torch.isfinite(table.weight.grad.coalesce().values()).all()
