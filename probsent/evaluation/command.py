@@ -93,22 +93,22 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         " (Majority and SPECITELLER rows are always computed)")
     parser.add_argument("--ablation-model", metavar="DIR",
                         help="WLO trained without the KL prior (lambda = 0), for Table 7")
-    parser.add_argument("--data-dir", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="output directory (default: %(default)s)")
+    parser.add_argument("--data-dir", metavar="DIR", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help="output directory (default: %(default)s)")
     parser.add_argument("--force", action="store_true",
                         help="write into a non-empty output directory, replacing earlier report files")
     parser.add_argument("--skip-transformer", action="store_true",
                         help="leave out the all-MiniLM-L6-v2 baselines (also from --baseline all)")
-    parser.add_argument("--min-count", type=_positive, default=100,
+    parser.add_argument("--min-count", type=_positive, default=100, metavar="N",
                         help="lexical analysis: words seen at least this often in training (default: %(default)s)")
-    parser.add_argument("--sentence-sample", type=_positive, default=20000,
+    parser.add_argument("--sentence-sample", type=_positive, default=20000, metavar="N",
                         help="sentential analysis: training sentences drawn (default: %(default)s)")
     parser.add_argument("--sentence-lengths", type=_lengths, default=(3, 15), metavar="MIN-MAX",
                         help="sentential analysis: token counts shown (default: 3-15)")
     parser.add_argument("--train-data", metavar="FILE",
                         help="training pair file, if not the one recorded in the model's config")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sentence sample (default: %(default)s)")
-    parser.add_argument("--threads", type=_positive, default=1,
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sentence sample (default: %(default)s)")
+    parser.add_argument("--threads", type=_positive, default=1, metavar="N",
                         help="torch threads (default: %(default)s; the evaluation's tensors are small, and on a"
                              " busy machine more threads mostly wait on each other)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
