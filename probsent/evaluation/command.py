@@ -92,7 +92,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         metavar="NAME", help=f"untrained baseline: {', '.join(BASELINE_NAMES)} or all; repeatable"
                         " (Majority and SPECITELLER rows are always computed)")
     parser.add_argument("--ablation-model", metavar="DIR",
-                        help="WLO trained without the KL prior (lambda = 0), for Table 7")
+                        help="WLO trained without the KL prior (lambda = 0), compared with the first WLO of --model (Table 7)")
     parser.add_argument("--data-dir", metavar="DIR", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help="output directory (default: %(default)s)")
     parser.add_argument("--force", action="store_true",
