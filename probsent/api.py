@@ -8,7 +8,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 import torch
 
-from probsent.data.corpus import pad_batch
+from probsent.batching import encode_by_length
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
@@ -49,17 +49,8 @@ class SentenceModel:
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = np.fromiter((i for sentence in ids for i in sentence), dtype=np.int64, count=int(offsets[-1]))
-        order = np.argsort(lengths, kind="stable")  # batches of similar lengths pad little
-        mean = torch.zeros(len(ids), self.encoder.dim)
-        logvar = torch.zeros(len(ids), self.encoder.dim) if self.probabilistic else None
         with torch.no_grad():
-            for start in range(0, len(ids), batch_size):
-                chunk = order[start:start + batch_size]
-                out = self.encoder(*pad_batch(flat, offsets, chunk))
-                mean[chunk] = out.mean
-                if logvar is not None:
-                    logvar[chunk] = out.logvar
-        return Encoding(mean, logvar)
+            return encode_by_length(self.encoder, flat, offsets, np.arange(len(ids)), batch_size)
 
     def _checked(self, sentences: Sentences) -> tuple[list[str], bool]:
         single = isinstance(sentences, str)

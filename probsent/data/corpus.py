@@ -15,9 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import Tensor
-
 from probsent import __version__
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.data.vocab import UNKNOWN, Vocabulary
@@ -48,18 +45,6 @@ class PairCorpus:
     def model_ids(self, vocab_size: int) -> np.ndarray:
         """``tokens`` as ids of the vocabulary of the ``vocab_size - 1`` most frequent words."""
         return np.where(self.tokens < vocab_size - 1, self.tokens + 1, 0).astype(np.int64)
-
-
-def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tuple[Tensor, Tensor]:
-    """Padded [len(sentences), max length] id tensor (padding = 0) and the lengths."""
-    starts = offsets[sentences]
-    lengths = offsets[sentences + 1] - starts
-    width = max(int(lengths.max()), 1)
-    positions = starts[:, None] + np.arange(width)[None, :]
-    real = np.arange(width)[None, :] < lengths[:, None]
-    padded = np.where(real, ids[np.minimum(positions, len(ids) - 1)], 0) if len(ids) else \
-        np.zeros(positions.shape, dtype=np.int64)
-    return torch.from_numpy(padded), torch.from_numpy(lengths)
 
 
 def _cache_key(path: Path, max_pairs: int | None, max_tokens: int) -> str:

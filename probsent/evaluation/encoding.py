@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from probsent.api import SentenceModel
-from probsent.data.corpus import pad_batch
+from probsent.batching import encode_by_length
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.models import SentenceEncoder
 from probsent.tokenize import tokenize
@@ -28,19 +28,11 @@ def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],
     lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
     offsets = np.zeros(len(id_lists) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in id_lists] + [np.zeros(1, np.int64)])
-    # (the trailing 0 is never read: it only keeps pad_batch's index valid when every sentence is empty)
-    order = np.argsort(lengths, kind="stable")
-    mean = np.zeros((len(id_lists), encoder.dim))
-    logvar = np.zeros((len(id_lists), encoder.dim)) if encoder.probabilistic else None
+    flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in id_lists] + [np.zeros(0, np.int64)])
     with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            out = encoder(*pad_batch(flat, offsets, chunk))
-            mean[chunk] = out.mean.double().numpy()
-            if logvar is not None:
-                logvar[chunk] = out.logvar.double().numpy()
-    return mean, logvar
+        out = encode_by_length(encoder, flat, offsets, np.arange(len(id_lists)), batch_size)
+    mean = out.mean.double().numpy()
+    return mean, None if out.logvar is None else out.logvar.double().numpy()
 
 
 def entropies(logvar: np.ndarray) -> np.ndarray:

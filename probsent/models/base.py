@@ -37,6 +37,7 @@ class SentenceEncoder(nn.Module):
     type_name: ClassVar[str]
     probabilistic: ClassVar[bool]
     default_margin: ClassVar[float]
+    order_sensitive: ClassVar[bool] = True  # False: word order cannot matter (no scrambling)
 
     def __init__(self, vocab_size: int, **hyper: Any) -> None:
         super().__init__()
@@ -50,14 +51,13 @@ class SentenceEncoder(nn.Module):
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:  # pragma: no cover
         raise NotImplementedError
 
-    def l2_penalty(self, ids: Tensor) -> Tensor:
+    def l2_penalty(self, words: Tensor) -> Tensor:
         """Sum of squared weights, the regularizer of the deterministic baselines.
 
-        Word tables count only the rows of the words in ``ids`` (lazy L2), so that their
-        gradients stay sparse; every other weight counts in full.
+        Word tables count only the rows of ``words`` (the distinct word ids of the batch: lazy
+        L2), so that their gradients stay sparse; every other weight counts in full.
         """
-        words = ids.unique()
-        total = ids.new_zeros((), dtype=torch.float32)
+        total = torch.zeros(())
         for module in self.modules():
             if isinstance(module, nn.Embedding):
                 total = total + module(words).square().sum()

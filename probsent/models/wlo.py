@@ -11,8 +11,9 @@ Unrolled, with S_i = sum_{l<=i} log|A_l| and s_i = prod_{l<=i} sign(A_l):
     log sigma^2_i = 2 S_i
     mu_i = sum_{j<=i} (prod_{l=j..i} A_l) B_j = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}
 
-The inner sum is a cumulative sum, computed in float64 after dividing every term by the
-largest e^{-S_{j-1}} of the sentence, so nothing overflows however long the sentence. Padding gets log|A| = 0,
+The inner sum is a cumulative sum, computed after dividing every term by the largest
+e^{-S_{j-1}} of the sentence (in float64 when S spans a wide range), so nothing overflows
+however long the sentence. Padding gets log|A| = 0,
 sign +1 and B = 0, which leaves every quantity unchanged; the last position therefore holds
 each sentence's final distribution.
 
@@ -55,19 +56,20 @@ class WLO(SentenceEncoder):
         negative = (a < 0) & real
 
         cum_log = log_abs_a.cumsum(1)  # S_i
-        sign = 1.0 - 2.0 * (negative.to(torch.int32).cumsum(1) % 2).to(a.dtype)  # s_i
-        # S_{j-1} and s_{j-1}: shift right by one, with S_0 = 0 and s_0 = +1.
-        prev_cum_log = torch.cat([torch.zeros_like(cum_log[:, :1]), cum_log[:, :-1]], 1)
-        prev_sign = torch.cat([torch.ones_like(sign[:, :1]), sign[:, :-1]], 1)
+        sign = 1.0 - 2.0 * (negative.to(torch.int32).cumsum(1) & 1).to(a.dtype)  # s_i
+        # -S_{j-1} = log|A_j| - S_j and s_{j-1} = s_j sign(A_j): no shifted copies needed.
+        neg_prev = log_abs_a - cum_log
+        term = sign * torch.where(negative, -b, b)  # s_{j-1} B_j
 
-        # The sum runs in float64, scaled by its largest factor e^{M}, M = max_j -S_{j-1}:
-        # every scaled factor lies in (0, 1], so nothing overflows, and float64's range
-        # (e^-745) keeps all terms that could matter for sentences of any realistic length.
-        neg_prev = -prev_cum_log.double()
-        top = torch.where(real, neg_prev, float("-inf")).amax(1, keepdim=True)
-        top = torch.where(top.isinf(), 0.0, top)  # a sentence of no words keeps N(0, I)
-        partial = (prev_sign.double() * b.double() * (neg_prev - top).exp()).cumsum(1)
-        mean = (sign.double() * partial * (cum_log.double() + top).exp()).to(a.dtype)
+        # The sum is scaled by its largest factor e^{M}, M = max_j -S_{j-1}, so every scaled
+        # factor lies in (0, 1]. M cancels out of the result, so it carries no gradient.
+        # float32 holds every factor while |S| <= 30 over the batch; beyond that the sum runs
+        # in float64, whose range (e^-745) covers sentences of any realistic length.
+        dtype = torch.float64 if cum_log.numel() and float(cum_log.detach().abs().max()) > 30 else a.dtype
+        top = torch.where(real, neg_prev.detach(), float("-inf")).amax(1, keepdim=True)
+        top = torch.where(top.isinf(), 0.0, top).to(dtype)  # a sentence of no words keeps N(0, I)
+        partial = (term.to(dtype) * (neg_prev.to(dtype) - top).exp()).cumsum(1)
+        mean = (sign.to(dtype) * partial * (cum_log.to(dtype) + top).exp()).to(a.dtype)
         return mean, 2.0 * cum_log
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:

@@ -12,6 +12,7 @@ class WordPooling(SentenceEncoder):
 
     probabilistic = False
     default_margin = 0.4
+    order_sensitive = False
     pooling = "mean"
 
     def __init__(self, vocab_size: int, dim: int = 50, init_std: float = 0.1) -> None:

@@ -13,7 +13,8 @@ import torch
 from torch import Tensor
 
 from probsent import __version__
-from probsent.data.corpus import PairCorpus, load_corpus, pad_batch
+from probsent.batching import encode_by_length
+from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.errors import ProbsentError
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.checkpoint import (BEST, LAST, LOG, checkpoint_dir, load_checkpoint,
@@ -109,11 +110,11 @@ class Trainer:
         cfg = self.config
         count = len(pairs)
         sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-        ids, lengths = pad_batch(self.ids, self.corpus.offsets, sentences)
         if count >= 2:
             self.encoder.eval()
             with torch.no_grad():
-                encoded = self.encoder(ids, lengths)
+                encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
+                                           cfg.batch_size)
             negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
             self.encoder.train()
         else:  # a lone pair has no other sentence to contrast with
@@ -128,16 +129,20 @@ class Trainer:
 
     def _step(self, sentences: np.ndarray, batch: int) -> float:
         cfg = self.config
-        ids, lengths = pad_batch(self.ids, self.corpus.offsets, sentences)
-        if self.encoder.type_name != "wordavg" and self.encoder.type_name != "wordsum":
-            ids = scramble(ids, lengths, cfg.scramble, self.generator)
-        out = self.encoder(ids, lengths, with_kl=self.encoder.probabilistic)
+        def scrambled(ids: Tensor, lengths: Tensor) -> Tensor:
+            return scramble(ids, lengths, cfg.scramble, self.generator)
+
+        out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
+                               with_kl=self.encoder.probabilistic,
+                               transform=scrambled if self.encoder.order_sensitive else None)
         s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
         loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
         if self.encoder.probabilistic:
             loss = loss + cfg.prior_weight * out.kl.sum() / batch
         else:
-            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(ids)
+            offsets = self.corpus.offsets
+            words = np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
+            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words))
         if not torch.isfinite(loss):
             raise ProbsentError(
                 f"training stopped: the loss became {loss.item()} at step {self.state['step'] + 1:,}; "
