@@ -98,3 +98,17 @@ def test_gradients_are_finite_for_long_sentences() -> None:
     (out.mean.sum() + out.logvar.sum() + out.kl.sum()).backward()
     for table in (model.scale, model.shift):  # word tables have sparse gradients
         assert torch.isfinite(table.weight.grad.coalesce().values()).all()
+
+
+def test_final_only_path_equals_the_recurrence() -> None:
+    torch.manual_seed(5)
+    model = WLO(80, dim=12, scale_init_std=0.4, shift_init_std=1.0)
+    ids = torch.randint(0, 80, (3, 60))
+    lengths = torch.tensor([60, 17, 2])
+    out = model(ids, lengths)  # inference: no prior, only the last position is computed
+    for row, n in enumerate(lengths.tolist()):
+        ref_mean, ref_var, size = naive_trajectory(model.scale.weight.detach(), model.shift.weight.detach(),
+                                                   ids[row, :n].tolist())
+        assert torch.all((out.mean[row].double() - ref_mean[-1]).abs() <= 2e-4 * size[-1] + 1e-6)
+        assert torch.allclose(out.logvar[row].double(), ref_var[-1].log(), rtol=1e-5, atol=1e-4)
+    assert out.kl is None

@@ -47,8 +47,9 @@ class WLO(SentenceEncoder):
         nn.init.normal_(self.scale.weight, mean=1.0, std=scale_init_std)
         nn.init.normal_(self.shift.weight, mean=0.0, std=shift_init_std)
 
-    def trajectory(self, ids: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-        """Mean and log-variance after every operator: two [batch, length, dim] tensors."""
+    def trajectory(self, ids: Tensor, lengths: Tensor, final_only: bool = False) -> tuple[Tensor, Tensor]:
+        """Mean and log-variance after every operator: two [batch, length, dim] tensors
+        (with ``final_only``, after the last word: two [batch, dim] tensors)."""
         real = padding_mask(ids, lengths).unsqueeze(-1)
         a = self.scale(ids)
         b = self.shift(ids) * real  # B = 0 at padding
@@ -68,15 +69,21 @@ class WLO(SentenceEncoder):
         dtype = torch.float64 if cum_log.numel() and float(cum_log.detach().abs().max()) > 30 else a.dtype
         top = torch.where(real, neg_prev.detach(), float("-inf")).amax(1, keepdim=True)
         top = torch.where(top.isinf(), 0.0, top).to(dtype)  # a sentence of no words keeps N(0, I)
-        partial = (term.to(dtype) * (neg_prev.to(dtype) - top).exp()).cumsum(1)
+        scaled = term.to(dtype) * (neg_prev.to(dtype) - top).exp()
+        if final_only:  # padding leaves everything unchanged: the last position is the end
+            cum_log, sign, top = cum_log[:, -1], sign[:, -1], top[:, 0]
+            partial = scaled.sum(1)
+        else:
+            partial = scaled.cumsum(1)
         mean = (sign.to(dtype) * partial * (cum_log.to(dtype) + top).exp()).to(a.dtype)
         return mean, 2.0 * cum_log
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
+        if not with_kl:
+            return Encoding(*self.trajectory(ids, lengths, final_only=True))
+        # the prior applies to the distribution after every operator
         mean, logvar = self.trajectory(ids, lengths)
-        kl = None
-        if with_kl:  # the prior applies to the distribution after every operator
-            kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
+        kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
     def word_entropy_terms(self) -> Tensor:
