@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import platform
 import sys
 import tempfile
@@ -33,7 +34,7 @@ class NaiveLoopWLO(WLO):
 
     type_name = "wlo"
 
-    def trajectory(self, ids, lengths):
+    def trajectory(self, ids, lengths, final_only=False):
         real = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).unsqueeze(-1)
         a = torch.where(real, self.scale(ids), 1.0)
         b = self.shift(ids) * real
@@ -45,6 +46,8 @@ class NaiveLoopWLO(WLO):
             logvar = logvar + 2 * a[:, i].abs().log()
             means.append(mean)
             logvars.append(logvar)
+        if final_only:
+            return mean, logvar
         return torch.stack(means, 1), torch.stack(logvars, 1)
 
 
@@ -87,19 +90,20 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODEL_TYPES))
     parser.add_argument("--naive", action="store_true", help="also time the naive-loop WLO")
     args = parser.parse_args()
-    print(f"# {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
-          f"torch {torch.__version__}, {args.pairs:,} pairs")
-    print(f"{'model':<14}{'train pairs/s':>15}{'encode sent/s':>15}")
+    print(f"{platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, "
+          f"torch {torch.__version__}, {args.pairs:,} training pairs, 20,000 sentences encoded\n")
+    print("| model | training pairs/s (mining included) | encoding sentences/s (raw text) |")
+    print("|---|---:|---:|")
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
             rates[name] = bench_model(name, Path(args.data), args.pairs, Path(tmp))
-            print(f"{name:<14}{rates[name][0]:>15,.0f}{rates[name][1]:>15,.0f}", flush=True)
+            print(f"| {name} | {rates[name][0]:,.0f} | {rates[name][1]:,.0f} |", flush=True)
         if args.naive:
             naive = bench_model("wlo", Path(args.data), args.pairs, Path(tmp), naive=True)
-            print(f"{'wlo (naive)':<14}{naive[0]:>15,.0f}{naive[1]:>15,.0f}")
+            print(f"| wlo, naive loop over positions | {naive[0]:,.0f} | {naive[1]:,.0f} |")
             if "wlo" in rates:
-                print(f"closed form / naive loop: training x{rates['wlo'][0] / naive[0]:.2f}, "
+                print(f"\nWLO closed form / naive loop: training x{rates['wlo'][0] / naive[0]:.2f}, "
                       f"encoding x{rates['wlo'][1] / naive[1]:.2f}")
 
 

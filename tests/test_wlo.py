@@ -28,8 +28,16 @@ def naive_trajectory(scale: torch.Tensor, shift: torch.Tensor, ids: list[int]):
     return torch.stack(means), torch.stack(variances), torch.stack(magnitudes)
 
 
+@pytest.fixture(params=["automatic", "log-space"])
+def mean_path(request, monkeypatch) -> str:
+    """Run a test with WLO's usual choice of path, and with the log-space path forced."""
+    if request.param == "log-space":
+        monkeypatch.setattr("probsent.models.wlo.DIRECT_RANGE", -1.0)
+    return request.param
+
+
 @pytest.mark.parametrize("scale_std,length", [(0.1, 12), (0.6, 40), (0.3, 350), (0.05, 1000)])
-def test_closed_form_equals_naive_recurrence(scale_std: float, length: int) -> None:
+def test_closed_form_equals_naive_recurrence(scale_std: float, length: int, mean_path: str) -> None:
     torch.manual_seed(length)
     model = WLO(200, dim=16, scale_init_std=scale_std, shift_init_std=1.0)
     with torch.no_grad():  # make sure some scales are negative
@@ -50,7 +58,7 @@ def test_closed_form_equals_naive_recurrence(scale_std: float, length: int) -> N
         assert torch.equal(logvar[row, n:], logvar[row, n - 1].expand_as(logvar[row, n:]))
 
 
-def test_padding_never_changes_a_result() -> None:
+def test_padding_never_changes_a_result(mean_path: str) -> None:
     torch.manual_seed(0)
     model = WLO(50, dim=8, scale_init_std=0.4)
     ids = torch.randint(1, 50, (1, 9))
@@ -90,7 +98,7 @@ def test_entropy_is_a_sum_of_word_terms() -> None:
     assert math.isclose(entropy, expected, rel_tol=1e-5)
 
 
-def test_gradients_are_finite_for_long_sentences() -> None:
+def test_gradients_are_finite_for_long_sentences(mean_path: str) -> None:
     torch.manual_seed(3)
     model = WLO(100, dim=10, scale_init_std=0.5, shift_init_std=1.0)
     ids = torch.randint(0, 100, (3, 400))
@@ -100,7 +108,7 @@ def test_gradients_are_finite_for_long_sentences() -> None:
         assert torch.isfinite(table.weight.grad.coalesce().values()).all()
 
 
-def test_final_only_path_equals_the_recurrence() -> None:
+def test_final_only_path_equals_the_recurrence(mean_path: str) -> None:
     torch.manual_seed(5)
     model = WLO(80, dim=12, scale_init_std=0.4, shift_init_std=1.0)
     ids = torch.randint(0, 80, (3, 60))

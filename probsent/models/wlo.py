@@ -11,11 +11,12 @@ Unrolled, with S_i = sum_{l<=i} log|A_l| and s_i = prod_{l<=i} sign(A_l):
     log sigma^2_i = 2 S_i
     mu_i = sum_{j<=i} (prod_{l=j..i} A_l) B_j = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}
 
-The inner sum is a cumulative sum, computed after dividing every term by the largest
-e^{-S_{j-1}} of the sentence (in float64 when S spans a wide range), so nothing overflows
-however long the sentence. Padding gets log|A| = 0,
-sign +1 and B = 0, which leaves every quantity unchanged; the last position therefore holds
-each sentence's final distribution.
+While every |S_i| <= 30 the products P_i = A_1 ... A_i (signs included) stay far inside
+float32's range and mu_i = P_i sum_{j<=i} B_j / P_{j-1} is computed from them directly (a
+cumulative product and a cumulative sum). Beyond that, the sum is computed in log space, in
+float64, after dividing every term by the largest e^{-S_{j-1}} of the sentence, so nothing
+overflows however long the sentence. Padding gets A = 1 and B = 0, which leaves every
+quantity unchanged; the last position therefore holds each sentence's final distribution.
 
 The sentence entropy is k/2 log(2 pi e) + sum_d S_n,d: an exact sum of per-word terms
 sum_d log|A_w,d|, which is what makes WLO's specificity explainable word by word.
@@ -27,6 +28,11 @@ from torch import Tensor, nn
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, padding_mask
+
+
+# Below this bound on |log(A_1 ... A_i)| the mean is computed from the products themselves;
+# above it, in log space.
+DIRECT_RANGE = 30.0
 
 
 class WLO(SentenceEncoder):
@@ -51,32 +57,50 @@ class WLO(SentenceEncoder):
         """Mean and log-variance after every operator: two [batch, length, dim] tensors
         (with ``final_only``, after the last word: two [batch, dim] tensors)."""
         real = padding_mask(ids, lengths).unsqueeze(-1)
-        a = self.scale(ids)
-        b = self.shift(ids) * real  # B = 0 at padding
-        log_abs_a = torch.where(real, a.abs().clamp_min(1e-30).log(), 0.0)
-        negative = (a < 0) & real
+        a = torch.where(real, self.scale(ids), 1.0)  # padding: A = 1, B = 0, nothing changes
+        b = self.shift(ids) * real
+        log_abs_a = a.abs().clamp_min(1e-30).log()
+        cum_log = log_abs_a.cumsum(1)  # S_i; log sigma^2_i = 2 S_i
+        if cum_log.numel() and float(cum_log.detach().abs().max()) <= DIRECT_RANGE:
+            mean = self._mean_by_products(a, b, final_only)
+        else:
+            mean = self._mean_in_log_space(a, b, real, log_abs_a, cum_log, final_only)
+        return mean, 2.0 * (cum_log[:, -1] if final_only else cum_log)
 
-        cum_log = log_abs_a.cumsum(1)  # S_i
+    @staticmethod
+    def _mean_by_products(a: Tensor, b: Tensor, final_only: bool) -> Tensor:
+        """mu_i = P_i sum_{j<=i} B_j / P_{j-1} with P_i = A_1 ... A_i, signs included.
+
+        Used while every |log P_i| <= DIRECT_RANGE, where the products cannot overflow.
+        """
+        products = a.cumprod(1)  # P_i
+        previous = torch.cat([torch.ones_like(products[:, :1]), products[:, :-1]], 1)  # P_{j-1}
+        ratio = b / previous
+        if final_only:
+            return products[:, -1] * ratio.sum(1)
+        return products * ratio.cumsum(1)
+
+    @staticmethod
+    def _mean_in_log_space(a: Tensor, b: Tensor, real: Tensor, log_abs_a: Tensor, cum_log: Tensor,
+                           final_only: bool) -> Tensor:
+        """mu_i = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}, for any range of S."""
+        negative = a < 0
         sign = 1.0 - 2.0 * (negative.to(torch.int32).cumsum(1) & 1).to(a.dtype)  # s_i
         # -S_{j-1} = log|A_j| - S_j and s_{j-1} = s_j sign(A_j): no shifted copies needed.
         neg_prev = log_abs_a - cum_log
         term = sign * torch.where(negative, -b, b)  # s_{j-1} B_j
-
         # The sum is scaled by its largest factor e^{M}, M = max_j -S_{j-1}, so every scaled
-        # factor lies in (0, 1]. M cancels out of the result, so it carries no gradient.
-        # float32 holds every factor while |S| <= 30 over the batch; beyond that the sum runs
-        # in float64, whose range (e^-745) covers sentences of any realistic length.
-        dtype = torch.float64 if cum_log.numel() and float(cum_log.detach().abs().max()) > 30 else a.dtype
+        # factor lies in (0, 1]; M cancels out of the result, so it carries no gradient. The
+        # sum runs in float64, whose range (e^-745) covers sentences of any realistic length.
         top = torch.where(real, neg_prev.detach(), float("-inf")).amax(1, keepdim=True)
-        top = torch.where(top.isinf(), 0.0, top).to(dtype)  # a sentence of no words keeps N(0, I)
-        scaled = term.to(dtype) * (neg_prev.to(dtype) - top).exp()
+        top = torch.where(top.isinf(), 0.0, top).double()  # a sentence of no words keeps N(0, I)
+        scaled = term.double() * (neg_prev.double() - top).exp()
         if final_only:  # padding leaves everything unchanged: the last position is the end
             cum_log, sign, top = cum_log[:, -1], sign[:, -1], top[:, 0]
             partial = scaled.sum(1)
         else:
             partial = scaled.cumsum(1)
-        mean = (sign.to(dtype) * partial * (cum_log.to(dtype) + top).exp()).to(a.dtype)
-        return mean, 2.0 * cum_log
+        return (sign.double() * partial * (cum_log.double() + top).exp()).to(a.dtype)
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         if not with_kl:
