@@ -58,6 +58,7 @@ class Trainer:
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = True,
                  validator: Validator | None = None, log: Callable[[str], None] | None = None) -> None:
         self.config = config
+        config.data = str(Path(config.data).resolve())  # the model records where it learned from
         self.out = Path(config.out)
         self.progress = progress
         self.validator = validator
