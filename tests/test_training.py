@@ -164,3 +164,12 @@ def test_scramble_permutes_only_real_words() -> None:
     kept = scramble(ids.repeat(250, 1), lengths.repeat(250), 0.4, gen)
     changed = (kept != ids.repeat(250, 1)).any(1)[::4].float().mean().item()  # rows of length 10
     assert 0.3 < changed < 0.5
+
+
+def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)
+    cfg = config(tmp_path, data, epochs=1000, max_seconds=0.5)
+    state = Trainer(cfg, progress=False).train()
+    assert not state["finished"] and state["step"] > 0
+    again = Trainer(config(tmp_path, data, epochs=1000, max_seconds=0.5), resume=True, progress=False)
+    assert again.train()["step"] == state["step"]  # the budget was already spent: no more steps

@@ -111,15 +111,14 @@ class Trainer:
         cfg = self.config
         count = len(pairs)
         sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-        if count >= 2:
-            self.encoder.eval()
-            with torch.no_grad():
-                encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                           cfg.batch_size)
-            negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
-            self.encoder.train()
-        else:  # a lone pair has no other sentence to contrast with
-            negative = np.array([1, 0])
+        if count < 2:  # a lone pair has no other sentence to contrast with: skip it
+            return []
+        self.encoder.eval()
+        with torch.no_grad():
+            encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
+                                       cfg.batch_size)
+        negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
+        self.encoder.train()
         losses = []
         for start in range(0, count, cfg.batch_size):
             rows = np.arange(start, min(count, start + cfg.batch_size))
@@ -205,6 +204,9 @@ class Trainer:
             order = torch.randperm(num_pairs, generator=torch.Generator().manual_seed(
                 cfg.seed * 1_000_003 + self.state["epoch"])).numpy()
             while self.state["pairs_done"] < num_pairs:
+                if cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds:
+                    stopped_early = True  # e.g. resumed after the budget was spent
+                    break
                 chunk = order[self.state["pairs_done"]:self.state["pairs_done"] + per_mega]
                 t0 = time.monotonic()
                 losses = self._megabatch(chunk)
