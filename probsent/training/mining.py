@@ -68,18 +68,16 @@ def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
     best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype)
     best_index = torch.zeros(count, dtype=torch.long)
     for first in range(0, count, block):
-        rows = torch.arange(first, min(count, first + block))
-        sim = similarity_block(rows, first)
-        local = torch.arange(len(rows))
-        sim[local, rows - first] = float("-inf")
-        mate = partner[rows]
-        later = mate >= first  # partners before ``first`` are outside this block's columns
-        sim[local[later], mate[later] - first] = float("-inf")
-        value, index = sim.max(1)  # rows: every column from ``first`` on
-        better = value > best_value[rows]
-        best_value[rows[better]], best_index[rows[better]] = value[better], index[better] + first
-        value, index = sim.max(0)  # columns: these rows are new candidates for them
-        columns = torch.arange(first, count)
-        better = value > best_value[columns]
-        best_value[columns[better]], best_index[columns[better]] = value[better], index[better] + first
+        last = min(count, first + block)
+        sim = similarity_block(torch.arange(first, last), first)  # rows first..last-1, columns first..
+        sim[:, : last - first].diagonal().fill_(float("-inf"))  # the sentence itself
+        mate = partner[first:last] - first
+        later = (mate >= 0).nonzero().squeeze(1)  # partners before ``first`` are not columns here
+        sim[later, mate[later]] = float("-inf")
+        for values, where, offset in ((sim.max(1), slice(first, last), first),  # rows: columns >= first
+                                      (sim.max(0), slice(first, count), first)):  # columns: these rows
+            value, index = values
+            better = value > best_value[where]
+            best_value[where] = torch.where(better, value, best_value[where])
+            best_index[where] = torch.where(better, index + offset, best_index[where])
     return best_index
