@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, Union
 
@@ -13,11 +14,35 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.model_files import CONFIG, read_model_dir, save_model
-from probsent.models import Encoding, SentenceEncoder
+from probsent.models import WLO, Encoding, SentenceEncoder
 from probsent.similarity import paired_similarity
 from probsent.tokenize import tokenize
 
 Sentences = Union[str, Sequence[str]]
+
+
+@dataclass
+class Attribution:
+    """One token's share of a sentence's entropy (WLO)."""
+
+    token: str
+    word: str | None  # the vocabulary entry, None for an unknown word (<unk>)
+    entropy: float  # sum_d log|A_w,d|: negative = makes the sentence more specific
+    shift_norm: float  # ||B_w||
+
+
+@dataclass
+class Explanation:
+    """A sentence's entropy as the prior's entropy plus one exact share per token."""
+
+    sentence: str
+    prior_entropy: float
+    words: list[Attribution]
+
+    @property
+    def entropy(self) -> float:
+        """The sentence's entropy: ``prior_entropy`` plus every word's share."""
+        return self.prior_entropy + sum(w.entropy for w in self.words)
 
 
 class SentenceModel:
@@ -97,6 +122,24 @@ class SentenceModel:
         values = paired_similarity(self._encode(items_a, batch_size),
                                    self._encode(items_b, batch_size)).numpy()
         return float(values[0]) if single else values
+
+    def explain(self, sentence: str) -> "Explanation":
+        """WLO only: each word's exact additive share of the sentence's entropy.
+
+        The entropy is k/2 log(2 pi e) (that of the prior N(0, I)) plus, for every word,
+        sum_d log|A_w,d|; a negative share makes the sentence more specific.
+        """
+        if not isinstance(self.encoder, WLO):
+            raise ProbsentError(f"explain needs a WLO model, not {self.encoder.type_name}")
+        tokens = tokenize(sentence)
+        ids = torch.from_numpy(self.vocab.ids(tokens))
+        with torch.no_grad():
+            shares = self.encoder.word_entropy_terms()[ids].double().numpy()
+            shift_norms = self.encoder.shift.weight[ids].norm(dim=-1).double().numpy()
+        prior = float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
+        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
+                 for t, i, h, n in zip(tokens, ids.tolist(), shares, shift_norms)]
+        return Explanation(sentence, prior, words)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""

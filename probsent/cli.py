@@ -109,6 +109,32 @@ def _run_specificity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_explain(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("explain", help="each word's share of a sentence's entropy (WLO)",
+                            description="WLO's entropy is the prior's plus one exact term per word, "
+                                        "sum_d log|A_w,d|; list the words, most specific (most "
+                                        "negative term) first, with their translation norms ||B_w||.")
+    parser.add_argument("sentence", help="the sentence to explain")
+    parser.add_argument("--model", required=True, help="a WLO model directory or probsent train output directory")
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    from probsent.api import load
+
+    explanation = load(args.model).explain(args.sentence)
+    color = sys.stdout.isatty()
+    paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
+    out = sys.stdout
+    out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
+              f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
+    out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
+    for word in sorted(explanation.words, key=lambda w: w.entropy):
+        name = word.token if word.word is not None else f"{word.token} (<unk>)"
+        term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
+        out.write(f"{name:<24}{term}{word.shift_norm:>10.3f}\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command."""
     parser = argparse.ArgumentParser(prog="probsent", description="Probabilistic sentence representations.")
@@ -117,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(sub)
     add_eval_parser(sub)
     _add_specificity(sub)
+    _add_explain(sub)
     return parser
 
 
@@ -124,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity, "eval": run_eval}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "eval": run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2
