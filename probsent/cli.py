@@ -73,39 +73,38 @@ def _run_train(args: argparse.Namespace) -> int:
 
 def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("specificity", help="score how specific sentences are",
-                            description="Print, for each sentence, its specificity score and the "
-                                        "sentence, tab-separated, in input order. Higher = more "
-                                        "specific: minus the entropy (probabilistic models) or "
-                                        "the vector norm (deterministic models).")
+                            description="Print one line per sentence, in input order: its "
+                                        "specificity score and the sentence, tab-separated (or a "
+                                        "JSON object with --format json). Higher = more specific: "
+                                        "minus the entropy (probabilistic models) or the vector "
+                                        "norm (deterministic models). Blank input lines get nan / "
+                                        "null; undecodable bytes are read as U+FFFD.")
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--input", help="file with one sentence a line ('-' for stdin)")
+    parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
     parser.add_argument("--batch-size", type=int, default=256)
-
-
-def _read_sentences(args: argparse.Namespace) -> list[str]:
-    if args.sentences:
-        return list(args.sentences)
-    if args.input and args.input != "-":
-        try:
-            data = open(args.input, "rb").read()
-        except OSError as exc:
-            raise ProbsentError(f"{args.input}: cannot read ({exc.strerror})") from None
-    else:
-        data = sys.stdin.buffer.read()
-    text = data.decode("utf-8", errors="replace")  # undecodable bytes become U+FFFD
-    return [line.rstrip("\r") for line in text.split("\n")[: -1 if text.endswith("\n") else None]]
 
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.api import load
+    from probsent.scoring import iter_lines, score_stream
 
     model = load(args.model)
-    sentences = _read_sentences(args)
-    scores = model.specificity(sentences, batch_size=args.batch_size)
-    out = sys.stdout
-    for score, sentence in zip(scores, sentences):
-        out.write(f"{score:.4f}\t{sentence}\n")
+    progress = sys.stderr.isatty() and not args.sentences
+    if args.sentences:
+        score_stream(model, args.sentences, sys.stdout, args.format, batch_size=args.batch_size)
+        return 0
+    if args.input and args.input != "-":
+        try:
+            stream = open(args.input, "rb")
+        except OSError as exc:
+            raise ProbsentError(f"{args.input}: cannot read ({exc.strerror})") from None
+    else:
+        stream = sys.stdin.buffer
+    with stream:
+        score_stream(model, iter_lines(stream), sys.stdout, args.format, batch_size=args.batch_size,
+                     progress=progress)
     return 0
 
 

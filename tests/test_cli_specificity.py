@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
+import tracemalloc
 
 import pytest
 
 from probsent.cli import main
+from probsent.scoring import score_stream
 from tests.test_api import make_model
 
 
@@ -32,11 +35,44 @@ def test_stdin_with_bad_bytes(model_dir, capsys, monkeypatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"the cat\ncaf\xe9 au lait\r\n\nthe dog\n")))
     assert main(["specificity", "--model", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4  # every input line gets a score, blank ones included
-    assert lines[1].endswith("caf\ufffd au lait") and lines[2].split("\t")[1] == ""
+    assert len(lines) == 4  # one output line per input line
+    assert lines[1].endswith("caf\ufffd au lait")
+    assert lines[2] == "nan\t"  # a blank line has no score
 
 
 def test_missing_model_is_one_line(tmp_path, capsys) -> None:
     assert main(["specificity", "--model", str(tmp_path / "nope"), "hello"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such model directory" in err
+
+
+def test_json_format(model_dir, capsys) -> None:
+    path, model = model_dir
+    assert main(["specificity", "--model", str(path), "--format", "json", "the cat", " "]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[0]["sentence"] == "the cat"
+    assert rows[0]["specificity"] == pytest.approx(model.specificity("the cat"), abs=1e-5)
+    assert rows[1] == {"sentence": " ", "specificity": None}
+
+
+def test_large_stream_memory_stays_flat(model_dir) -> None:
+    _, model = model_dir
+
+    def peak(count: int) -> int:
+        lines = (f"the cat number {i} sat on the mat" for i in range(count))
+        tracemalloc.start()
+        written = score_stream(model, lines, NullWriter())
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert written == count
+        return top
+
+    small, large = peak(10_000), peak(60_000)
+    assert large < 1.5 * small, (small, large)
+
+
+class NullWriter:
+    """Discards output, so only the scorer's own memory is measured."""
+
+    def write(self, text: str) -> int:
+        return len(text)
