@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from probsent.batching import encode_by_length
+from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
@@ -53,10 +54,13 @@ class SentenceModel:
     """
 
     def __init__(self, encoder: SentenceEncoder, vocab: Vocabulary,
-                 config: dict[str, Any] | None = None) -> None:
+                 config: dict[str, Any] | None = None, calibration: Calibration | None = None,
+                 path: Path | None = None) -> None:
         self.encoder = encoder.eval()
         self.vocab = vocab
         self.config = config or {}
+        self.calibration = calibration
+        self.path = path  # the directory it was loaded from, if any
 
     @property
     def probabilistic(self) -> bool:
@@ -123,6 +127,14 @@ class SentenceModel:
                                    self._encode(items_b, batch_size)).numpy()
         return float(values[0]) if single else values
 
+    def probability(self, sentences: Sentences, batch_size: int = 256):
+        """P(specific) from the model's calibration (see ``probsent calibrate``)."""
+        if self.calibration is None:
+            raise ProbsentError(f"{self.path or 'this model'} has no calibration.json; "
+                                f"run: probsent calibrate --model {self.path or 'DIR'}")
+        values = self.calibration.probability(np.atleast_1d(self.specificity(sentences, batch_size)))
+        return float(values[0]) if isinstance(sentences, str) else values
+
     def explain(self, sentence: str) -> "Explanation":
         """WLO only: each word's exact additive share of the sentence's entropy.
 
@@ -152,4 +164,4 @@ def load(path: str | os.PathLike[str]) -> SentenceModel:
     if not (path / CONFIG).exists() and (path / "best" / CONFIG).exists():
         path = path / "best"
     encoder, vocab, config = read_model_dir(path)
-    return SentenceModel(encoder, vocab, config)
+    return SentenceModel(encoder, vocab, config, Calibration.load(path), path)

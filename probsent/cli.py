@@ -6,6 +6,8 @@ import sys
 from dataclasses import fields
 from typing import Sequence
 
+import numpy as np
+
 from probsent import __version__
 from probsent.errors import ProbsentError
 from probsent.evaluation.command import add_eval_parser, run_eval
@@ -83,7 +85,39 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--input", help="file with one sentence a line ('-' for stdin)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
+    parser.add_argument("--probability", action="store_true",
+                        help="also write P(specific) from the model's calibration (tsv: score, "
+                             "probability, sentence)")
     parser.add_argument("--batch-size", type=int, default=256)
+
+
+def _add_calibrate(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("calibrate", help="fit P(specific) for a model on the news training sentences",
+                            description="Fit P(specific) = sigmoid(a * score + b) by maximum likelihood "
+                                        "on the labelled news training sentences (rows 0..2795 minus "
+                                        "those equal to test sentences) and store it as "
+                                        "calibration.json in the model directory.")
+    parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
+    parser.add_argument("--data-dir", help="evaluation data root (default: $PROBSENT_DATA_DIR or ../shared/data)")
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    from probsent.api import load
+    from probsent.calibration import Calibration, fit_logistic, logistic
+    from probsent.evaluation.datasets import DataDir, load_news_train
+
+    model = load(args.model)
+    news = load_news_train(DataDir(args.data_dir))
+    scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
+    slope, intercept = fit_logistic(scores, news.specific)
+    accuracy = float(((logistic(slope, intercept, scores) > 0.5) == news.specific).mean())
+    calibration = Calibration(slope, intercept, "news-train rows 0..2795 without test overlaps",
+                              len(scores), accuracy)
+    calibration.save(model.path)
+    print(f"P(specific) = sigmoid({slope:.4f} * score + {intercept:.4f}) from {len(scores):,} sentences "
+          f"(accuracy at 0.5 on them: {100 * calibration.accuracy_at_half:.1f} %); "
+          f"written to {model.path / 'calibration.json'}")
+    return 0
 
 
 def _run_specificity(args: argparse.Namespace) -> int:
@@ -91,9 +125,12 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.scoring import iter_lines, score_stream
 
     model = load(args.model)
+    if args.probability and model.calibration is None:
+        model.probability([])  # raises the one-line error that says how to calibrate
     progress = sys.stderr.isatty() and not args.sentences
     if args.sentences:
-        score_stream(model, args.sentences, sys.stdout, args.format, batch_size=args.batch_size)
+        score_stream(model, args.sentences, sys.stdout, args.format, batch_size=args.batch_size,
+                     probability=args.probability)
         return 0
     if args.input and args.input != "-":
         try:
@@ -104,7 +141,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
         stream = sys.stdin.buffer
     with stream:
         score_stream(model, iter_lines(stream), sys.stdout, args.format, batch_size=args.batch_size,
-                     progress=progress)
+                     progress=progress, probability=args.probability)
     return 0
 
 
@@ -143,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub)
     _add_specificity(sub)
     _add_explain(sub)
+    _add_calibrate(sub)
     return parser
 
 
@@ -150,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "eval": run_eval}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "eval": run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2

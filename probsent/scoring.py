@@ -22,8 +22,11 @@ def iter_lines(stream: BinaryIO) -> Iterator[str]:
 
 
 def score_stream(model: SentenceModel, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
-                 chunk: int = 4096, batch_size: int = 256, progress: bool = False) -> int:
-    """Write one line per input line: ``score<TAB>sentence`` (tsv) or a JSON object (json).
+                 chunk: int = 4096, batch_size: int = 256, progress: bool = False,
+                 probability: bool = False) -> int:
+    """Write one line per input line: ``score<TAB>sentence`` (tsv) or a JSON object (json);
+    with ``probability``, also P(specific) from the model's calibration
+    (``score<TAB>probability<TAB>sentence``).
 
     Returns the number of lines written. Memory holds one chunk at a time.
     """
@@ -43,11 +46,15 @@ def score_stream(model: SentenceModel, lines: Iterable[str], out: TextIO, fmt: s
             values = model.specificity([block[i] for i in present], batch_size=batch_size)
             for i, value in zip(present, values):
                 scores[i] = float(value)
-        for sentence, score in zip(block, scores):
+        probs = model.calibration.probability(scores) if probability else [None] * len(block)
+        for sentence, score, prob in zip(block, scores, probs):
             if fmt == "json":
-                out.write(json.dumps({"sentence": sentence,
-                                      "specificity": None if math.isnan(score) else round(score, 6)},
-                                     ensure_ascii=False) + "\n")
+                row = {"sentence": sentence, "specificity": None if math.isnan(score) else round(score, 6)}
+                if probability:
+                    row["probability"] = None if math.isnan(prob) else round(float(prob), 6)
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            elif probability:
+                out.write(f"{score:.4f}\t{prob:.4f}\t{sentence}\n")
             else:
                 out.write(f"{score:.4f}\t{sentence}\n")
         written += len(block)

@@ -1,0 +1,51 @@
+"""P(specific): the logistic fit and `probsent calibrate` / `specificity --probability`."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from probsent.calibration import fit_logistic
+from probsent.cli import main
+from tests.helpers import DATA, require_data
+from tests.test_api import make_model
+
+
+def test_fit_matches_a_generic_optimizer_and_recovers_parameters() -> None:
+    rng = np.random.default_rng(0)
+    scores = rng.normal(-60.0, 4.0, size=20_000)
+    labels = rng.random(20_000) < 1 / (1 + np.exp(-(0.5 * scores + 31.0)))
+    slope, intercept = fit_logistic(scores, labels)
+
+    def negative_log_likelihood(w):
+        z = w[0] * scores + w[1]
+        return np.sum(np.logaddexp(0, z)) - np.sum(labels * z)
+
+    reference = minimize(negative_log_likelihood, x0=[0.0, 0.0], method="BFGS",
+                         options={"gtol": 1e-8, "maxiter": 10_000}).x
+    assert slope == pytest.approx(reference[0], rel=1e-3) and intercept == pytest.approx(reference[1], rel=1e-3)
+    assert slope == pytest.approx(0.5, rel=0.1) and intercept == pytest.approx(31.0, rel=0.1)
+
+
+def test_separable_data_gives_finite_parameters() -> None:
+    slope, intercept = fit_logistic(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 0, 1, 1]))
+    assert np.isfinite(slope) and np.isfinite(intercept) and slope > 0
+
+
+def test_calibrate_then_probability(tmp_path, capsys) -> None:
+    require_data()
+    model = make_model("wlo")
+    model.save(tmp_path / "m")
+    assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat"]) == 2
+    assert "probsent calibrate" in capsys.readouterr().err
+    assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(DATA)]) == 0
+    saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
+    assert saved["sentences"] == 2730
+    capsys.readouterr()
+    assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat", "the dog"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    for score, probability, _ in rows:
+        expected = 1 / (1 + np.exp(-(saved["slope"] * float(score) + saved["intercept"])))
+        assert float(probability) == pytest.approx(expected, abs=1e-3)
