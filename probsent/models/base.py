@@ -66,6 +66,17 @@ class SentenceEncoder(nn.Module):
         return total
 
 
+def lookup_real(table: nn.Embedding, ids: Tensor, real: Tensor, fill: float) -> Tensor:
+    """[batch, length, dim] rows of ``table`` at the real positions and ``fill`` at padding.
+
+    Only real positions are looked up, so a sparse gradient has one row per real token and
+    the optimizer never touches padding.
+    """
+    out = torch.full((*ids.shape, table.embedding_dim), fill, dtype=table.weight.dtype)
+    out[real] = table(ids[real])
+    return out
+
+
 def padding_mask(ids: Tensor, lengths: Tensor) -> Tensor:
     """[batch, length] bool, True at real (non-padding) positions."""
     positions = torch.arange(ids.shape[1], device=ids.device)

@@ -5,7 +5,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from probsent.gaussian import kl_to_standard_normal
-from probsent.models.base import Encoding, SentenceEncoder, padding_mask
+from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 
 
 class LSTMAverage(SentenceEncoder):
@@ -25,7 +25,8 @@ class LSTMAverage(SentenceEncoder):
 
     def average_hidden(self, ids: Tensor, lengths: Tensor) -> Tensor:
         """[batch, hidden]: the mean of the hidden states at positions 1..length."""
-        packed = pack_padded_sequence(self.embedding(ids), lengths.clamp_min(1).cpu(),
+        words = lookup_real(self.embedding, ids, padding_mask(ids, lengths), 0.0)
+        packed = pack_padded_sequence(words, lengths.clamp_min(1).cpu(),
                                       batch_first=True, enforce_sorted=False)
         states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True,
                                         total_length=ids.shape[1])

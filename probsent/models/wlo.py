@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from probsent.gaussian import kl_to_standard_normal
-from probsent.models.base import Encoding, SentenceEncoder, padding_mask
+from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 
 
 # Below this bound on |log(A_1 ... A_i)| the mean is computed from the products themselves;
@@ -56,9 +56,10 @@ class WLO(SentenceEncoder):
     def trajectory(self, ids: Tensor, lengths: Tensor, final_only: bool = False) -> tuple[Tensor, Tensor]:
         """Mean and log-variance after every operator: two [batch, length, dim] tensors
         (with ``final_only``, after the last word: two [batch, dim] tensors)."""
-        real = padding_mask(ids, lengths).unsqueeze(-1)
-        a = torch.where(real, self.scale(ids), 1.0)  # padding: A = 1, B = 0, nothing changes
-        b = self.shift(ids) * real
+        mask = padding_mask(ids, lengths)
+        real = mask.unsqueeze(-1)
+        a = lookup_real(self.scale, ids, mask, 1.0)  # padding: A = 1, B = 0, nothing changes
+        b = lookup_real(self.shift, ids, mask, 0.0)
         log_abs_a = a.abs().clamp_min(1e-30).log()
         cum_log = log_abs_a.cumsum(1)  # S_i; log sigma^2_i = 2 S_i
         if cum_log.numel() and float(cum_log.detach().abs().max()) <= DIRECT_RANGE:
