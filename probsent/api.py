@@ -127,12 +127,17 @@ class SentenceModel:
                                    self._encode(items_b, batch_size)).numpy()
         return float(values[0]) if single else values
 
-    def probability(self, sentences: Sentences, batch_size: int = 256):
-        """P(specific) from the model's calibration (see ``probsent calibrate``)."""
+    def require_calibration(self) -> Calibration:
+        """The model's calibration; a one-line error saying how to make one if it has none."""
         if self.calibration is None:
             raise ProbsentError(f"{self.path or 'this model'} has no calibration.json; "
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
-        values = self.calibration.probability(np.atleast_1d(self.specificity(sentences, batch_size)))
+        return self.calibration
+
+    def probability(self, sentences: Sentences, batch_size: int = 256):
+        """P(specific) from the model's calibration (see ``probsent calibrate``)."""
+        calibration = self.require_calibration()
+        values = calibration.probability(np.atleast_1d(self.specificity(sentences, batch_size)))
         return float(values[0]) if isinstance(sentences, str) else values
 
     def explain(self, sentence: str) -> "Explanation":

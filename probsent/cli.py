@@ -125,8 +125,8 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.scoring import iter_lines, score_stream
 
     model = load(args.model)
-    if args.probability and model.calibration is None:
-        model.probability([])  # raises the one-line error that says how to calibrate
+    if args.probability:
+        model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
     if args.sentences:
         score_stream(model, args.sentences, sys.stdout, args.format, batch_size=args.batch_size,

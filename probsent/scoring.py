@@ -46,7 +46,7 @@ def score_stream(model: SentenceModel, lines: Iterable[str], out: TextIO, fmt: s
             values = model.specificity([block[i] for i in present], batch_size=batch_size)
             for i, value in zip(present, values):
                 scores[i] = float(value)
-        probs = model.calibration.probability(scores) if probability else [None] * len(block)
+        probs = model.require_calibration().probability(scores) if probability else [None] * len(block)
         for sentence, score, prob in zip(block, scores, probs):
             if fmt == "json":
                 row = {"sentence": sentence, "specificity": None if math.isnan(score) else round(score, 6)}

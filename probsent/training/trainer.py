@@ -110,9 +110,9 @@ class Trainer:
         """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch."""
         cfg = self.config
         count = len(pairs)
-        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
         if count < 2:  # a lone pair has no other sentence to contrast with: skip it
             return []
+        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
         self.encoder.eval()
         with torch.no_grad():
             encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
