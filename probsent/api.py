@@ -163,8 +163,19 @@ class SentenceModel:
         save_model(path, self.encoder, self.vocab, self.config.get("training"))
 
 
-def load(path: str | os.PathLike[str]) -> SentenceModel:
-    """Load a model directory, or the best model of a ``probsent train`` output directory."""
+DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
+
+
+def load(path: str | os.PathLike[str] | None = None) -> SentenceModel:
+    """Load a model directory, or the best model of a ``probsent train`` output directory.
+
+    With no argument, the WLO model that ships inside the package (see its MODEL_CARD.md).
+    """
+    if path is None:
+        if not (DEFAULT_MODEL / CONFIG).is_file():
+            raise ProbsentError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
+                                f"give a model directory")
+        path = DEFAULT_MODEL
     path = Path(path)
     if not (path / CONFIG).exists() and (path / "best" / CONFIG).exists():
         path = path / "best"

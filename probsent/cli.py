@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -15,9 +16,12 @@ from probsent.models import MODEL_TYPES
 from probsent.training.config import TrainConfig
 
 _HELP = {
-    "model": "model to train", "data": "pair file: s1<TAB>s2[<TAB>ignored] per line, plain or .gz",
-    "out": "output directory (last/ checkpoint, best/ model, log.jsonl)",
+    "model": "model to train", "data": "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz",
+    "out": "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
     "max_pairs": "read only the first N usable pairs", "epochs": "passes over the pairs",
+    "max_per_source": "keep at most N pairs of each source (third column), evenly spaced over it",
+    "min_tokens": "drop pairs with a side of fewer tokens",
+    "max_overlap": "drop pairs whose sides' word sets overlap more than this (Jaccard; 1 keeps all)",
     "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",
     "max_tokens": "training sentences are cut to this many tokens",
     "dim": "word dimension k", "hidden": "LSTM hidden size", "batch_size": "pairs per step",
@@ -52,18 +56,20 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
             options["help"] += " (default: %(default)s)"
         parser.add_argument(flag, **options)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
-    parser.add_argument("--no-validation", action="store_true", help="skip STS 2017 validation")
+    parser.add_argument("--no-validation", action="store_true",
+                        help="skip validation (STS 2017 for best/, news training rows for best-news/)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
-    from probsent.training.validation import StsValidator
+    from probsent.training.validation import NewsDevScorer, StsValidator
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=not args.quiet)
     if not args.no_validation:
         trainer.validator = StsValidator.from_data_dir(trainer.vocab, config.data_dir)
+        trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, config.data_dir)
     state = trainer.train()
     best = state.get("best")
     summary = f"step {state['step']:,}"
@@ -82,7 +88,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "norm (deterministic models). Blank input lines get nan / "
                                         "null; undecodable bytes are read as U+FFFD.")
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
-    parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
+    parser.add_argument("--model", help="model directory or probsent train output directory "
+                                        "(default: the WLO model shipped with probsent)")
     parser.add_argument("--input", help="file with one sentence a line ('-' for stdin)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
@@ -151,7 +158,8 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
                                         "sum_d log|A_w,d|; list the words, most specific (most "
                                         "negative term) first, with their translation norms ||B_w||.")
     parser.add_argument("sentence", help="the sentence to explain")
-    parser.add_argument("--model", required=True, help="a WLO model directory or probsent train output directory")
+    parser.add_argument("--model", help="a WLO model directory or probsent train output directory "
+                                        "(default: the model shipped with probsent)")
 
 
 def _run_explain(args: argparse.Namespace) -> int:
@@ -171,6 +179,27 @@ def _run_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("export", help="write a smaller copy of a model (trimmed vocabulary, float16)",
+                            description="Write a model directory for shipping: only the most "
+                                        "frequent words (the others become <unk>) and optionally "
+                                        "float16 weights. Calibrate the exported model again.")
+    parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
+    parser.add_argument("--out", required=True, help="new model directory (must not exist)")
+    parser.add_argument("--max-words", type=int, help="keep <unk> plus this many most frequent words")
+    parser.add_argument("--float16", action="store_true", help="store the weights as float16")
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from probsent.api import load
+    from probsent.export import export_model
+
+    small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model))
+    size = sum(f.stat().st_size for f in Path(args.out).iterdir())
+    print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command."""
     parser = argparse.ArgumentParser(prog="probsent", description="Probabilistic sentence representations.")
@@ -181,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_specificity(sub)
     _add_explain(sub)
     _add_calibrate(sub)
+    _add_export(sub)
     return parser
 
 
@@ -188,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
     args = build_parser().parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "eval": run_eval}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2

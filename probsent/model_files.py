@@ -27,8 +27,13 @@ TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
 
 
 def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary,
-                    training: dict[str, Any] | None = None) -> None:
-    """Write the three model files into an existing (empty) directory ``directory``."""
+                    training: dict[str, Any] | None = None,
+                    dtype: torch.dtype = torch.float32) -> None:
+    """Write the three model files into an existing (empty) directory ``directory``.
+
+    Floating-point weights are stored as ``dtype`` (float16 halves the size of a shipped model;
+    loading always computes in float32).
+    """
     if len(vocab) != encoder.vocab_size:
         raise ValueError("vocabulary and model disagree on the vocabulary size")
     config = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
@@ -36,7 +41,8 @@ def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary
               "tokenizer": TOKENIZER, "training": training or {}}
     (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-    weights = {k: v.detach().cpu().contiguous() for k, v in encoder.state_dict().items()}
+    weights = {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype).contiguous()
+               for k, v in encoder.state_dict().items()}
     save_file(weights, str(directory / WEIGHTS), metadata={"format": FORMAT_NAME})
     vocab.save(directory / VOCAB)
 

@@ -13,8 +13,8 @@ from probsent.data.pairs import ReadReport, read_tokenized_pairs
 
 def read_all(path, **kwargs):
     report = ReadReport()
-    pairs = list(read_tokenized_pairs(path, report=report, **kwargs))
-    return pairs, report
+    triples = list(read_tokenized_pairs(path, report=report, **kwargs))
+    return [(first, second) for first, second, _ in triples], report
 
 
 def test_skips_and_counts_unusable_lines(tmp_path) -> None:

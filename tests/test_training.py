@@ -17,7 +17,8 @@ from probsent import ProbsentError
 from probsent.cli import main
 from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer, scramble
-from probsent.training.validation import StsValidator
+from probsent.evaluation.datasets import as_data_dir, load_news_train
+from probsent.training.validation import NewsDevScorer, StsValidator
 from tests.helpers import DATA, REPO, require_data, slice_of_pairs, write_toy_pairs
 
 
@@ -42,6 +43,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
                  eval_every=30, vocab_size=10_000, **extra)
     trainer = Trainer(cfg, progress=False)
     trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(DATA))
+    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(DATA))
     untrained = trainer.validator(trainer.encoder.eval())
     trainer.encoder.train()
     losses = []
@@ -61,6 +63,15 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     loaded = probsent.load(cfg.out)
     assert loaded.encoder.type_name == model
     assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
+    # best-news/ holds the model with the best news-train accuracy, recomputed here by brute
+    # force over every threshold
+    news = load_news_train(as_data_dir(str(DATA)))
+    scores = probsent.load(os.path.join(cfg.out, "best-news")).specificity(news.sentences)
+    cuts = np.concatenate([[-np.inf], np.unique(scores)])
+    brute = max(np.mean((scores > t) == news.specific) for t in cuts)
+    assert 100 * brute == pytest.approx(state["best_news"]["score"], abs=1e-9)
+    logged = [json.loads(line) for line in open(os.path.join(cfg.out, "log.jsonl"))]
+    assert max(r["news_train_accuracy"] for r in logged) == state["best_news"]["score"]
 
 
 def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path) -> None:

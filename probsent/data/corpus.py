@@ -2,7 +2,8 @@
 
 Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
 vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
-of pair i and sentence 2i + 1 its second side.
+of pair i and sentence 2i + 1 its second side; ``pair_sources[i]`` indexes ``sources``, the
+corpus names of the file's third column.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import os
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import ProbsentError
 from probsent.io import atomic_path
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 @dataclass
@@ -33,6 +34,8 @@ class PairCorpus:
     words: list[str]  # by decreasing frequency
     counts: np.ndarray  # int64 frequency of each word
     report: dict  # what reading the file skipped
+    sources: list[str] = field(default_factory=list)  # corpus names, in order of appearance
+    pair_sources: np.ndarray | None = None  # int16 index into ``sources``, one per pair
 
     @property
     def num_pairs(self) -> int:
@@ -64,11 +67,14 @@ def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
     report = ReadReport()
     counts: Counter[str] = Counter()
     sentences: list[list[str]] = []
+    source_index: dict[str, int] = {}
+    pair_sources: list[int] = []
     pairs = read_tokenized_pairs(path, max_pairs, max_tokens, report)
     if progress:
         from tqdm import tqdm
         pairs = tqdm(pairs, desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
-    for first, second in pairs:
+    for first, second, source in pairs:
+        pair_sources.append(source_index.setdefault(source, len(source_index)))
         sentences.append(first)
         sentences.append(second)
         counts.update(first)
@@ -80,7 +86,8 @@ def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
     tokens = np.fromiter((rank[w] for s in sentences for w in s), dtype=np.int32, count=int(offsets[-1]))
     return PairCorpus(tokens, offsets, words, np.array([counts[w] for w in words], dtype=np.int64),
                       {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
-                       "skipped": dict(report.skipped), "truncated": report.truncated_sentences})
+                       "skipped": dict(report.skipped), "truncated": report.truncated_sentences},
+                      list(source_index), np.array(pair_sources, dtype=np.int16))
 
 
 def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = 100,
@@ -100,7 +107,8 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
             with np.load(cached, allow_pickle=False) as f:
                 words = bytes(f["words"]).decode("utf-8").split("\n")
                 return PairCorpus(f["tokens"], f["offsets"], words, f["counts"],
-                                  json.loads(str(f["report"])))
+                                  json.loads(str(f["report"])), json.loads(str(f["sources"])),
+                                  f["pair_sources"])
         except Exception:  # a damaged cache is only a cache: rebuild it
             pass
     corpus = _tokenize_file(path, max_pairs, max_tokens, progress)
@@ -109,5 +117,6 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
         with open(tmp, "wb") as handle:
             np.savez(handle, tokens=corpus.tokens, offsets=corpus.offsets,
                      words=np.frombuffer("\n".join(corpus.words).encode("utf-8"), dtype=np.uint8),
-                     counts=corpus.counts, report=np.array(json.dumps(corpus.report)))
+                     counts=corpus.counts, report=np.array(json.dumps(corpus.report)),
+                     sources=np.array(json.dumps(corpus.sources)), pair_sources=corpus.pair_sources)
     return corpus

@@ -1,4 +1,4 @@
-"""Reading paraphrase pair files: one pair a line, ``s1<TAB>s2[<TAB>anything]``, plain or gzip.
+"""Reading paraphrase pair files: one pair a line, ``s1<TAB>s2[<TAB>source]``, plain or gzip.
 
 Lines that cannot give a pair are skipped and counted, never fatal: blank lines, lines with no
 tab, lines that are not valid UTF-8, and pairs with a side of zero tokens. A file that cannot be
@@ -46,8 +46,10 @@ def _open(path: Path) -> IO[bytes]:
 
 def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = None,
                          max_tokens: int = 100,
-                         report: ReadReport | None = None) -> Iterator[tuple[list[str], list[str]]]:
-    """Yield (tokens of s1, tokens of s2) for every usable line of ``path``.
+                         report: ReadReport | None = None) -> Iterator[tuple[list[str], list[str], str]]:
+    """Yield (tokens of s1, tokens of s2, source) for every usable line of ``path``.
+
+    ``source`` is the third field (the corpus the pair comes from), or "" when there is none.
 
     Sentences longer than ``max_tokens`` are cut to their first ``max_tokens`` tokens.
     Counts go to ``report``; raises ProbsentError naming the file and line on unreadable data.
@@ -82,7 +84,7 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
                         report.truncated_sentences += 1
                         del tokens[max_tokens:]
                 report.pairs += 1
-                yield first, second
+                yield first, second, fields[2].strip() if len(fields) > 2 else ""
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ProbsentError(f"{path}:{number + 1}: damaged or truncated gzip data ({exc})") from None
     if report.pairs == 0:

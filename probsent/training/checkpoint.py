@@ -22,6 +22,7 @@ from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import SentenceEncoder
 
 LAST, BEST, LOG = "last", "best", "log.jsonl"
+BEST_NEWS = "best-news"  # the second selection: accuracy on the news training rows
 OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
 
 
@@ -45,16 +46,17 @@ def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary,
         (tmp / STATE).write_text(json.dumps({**loop_state, "param_groups": groups}, indent=2) + "\n")
 
 
-def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: dict[str, Any]) -> None:
-    """Replace ``out/best`` with the current model."""
-    with atomic_path(out / BEST) as tmp:
+def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: dict[str, Any],
+              name: str = BEST) -> None:
+    """Replace ``out/<name>`` (default ``out/best``) with the current model."""
+    with atomic_path(out / name) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
 
 
 def remove_stale_temporaries(out: Path) -> None:
     """Delete what a killed run left half-written (``.last.*.tmp``, ``.best.*.tmp``)."""
-    for name in (LAST, BEST):
+    for name in (LAST, BEST, BEST_NEWS):
         for stale in out.glob(f".{name}.*.tmp"):
             shutil.rmtree(stale, ignore_errors=True)
 

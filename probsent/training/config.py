@@ -15,6 +15,9 @@ class TrainConfig:
     max_pairs: int | None = None  # None: every pair of the file
     epochs: int = 1
     seed: int = 1
+    max_per_source: int | None = None  # cap on the pairs of each source (file's third column)
+    min_tokens: int = 1  # pairs with a shorter side are dropped
+    max_overlap: float = 1.0  # pairs whose sides' word sets overlap more (Jaccard) are dropped
     vocab_size: int = 50_000  # most frequent words kept, plus <unk>
     max_tokens: int = 100  # longer training sentences are cut
     dim: int = 50

@@ -15,9 +15,10 @@ from torch import Tensor
 from probsent import __version__
 from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
+from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
 from probsent.models import SentenceEncoder, build_model
-from probsent.training.checkpoint import (BEST, LAST, LOG, checkpoint_dir, load_checkpoint,
+from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
@@ -56,23 +57,30 @@ class Trainer:
     """Runs one training configuration, resumable from its output directory."""
 
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = True,
-                 validator: Validator | None = None, log: Callable[[str], None] | None = None) -> None:
+                 validator: Validator | None = None, dev_scorer: Validator | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.config = config
         config.data = str(Path(config.data).resolve())  # the model records where it learned from
         self.out = Path(config.out)
         self.progress = progress
-        self.validator = validator
+        self.validator = validator  # STS 2017: selects best/
+        self.dev_scorer = dev_scorer  # news training rows: selects best-news/
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self._prepare_output(resume)
         torch.manual_seed(config.seed)
-        self.corpus: PairCorpus = load_corpus(config.data, config.max_pairs, config.max_tokens,
-                                              progress=progress)
+        corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
+        self.corpus: PairCorpus = apply_mixture(corpus, config.max_per_source, config.min_tokens,
+                                                config.max_overlap)
         self.log(f"data: {self.corpus.report['summary']}")
+        if self.corpus is not corpus or len(corpus.sources) > 1:
+            mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
+                            self.corpus.report["mixture"]["pairs_per_source"].items())
+            self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
         self.vocab = self.corpus.vocabulary(config.vocab_size)
         self.ids = self.corpus.model_ids(len(self.vocab))
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
-                                      "seconds": 0.0, "finished": False}
+                                      "best_news": None, "seconds": 0.0, "finished": False}
         resume_from = checkpoint_dir(self.out) if resume else None
         if resume_from is not None:
             self.encoder, vocab, self.optimizer, rng, state = load_checkpoint(resume_from, self._optimizer)
@@ -176,6 +184,15 @@ class Trainer:
                 save_best(self.out, self.encoder, self.vocab, {**training, "sts17_pearson": score})
         else:  # without validation data the latest model is the best one we know
             save_best(self.out, self.encoder, self.vocab, training)
+        if self.dev_scorer is not None:
+            self.encoder.eval()
+            score = self.dev_scorer(self.encoder)
+            self.encoder.train()
+            record["news_train_accuracy"] = score
+            if self.state["best_news"] is None or score > self.state["best_news"]["score"]:
+                self.state["best_news"] = {"score": score, "step": self.state["step"]}
+                save_best(self.out, self.encoder, self.vocab,
+                          {**training, "news_train_accuracy": score}, name=BEST_NEWS)
         save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
                         self.state, training)
         with open(self.out / LOG, "a", encoding="utf-8") as handle:

@@ -1,11 +1,13 @@
-"""Validation during training: Pearson correlation on STS 2017 (how the paper tuned lambda)."""
+"""Validation during training: Pearson correlation on STS 2017 (how the paper tuned lambda),
+and accuracy on the news training rows (a development set for a second selection)."""
 from __future__ import annotations
 
 from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
-from probsent.evaluation.datasets import StsPairs, as_data_dir, load_sts17
+from probsent.evaluation.datasets import (LabelledSentences, StsPairs, as_data_dir,
+                                         load_news_train, load_sts17)
 from probsent.evaluation.experiments import sts_similarities
-from probsent.evaluation.metrics import pearson
+from probsent.evaluation.metrics import accuracy, pearson, predict_specific, tune_threshold
 from probsent.models import SentenceEncoder
 
 
@@ -26,3 +28,23 @@ class StsValidator:
         model = SentenceModel(encoder, self.vocab)
         similarity = sts_similarities(model, self.pairs, model.probabilistic)["cosine"]
         return pearson(similarity, self.pairs.scores)
+
+
+class NewsDevScorer:
+    """Callable giving an encoder's accuracy (%) on the cleaned news training rows, with the
+    threshold tuned on those same rows: a development score for the second model selection
+    (the news test set is never looked at)."""
+
+    def __init__(self, vocab: Vocabulary, news: LabelledSentences) -> None:
+        self.vocab = vocab
+        self.news = news
+
+    @classmethod
+    def from_data_dir(cls, vocab: Vocabulary, data_dir: str | None = None) -> "NewsDevScorer":
+        """Read the news training rows from ``data_dir`` (or the default data directory)."""
+        return cls(vocab, load_news_train(as_data_dir(data_dir)))
+
+    def __call__(self, encoder: SentenceEncoder) -> float:
+        scores = SentenceModel(encoder, self.vocab).specificity(self.news.sentences)
+        predicted = predict_specific(scores, tune_threshold(scores, self.news.specific))
+        return 100.0 * accuracy(predicted, self.news.specific)

@@ -1,0 +1,109 @@
+"""The training mixture: which pairs of a corpus a run learns from.
+
+Three optional, deterministic filters, applied in this order:
+
+- ``min_tokens``: drop pairs with a side shorter than this many tokens;
+- ``max_overlap``: drop pairs whose two sides share too many words (Jaccard overlap of their
+  word sets above this value; 1.0 keeps all, 0.99 drops exact and reordered copies);
+- ``max_per_source``: keep at most this many pairs of each source (the file's third column),
+  evenly spaced over that source's remaining pairs so that every part of it is represented.
+
+The selected pairs form a new corpus whose word ranks are recounted, so the model vocabulary
+is the most frequent words of what is actually trained on.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+
+from probsent.data.corpus import PairCorpus
+
+
+def _pair_of_token(corpus: PairCorpus, side: int) -> tuple[np.ndarray, np.ndarray]:
+    """(pair index, word rank) of every token on ``side`` (0: s1, 1: s2) of every pair."""
+    lengths = np.diff(corpus.offsets)
+    sentence = np.repeat(np.arange(len(lengths)), lengths)
+    on_side = sentence % 2 == side
+    return sentence[on_side] // 2, corpus.tokens[on_side].astype(np.int64)
+
+
+def word_overlap(corpus: PairCorpus) -> np.ndarray:
+    """Jaccard overlap |W1 & W2| / |W1 | W2| of the word sets of the two sides of every pair."""
+    width = len(corpus.words)
+    sets = []
+    for side in (0, 1):
+        pair, word = _pair_of_token(corpus, side)
+        sets.append(np.unique(pair * width + word))  # each (pair, word) once
+    shared = np.intersect1d(sets[0], sets[1], assume_unique=True)
+    count = lambda keys: np.bincount(keys // width, minlength=corpus.num_pairs)  # noqa: E731
+    both, first, second = count(shared), count(sets[0]), count(sets[1])
+    return both / np.maximum(first + second - both, 1)
+
+
+def select_pairs(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
+                 max_overlap: float = 1.0) -> np.ndarray:
+    """Indices (ascending) of the pairs kept by the filters of this module."""
+    lengths = np.diff(corpus.offsets)
+    keep = np.minimum(lengths[0::2], lengths[1::2]) >= min_tokens
+    if max_overlap < 1.0:
+        keep &= word_overlap(corpus) <= max_overlap
+    kept = np.flatnonzero(keep)
+    if max_per_source is None:
+        return kept
+    sources = _sources(corpus)[kept]
+    chosen = []
+    for source in np.unique(sources):
+        rows = kept[sources == source]
+        if len(rows) > max_per_source:
+            rows = rows[np.linspace(0, len(rows) - 1, max_per_source).round().astype(np.int64)]
+        chosen.append(rows)
+    return np.sort(np.concatenate(chosen))
+
+
+def _sources(corpus: PairCorpus) -> np.ndarray:
+    if corpus.pair_sources is None:
+        return np.zeros(corpus.num_pairs, dtype=np.int16)
+    return corpus.pair_sources
+
+
+def source_counts(corpus: PairCorpus) -> dict[str, int]:
+    """Pairs per source, largest first (a file without a source column counts as one "")."""
+    names = corpus.sources or [""]
+    counts = Counter(names[i] for i in _sources(corpus).tolist())
+    return dict(counts.most_common())
+
+
+def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
+    """The corpus of ``pairs`` only, with word ranks recounted on it (ties alphabetically)."""
+    sentences = np.stack([2 * pairs, 2 * pairs + 1], axis=1).ravel()
+    starts, lengths = corpus.offsets[sentences], np.diff(corpus.offsets)[sentences]
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    positions = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+    tokens = corpus.tokens[positions]
+    counts = np.bincount(tokens, minlength=len(corpus.words))
+    used = np.flatnonzero(counts)
+    alphabetical = np.empty(len(used), dtype=np.int64)
+    alphabetical[np.argsort(np.array([corpus.words[i] for i in used], dtype=object))] = np.arange(len(used))
+    order = used[np.lexsort((alphabetical, -counts[used]))]  # by count, then alphabetically
+    new_rank = np.empty(len(corpus.words), dtype=np.int32)
+    new_rank[order] = np.arange(len(order), dtype=np.int32)
+    pair_sources = None if corpus.pair_sources is None else corpus.pair_sources[pairs]
+    return replace(corpus, tokens=new_rank[tokens], offsets=offsets,
+                   words=[corpus.words[i] for i in order], counts=counts[order].astype(np.int64),
+                   report=dict(corpus.report), pair_sources=pair_sources)
+
+
+def apply_mixture(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
+                  max_overlap: float = 1.0) -> PairCorpus:
+    """The corpus after the filters; its report gains a ``mixture`` entry (pairs per source)."""
+    if max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0:
+        chosen = corpus
+    else:
+        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap))
+    chosen.report = {**chosen.report, "mixture": {
+        "max_per_source": max_per_source, "min_tokens": min_tokens, "max_overlap": max_overlap,
+        "pairs": chosen.num_pairs, "pairs_per_source": source_counts(chosen)}}
+    return chosen

@@ -1,0 +1,56 @@
+"""Making a trained model small enough to ship: a trimmed vocabulary and float16 weights.
+
+Words beyond the kept vocabulary become ``<unk>`` (row 0), exactly as for any unknown word;
+float16 weights are widened to float32 on loading, so only storage precision changes.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from probsent.api import SentenceModel
+from probsent.data.vocab import Vocabulary
+from probsent.errors import ProbsentError
+from probsent.io import atomic_path
+from probsent.model_files import write_model_dir
+from probsent.models import build_model
+
+
+def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
+    """The model restricted to ``<unk>`` plus its ``max_words`` most frequent words.
+
+    The vocabulary is in decreasing frequency order, so the kept words are a prefix; every
+    tensor indexed by word (its first dimension is the vocabulary size) is cut to that prefix.
+    """
+    if max_words < 1:
+        raise ProbsentError("--max-words must be at least 1")
+    size = min(len(model.vocab), max_words + 1)
+    old = model.encoder
+    encoder = build_model({**old.config(), "vocab_size": size})
+    state = {name: tensor[:size] if tensor.shape[:1] == (old.vocab_size,) else tensor
+             for name, tensor in old.state_dict().items()}
+    encoder.load_state_dict(state)
+    return SentenceModel(encoder, Vocabulary(model.vocab.words[:size]), model.config)
+
+
+def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: int | None = None,
+                 float16: bool = False, source: str | None = None) -> SentenceModel:
+    """Write ``model`` (trimmed, optionally float16) as a new model directory ``out``.
+
+    Refuses to overwrite anything; the calibration is not carried over (the scores change
+    slightly), so calibrate the exported model again. Returns the exported model.
+    """
+    if os.path.exists(out):
+        raise ProbsentError(f"{out}: already exists; choose a new --out")
+    small = trimmed(model, max_words) if max_words is not None else model
+    training: dict[str, Any] = dict(model.config.get("training", {}))
+    training["export"] = {"from": source, "max_words": max_words,
+                          "dtype": "float16" if float16 else "float32",
+                          "vocab_size_before": len(model.vocab)}
+    dtype = torch.float16 if float16 else torch.float32
+    with atomic_path(out) as tmp:
+        tmp.mkdir()
+        write_model_dir(tmp, small.encoder, small.vocab, training, dtype=dtype)
+    return small

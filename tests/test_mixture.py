@@ -1,0 +1,62 @@
+"""The training mixture: source caps and filters, checked against hand-computed cases."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from probsent.data.corpus import load_corpus
+from probsent.data.mixture import apply_mixture, select_pairs, source_counts, subset, word_overlap
+
+LINES = [
+    ("the cat sat", "the cat sat", "bible"),  # identical: overlap 1
+    ("a dog ran", "the dog ran fast", "bible"),  # {a,dog,ran} vs {the,dog,ran,fast}: 2/5
+    ("one", "two words", "bible"),  # shortest side 1 token, overlap 0
+    ("sat the cat", "the cat sat", "bible"),  # reordered copy: overlap 1
+    ("big red bus", "a red bus", "captions"),  # 2/4
+    ("zebra zebra", "zebra", "captions"),  # repeated word counts once: 1/1
+]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in LINES))
+    return load_corpus(path, cache_dir=tmp_path / "cache")
+
+
+def test_sources_are_read(corpus) -> None:
+    assert corpus.sources == ["bible", "captions"]
+    assert corpus.pair_sources.tolist() == [0, 0, 0, 0, 1, 1]
+    assert source_counts(corpus) == {"bible": 4, "captions": 2}
+
+
+def test_word_overlap_by_hand(corpus) -> None:
+    assert np.allclose(word_overlap(corpus), [1, 2 / 5, 0, 1, 2 / 4, 1])
+
+
+def test_filters(corpus) -> None:
+    assert select_pairs(corpus).tolist() == [0, 1, 2, 3, 4, 5]
+    assert select_pairs(corpus, max_overlap=0.99).tolist() == [1, 2, 4]
+    assert select_pairs(corpus, min_tokens=2).tolist() == [0, 1, 3, 4]
+    # four bible pairs capped at two: the first and the last, evenly spaced
+    assert select_pairs(corpus, max_per_source=2).tolist() == [0, 3, 4, 5]
+    assert select_pairs(corpus, max_per_source=1, max_overlap=0.99).tolist() == [1, 4]
+
+
+def test_subset_recounts_words(corpus) -> None:
+    small = subset(corpus, np.array([1, 4]))
+    assert small.num_pairs == 2
+    sentences = [[small.words[t] for t in small.tokens[small.offsets[k]:small.offsets[k + 1]]]
+                 for k in range(4)]
+    assert sentences == [["a", "dog", "ran"], ["the", "dog", "ran", "fast"],
+                         ["big", "red", "bus"], ["a", "red", "bus"]]
+    # a, bus, dog, ran, red twice (alphabetical among ties), then big, fast, the once
+    assert small.words == ["a", "bus", "dog", "ran", "red", "big", "fast", "the"]
+    assert small.counts.tolist() == [2, 2, 2, 2, 2, 1, 1, 1]
+    assert small.pair_sources.tolist() == [0, 1]
+
+
+def test_apply_mixture_reports_what_is_trained_on(corpus) -> None:
+    mixed = apply_mixture(corpus, max_per_source=1)
+    assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 1, "captions": 1}
+    assert apply_mixture(corpus).num_pairs == 6
