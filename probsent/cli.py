@@ -35,6 +35,7 @@ _HELP = {
     "init_std": "word vector initialization std (other models)",
     "eval_every": "steps between STS 2017 validations and checkpoints",
     "max_seconds": "stop after this many seconds of training (a checkpoint is written)",
+    "max_steps": "stop once this many steps are done, checked after each mega-batch (a checkpoint is written)",
     "data_dir": "evaluation data directory with sts/sts17-track5-en-en (default: $PROBSENT_DATA_DIR or ../shared/data)",
 }
 

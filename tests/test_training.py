@@ -184,3 +184,11 @@ def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
     assert not state["finished"] and state["step"] > 0
     again = Trainer(config(tmp_path, data, epochs=1000, max_seconds=0.5), resume=True, progress=False)
     assert again.train()["step"] == state["step"]  # the budget was already spent: no more steps
+
+
+def test_step_budget_stops_at_the_mega_batch_end(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs, 80 a mega-batch: 4 steps each
+    state = Trainer(config(tmp_path, data, epochs=1000, max_steps=6), progress=False).train()
+    assert state["step"] == 8 and not state["finished"]
+    more = Trainer(config(tmp_path, data, epochs=1000, max_steps=14), resume=True, progress=False)
+    assert more.train()["step"] == 16

@@ -34,6 +34,7 @@ class TrainConfig:
     init_std: float = 0.1  # word vectors of the other models
     eval_every: int = 500  # steps between STS 2017 validations and checkpoints
     max_seconds: float | None = None  # stop (after a checkpoint) once this much time is spent
+    max_steps: int | None = None  # stop (after a checkpoint) at the first mega-batch end past this
     data_dir: str | None = None  # evaluation data (STS 2017), for validation
 
     def to_dict(self) -> dict[str, Any]:

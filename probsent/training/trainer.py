@@ -198,8 +198,14 @@ class Trainer:
         with open(self.out / LOG, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
+    def _budget_spent(self) -> bool:
+        cfg = self.config
+        return ((cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds)
+                or (cfg.max_steps is not None and self.state["step"] >= cfg.max_steps))
+
     def train(self) -> dict[str, Any]:
-        """Train until ``epochs`` (or ``max_seconds``) are done; return the final loop state."""
+        """Train until ``epochs`` (or ``max_seconds`` / ``max_steps``) are done; return the final
+        loop state."""
         cfg = self.config
         per_mega = cfg.batch_size * cfg.megabatch
         num_pairs = self.corpus.num_pairs
@@ -221,7 +227,7 @@ class Trainer:
             order = torch.randperm(num_pairs, generator=torch.Generator().manual_seed(
                 cfg.seed * 1_000_003 + self.state["epoch"])).numpy()
             while self.state["pairs_done"] < num_pairs:
-                if cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds:
+                if self._budget_spent():
                     stopped_early = True  # e.g. resumed after the budget was spent
                     break
                 chunk = order[self.state["pairs_done"]:self.state["pairs_done"] + per_mega]
@@ -233,13 +239,14 @@ class Trainer:
                 if bar is not None:
                     bar.update(len(losses))
                     bar.set_postfix(loss=f"{np.mean(recent):.4f}", pairs_s=f"{len(chunk) / (time.monotonic() - t0):,.0f}")
-                out_of_time = cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds
+                out_of_time = self._budget_spent()
                 if self.state["step"] - last_saved >= cfg.eval_every or out_of_time:
                     self._validate_and_save(float(np.mean(recent)))
                     last_saved = self.state["step"]
                 if out_of_time:
                     stopped_early = True
-                    self.log(f"time budget of {cfg.max_seconds:g} s reached at step {self.state['step']:,}")
+                    self.log(f"budget reached at step {self.state['step']:,} "
+                             f"({self.state['seconds']:.0f} s of training)")
                     break
             if not stopped_early:
                 self.state["epoch"] += 1
