@@ -43,14 +43,16 @@ class WLO(SentenceEncoder):
     default_margin = 1.0
 
     def __init__(self, vocab_size: int, dim: int = 50, scale_init_std: float = 0.1,
-                 shift_init_std: float = 0.1) -> None:
+                 shift_init_std: float = 0.1, scale_init_mean: float = 1.0) -> None:
         super().__init__(vocab_size, dim=dim, scale_init_std=scale_init_std,
-                         shift_init_std=shift_init_std)
+                         shift_init_std=shift_init_std, scale_init_mean=scale_init_mean)
         self.dim = dim
-        # A_w starts near the identity, B_w near zero.
+        # A_w starts near scale_init_mean * identity, B_w near zero. A mean below 1 makes every
+        # word start with the same entropy share, dim * log(mean): an untrained model then
+        # ranks sentences by length instead of by initialization noise.
         self.scale = nn.Embedding(vocab_size, dim, sparse=True)
         self.shift = nn.Embedding(vocab_size, dim, sparse=True)
-        nn.init.normal_(self.scale.weight, mean=1.0, std=scale_init_std)
+        nn.init.normal_(self.scale.weight, mean=scale_init_mean, std=scale_init_std)
         nn.init.normal_(self.shift.weight, mean=0.0, std=shift_init_std)
 
     def trajectory(self, ids: Tensor, lengths: Tensor, final_only: bool = False) -> tuple[Tensor, Tensor]:

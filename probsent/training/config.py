@@ -29,7 +29,8 @@ class TrainConfig:
     prior_weight: float = 1e-4  # lambda on the summed KL terms (probabilistic models)
     l2_weight: float = 1e-6  # on all weights (deterministic models)
     scramble: float = 0.4  # probability of shuffling a sentence's words (LSTM models, WLO)
-    scale_init_std: float = 0.1  # WLO: A ~ N(1, std^2)
+    scale_init_mean: float = 1.0  # WLO: A ~ N(mean, std^2)
+    scale_init_std: float = 0.1
     shift_init_std: float = 0.1  # WLO: B ~ N(0, std^2)
     init_std: float = 0.1  # word vectors of the other models
     eval_every: int = 500  # steps between STS 2017 validations and checkpoints

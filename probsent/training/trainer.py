@@ -45,7 +45,8 @@ def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
     """A freshly initialized model of ``config.model``."""
     settings: dict[str, Any] = {"type": config.model, "vocab_size": vocab_size, "dim": config.dim}
     if config.model == "wlo":
-        settings.update(scale_init_std=config.scale_init_std, shift_init_std=config.shift_init_std)
+        settings.update(scale_init_mean=config.scale_init_mean, scale_init_std=config.scale_init_std,
+                        shift_init_std=config.shift_init_std)
     else:
         settings["init_std"] = config.init_std
     if config.model.startswith("lstm"):
