@@ -170,7 +170,8 @@ class Trainer:
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
                                 f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
         training = {"config": self.config.to_dict(), "step": self.state["step"],
-                    "epoch": self.state["epoch"], "probsent_version": __version__,
+                    "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
+                    "probsent_version": __version__,
                     "data_report": self.corpus.report}
         record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
                                   "pairs_done": self.state["pairs_done"], "loss": loss,

@@ -1,0 +1,117 @@
+"""Retrain and re-evaluate everything behind docs/RESULTS.md, then regenerate it.
+
+    python experiments/reproduce.py [--jobs 2] [--only NAME ...] [--skip-train] [--ship]
+
+1. every run of experiments/plan.py: ``probsent train`` into runs/<name> (resumable: a run
+   that is complete is not retrained), each job on one torch thread;
+2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
+   results/<name>/ (the evaluation JSONs are committed);
+3. with --ship: the selected WLO exported into the package (float16, trimmed vocabulary),
+   calibrated, and evaluated into results/shipped/;
+4. the paper's tables for the main models: ``probsent eval`` into docs/results/;
+5. docs/RESULTS.md written by experiments/summarize.py.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from experiments.plan import RUNS, runs_by_name  # noqa: E402
+
+RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
+SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
+SHIP_WORDS = 40_000  # 200 bytes a word in float16: 8 MB
+
+
+def probsent(*args: str, log: Path | None = None) -> None:
+    """Run the ``probsent`` command of this environment on one thread; raise if it fails."""
+    command = [sys.executable, "-m", "probsent.cli", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    with open(log, "a") if log else open(os.devnull, "w") as sink:
+        started = time.time()
+        result = subprocess.run(command, cwd=REPO, env=env, stdout=sink if log else None,
+                                stderr=sink if log else None)
+    if result.returncode != 0:
+        where = f" (log: {log})" if log else ""
+        raise SystemExit(f"failed after {time.time() - started:.0f} s: probsent {' '.join(args)}{where}")
+
+
+def train_and_evaluate(name: str, skip_train: bool) -> str:
+    run = runs_by_name()[name]
+    out, log = RUNS_DIR / name, RUNS_DIR / f"{name}.log"
+    RUNS_DIR.mkdir(exist_ok=True)
+    started = time.time()
+    if not skip_train:
+        probsent(*run.train_args(str(out.relative_to(REPO))), log=log)
+    models = [str((out / "best").relative_to(REPO))]
+    if (out / "best-news").is_dir():
+        models.append(str((out / "best-news").relative_to(REPO)))
+    evaluate(models, RESULTS_DIR / name, log=log)
+    return f"{name}: done in {time.time() - started:.0f} s"
+
+
+def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: str | None = None,
+             log: Path | None = None) -> None:
+    args = ["eval", "--out", str(out.relative_to(REPO)), "--force", "--quiet"]
+    for model in models:
+        args += ["--model", model]
+    if ablation:
+        args += ["--ablation-model", ablation]
+    args += ["--baseline", "all"] if baselines else []
+    probsent(*args, log=log)
+
+
+def ship(name: str) -> None:
+    """Export runs/<name>/best as the package's default model, calibrate and evaluate it."""
+    staging = REPO / "probsent" / "pretrained" / ".wlo.new"
+    shutil.rmtree(staging, ignore_errors=True)
+    probsent("export", "--model", str(RUNS_DIR / name / "best"), "--out", str(staging),
+             "--max-words", str(SHIP_WORDS), "--float16")
+    probsent("calibrate", "--model", str(staging))
+    if SHIPPED.exists():
+        shutil.rmtree(SHIPPED)
+    staging.rename(SHIPPED)
+    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=2, help="runs trained at once, one thread each")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="just these runs of the plan")
+    parser.add_argument("--skip-train", action="store_true", help="evaluate the existing runs only")
+    parser.add_argument("--ship", action="store_true",
+                        help="export the selected WLO into probsent/pretrained/wlo")
+    args = parser.parse_args()
+    started = time.time()
+    names = args.only or [run.name for run in RUNS]
+    unknown = set(names) - set(runs_by_name())
+    if unknown:
+        raise SystemExit(f"not in experiments/plan.py: {', '.join(sorted(unknown))}")
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for message in pool.map(lambda n: train_and_evaluate(n, args.skip_train), names):
+            print(message, flush=True)
+    if args.only is None:
+        from experiments.summarize import select_wlo
+        selected = select_wlo(RESULTS_DIR)
+        if args.ship:
+            ship(selected)
+        main_models = [str((RUNS_DIR / n / "best").relative_to(REPO))
+                       for n in (selected, "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
+        evaluate(main_models, REPORT_DIR, baselines=True,
+                 ablation=str((RUNS_DIR / "wlo-lambda0" / "best").relative_to(REPO)))
+        subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)
+    print(f"reproduce: {time.time() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
