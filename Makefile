@@ -1,5 +1,6 @@
-# Two entry points for a fresh machine: `make run` (set up, train a small WLO, score examples)
-# and `make test` (set up, run the test suite). Everything installs into .venv.
+# Two entry points for a fresh machine: `make run` (set up, then score and explain the example
+# sentences with the WLO model shipped in the package) and `make test` (set up, run the test
+# suite). Everything installs into .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ DEMO := runs/demo
 # unpinned torch would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup run test bench clean
+.PHONY: setup run train-demo reproduce test bench clean
 
 setup: $(VENV)/.installed
 
@@ -19,13 +20,25 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,baselines]'
 	touch $@
 
-# Main job: train WLO for about four minutes on the shared paraphrase pairs (resumable: a
-# second `make run` continues the same run), then print the specificity of the example
-# sentences, most specific first.
+# Main job: the specificity of the example sentences with the shipped model (score, then
+# P(specific), most specific first), and one sentence's entropy explained word by word.
+# Needs no data: the model is inside the package.
 run: setup
+	$(BIN)/probsent specificity --probability --input examples/sentences.txt | sort -t'	' -k1,1 -gr
+	$(BIN)/probsent explain "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday."
+
+# Train a small WLO for about four minutes on the shared pairs (resumable), then score the
+# examples with it.
+train-demo: setup
 	$(BIN)/probsent train --model wlo --data $(DATA)/paraphrase/pairs.tsv.gz --out $(DEMO) \
-		--max-pairs 200000 --max-seconds 240 --data-dir $(DATA) --resume
+		--max-per-source 20000 --max-seconds 240 --data-dir $(DATA) --resume
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
+
+# Retrain and re-evaluate every run of experiments/plan.py, ship the selected WLO into the
+# package and regenerate docs/RESULTS.md (hours on a 2-core CPU; see docs/RESULTS.md).
+reproduce: setup
+	$(BIN)/python experiments/reproduce.py --ship
+	$(BIN)/python experiments/model_card.py --data-dir $(DATA)
 
 test: setup
 	$(BIN)/python -m pytest -q

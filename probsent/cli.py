@@ -20,6 +20,7 @@ _HELP = {
     "out": "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
     "max_pairs": "read only the first N usable pairs", "epochs": "passes over the pairs",
     "max_per_source": "keep at most N pairs of each source (third column), evenly spaced over it",
+    "source_caps": "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source",
     "min_tokens": "drop pairs with a side of fewer tokens",
     "max_overlap": "drop pairs whose sides' word sets overlap more than this (Jaccard; 1 keeps all)",
     "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from probsent import ProbsentError
 from probsent.data.corpus import load_corpus
 from probsent.data.mixture import apply_mixture, select_pairs, source_counts, subset, word_overlap
 
@@ -60,3 +61,18 @@ def test_apply_mixture_reports_what_is_trained_on(corpus) -> None:
     mixed = apply_mixture(corpus, max_per_source=1)
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 1, "captions": 1}
     assert apply_mixture(corpus).num_pairs == 6
+
+
+def test_source_caps(corpus) -> None:
+    assert select_pairs(corpus, source_caps={"bible": 0}).tolist() == [4, 5]
+    assert select_pairs(corpus, max_per_source=1, source_caps={"captions": 2}).tolist() == [0, 4, 5]
+    mixed = apply_mixture(corpus, source_caps="bible=2, captions=0")
+    assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 2}
+
+
+@pytest.mark.parametrize("caps,fragment", [("bible", "not NAME=COUNT"), ("bible=x", "not NAME=COUNT"),
+                                           ("koran=3", "no source named koran"),
+                                           ("bible=0,captions=0", "keeps 0 pair")])
+def test_bad_source_caps(corpus, caps, fragment) -> None:
+    with pytest.raises(ProbsentError, match=fragment):
+        apply_mixture(corpus, source_caps=caps)

@@ -6,7 +6,8 @@ Three optional, deterministic filters, applied in this order:
 - ``max_overlap``: drop pairs whose two sides share too many words (Jaccard overlap of their
   word sets above this value; 1.0 keeps all, 0.99 drops exact and reordered copies);
 - ``max_per_source``: keep at most this many pairs of each source (the file's third column),
-  evenly spaced over that source's remaining pairs so that every part of it is represented.
+  evenly spaced over that source's remaining pairs so that every part of it is represented;
+  ``source_caps`` ("name=N,name=N") sets the cap of single sources (N = 0 drops a source).
 
 The selected pairs form a new corpus whose word ranks are recounted, so the model vocabulary
 is the most frequent words of what is actually trained on.
@@ -19,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from probsent.data.corpus import PairCorpus
+from probsent.errors import ProbsentError
 
 
 def _pair_of_token(corpus: PairCorpus, side: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,22 +50,42 @@ def word_overlap(corpus: PairCorpus) -> np.ndarray:
     return both / np.maximum(first + second - both, 1)
 
 
+def parse_source_caps(text: str | None) -> dict[str, int]:
+    """``"bible=0,captions=5000"`` -> {"bible": 0, "captions": 5000}; ProbsentError if malformed."""
+    caps: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, _, count = item.partition("=")
+        if not name.strip() or not count.strip().isdigit():
+            raise ProbsentError(f"--source-caps: {item.strip()!r} is not NAME=COUNT")
+        caps[name.strip()] = int(count)
+    return caps
+
+
 def select_pairs(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                 max_overlap: float = 1.0) -> np.ndarray:
+                 max_overlap: float = 1.0, source_caps: dict[str, int] | None = None) -> np.ndarray:
     """Indices (ascending) of the pairs kept by the filters of this module."""
     lengths = np.diff(corpus.offsets)
     keep = np.minimum(lengths[0::2], lengths[1::2]) >= min_tokens
     if max_overlap < 1.0:
         keep &= word_overlap(corpus) <= max_overlap
     kept = np.flatnonzero(keep)
-    if max_per_source is None:
+    caps = source_caps or {}
+    names = corpus.sources or [""]
+    unknown = set(caps) - set(names)
+    if unknown:
+        raise ProbsentError(f"--source-caps: no source named {', '.join(sorted(unknown))} "
+                            f"(sources: {', '.join(names)})")
+    if max_per_source is None and not caps:
         return kept
     sources = _sources(corpus)[kept]
-    chosen = []
+    chosen = [np.zeros(0, dtype=np.int64)]
     for source in np.unique(sources):
         rows = kept[sources == source]
-        if len(rows) > max_per_source:
-            rows = rows[np.linspace(0, len(rows) - 1, max_per_source).round().astype(np.int64)]
+        cap = caps.get(names[source], max_per_source)
+        if cap is not None and len(rows) > cap:
+            rows = rows[np.linspace(0, len(rows) - 1, cap).round().astype(np.int64)] if cap else rows[:0]
         chosen.append(rows)
     return np.sort(np.concatenate(chosen))
 
@@ -103,13 +125,18 @@ def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
 
 
 def apply_mixture(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                  max_overlap: float = 1.0) -> PairCorpus:
+                  max_overlap: float = 1.0, source_caps: str | None = None) -> PairCorpus:
     """The corpus after the filters; its report gains a ``mixture`` entry (pairs per source)."""
-    if max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0:
+    caps = parse_source_caps(source_caps)
+    if max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0 and not caps:
         chosen = corpus
     else:
-        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap))
+        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap, caps))
+        if chosen.num_pairs < 2:
+            raise ProbsentError(f"the training mixture keeps {chosen.num_pairs} pair(s); loosen "
+                                f"--max-per-source / --source-caps / --min-tokens / --max-overlap")
     chosen.report = {**chosen.report, "mixture": {
-        "max_per_source": max_per_source, "min_tokens": min_tokens, "max_overlap": max_overlap,
-        "pairs": chosen.num_pairs, "pairs_per_source": source_counts(chosen)}}
+        "max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
+        "max_overlap": max_overlap, "pairs": chosen.num_pairs,
+        "pairs_per_source": source_counts(chosen)}}
     return chosen

@@ -16,6 +16,7 @@ class TrainConfig:
     epochs: int = 1
     seed: int = 1
     max_per_source: int | None = None  # cap on the pairs of each source (file's third column)
+    source_caps: str | None = None  # "name=N,name=N": per-source caps (0 drops a source)
     min_tokens: int = 1  # pairs with a shorter side are dropped
     max_overlap: float = 1.0  # pairs whose sides' word sets overlap more (Jaccard) are dropped
     vocab_size: int = 50_000  # most frequent words kept, plus <unk>

@@ -1,0 +1,248 @@
+"""Write docs/RESULTS.md from the committed evaluation JSONs (no model is needed).
+
+    python experiments/summarize.py
+
+Reads results/<run>/evaluation.json (one per run of experiments/plan.py: its best/ and
+best-news/ models), results/shipped/evaluation.json (the model inside the package) and
+docs/results/ (the paper's tables for the main models, written by ``probsent eval``).
+Every number in the output comes from those files.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from experiments.plan import LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
+
+RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
+OUT = REPO / "docs" / "RESULTS.md"
+DOMAINS = ("twitter", "yelp", "movie")
+SELECTABLE = ("main", "prior", "negatives", "mixture", "init")  # groups whose WLO compete
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _entry(evaluation: dict[str, Any], suffix: str) -> dict[str, Any] | None:
+    """The system of ``evaluation`` whose model path ends with ``suffix``."""
+    for entry in evaluation["results"]["systems"].values():
+        if entry.get("kind") == "model" and str(entry.get("path", "")).rstrip("/").endswith(suffix):
+            return entry
+    return None
+
+
+def run_results(results_dir: Path = RESULTS_DIR) -> dict[str, dict[str, Any]]:
+    """Per run of the plan that has been evaluated: its best/ and best-news/ entries."""
+    found = {}
+    for run in RUNS:
+        evaluation = _load(results_dir / run.name / "evaluation.json")
+        if evaluation is None:
+            continue
+        found[run.name] = {"best": _entry(evaluation, f"{run.name}/best"),
+                           "news": _entry(evaluation, f"{run.name}/best-news"),
+                           "evaluation": evaluation}
+    return found
+
+
+def dev_sts(entry: dict[str, Any] | None) -> float:
+    return float(entry["config"]["training"].get("sts17_pearson", float("nan"))) if entry else float("nan")
+
+
+def dev_news(entry: dict[str, Any] | None) -> float:
+    return float(entry["config"]["training"].get("news_train_accuracy", float("nan"))) if entry else float("nan")
+
+
+def select_wlo(results_dir: Path = RESULTS_DIR, by: str = "sts") -> str:
+    """The WLO run (of the competing groups) with the best STS 2017 Pearson of its best/
+    model (``by="sts"``, the paper's selection) or the best news-train accuracy of its
+    best-news/ model (``by="news"``)."""
+    plan = runs_by_name()
+    candidates = {name: r for name, r in run_results(results_dir).items()
+                  if plan[name].flags.get("model") == "wlo" and plan[name].group in SELECTABLE}
+    if not candidates:
+        raise SystemExit(f"no evaluated WLO run in {results_dir}")
+    score = (lambda r: dev_sts(r["best"])) if by == "sts" else (lambda r: dev_news(r["news"]))
+    return max(candidates, key=lambda name: score(candidates[name]))
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def _test(entry: dict[str, Any] | None) -> list[float | None]:
+    if entry is None:
+        return [None] * 4
+    spec = entry["specificity"]
+    return [spec["news"]["accuracy"], *(spec[d]["spearman"] for d in DOMAINS)]
+
+
+def _sts_test(entry: dict[str, Any] | None) -> float | None:
+    if entry is None or "sts" not in entry:
+        return None
+    return entry["sts"]["pearson"]["cosine"]["STS12-16 sets mean"]
+
+
+def _steps(entry: dict[str, Any] | None) -> str:
+    return f"{entry['config']['training']['step']:,}" if entry else "—"
+
+
+HEADER = ("| Run | Setting | STS17 r (dev) | News-train acc (dev) | News acc | Twitter ρ | Yelp ρ | "
+          "Movie ρ | STS12-16 r | News acc of best-news/ |")
+
+
+def _run_row(name: str, result: dict[str, Any]) -> str:
+    run = runs_by_name()[name]
+    best, news = result["best"], result["news"]
+    setting = run.note or ", ".join(f"{k}={v}" for k, v in run.flags.items() if k != "model") or "defaults"
+    cells = [f"`{name}`", setting, _fmt(dev_sts(best), 3), _fmt(dev_news(news)),
+             *(_fmt(v) for v in _test(best)), _fmt(_sts_test(best)),
+             _fmt(_test(news)[0])]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _mean_sd(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+
+
+def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["| Model | Seeds | News acc | Twitter ρ | Yelp ρ | Movie ρ | STS17 r (dev) |",
+             "|---|---|---|---|---|---|---|"]
+    for model, names in (("WLO", ["wlo", "wlo-seed2", "wlo-seed3"]),
+                         ("Wordsum", ["wordsum", "wordsum-seed2", "wordsum-seed3"])):
+        have = [found[n]["best"] for n in names if n in found and found[n]["best"]]
+        columns = list(zip(*[_test(e) for e in have])) if have else [[]] * 4
+        cells = [model, str(len(have)), *(_mean_sd([v for v in col if v is not None]) for col in columns),
+                 _mean_sd([100 * dev_sts(e) for e in have])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Mean ± sample standard deviation over the seeds (STS17 r ×100). Seed 1 is the main run.")
+    return lines
+
+
+def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
+    if entry is None:
+        return ["(no evaluated run)"]
+    report = entry["config"]["training"].get("data_report", {})
+    mixture = report.get("mixture")
+    if not mixture:
+        return ["(the run's config records no mixture)"]
+    lines = [f"{mixture['pairs']:,} pairs; settings: at most {mixture['max_per_source'] or 'all'} pairs "
+             f"per source, sides of at least {mixture['min_tokens']} token(s), word overlap at most "
+             f"{mixture['max_overlap']}.", "", "| Source | Pairs |", "|---|---|"]
+    lines += [f"| {name} | {count:,} |" for name, count in mixture["pairs_per_source"].items()]
+    return lines
+
+
+def _shipped_lines() -> list[str]:
+    evaluation = _load(RESULTS_DIR / "shipped" / "evaluation.json")
+    if evaluation is None:
+        return ["No shipped model has been evaluated (`python experiments/reproduce.py --ship`)."]
+    entry = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
+    export = entry["config"]["training"].get("export", {})
+    news, *rho = _test(entry)
+    return [f"`probsent/pretrained/wlo`: exported from `{export.get('from')}` with the "
+            f"{export.get('max_words'):,} most frequent words, {export.get('dtype')} weights. "
+            f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
+            f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
+            f"`probsent/pretrained/wlo/MODEL_CARD.md`."]
+
+
+def _report_tables() -> list[str]:
+    report = REPORT_DIR / "report.md"
+    if not report.is_file():
+        return ["(docs/results/report.md is missing: run `python experiments/reproduce.py --skip-train`)"]
+    text = report.read_text(encoding="utf-8").splitlines()
+    # demote its headings one level and point its relative links (plots) into docs/results/
+    return [("#" + line if line.startswith("#") else line).replace("](plots/", "](results/plots/")
+            for line in text]
+
+
+def render() -> str:
+    found = run_results()
+    selected = select_wlo() if found else None
+    selected_news = select_wlo(by="news") if found else None
+    main_eval = _load(REPORT_DIR / "evaluation.json")
+    lines = ["# Results", "",
+             "Generated by `python experiments/summarize.py` from the committed evaluation JSONs "
+             "(`results/<run>/evaluation.json`, `docs/results/evaluation.json`). "
+             "`make reproduce` retrains every run of `experiments/plan.py`, re-evaluates it and "
+             "regenerates this page; do not edit it by hand.", ""]
+    if main_eval:
+        env = main_eval["environment"]
+        lines += [f"Hardware: {env['platform']}, {env['cpu_count']} CPUs, no GPU; torch {env['torch']}, "
+                  f"one thread per training job (two jobs at a time).", ""]
+    lines += ["## How the models were trained", "",
+              f"Every run trains for {STEPS:,} steps of 100 pairs ({LSTM_STEPS:,} for the LSTMs, about ten "
+              f"times slower per pair on a CPU), with STS 2017 validation every 250 steps: `best/` is the "
+              f"checkpoint with the highest STS 2017 Pearson (the paper's selection) and `best-news/` the one "
+              f"with the highest accuracy on the cleaned news training rows (a development set). "
+              f"The test sets are never used for a choice. The paper trained on ParaNMT-50M (5M pairs used); "
+              f"ours is far less training: the shared 1.26M pairs are not ParaNMT, and a CPU budget bounds "
+              f"every run.", ""]
+    for name in ("wlo", "wordsum", "lstmavg"):
+        if name in found and found[name]["best"]:
+            seconds = found[name]["best"]["config"]["training"].get("seconds")
+            if seconds:
+                lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.0f} minutes of training.")
+    lines += ["", "### Training mixture of the main runs", "", f"Settings: `{MIXTURE}`.", ""]
+    lines += _mixture_lines(found.get("wlo", {}).get("best"))
+    lines += ["", "## Model selection", ""]
+    if selected:
+        lines += [f"- **By STS 2017** (the paper's way): `{selected}` "
+                  f"(r = {dev_sts(found[selected]['best']):.3f}); its test numbers: News "
+                  f"{_fmt(_test(found[selected]['best'])[0])}.",
+                  f"- **By accuracy on the news training rows** (second selection): `{selected_news}` "
+                  f"({_fmt(dev_news(found[selected_news]['news']))} on the training rows); its best-news/ "
+                  f"model's test News accuracy: {_fmt(_test(found[selected_news]['news'])[0])}.", ""]
+    lines += ["## The shipped model", ""] + _shipped_lines() + [""]
+    lines += ["## Ablations and sweeps", "",
+              "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
+              "on Ko et al. 2019, Pearson r ×100 on STS12-16) only report. The last column is the test News "
+              "accuracy of the run's `best-news/` model.", ""]
+    titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
+              "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
+              "init": "Initialization of A (WLO)", "l2": "L2 weight (Wordsum)"}
+    for group, title in titles.items():
+        names = [r.name for r in RUNS if r.group == group and r.name in found]
+        if group in ("prior", "negatives", "mixture", "init") and "wlo" in found:
+            names = ["wlo"] + names
+        if group == "l2" and "wordsum" in found:
+            names = ["wordsum"] + names
+        if not names:
+            continue
+        lines += [f"### {title}", "", HEADER, "|" + "---|" * 10]
+        lines += [_run_row(n, found[n]) for n in names]
+        lines.append("")
+    lines += ["## Seeds", ""] + _seed_table(found) + [""]
+    missing = [r.name for r in RUNS if r.name not in found]
+    if missing:
+        lines += ["Runs of the plan not evaluated yet: " + ", ".join(f"`{n}`" for n in missing) + ".", ""]
+    lines += ["## The paper's tables", "",
+              "Written by the `probsent eval` command quoted at its top, on the main runs "
+              "(the STS-selected WLO and the four other models) and every baseline.", ""]
+    lines += _report_tables()
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> int:
+    text = render()
+    tmp = OUT.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(OUT)
+    print(f"wrote {OUT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
