@@ -25,7 +25,7 @@ class Run:
     """One ``probsent train`` run: ``runs/<name>``."""
 
     name: str
-    group: str  # main | seed | prior | negatives | mixture | init | l2
+    group: str  # main | seed | prior | negatives | mixture | init | vocab | l2
     flags: dict[str, object] = field(default_factory=dict)
     note: str = ""
 
@@ -76,6 +76,8 @@ RUNS: list[Run] = [
          scale_init_mean=1.0, scale_init_std=0.01),
     _wlo("wlo-init-shrink", "init", "A ~ N(0.99, 0.01^2): every word starts equally specific",
          scale_init_mean=0.99, scale_init_std=0.01),
+    # the vocabulary size (rarer words share <unk>)
+    _wlo("wlo-vocab20k", "vocab", "20,000 words", vocab_size=20_000),
     # L2 of the deterministic models
     _model("wordsum-l2-1e-5", "wordsum", "l2", l2_weight=1e-5),
     _model("wordsum-l2-0", "wordsum", "l2", l2_weight=0.0),

@@ -23,7 +23,7 @@ from experiments.plan import LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # n
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 OUT = REPO / "docs" / "RESULTS.md"
 DOMAINS = ("twitter", "yelp", "movie")
-SELECTABLE = ("main", "prior", "negatives", "mixture", "init")  # groups whose WLO compete
+SELECTABLE = ("main", "prior", "negatives", "mixture", "init", "vocab")  # groups whose WLO compete
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -168,6 +168,43 @@ def _report_tables() -> list[str]:
             for line in text]
 
 
+def _length_news(found: dict[str, dict[str, Any]]) -> float | None:
+    main_eval = _load(REPORT_DIR / "evaluation.json")
+    length = (main_eval or {}).get("results", {}).get("systems", {}).get("Length")
+    return length["specificity"]["news"]["accuracy"] if length else None
+
+
+def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[str]:
+    """Where and why we differ from the paper; the numbers are read from the results."""
+    if not selected:
+        return []
+    news, *_ = _test(found[selected]["best"])
+    length = _length_news(found)
+    lines = ["## Where and why we differ from the paper", "",
+             f"- **WLO is below the paper** (News {_fmt(news)} vs the paper's 77.4"
+             + (f"; the Length baseline computed here gives {_fmt(length)}" if length is not None else "")
+             + "). The paper trained on 5M ParaNMT pairs (back-translations: close paraphrases of "
+               "news-like text) for many epochs; we train on a few hundred thousand pairs of a "
+               "very different mixture (Bible verse versions, image captions, simplification, "
+               "Shakespeare, scientific and question paraphrases) within a CPU budget. A WLO "
+               "sentence's entropy is a sum of per-word terms, so specificity can only be as good "
+               "as those terms: words seen rarely in training keep terms near their random "
+               "initialization, and the sources decide which words training makes 'specific'.",
+             "- **Data mixture matters most** in our sweeps (the mixture table above): the "
+             "Bible-heavy full file and caption-dominated mixtures learn word terms that track "
+             "genre more than specificity.",
+             "- **GloVe 50d instead of 300d** for the GloVe baselines (only 50d is available here); "
+             "the paper's GloVe numbers are beside ours.",
+             "- **News test set of 885 sentences**, as the issue specifies; the threshold is tuned "
+             "on the PDTB-derived news training rows minus the 939 rows that equal test sentences.",
+             "- **Pretrained baselines** (InferSent, Skip-thought, ELMo, BERT) cannot be obtained on "
+             "these machines; all-MiniLM-L6-v2 stands in for BERT.",
+             "- **Training length**: every run is a fraction of one epoch; the paper's models "
+             "saw their data many times. `probsent train --epochs N` and `make reproduce` with a "
+             "larger `STEPS` in `experiments/plan.py` train longer.", ""]
+    return lines
+
+
 def render() -> str:
     found = run_results()
     selected = select_wlo() if found else None
@@ -212,10 +249,11 @@ def render() -> str:
               "accuracy of the run's `best-news/` model.", ""]
     titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
               "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
-              "init": "Initialization of A (WLO)", "l2": "L2 weight (Wordsum)"}
+              "init": "Initialization of A (WLO)", "vocab": "Vocabulary size (WLO)",
+              "l2": "L2 weight (Wordsum)"}
     for group, title in titles.items():
         names = [r.name for r in RUNS if r.group == group and r.name in found]
-        if group in ("prior", "negatives", "mixture", "init") and "wlo" in found:
+        if group in ("prior", "negatives", "mixture", "init", "vocab") and "wlo" in found:
             names = ["wlo"] + names
         if group == "l2" and "wordsum" in found:
             names = ["wordsum"] + names
@@ -228,6 +266,7 @@ def render() -> str:
     missing = [r.name for r in RUNS if r.name not in found]
     if missing:
         lines += ["Runs of the plan not evaluated yet: " + ", ".join(f"`{n}`" for n in missing) + ".", ""]
+    lines += _discussion(found, selected)
     lines += ["## The paper's tables", "",
               "Written by the `probsent eval` command quoted at its top, on the main runs "
               "(the STS-selected WLO and the four other models) and every baseline.", ""]
