@@ -79,7 +79,8 @@ def render(data_dir: Path) -> str:
     lines += ["", "## Training", "",
               f"- Data: `{Path(config['data']).name}` (the shared paraphrase pairs: 12 public English corpora, "
               f"no ParaNMT), mixture: {mixture.get('pairs', 0):,} pairs "
-              f"(at most {mixture.get('max_per_source') or 'all'} per source, sides of at least "
+              f"(at most {mixture.get('max_per_source') or 'all'} per source, caps "
+              f"{mixture.get('source_caps') or 'none'} (0 = left out), sides of at least "
               f"{mixture.get('min_tokens', 1)} token(s), word overlap at most {mixture.get('max_overlap', 1.0)}).",
               f"- Settings: lambda (KL prior) {config['prior_weight']:g}, margin "
               f"{config['margin'] if config['margin'] is not None else 1.0}, negatives mined in mega-batches of "

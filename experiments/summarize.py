@@ -18,7 +18,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.plan import LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
+from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 OUT = REPO / "docs" / "RESULTS.md"
@@ -137,8 +137,9 @@ def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
     mixture = report.get("mixture")
     if not mixture:
         return ["(the run's config records no mixture)"]
+    caps = ", ".join(f"{name} {n:,}" for name, n in mixture.get("source_caps", {}).items()) or "none"
     lines = [f"{mixture['pairs']:,} pairs; settings: at most {mixture['max_per_source'] or 'all'} pairs "
-             f"per source, sides of at least {mixture['min_tokens']} token(s), word overlap at most "
+             f"per source, single-source caps: {caps}, sides of at least {mixture['min_tokens']} token(s), word overlap at most "
              f"{mixture['max_overlap']}.", "", "| Source | Pairs |", "|---|---|"]
     lines += [f"| {name} | {count:,} |" for name, count in mixture["pairs_per_source"].items()]
     return lines
@@ -221,7 +222,7 @@ def render() -> str:
                   f"one thread per training job (two jobs at a time).", ""]
     lines += ["## How the models were trained", "",
               f"Every run trains for {STEPS:,} steps of 100 pairs ({LSTM_STEPS:,} for the LSTMs, about ten "
-              f"times slower per pair on a CPU), with STS 2017 validation every 250 steps: `best/` is the "
+              f"times slower per pair on a CPU), with validation every {EVAL_EVERY} steps: `best/` is the "
               f"checkpoint with the highest STS 2017 Pearson (the paper's selection) and `best-news/` the one "
               f"with the highest accuracy on the cleaned news training rows (a development set). "
               f"The test sets are never used for a choice. The paper trained on ParaNMT-50M (5M pairs used); "
