@@ -6,8 +6,9 @@
    that is complete is not retrained), each job on one torch thread;
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
    results/<name>/ (the evaluation JSONs are committed);
-3. with --ship: the selected WLO exported into the package (float16, trimmed vocabulary),
-   calibrated, and evaluated into results/shipped/;
+3. with --ship: the WLO with the best accuracy on the news training rows (the second
+   selection: the shipped model is a specificity scorer) exported into the package (float16,
+   trimmed vocabulary), calibrated, and evaluated with the baselines into results/shipped/;
 4. the paper's tables for the main models: ``probsent eval`` into docs/results/;
 5. docs/RESULTS.md written by experiments/summarize.py.
 """
@@ -71,16 +72,16 @@ def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: st
 
 
 def ship(name: str) -> None:
-    """Export runs/<name>/best as the package's default model, calibrate and evaluate it."""
+    """Export runs/<name>/best-news as the package's default model, calibrate and evaluate it."""
     staging = REPO / "probsent" / "pretrained" / ".wlo.new"
     shutil.rmtree(staging, ignore_errors=True)
-    probsent("export", "--model", str(RUNS_DIR / name / "best"), "--out", str(staging),
+    probsent("export", "--model", str((RUNS_DIR / name / "best-news").relative_to(REPO)), "--out", str(staging),
              "--max-words", str(SHIP_WORDS), "--float16")
     probsent("calibrate", "--model", str(staging))
     if SHIPPED.exists():
         shutil.rmtree(SHIPPED)
     staging.rename(SHIPPED)
-    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped")
+    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped", baselines=True)
 
 
 def main() -> int:
@@ -103,7 +104,7 @@ def main() -> int:
         from experiments.summarize import select_wlo
         selected = select_wlo(RESULTS_DIR)
         if args.ship:
-            ship(selected)
+            ship(select_wlo(RESULTS_DIR, by="news"))
         main_models = [str((RUNS_DIR / n / "best").relative_to(REPO))
                        for n in (selected, "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
         evaluate(main_models, REPORT_DIR, baselines=True,
