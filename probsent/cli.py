@@ -23,6 +23,7 @@ _HELP = {
     "source_caps": "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source",
     "min_tokens": "drop pairs with a side of fewer tokens",
     "max_overlap": "drop pairs whose sides' word sets overlap more than this (Jaccard; 1 keeps all)",
+    "min_overlap": "drop pairs whose sides' word sets overlap less than this (Jaccard; 0 keeps all)",
     "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",
     "max_tokens": "training sentences are cut to this many tokens",
     "dim": "word dimension k", "hidden": "LSTM hidden size", "batch_size": "pairs per step",

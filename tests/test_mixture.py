@@ -38,6 +38,8 @@ def test_word_overlap_by_hand(corpus) -> None:
 def test_filters(corpus) -> None:
     assert select_pairs(corpus).tolist() == [0, 1, 2, 3, 4, 5]
     assert select_pairs(corpus, max_overlap=0.99).tolist() == [1, 2, 4]
+    assert select_pairs(corpus, min_overlap=0.45).tolist() == [0, 3, 4, 5]
+    assert select_pairs(corpus, min_overlap=0.45, max_overlap=0.99).tolist() == [4]
     assert select_pairs(corpus, min_tokens=2).tolist() == [0, 1, 3, 4]
     # four bible pairs capped at two: the first and the last, evenly spaced
     assert select_pairs(corpus, max_per_source=2).tolist() == [0, 3, 4, 5]

@@ -5,6 +5,8 @@ Three optional, deterministic filters, applied in this order:
 - ``min_tokens``: drop pairs with a side shorter than this many tokens;
 - ``max_overlap``: drop pairs whose two sides share too many words (Jaccard overlap of their
   word sets above this value; 1.0 keeps all, 0.99 drops exact and reordered copies);
+- ``min_overlap``: drop pairs whose sides share too few words (loose paraphrases, such as two
+  captions of one image; 0.0 keeps all);
 - ``max_per_source``: keep at most this many pairs of each source (the file's third column),
   evenly spaced over that source's remaining pairs so that every part of it is represented;
   ``source_caps`` ("name=N,name=N") sets the cap of single sources (N = 0 drops a source).
@@ -64,12 +66,14 @@ def parse_source_caps(text: str | None) -> dict[str, int]:
 
 
 def select_pairs(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                 max_overlap: float = 1.0, source_caps: dict[str, int] | None = None) -> np.ndarray:
+                 max_overlap: float = 1.0, source_caps: dict[str, int] | None = None,
+                 min_overlap: float = 0.0) -> np.ndarray:
     """Indices (ascending) of the pairs kept by the filters of this module."""
     lengths = np.diff(corpus.offsets)
     keep = np.minimum(lengths[0::2], lengths[1::2]) >= min_tokens
-    if max_overlap < 1.0:
-        keep &= word_overlap(corpus) <= max_overlap
+    if max_overlap < 1.0 or min_overlap > 0.0:
+        overlap = word_overlap(corpus)
+        keep &= (overlap <= max_overlap) & (overlap >= min_overlap)
     kept = np.flatnonzero(keep)
     caps = source_caps or {}
     names = corpus.sources or [""]
@@ -125,18 +129,21 @@ def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
 
 
 def apply_mixture(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                  max_overlap: float = 1.0, source_caps: str | None = None) -> PairCorpus:
+                  max_overlap: float = 1.0, source_caps: str | None = None,
+                  min_overlap: float = 0.0) -> PairCorpus:
     """The corpus after the filters; its report gains a ``mixture`` entry (pairs per source)."""
     caps = parse_source_caps(source_caps)
-    if max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0 and not caps:
+    if (max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0 and min_overlap <= 0.0
+            and not caps):
         chosen = corpus
     else:
-        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap, caps))
+        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap, caps,
+                                             min_overlap))
         if chosen.num_pairs < 2:
             raise ProbsentError(f"the training mixture keeps {chosen.num_pairs} pair(s); loosen "
                                 f"--max-per-source / --source-caps / --min-tokens / --max-overlap")
     chosen.report = {**chosen.report, "mixture": {
         "max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
-        "max_overlap": max_overlap, "pairs": chosen.num_pairs,
+        "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": chosen.num_pairs,
         "pairs_per_source": source_counts(chosen)}}
     return chosen

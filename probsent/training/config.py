@@ -19,6 +19,7 @@ class TrainConfig:
     source_caps: str | None = None  # "name=N,name=N": per-source caps (0 drops a source)
     min_tokens: int = 1  # pairs with a shorter side are dropped
     max_overlap: float = 1.0  # pairs whose sides' word sets overlap more (Jaccard) are dropped
+    min_overlap: float = 0.0  # ... or less
     vocab_size: int = 50_000  # most frequent words kept, plus <unk>
     max_tokens: int = 100  # longer training sentences are cut
     dim: int = 50

@@ -71,7 +71,8 @@ class Trainer:
         torch.manual_seed(config.seed)
         corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
         self.corpus: PairCorpus = apply_mixture(corpus, config.max_per_source, config.min_tokens,
-                                                config.max_overlap, config.source_caps)
+                                                config.max_overlap, config.source_caps,
+                                                config.min_overlap)
         self.log(f"data: {self.corpus.report['summary']}")
         if self.corpus is not corpus or len(corpus.sources) > 1:
             mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
