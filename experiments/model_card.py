@@ -87,8 +87,11 @@ def render(data_dir: Path) -> str:
               f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {config['scramble']}, "
               f"Adam lr {config['lr']:g}, A ~ N({config.get('scale_init_mean', 1.0)}, "
               f"{config['scale_init_std']}^2), B ~ N(0, {config['shift_init_std']}^2), seed {config['seed']}.",
-              f"- Checkpoint: step {training['step']:,} of training (chosen by STS 2017 Pearson "
-              f"{training.get('sts17_pearson', float('nan')):.3f}), "
+              f"- Checkpoint: step {training['step']:,} of training, "
+              + (f"chosen by accuracy on the news training rows ({training['news_train_accuracy']:.1f} %)"
+                 if "news_train_accuracy" in training else
+                 f"chosen by STS 2017 Pearson ({training.get('sts17_pearson', float('nan')):.3f})")
+              + ", "
               f"{training.get('seconds', 0) / 60:.0f} minutes on a 2-core CPU.",
               f"- Shipped as {export.get('dtype', 'float32')} with the {len(model.vocab) - 1:,} most frequent "
               f"training words (of {export.get('vocab_size_before', len(model.vocab)) - 1:,}); other words are "

@@ -75,6 +75,8 @@ RUNS: list[Run] = [
     _wlo("wlo-cap30k", "mixture", "every source capped at 30,000 pairs (Bible included)",
          source_caps=None, max_per_source=30_000),
     _wlo("wlo-text", "mixture", "no Bible, no image captions", source_caps=TEXT_ONLY),
+    _wlo("wlo-closepairs", "mixture", "pairs whose word overlap is >= 0.4 (Bible included)",
+         source_caps=None, min_overlap=0.4),
     _wlo("wlo-filtered", "mixture", "no Bible; sides of >= 3 tokens, word overlap <= 0.8",
          min_tokens=3, max_overlap=0.8),
     # the initialization of A

@@ -30,7 +30,24 @@ from experiments.plan import RUNS, runs_by_name  # noqa: E402
 
 RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
 SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
-SHIP_WORDS = 40_000  # 200 bytes a word in float16: 8 MB
+# Vocabulary sizes tried for the shipped model (200 bytes a word in float16: 40,000 words is
+# 8 MB); the one with the best news-train accuracy is shipped. Rarely trained words keep terms
+# near their random initialization, and <unk>'s trained term can score them better.
+SHIP_WORDS = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000)
+
+
+def choose_max_words(model_dir: Path) -> tuple[int, dict[int, float]]:
+    """The vocabulary size of SHIP_WORDS with the best accuracy on the news training rows."""
+    import probsent as package
+    from probsent.export import trimmed
+    from probsent.training.validation import NewsDevScorer
+
+    model = package.load(model_dir)
+    accuracy = {}
+    for words in SHIP_WORDS:
+        small = trimmed(model, words)
+        accuracy[words] = NewsDevScorer.from_data_dir(small.vocab)(small.encoder)
+    return max(accuracy, key=lambda w: (accuracy[w], w)), accuracy
 
 
 def probsent(*args: str, log: Path | None = None) -> None:
@@ -75,8 +92,12 @@ def ship(name: str) -> None:
     """Export runs/<name>/best-news as the package's default model, calibrate and evaluate it."""
     staging = REPO / "probsent" / "pretrained" / ".wlo.new"
     shutil.rmtree(staging, ignore_errors=True)
-    probsent("export", "--model", str((RUNS_DIR / name / "best-news").relative_to(REPO)), "--out", str(staging),
-             "--max-words", str(SHIP_WORDS), "--float16")
+    source = RUNS_DIR / name / "best-news"
+    words, accuracy = choose_max_words(source)
+    print(f"shipping {source.relative_to(REPO)} with {words:,} words; news-train accuracy by "
+          f"vocabulary size: {accuracy}", flush=True)
+    probsent("export", "--model", str(source.relative_to(REPO)), "--out", str(staging),
+             "--max-words", str(words), "--float16")
     probsent("calibrate", "--model", str(staging))
     if SHIPPED.exists():
         shutil.rmtree(SHIPPED)
@@ -91,8 +112,14 @@ def main() -> int:
     parser.add_argument("--skip-train", action="store_true", help="evaluate the existing runs only")
     parser.add_argument("--ship", action="store_true",
                         help="export the selected WLO into probsent/pretrained/wlo")
+    parser.add_argument("--ship-only", action="store_true",
+                        help="only the shipping step, from the evaluated runs")
     args = parser.parse_args()
     started = time.time()
+    if args.ship_only:
+        from experiments.summarize import select_wlo
+        ship(select_wlo(RESULTS_DIR, by="news"))
+        return 0
     names = args.only or [run.name for run in RUNS]
     unknown = set(names) - set(runs_by_name())
     if unknown:
