@@ -78,8 +78,9 @@ def train_and_evaluate(name: str, skip_train: bool) -> str:
 
 
 def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: str | None = None,
-             log: Path | None = None) -> None:
+             log: Path | None = None, transformer: bool = True) -> None:
     args = ["eval", "--out", str(out.relative_to(REPO)), "--force", "--quiet"]
+    args += [] if transformer else ["--skip-transformer"]
     for model in models:
         args += ["--model", model]
     if ablation:
@@ -102,7 +103,8 @@ def ship(name: str) -> None:
     if SHIPPED.exists():
         shutil.rmtree(SHIPPED)
     staging.rename(SHIPPED)
-    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped", baselines=True)
+    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped", baselines=True,
+             transformer=False)
 
 
 def main() -> int:
