@@ -120,3 +120,92 @@ def test_final_only_path_equals_the_recurrence(mean_path: str) -> None:
         assert torch.all((out.mean[row].double() - ref_mean[-1]).abs() <= 2e-4 * size[-1] + 1e-6)
         assert torch.allclose(out.logvar[row].double(), ref_var[-1].log(), rtol=1e-5, atol=1e-4)
     assert out.kl is None
+
+
+def _reference_forward(model: WLO, ids: torch.Tensor, lengths: torch.Tensor):
+    """forward(with_kl=True) as autograd computes it from the closed-form trajectory."""
+    mean, logvar = model.trajectory(ids, lengths)
+    mask = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+    kl = (kl_to_standard_normal(mean, logvar) * mask).sum(1)
+    return mean[:, -1], logvar[:, -1], kl
+
+
+def _dense_grads(model: WLO) -> list[torch.Tensor]:
+    return [t.weight.grad.to_dense() if t.weight.grad.is_sparse else t.weight.grad
+            for t in (model.scale, model.shift)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("used", ["all", "kl only", "mean only"])
+def test_fused_training_forward_and_backward_equal_autograd(dtype: torch.dtype, used: str) -> None:
+    torch.manual_seed(11)
+    model = WLO(60, dim=7, scale_init_std=0.3, shift_init_std=0.8).to(dtype)
+    with torch.no_grad():
+        model.scale.weight[:10] *= -1  # negative scales
+    ids = torch.randint(0, 60, (5, 13))
+    lengths = torch.tensor([13, 9, 1, 4, 13])
+    weights = [torch.randn(5, 7, dtype=dtype), torch.randn(5, 7, dtype=dtype), torch.randn(5, dtype=dtype)]
+    mask = {"all": (1, 1, 1), "kl only": (0, 0, 1), "mean only": (1, 0, 0)}[used]
+    grads, outputs = [], []
+    for fused in (True, False):
+        model.zero_grad(set_to_none=True)
+        if fused:
+            out = model(ids, lengths, with_kl=True)
+            parts = (out.mean, out.logvar, out.kl)
+        else:
+            parts = _reference_forward(model, ids, lengths)
+        loss = sum((w * p).sum() for w, p, use in zip(weights, parts, mask) if use)
+        loss.backward()
+        outputs.append([p.detach() for p in parts])
+        grads.append(_dense_grads(model))
+    for fused_out, ref_out in zip(*outputs):
+        assert torch.equal(fused_out, ref_out)  # the same operations: the same values
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    for fused_grad, ref_grad in zip(*grads):
+        scale = ref_grad.abs().max()
+        assert torch.allclose(fused_grad, ref_grad, rtol=tol, atol=tol * float(scale))
+
+
+def test_fused_training_backward_passes_gradcheck() -> None:
+    from probsent.models.wlo import _FinalAndPrior
+    torch.manual_seed(12)
+    a = (1.0 + 0.3 * torch.randn(3, 6, 4, dtype=torch.float64))
+    a[0, 1, :2] *= -1
+    lengths = torch.tensor([6, 3, 1])
+    mask = torch.arange(6)[None, :] < lengths[:, None]
+    a = torch.where(mask[..., None], a, 1.0).requires_grad_()
+    b = torch.where(mask[..., None], torch.randn(3, 6, 4, dtype=torch.float64), 0.0).requires_grad_()
+
+    def final_and_prior(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor):
+        # S is recomputed from A (as WLO.forward does, without autograd): the numerical
+        # Jacobian sees the log-variance path, which the backward must supply itself
+        return _FinalAndPrior.apply(a, b, a.detach().abs().log().cumsum(1), mask)
+
+    assert torch.autograd.gradcheck(final_and_prior, (a, b, mask), eps=1e-6, atol=1e-7)
+
+
+def test_fused_training_gradients_equal_the_naive_recurrence() -> None:
+    # gradients of a loss on (final mean, final log-variance, summed KL) against float64
+    # autograd through the position-by-position recurrence
+    torch.manual_seed(13)
+    model = WLO(40, dim=5, scale_init_std=0.4, shift_init_std=1.0)
+    with torch.no_grad():
+        model.scale.weight[:6] *= -1
+    ids = torch.randint(0, 40, (3, 11))
+    lengths = torch.tensor([11, 6, 2])
+    out = model(ids, lengths, with_kl=True)
+    (out.mean.sum() + 0.5 * out.logvar.sum() + 0.1 * out.kl.sum()).backward()
+    scale = model.scale.weight.detach().double().requires_grad_()
+    shift = model.shift.weight.detach().double().requires_grad_()
+    total = torch.zeros((), dtype=torch.float64)
+    for row, n in enumerate(lengths.tolist()):
+        mu = torch.zeros(5, dtype=torch.float64)
+        logvar = torch.zeros(5, dtype=torch.float64)
+        for w in ids[row, :n].tolist():
+            mu = scale[w] * (mu + shift[w])
+            logvar = logvar + 2 * scale[w].abs().log()
+            total = total + 0.1 * 0.5 * (logvar.exp() + mu ** 2 - 1 - logvar).sum()
+        total = total + mu.sum() + 0.5 * logvar.sum()
+    total.backward()
+    for got, expected in zip(_dense_grads(model), (scale.grad, shift.grad)):
+        assert torch.allclose(got.double(), expected, rtol=1e-4, atol=1e-5 * float(expected.abs().max()))
