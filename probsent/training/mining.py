@@ -64,7 +64,7 @@ def _expected_inner_product_block(encoded: Encoding) -> tuple[Callable[[Tensor, 
 # From this many sentences on, Gaussians are mined by bound and prune (the same result as
 # computing d in full, several times faster on mega-batches of thousands).
 PRUNE_FROM = 512
-FIRST_TRIES = 16  # exact values per row that set its first threshold
+FIRST_TRIES = 32  # exact values per row that set its first threshold
 
 
 def _pair_similarity(mean: Tensor, var: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
