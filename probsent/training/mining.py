@@ -164,7 +164,7 @@ def _upper_bounds(mean: Tensor, logvar: Tensor, var: Tensor, sizes: list[int]) -
 
 def _mine_gaussian_pruned(mean: Tensor, logvar: Tensor, partner: Tensor, groups: int = 16) -> Tensor | None:
     """The argmax of d by bound and prune (see :func:`mine_negatives`); None where the
-    inputs are not all finite."""
+    inputs, or the bounds, are not all finite."""
     n = len(mean)
     logvar = logvar.clamp_min(-80.0)  # the variance floor of the blocks
     var = logvar.exp()
@@ -181,6 +181,8 @@ def _mine_gaussian_pruned(mean: Tensor, logvar: Tensor, partner: Tensor, groups:
     mean, logvar, var = mean[order], logvar[order], var[order]
     upper = _upper_bounds(mean.to(bound_dtype), logvar.to(bound_dtype), var.to(bound_dtype),
                           [len(p) for p in parts])
+    if not torch.isfinite(upper).all():  # features beyond any realistic range: compute d in full
+        return None
     rows = torch.arange(n)
     upper.diagonal().fill_(float("-inf"))  # the sentence itself
     upper[rows, place[partner[order]]] = float("-inf")  # its partner
