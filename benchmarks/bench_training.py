@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from probsent.api import SentenceModel  # noqa: E402
+from probsent.gaussian import kl_to_standard_normal  # noqa: E402
+from probsent.models.base import Encoding, padding_mask  # noqa: E402
 from probsent.models import MODEL_TYPES  # noqa: E402
 from probsent.models.wlo import WLO  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
@@ -49,6 +51,15 @@ class NaiveLoopWLO(WLO):
         if final_only:
             return mean, logvar
         return torch.stack(means, 1), torch.stack(logvars, 1)
+
+    def forward(self, ids, lengths, with_kl=False):
+        """Training's prior from the trajectory above, as autograd differentiates it (WLO's
+        own forward takes a fused path with a hand-written backward instead)."""
+        if not with_kl:
+            return Encoding(*self.trajectory(ids, lengths, final_only=True))
+        mean, logvar = self.trajectory(ids, lengths)
+        kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
+        return Encoding(mean[:, -1], logvar[:, -1], kl)
 
 
 def read_sentences(path: Path, count: int) -> list[str]:

@@ -1,6 +1,7 @@
 """The WLO closed form against a naive position-by-position recurrence written here."""
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -120,3 +121,121 @@ def test_final_only_path_equals_the_recurrence(mean_path: str) -> None:
         assert torch.all((out.mean[row].double() - ref_mean[-1]).abs() <= 2e-4 * size[-1] + 1e-6)
         assert torch.allclose(out.logvar[row].double(), ref_var[-1].log(), rtol=1e-5, atol=1e-4)
     assert out.kl is None
+
+
+def _reference_forward(model: WLO, ids: torch.Tensor, lengths: torch.Tensor):
+    """forward(with_kl=True) as autograd computes it from the closed-form trajectory."""
+    mean, logvar = model.trajectory(ids, lengths)
+    mask = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+    kl = (kl_to_standard_normal(mean, logvar) * mask).sum(1)
+    return mean[:, -1], logvar[:, -1], kl
+
+
+def _dense_grads(model: WLO) -> list[torch.Tensor]:
+    return [t.weight.grad.to_dense() if t.weight.grad.is_sparse else t.weight.grad
+            for t in (model.scale, model.shift)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("used", ["all", "kl only", "mean only"])
+def test_fused_training_forward_and_backward_equal_autograd(dtype: torch.dtype, used: str) -> None:
+    torch.manual_seed(11)
+    model = WLO(60, dim=7, scale_init_std=0.3, shift_init_std=0.8).to(dtype)
+    with torch.no_grad():
+        model.scale.weight[:10] *= -1  # negative scales
+    ids = torch.randint(0, 60, (5, 13))
+    lengths = torch.tensor([13, 9, 1, 4, 13])
+    weights = [torch.randn(5, 7, dtype=dtype), torch.randn(5, 7, dtype=dtype), torch.randn(5, dtype=dtype)]
+    mask = {"all": (1, 1, 1), "kl only": (0, 0, 1), "mean only": (1, 0, 0)}[used]
+    grads, outputs = [], []
+    for fused in (True, False):
+        model.zero_grad(set_to_none=True)
+        if fused:
+            out = model(ids, lengths, with_kl=True)
+            parts = (out.mean, out.logvar, out.kl)
+        else:
+            parts = _reference_forward(model, ids, lengths)
+        loss = sum((w * p).sum() for w, p, use in zip(weights, parts, mask) if use)
+        loss.backward()
+        outputs.append([p.detach() for p in parts])
+        grads.append(_dense_grads(model))
+    for fused_out, ref_out in zip(*outputs):
+        assert torch.equal(fused_out, ref_out)  # the same operations: the same values
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    for fused_grad, ref_grad in zip(*grads):
+        scale = ref_grad.abs().max()
+        assert torch.allclose(fused_grad, ref_grad, rtol=tol, atol=tol * float(scale))
+
+
+def test_fused_training_backward_passes_gradcheck() -> None:
+    from probsent.models.wlo import _FinalAndPrior
+    torch.manual_seed(12)
+    a = (1.0 + 0.3 * torch.randn(3, 6, 4, dtype=torch.float64))
+    a[0, 1, :2] *= -1
+    lengths = torch.tensor([6, 3, 1])
+    mask = torch.arange(6)[None, :] < lengths[:, None]
+    a = torch.where(mask[..., None], a, 1.0).requires_grad_()
+    b = torch.where(mask[..., None], torch.randn(3, 6, 4, dtype=torch.float64), 0.0).requires_grad_()
+
+    def final_and_prior(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor):
+        # S is recomputed from A (as WLO.forward does, without autograd): the numerical
+        # Jacobian sees the log-variance path, which the backward must supply itself
+        return _FinalAndPrior.apply(a, b, a.detach().abs().log().cumsum(1), mask)
+
+    assert torch.autograd.gradcheck(final_and_prior, (a, b, mask), eps=1e-6, atol=1e-7)
+
+
+def test_fused_training_gradients_equal_the_naive_recurrence() -> None:
+    # gradients of a loss on (final mean, final log-variance, summed KL) against float64
+    # autograd through the position-by-position recurrence
+    torch.manual_seed(13)
+    model = WLO(40, dim=5, scale_init_std=0.4, shift_init_std=1.0)
+    with torch.no_grad():
+        model.scale.weight[:6] *= -1
+    ids = torch.randint(0, 40, (3, 11))
+    lengths = torch.tensor([11, 6, 2])
+    out = model(ids, lengths, with_kl=True)
+    (out.mean.sum() + 0.5 * out.logvar.sum() + 0.1 * out.kl.sum()).backward()
+    scale = model.scale.weight.detach().double().requires_grad_()
+    shift = model.shift.weight.detach().double().requires_grad_()
+    total = torch.zeros((), dtype=torch.float64)
+    for row, n in enumerate(lengths.tolist()):
+        mu = torch.zeros(5, dtype=torch.float64)
+        logvar = torch.zeros(5, dtype=torch.float64)
+        for w in ids[row, :n].tolist():
+            mu = scale[w] * (mu + shift[w])
+            logvar = logvar + 2 * scale[w].abs().log()
+            total = total + 0.1 * 0.5 * (logvar.exp() + mu ** 2 - 1 - logvar).sum()
+        total = total + mu.sum() + 0.5 * logvar.sum()
+    total.backward()
+    for got, expected in zip(_dense_grads(model), (scale.grad, shift.grad)):
+        assert torch.allclose(got.double(), expected, rtol=1e-4, atol=1e-5 * float(expected.abs().max()))
+
+
+def test_row_adam_is_sparse_adam_bit_for_bit() -> None:
+    # the word tables' optimizer (WLO's scale and shift): SparseAdam's update on the touched
+    # rows, the same numbers and the same state dict, whichever of the two saved it
+    from probsent.training.optimizer import RowAdam
+    torch.manual_seed(14)
+    models = [WLO(300, dim=6, scale_init_std=0.3, shift_init_std=0.5) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    optimizers = [torch.optim.SparseAdam(list(models[0].parameters()), lr=0.01),
+                  RowAdam(list(models[1].parameters()), lr=0.01)]
+    for step in range(6):
+        ids = torch.randint(0, 40 if step % 2 else 300, (8, 9))  # repeated words: duplicate rows
+        lengths = torch.randint(1, 10, (8,))
+        for model, optimizer in zip(models, optimizers):
+            optimizer.zero_grad(set_to_none=True)
+            out = model(ids, lengths, with_kl=True)
+            (out.mean.sum() - out.logvar.square().sum() + 0.01 * out.kl.sum()).backward()
+            optimizer.step()
+        assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
+        if step == 2:  # a RowAdam resumed from SparseAdam's state dict continues identically
+            optimizers[1] = RowAdam(list(models[1].parameters()), lr=0.01)
+            optimizers[1].load_state_dict(copy.deepcopy(optimizers[0].state_dict()))  # unshared
+    saved = optimizers[1].state_dict()
+    reference = optimizers[0].state_dict()
+    for key, slots in reference["state"].items():
+        assert saved["state"][key]["step"] == slots["step"]
+        assert torch.equal(saved["state"][key]["exp_avg"], slots["exp_avg"])
+        assert torch.equal(saved["state"][key]["exp_avg_sq"], slots["exp_avg_sq"])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
@@ -109,6 +110,14 @@ class WLO(SentenceEncoder):
         if not with_kl:
             return Encoding(*self.trajectory(ids, lengths, final_only=True))
         # the prior applies to the distribution after every operator
+        mask = padding_mask(ids, lengths)
+        if ids.shape[1]:
+            a = lookup_real(self.scale, ids, mask, 1.0)
+            with torch.no_grad():
+                cum_log = a.abs().clamp_min(1e-30).log().cumsum(1)
+            if float(cum_log.abs().max()) <= DIRECT_RANGE:  # training's usual case: one fused step
+                b = lookup_real(self.shift, ids, mask, 0.0)
+                return Encoding(*_FinalAndPrior.apply(a, b, cum_log, mask))
         mean, logvar = self.trajectory(ids, lengths)
         kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
@@ -116,3 +125,54 @@ class WLO(SentenceEncoder):
     def word_entropy_terms(self) -> Tensor:
         """Per word, its exact additive contribution sum_d log|A_w,d| to a sentence's entropy."""
         return self.scale.weight.abs().clamp_min(1e-30).log().sum(-1)
+
+
+class _FinalAndPrior(torch.autograd.Function):
+    """(final mean, final log-variance, KL to N(0, I) summed over the real positions) in the
+    direct range, with a hand-written backward: the same values as
+    ``WLO.trajectory`` + ``kl_to_standard_normal``, in fewer (and cheaper) operations than
+    autograd records for them.
+
+    Backward, with c_i = dL/dmu_i from the outputs directly (the KL term g_kl mu_i, and g_mean
+    at the last position, which padding carries from the last word), the adjoint of
+    mu_i = A_i (mu_{i-1} + B_i) is lambda_i = c_i + A_{i+1} lambda_{i+1}, in closed form
+    lambda_i = (1 / P_i) sum_{k>=i} P_k c_k (one reverse cumulative sum). Then
+    dL/dB_i = A_i lambda_i and dL/dA_i = lambda_i (mu_{i-1} + B_i) + (1 / A_i) sum_{k>=i} h_k,
+    where h_k = dL/dS_k = g_kl (sigma_k^2 - 1) (+ 2 g_logvar at the last position).
+    """
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor, cum_log: Tensor, mask: Tensor):  # type: ignore[override]
+        products = a.cumprod(1)  # P_i, as in WLO._mean_by_products
+        previous = torch.cat([torch.ones_like(products[:, :1]), products[:, :-1]], 1)
+        mean = products * (b / previous).cumsum(1)
+        logvar = 2.0 * cum_log
+        var = logvar.exp()
+        kl = (0.5 * (var + mean.square() - 1.0 - logvar).sum(-1) * mask).sum(1)  # as kl_to_standard_normal
+        ctx.save_for_backward(a, b, products, mean, var, mask)
+        return mean[:, -1], logvar[:, -1], kl
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_mean: Tensor | None, grad_logvar: Tensor | None, grad_kl: Tensor | None):  # type: ignore[override]
+        a, b, products, mean, var, mask = ctx.saved_tensors
+        weight = (grad_kl[:, None] * mask if grad_kl is not None else torch.zeros_like(mask, dtype=a.dtype))[..., None]
+        direct = weight * mean  # dL/dmu_i through the prior
+        if grad_mean is not None:
+            direct[:, -1] += grad_mean
+        adjoint = _reverse_cumsum(products * direct).div_(products)  # lambda_i
+        grad_b = a * adjoint
+        before = torch.cat([torch.zeros_like(mean[:, :1]), mean[:, :-1]], 1)  # mu_{i-1}
+        grad_a = adjoint.mul_(before.add_(b))
+        entropy_side = weight * (var - 1.0)  # dL/dS_i through the prior
+        if grad_logvar is not None:
+            entropy_side[:, -1] += 2.0 * grad_logvar
+        per_word = _reverse_cumsum(entropy_side)  # dL/d log|A_i|
+        # d log|A| / dA = 1/A; below the clamp (|A| < 1e-30) the forward has no gradient
+        grad_a += torch.where(a.abs() >= 1e-30, per_word / a, 0.0)
+        return grad_a, grad_b, None, None
+
+
+def _reverse_cumsum(x: Tensor) -> Tensor:
+    """sum_{k>=i} x_k along dimension 1."""
+    return x.flip(1).cumsum(1).flip(1)
