@@ -138,10 +138,12 @@ def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
     if not mixture:
         return ["(the run's config records no mixture)"]
     caps = ", ".join(f"{name} {n:,}" for name, n in mixture.get("source_caps", {}).items()) or "none"
-    lines = [f"{mixture['pairs']:,} pairs; settings: at most {mixture['max_per_source'] or 'all'} pairs "
-             f"per source, single-source caps: {caps}, sides of at least {mixture['min_tokens']} token(s), word overlap at most "
+    lines = [f"{mixture['pairs']:,} pairs; per-source cap: {mixture['max_per_source'] or 'none'}; "
+             f"single-source caps: {caps} (0 = left out); sides of at least {mixture['min_tokens']} token(s); "
+             f"word overlap at least {mixture.get('min_overlap', 0.0)} and at most "
              f"{mixture['max_overlap']}.", "", "| Source | Pairs |", "|---|---|"]
-    lines += [f"| {name} | {count:,} |" for name, count in mixture["pairs_per_source"].items()]
+    by_size = sorted(mixture["pairs_per_source"].items(), key=lambda item: -item[1])
+    lines += [f"| {name} | {count:,} |" for name, count in by_size]
     return lines
 
 
@@ -232,7 +234,8 @@ def render() -> str:
         if name in found and found[name]["best"]:
             seconds = found[name]["best"]["config"]["training"].get("seconds")
             if seconds:
-                lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.0f} minutes of training.")
+                lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.1f} minutes of training "
+                             f"(one thread, the other core busy).")
     lines += ["", "### Training mixture of the main runs", "", f"Settings: `{MIXTURE}`.", ""]
     lines += _mixture_lines(found.get("wlo", {}).get("best"))
     lines += ["", "## Model selection", ""]
