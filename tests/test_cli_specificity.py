@@ -76,3 +76,21 @@ class NullWriter:
 
     def write(self, text: str) -> int:
         return len(text)
+
+
+def test_closed_pipe_is_not_a_traceback(tmp_path) -> None:
+    """`probsent ... | head -1`: the reader closes the pipe early; no traceback on stderr."""
+    import subprocess
+    import sys
+
+    lines = "\n".join(f"sentence number {i} is here ." for i in range(20000)) + "\n"
+    command = (f"{sys.executable} -m probsent.cli specificity --model {{model}} --input - | head -1")
+    model = tmp_path / "m"
+    from probsent.api import SentenceModel
+    from probsent.data.vocab import Vocabulary
+    from probsent.models import build_model
+    SentenceModel(build_model({"type": "wlo", "vocab_size": 3, "dim": 4}), Vocabulary(["<unk>", "a", "b"])).save(model)
+    result = subprocess.run(["bash", "-c", command.format(model=model)], input=lines,
+                            capture_output=True, text=True)
+    assert len(result.stdout.splitlines()) == 1
+    assert "Traceback" not in result.stderr, result.stderr
