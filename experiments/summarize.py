@@ -23,7 +23,7 @@ from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 OUT = REPO / "docs" / "RESULTS.md"
 DOMAINS = ("twitter", "yelp", "movie")
-SELECTABLE = ("main", "prior", "negatives", "mixture", "init", "vocab")  # groups whose WLO compete
+SELECTABLE = ("main", "prior", "negatives", "mixture", "init", "long", "vocab")  # groups whose WLO compete
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -287,11 +287,12 @@ def render() -> str:
               "accuracy of the run's `best-news/` model.", ""]
     titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
               "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
-              "init": "Initialization of A (WLO)", "vocab": "Vocabulary size (WLO)",
+              "init": "Initialization of A (WLO)", "long": "Longer training (WLO)",
+              "vocab": "Vocabulary size (WLO)",
               "l2": "L2 weight (Wordsum)"}
     for group, title in titles.items():
         names = [r.name for r in RUNS if r.group == group and r.name in found]
-        if group in ("prior", "negatives", "mixture", "init", "vocab") and "wlo" in found:
+        if group in ("prior", "negatives", "mixture", "init", "long", "vocab") and "wlo" in found:
             names = ["wlo"] + names
         if group == "l2" and "wordsum" in found:
             names = ["wordsum"] + names
