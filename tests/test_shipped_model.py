@@ -1,5 +1,5 @@
 """The WLO model shipped inside the package: loads with no argument, is small, scores as its
-model card documents, and gives the News accuracy its evaluation reports."""
+model card documents, and reaches the Length baseline's News accuracy."""
 from __future__ import annotations
 
 import re
@@ -69,14 +69,14 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
     assert "entropy" in explained.stdout and "2.3" in explained.stdout
 
 
-def test_news_accuracy_is_the_documented_one(model) -> None:
+def test_news_accuracy_is_documented_and_at_least_the_length_baseline(model) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
-    docs/RESULTS.md) reports is what the shipped model gives, and it stays above the weaker
-    baselines (Majority 54.6, GloVe sum 70.7). Issue 4's bar, the Length baseline's 73.0, is
-    not reached by the model that our selection ships (71.3): the gap is reported there."""
+    docs/RESULTS.md) reports is what the shipped model gives, and it is at least the Length
+    baseline's (issue 4's bar; the model shipped now ties it: 646 of 885 for both)."""
     require_data()
     import json
 
+    from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer
     from probsent.evaluation.experiments import news_experiment
 
@@ -84,4 +84,5 @@ def test_news_accuracy_is_the_documented_one(model) -> None:
     evaluation = json.loads((REPO / "results" / "shipped" / "evaluation.json").read_text())
     documented = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
     assert shipped == pytest.approx(documented["specificity"]["news"]["accuracy"], abs=1e-9)
-    assert shipped >= 70.0, shipped
+    length = news_experiment(LengthScorer(), DATA)["accuracy"]
+    assert shipped >= length, (shipped, length)
