@@ -138,6 +138,9 @@ def main() -> int:
                        for n in (selected, "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
         evaluate(main_models, REPORT_DIR, baselines=True,
                  ablation=str((RUNS_DIR / "wlo-lambda0" / "best").relative_to(REPO)))
+        from probsent.io import write_json
+        write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
+                                                     "jobs": args.jobs, "runs": len(names)})
         subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)
     print(f"reproduce: {time.time() - started:.0f} s", flush=True)
     return 0

@@ -256,6 +256,11 @@ def render() -> str:
         env = main_eval["environment"]
         lines += [f"Hardware: {env['platform']}, {env['cpu_count']} CPUs, no GPU; torch {env['torch']}, "
                   f"one thread per training job (two jobs at a time).", ""]
+    timing = _load(RESULTS_DIR / "reproduce.json")
+    if timing:
+        lines += [f"The last complete `make reproduce` took {timing['seconds'] / 60:.0f} minutes "
+                  f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
+                  f"plan later were trained with `experiments/reproduce.py --only NAME`.", ""]
     lines += ["## How the models were trained", "",
               f"Every run trains for {STEPS:,} steps of 100 pairs ({LSTM_STEPS:,} for the LSTMs, about ten "
               f"times slower per pair on a CPU), with validation every {EVAL_EVERY} steps: `best/` is the "
