@@ -18,6 +18,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from probsent.io import atomic_path  # noqa: E402
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
@@ -320,9 +321,8 @@ def render() -> str:
 
 def main() -> int:
     text = render()
-    tmp = OUT.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(OUT)
+    with atomic_path(OUT) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     print(f"wrote {OUT.relative_to(REPO)}")
     return 0
 

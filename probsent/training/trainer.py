@@ -166,6 +166,19 @@ class Trainer:
 
     # -- the loop ------------------------------------------------------------------------
 
+    def _keep_if_best(self, scorer: Validator, metric: str, state_key: str, directory: str,
+                      record: dict[str, Any], training: dict[str, Any]) -> None:
+        """Score the model, log the score as ``metric`` and save it to ``out/<directory>`` if
+        it beats the best score so far (kept in ``state[state_key]``)."""
+        self.encoder.eval()
+        score = scorer(self.encoder)
+        self.encoder.train()
+        record[metric] = score
+        best = self.state[state_key]
+        if best is None or score > best["score"]:
+            self.state[state_key] = {"score": score, "step": self.state["step"]}
+            save_best(self.out, self.encoder, self.vocab, {**training, metric: score}, name=directory)
+
     def _validate_and_save(self, loss: float) -> None:
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
@@ -178,24 +191,12 @@ class Trainer:
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
         if self.validator is not None:
-            self.encoder.eval()
-            score = self.validator(self.encoder)
-            self.encoder.train()
-            record["sts17_pearson"] = score
-            if self.state["best"] is None or score > self.state["best"]["score"]:
-                self.state["best"] = {"score": score, "step": self.state["step"]}
-                save_best(self.out, self.encoder, self.vocab, {**training, "sts17_pearson": score})
+            self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
         else:  # without validation data the latest model is the best one we know
             save_best(self.out, self.encoder, self.vocab, training)
         if self.dev_scorer is not None:
-            self.encoder.eval()
-            score = self.dev_scorer(self.encoder)
-            self.encoder.train()
-            record["news_train_accuracy"] = score
-            if self.state["best_news"] is None or score > self.state["best_news"]["score"]:
-                self.state["best_news"] = {"score": score, "step": self.state["step"]}
-                save_best(self.out, self.encoder, self.vocab,
-                          {**training, "news_train_accuracy": score}, name=BEST_NEWS)
+            self._keep_if_best(self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS,
+                               record, training)
         save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
                         self.state, training)
         with open(self.out / LOG, "a", encoding="utf-8") as handle:
