@@ -87,6 +87,7 @@ RUNS: list[Run] = [
     # longer: the two settings that did best on the news training rows, for 5,000 steps
     _wlo("wlo-close-mini-long", "long", "close paraphrases, mini-batch negatives, 5,000 steps",
          source_caps=None, min_overlap=0.4, megabatch=1, max_steps=5000),
+    _wlo("wlo-epoch", "long", "one full epoch of the main mixture (4,936 steps)", max_steps=None),
     # the vocabulary size (rarer words share <unk>)
     _wlo("wlo-vocab20k", "vocab", "20,000 words", vocab_size=20_000),
     # L2 of the deterministic models
