@@ -35,7 +35,7 @@ train-demo: setup
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 
 # Retrain and re-evaluate every run of experiments/plan.py, ship the selected WLO into the
-# package and regenerate docs/RESULTS.md (hours on a 2-core CPU; see docs/RESULTS.md).
+# package and regenerate docs/RESULTS.md (over an hour on a 2-core CPU; docs/RESULTS.md says how long).
 reproduce: setup
 	$(BIN)/python experiments/reproduce.py --ship
 	$(BIN)/python experiments/model_card.py --data-dir $(DATA)
