@@ -107,6 +107,15 @@ def ship(name: str) -> None:
              transformer=False)
 
 
+def report() -> None:
+    """The paper's tables for the STS-selected WLO, the four other models and every baseline."""
+    from experiments.summarize import select_wlo
+    main_models = [str((RUNS_DIR / n / "best").relative_to(REPO))
+                   for n in (select_wlo(RESULTS_DIR), "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
+    evaluate(main_models, REPORT_DIR, baselines=True,
+             ablation=str((RUNS_DIR / "wlo-lambda0" / "best").relative_to(REPO)))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2, help="runs trained at once, one thread each")
@@ -116,11 +125,17 @@ def main() -> int:
                         help="export the selected WLO into probsent/pretrained/wlo")
     parser.add_argument("--ship-only", action="store_true",
                         help="only the shipping step, from the evaluated runs")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only the paper's tables of the selected main models and docs/RESULTS.md")
     args = parser.parse_args()
     started = time.time()
     if args.ship_only:
         from experiments.summarize import select_wlo
         ship(select_wlo(RESULTS_DIR, by="news"))
+        return 0
+    if args.report_only:
+        report()
+        subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)
         return 0
     names = args.only or [run.name for run in RUNS]
     unknown = set(names) - set(runs_by_name())
@@ -131,13 +146,9 @@ def main() -> int:
             print(message, flush=True)
     if args.only is None:
         from experiments.summarize import select_wlo
-        selected = select_wlo(RESULTS_DIR)
         if args.ship:
             ship(select_wlo(RESULTS_DIR, by="news"))
-        main_models = [str((RUNS_DIR / n / "best").relative_to(REPO))
-                       for n in (selected, "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
-        evaluate(main_models, REPORT_DIR, baselines=True,
-                 ablation=str((RUNS_DIR / "wlo-lambda0" / "best").relative_to(REPO)))
+        report()
         from probsent.io import write_json
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
                                                      "jobs": args.jobs, "runs": len(names)})
