@@ -314,7 +314,9 @@ def render() -> str:
     lines += _discussion(found, selected)
     lines += ["## The paper's tables", "",
               "Written by the `probsent eval` command quoted at its top, on the main runs "
-              "(the STS-selected WLO and the four other models) and every baseline.", ""]
+              "(the STS-selected WLO and the four other models) and every baseline. Its prior ablation "
+              "(Table 7) compares the selected WLO with `wlo-lambda0`; the comparison at equal training "
+              "is the λ table above.", ""]
     lines += _report_tables()
     return "\n".join(lines).rstrip() + "\n"
 
