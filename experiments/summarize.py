@@ -127,7 +127,9 @@ def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
                  _mean_sd([100 * dev_sts(e) for e in have])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Mean ± sample standard deviation over the seeds (STS17 r ×100). Seed 1 is the main run.")
+    lines.append(f"Mean ± sample standard deviation over the seeds (STS17 r ×100) of `wlo` / `wordsum` and "
+                 f"their `-seed2`, `-seed3` runs, all at {STEPS:,} steps (the STS-selected WLO may be a "
+                 f"longer run).")
     return lines
 
 
