@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO))
 import probsent  # noqa: E402
 from probsent.io import atomic_path  # noqa: E402
 from probsent.api import DEFAULT_MODEL  # noqa: E402
+from experiments.reproduce import SHIP_WORDS  # noqa: E402
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -97,7 +98,7 @@ def render(data_dir: Path) -> str:
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
               f"- Shipped as {export.get('dtype', 'float32')} with the {len(model.vocab) - 1:,} most frequent "
               f"training words (of {export.get('vocab_size_before', len(model.vocab)) - 1:,}); other words are "
-              f"`<unk>`. The vocabulary size was chosen among 1,000 to 40,000 words by accuracy on the "
+              f"`<unk>`. The vocabulary size was chosen among {', '.join(f'{n:,}' for n in SHIP_WORDS)} words by accuracy on the "
               f"news training rows (`experiments/reproduce.py`): words seen rarely in our short training "
               f"keep terms close to their random initialization, and the trained `<unk>` term scores "
               f"them better.", "",
@@ -121,7 +122,7 @@ def render(data_dir: Path) -> str:
                       f"and budget, WLO's learned specificity is largely a weighted word count. "
                       f"SPECITELLER, a supervised scorer, reaches "
                       f"{systems['SPECITELLER']['specificity']['news']['accuracy']:.1f} on News."]
-    lines += ["", "News: accuracy (%) on the 885 test sentences of Li & Nenkova (2015), threshold tuned on the "
+    lines += ["", f"News: accuracy (%) on the {spec['news']['n_test']:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "

@@ -39,14 +39,16 @@ SHIP_WORDS = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000)
 def choose_max_words(model_dir: Path) -> tuple[int, dict[int, float]]:
     """The vocabulary size of SHIP_WORDS with the best accuracy on the news training rows."""
     import probsent as package
+    from probsent.evaluation.datasets import as_data_dir, load_news_train
     from probsent.export import trimmed
     from probsent.training.validation import NewsDevScorer
 
     model = package.load(model_dir)
+    news = load_news_train(as_data_dir(None))  # read once for every size
     accuracy = {}
     for words in SHIP_WORDS:
         small = trimmed(model, words)
-        accuracy[words] = NewsDevScorer.from_data_dir(small.vocab)(small.encoder)
+        accuracy[words] = NewsDevScorer(small.vocab, news)(small.encoder)
     return max(accuracy, key=lambda w: (accuracy[w], w)), accuracy
 
 

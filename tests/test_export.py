@@ -11,6 +11,7 @@ from probsent import ProbsentError
 from probsent.api import SentenceModel
 from probsent.cli import main
 from probsent.data.vocab import Vocabulary
+from probsent.export import trimmed
 from probsent.models import build_model
 
 WORDS = ["<unk>", "the", "a", "cat", "dog", "sat", "ran", "quickly", "zebra"]
@@ -58,5 +59,4 @@ def test_export_never_overwrites(tmp_path, model, capsys) -> None:
     assert "already exists" in capsys.readouterr().err
     assert (tmp_path / "taken" / "mine.txt").read_text() == "keep me"
     with pytest.raises(ProbsentError, match="at least 1"):
-        from probsent.export import trimmed
         trimmed(model, 0)

@@ -62,7 +62,9 @@ def test_subset_recounts_words(corpus) -> None:
 def test_apply_mixture_reports_what_is_trained_on(corpus) -> None:
     mixed = apply_mixture(corpus, max_per_source=1)
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 1, "captions": 1}
-    assert apply_mixture(corpus).num_pairs == 6
+    unfiltered = apply_mixture(corpus)
+    assert unfiltered.num_pairs == 6 and unfiltered.report["mixture"]["pairs"] == 6
+    assert "mixture" not in corpus.report  # the input corpus is left as it was
 
 
 def test_source_caps(corpus) -> None:

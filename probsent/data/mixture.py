@@ -65,9 +65,9 @@ def parse_source_caps(text: str | None) -> dict[str, int]:
     return caps
 
 
-def select_pairs(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                 max_overlap: float = 1.0, source_caps: dict[str, int] | None = None,
-                 min_overlap: float = 0.0) -> np.ndarray:
+def select_pairs(corpus: PairCorpus, *, max_per_source: int | None = None,
+                 source_caps: dict[str, int] | None = None, min_tokens: int = 1,
+                 min_overlap: float = 0.0, max_overlap: float = 1.0) -> np.ndarray:
     """Indices (ascending) of the pairs kept by the filters of this module."""
     lengths = np.diff(corpus.offsets)
     keep = np.minimum(lengths[0::2], lengths[1::2]) >= min_tokens
@@ -128,22 +128,19 @@ def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
                    report=dict(corpus.report), pair_sources=pair_sources)
 
 
-def apply_mixture(corpus: PairCorpus, max_per_source: int | None = None, min_tokens: int = 1,
-                  max_overlap: float = 1.0, source_caps: str | None = None,
-                  min_overlap: float = 0.0) -> PairCorpus:
-    """The corpus after the filters; its report gains a ``mixture`` entry (pairs per source)."""
+def apply_mixture(corpus: PairCorpus, *, max_per_source: int | None = None,
+                  source_caps: str | None = None, min_tokens: int = 1, min_overlap: float = 0.0,
+                  max_overlap: float = 1.0) -> PairCorpus:
+    """The corpus after the filters (``corpus`` itself is left as it is); the result's report
+    gains a ``mixture`` entry (settings and pairs per source)."""
     caps = parse_source_caps(source_caps)
-    if (max_per_source is None and min_tokens <= 1 and max_overlap >= 1.0 and min_overlap <= 0.0
-            and not caps):
-        chosen = corpus
-    else:
-        chosen = subset(corpus, select_pairs(corpus, max_per_source, min_tokens, max_overlap, caps,
-                                             min_overlap))
-        if chosen.num_pairs < 2:
-            raise ProbsentError(f"the training mixture keeps {chosen.num_pairs} pair(s); loosen "
-                                f"--max-per-source / --source-caps / --min-tokens / --max-overlap")
-    chosen.report = {**chosen.report, "mixture": {
-        "max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
-        "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": chosen.num_pairs,
-        "pairs_per_source": source_counts(chosen)}}
-    return chosen
+    pairs = select_pairs(corpus, max_per_source=max_per_source, source_caps=caps,
+                         min_tokens=min_tokens, min_overlap=min_overlap, max_overlap=max_overlap)
+    if len(pairs) < min(2, corpus.num_pairs):  # the filters left nothing to contrast
+        raise ProbsentError(f"the training mixture keeps {len(pairs)} pair(s); loosen --max-per-source"
+                            f" / --source-caps / --min-tokens / --min-overlap / --max-overlap")
+    chosen = corpus if len(pairs) == corpus.num_pairs else subset(corpus, pairs)
+    mixture = {"max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
+               "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": chosen.num_pairs,
+               "pairs_per_source": source_counts(chosen)}
+    return replace(chosen, report={**chosen.report, "mixture": mixture})

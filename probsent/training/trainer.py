@@ -70,11 +70,12 @@ class Trainer:
         self._prepare_output(resume)
         torch.manual_seed(config.seed)
         corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
-        self.corpus: PairCorpus = apply_mixture(corpus, config.max_per_source, config.min_tokens,
-                                                config.max_overlap, config.source_caps,
-                                                config.min_overlap)
+        self.corpus: PairCorpus = apply_mixture(
+            corpus, max_per_source=config.max_per_source, source_caps=config.source_caps,
+            min_tokens=config.min_tokens, min_overlap=config.min_overlap,
+            max_overlap=config.max_overlap)
         self.log(f"data: {self.corpus.report['summary']}")
-        if self.corpus is not corpus or len(corpus.sources) > 1:
+        if self.corpus.num_pairs != corpus.num_pairs or len(corpus.sources) > 1:
             mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
                             self.corpus.report["mixture"]["pairs_per_source"].items())
             self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
