@@ -27,7 +27,7 @@ class Run:
     """One ``probsent train`` run: ``runs/<name>``."""
 
     name: str
-    group: str  # main | seed | prior | negatives | mixture | init | long | vocab | l2
+    group: str  # main | seed | prior | negatives | mixture | model-mixture | init | long | vocab | l2
     flags: dict[str, object] = field(default_factory=dict)
     note: str = ""
 
@@ -51,18 +51,33 @@ def _model(name: str, model: str, group: str, note: str = "", **overrides: objec
     return Run(name, group, {"model": model, **MIXTURE, **overrides}, note)
 
 
+def _seeds(base: Run, *seeds: int) -> list[Run]:
+    """``base`` again with other seeds: runs ``<base>-seed<N>``."""
+    return [Run(f"{base.name}-seed{seed}", "seed", {**base.flags, "seed": seed}, f"{base.name}, seed {seed}")
+            for seed in seeds]
+
+
+WLO = _wlo("wlo", "main")
+WORDSUM = _model("wordsum", "wordsum", "main")
+WLO_EPOCH = _wlo("wlo-epoch", "long", "one full epoch of the main mixture (4,936 steps)", max_steps=None)
+TEXT_NOTE, MINI_NOTE = "no Bible, no image captions", "negatives mined within each mini-batch"
+WORDSUM_TEXT = _model("wordsum-text", "wordsum", "model-mixture", TEXT_NOTE, source_caps=TEXT_ONLY)
+# the four other models, with the flags they always take
+OTHER_MODELS: dict[str, dict[str, object]] = {
+    "wordsum": {}, "wordavg": {}, "lstmavg": {}, "lstmgaussian": {"prior_weight": MAIN_WLO["prior_weight"]}}
+
 RUNS: list[Run] = [
     # the five models of the paper (seed 1)
-    _wlo("wlo", "main"),
-    _model("wordsum", "wordsum", "main"),
+    WLO,
+    WORDSUM,
     _model("wordavg", "wordavg", "main"),
     _model("lstmavg", "lstmavg", "main"),
-    _model("lstmgaussian", "lstmgaussian", "main", prior_weight=MAIN_WLO["prior_weight"]),
-    # seeds
-    _wlo("wlo-seed2", "seed", seed=2),
-    _wlo("wlo-seed3", "seed", seed=3),
-    _model("wordsum-seed2", "wordsum", "seed", seed=2),
-    _model("wordsum-seed3", "wordsum", "seed", seed=3),
+    _model("lstmgaussian", "lstmgaussian", "main", **OTHER_MODELS["lstmgaussian"]),
+    # seeds: of the main runs at equal training, and of the STS-selected WLO and Wordsum
+    *_seeds(WLO, 2, 3),
+    *_seeds(WORDSUM, 2, 3),
+    *_seeds(WLO_EPOCH, 2, 3),
+    *_seeds(WORDSUM_TEXT, 2, 3),
     # the prior: lambda over several orders of magnitude, and none at all (Table 7)
     _wlo("wlo-lambda0", "prior", "no prior (the paper's ablation)", prior_weight=0.0),
     _wlo("wlo-lambda1e-5", "prior", prior_weight=1e-5),
@@ -79,6 +94,17 @@ RUNS: list[Run] = [
          source_caps=None, min_overlap=0.4),
     _wlo("wlo-filtered", "mixture", "no Bible; sides of >= 3 tokens, word overlap <= 0.8",
          min_tokens=3, max_overlap=0.8),
+    # the mixture and the negatives of the other models: on the caption-heavy main mixture the
+    # hardest negatives of a mega-batch are often closer than the partners, and the cosine
+    # models drift towards one direction for every sentence (STS 2017 falls below the
+    # untrained model's; the LSTMs collapse within a few hundred steps)
+    WORDSUM_TEXT,
+    _model("wordavg-text", "wordavg", "model-mixture", TEXT_NOTE, source_caps=TEXT_ONLY),
+    *(_model(f"{model}-minibatch", model, "model-mixture", MINI_NOTE, megabatch=1, **extra)
+      for model, extra in OTHER_MODELS.items()),
+    *(_model(f"{model}-text-minibatch", model, "model-mixture", f"{TEXT_NOTE}; {MINI_NOTE}",
+             source_caps=TEXT_ONLY, megabatch=1, **extra)
+      for model, extra in OTHER_MODELS.items()),
     # the initialization of A
     _wlo("wlo-init-tight", "init", "A ~ N(1, 0.01^2): little initial noise",
          scale_init_mean=1.0, scale_init_std=0.01),
@@ -87,7 +113,11 @@ RUNS: list[Run] = [
     # longer: the two settings that did best on the news training rows, for 5,000 steps
     _wlo("wlo-close-mini-long", "long", "close paraphrases, mini-batch negatives, 5,000 steps",
          source_caps=None, min_overlap=0.4, megabatch=1, max_steps=5000),
-    _wlo("wlo-epoch", "long", "one full epoch of the main mixture (4,936 steps)", max_steps=None),
+    WLO_EPOCH,
+    _wlo("wlo-minibatch-epoch", "long", "one epoch of the main mixture, mini-batch negatives",
+         megabatch=1, max_steps=None),
+    *(_model(f"{model}-minibatch-long", model, "long", "main mixture, mini-batch negatives, 3 epochs",
+             megabatch=1, epochs=3, max_steps=None) for model in ("wordsum", "wordavg")),
     # the vocabulary size (rarer words share <unk>)
     _wlo("wlo-vocab20k", "vocab", "20,000 words", vocab_size=20_000),
     # L2 of the deterministic models

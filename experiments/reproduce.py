@@ -9,7 +9,7 @@
 3. with --ship: the WLO with the best accuracy on the news training rows (the second
    selection: the shipped model is a specificity scorer) exported into the package (float16,
    trimmed vocabulary), calibrated, and evaluated with the baselines into results/shipped/;
-4. the paper's tables for the main models: ``probsent eval`` into docs/results/;
+4. the paper's tables for the STS-selected run of each model: ``probsent eval`` into docs/results/;
 5. docs/RESULTS.md written by experiments/summarize.py.
 """
 from __future__ import annotations
@@ -110,10 +110,10 @@ def ship(name: str) -> None:
 
 
 def report() -> None:
-    """The paper's tables for the STS-selected WLO, the four other models and every baseline."""
-    from experiments.summarize import select_wlo
-    main_models = [str((RUNS_DIR / n / "best").relative_to(REPO))
-                   for n in (select_wlo(RESULTS_DIR), "wordsum", "wordavg", "lstmavg", "lstmgaussian")]
+    """The paper's tables for the STS-selected run of each of the five models, and every baseline."""
+    from experiments.summarize import MODELS, select_run
+    main_models = [str((RUNS_DIR / select_run(model, RESULTS_DIR) / "best").relative_to(REPO))
+                   for model in MODELS]
     evaluate(main_models, REPORT_DIR, baselines=True,
              ablation=str((RUNS_DIR / "wlo-lambda0" / "best").relative_to(REPO)))
 
@@ -132,8 +132,8 @@ def main() -> int:
     args = parser.parse_args()
     started = time.time()
     if args.ship_only:
-        from experiments.summarize import select_wlo
-        ship(select_wlo(RESULTS_DIR, by="news"))
+        from experiments.summarize import select_run
+        ship(select_run("wlo", RESULTS_DIR, by="news"))
         return 0
     if args.report_only:
         report()
@@ -147,9 +147,9 @@ def main() -> int:
         for message in pool.map(lambda n: train_and_evaluate(n, args.skip_train), names):
             print(message, flush=True)
     if args.only is None:
-        from experiments.summarize import select_wlo
+        from experiments.summarize import select_run
         if args.ship:
-            ship(select_wlo(RESULTS_DIR, by="news"))
+            ship(select_run("wlo", RESULTS_DIR, by="news"))
         report()
         from probsent.io import write_json
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),

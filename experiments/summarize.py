@@ -29,7 +29,11 @@ DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
 DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
-SELECTABLE = ("main", "prior", "negatives", "mixture", "init", "long", "vocab")  # groups whose WLO compete
+# groups whose runs compete for the selection of their model (seed runs only report spread)
+SELECTABLE = ("main", "prior", "negatives", "mixture", "model-mixture", "init", "long", "vocab", "l2")
+MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
+LABELS = {"wlo": "WLO", "wordsum": "Wordsum", "wordavg": "Wordavg", "lstmavg": "LSTMavg",
+          "lstmgaussian": "LSTMGaussian"}
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -65,15 +69,15 @@ def dev_news(entry: dict[str, Any] | None) -> float:
     return float(entry["config"]["training"].get("news_train_accuracy", float("nan"))) if entry else float("nan")
 
 
-def select_wlo(results_dir: Path = RESULTS_DIR, by: str = "sts") -> str:
-    """The WLO run (of the competing groups) with the best STS 2017 Pearson of its best/
-    model (``by="sts"``, the paper's selection) or the best news-train accuracy of its
+def select_run(model: str = "wlo", results_dir: Path = RESULTS_DIR, by: str = "sts") -> str:
+    """The run of ``model`` (among the competing groups) with the best STS 2017 Pearson of its
+    best/ model (``by="sts"``, the paper's selection) or the best news-train accuracy of its
     best-news/ model (``by="news"``)."""
     plan = runs_by_name()
     candidates = {name: r for name, r in run_results(results_dir).items()
-                  if plan[name].flags.get("model") == "wlo" and plan[name].group in SELECTABLE}
+                  if plan[name].flags.get("model") == model and plan[name].group in SELECTABLE}
     if not candidates:
-        raise SystemExit(f"no evaluated WLO run in {results_dir}")
+        raise SystemExit(f"no evaluated {model} run in {results_dir}")
     score = (lambda r: dev_sts(r["best"])) if by == "sts" else (lambda r: dev_news(r["news"]))
     return max(candidates, key=lambda name: score(candidates[name]))
 
@@ -122,19 +126,19 @@ def _mean_sd(values: list[float]) -> str:
 
 
 def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
-    lines = ["| Model | Seeds | News acc | Twitter ρ | Yelp ρ | Movie ρ | STS17 r (dev) |",
+    """Mean and spread over seeds of every run that has ``-seed<N>`` twins in the plan."""
+    bases = list(dict.fromkeys(r.name.rsplit("-seed", 1)[0] for r in RUNS if r.group == "seed"))
+    lines = ["| Run (seeds 1, 2, 3) | Seeds found | News acc | Twitter ρ | Yelp ρ | Movie ρ | STS17 r (dev) |",
              "|---|---|---|---|---|---|---|"]
-    for model, names in (("WLO", ["wlo", "wlo-seed2", "wlo-seed3"]),
-                         ("Wordsum", ["wordsum", "wordsum-seed2", "wordsum-seed3"])):
+    for base in bases:
+        names = [base] + [r.name for r in RUNS if r.name.startswith(base + "-seed")]
         have = [found[n]["best"] for n in names if n in found and found[n]["best"]]
         columns = list(zip(*[_test(e) for e in have])) if have else [[]] * 4
-        cells = [model, str(len(have)), *(_mean_sd([v for v in col if v is not None]) for col in columns),
+        cells = [f"`{base}`", str(len(have)), *(_mean_sd([v for v in col if v is not None]) for col in columns),
                  _mean_sd([100 * dev_sts(e) for e in have])]
         lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    lines.append(f"Mean ± sample standard deviation over the seeds (STS17 r ×100) of `wlo` / `wordsum` and "
-                 f"their `-seed2`, `-seed3` runs, all at {STEPS:,} steps (the STS-selected WLO may be a "
-                 f"longer run).")
+    lines += ["", "Mean ± sample standard deviation over the seeds (STS17 r ×100) of the `best/` models of "
+              "each run and its `-seed2`, `-seed3` twins (same settings, other seed)."]
     return lines
 
 
@@ -222,12 +226,30 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term raised the "
         "news-train accuracy of the shipped model's checkpoint (see the shipped model above and its card).",
-        f"- **Word averaging and the LSTMs are under-trained**: Wordsum's and Wordavg's STS 2017 Pearson falls "
-        f"from the untrained bag-of-random-vectors value early in training (best/ checkpoints at "
-        f"{sts('wordsum')} and {sts('wordavg')}), and the LSTMs get 600 steps ({sts('lstmavg')}, "
-        f"{sts('lstmgaussian')}). Their specificity columns still show the paper's pattern: norms of sums "
-        f"(Wordsum, LSTMavg) track specificity, norms of averages (Wordavg) anti-track it.",
+        f"- **Hard negatives from loose pairs make the cosine models drift**: with negatives from the "
+        f"mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
+        f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}), LSTMavg "
+        f"collapses within 200 steps (every sentence gets nearly one direction and the loss stays at twice "
+        f"the margin; STS 2017 {sts('lstmavg')}, untrained {_untrained(found, 'lstmavg-minibatch')}), "
+        f"and LSTMGaussian falls from {_untrained(found, 'lstmgaussian-minibatch')} to {sts('lstmgaussian')}. "
+        f"Hard negatives among 4,000 caption "
+        f"sentences are often closer than the partner caption, and making every sentence alike lowers the "
+        f"loss. Negatives from the mini-batch avoid it (STS 2017 {sts('wordsum-minibatch')} for Wordsum, "
+        f"{sts('lstmavg-minibatch')} and {sts('lstmgaussian-minibatch')} for the LSTMs), and so does "
+        f"leaving out the captions for Wordsum ({sts('wordsum-text')}). WLO, with the expected inner "
+        f"product and a margin of 1, does not collapse.",
+        "- **Wordsum and Wordavg train identically**: the cosine does not see the average's 1/n, so the "
+        "two runs of each setting learn the same vectors (equal STS 2017 up to rounding) and differ only "
+        "in their specificity score: the norm of a sum grows with length and tracks specificity, the norm "
+        "of an average anti-tracks it, as in the paper.",
     ]
+
+
+def _untrained(found: dict[str, dict[str, Any]], name: str) -> str:
+    """STS 2017 Pearson of run ``name``'s model before its first step."""
+    entry = found.get(name, {}).get("best")
+    value = entry["config"]["training"].get("untrained_sts17_pearson") if entry else None
+    return _fmt(value, 3)
 
 
 def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[str]:
@@ -264,8 +286,9 @@ def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[
 
 def render() -> str:
     found = run_results()
-    selected = select_wlo() if found else None
-    selected_news = select_wlo(by="news") if found else None
+    plan_models = {r.flags.get("model") for r in RUNS if r.name in found and r.group in SELECTABLE}
+    chosen = {model: select_run(model) for model in MODELS if model in plan_models}
+    selected = chosen.get("wlo")
     main_eval = _load(REPORT_DIR / "evaluation.json")
     lines = ["# Results", "",
              "Generated by `python experiments/summarize.py` from the committed evaluation JSONs "
@@ -289,22 +312,26 @@ def render() -> str:
               f"The test sets are never used for a choice. The paper trained on ParaNMT-50M (5M pairs used); "
               f"ours is far less training: the shared 1.26M pairs are not ParaNMT, and a CPU budget bounds "
               f"every run.", ""]
-    for name in ("wlo", "wordsum", "lstmavg"):
-        if name in found and found[name]["best"]:
-            seconds = found[name]["best"]["config"]["training"].get("seconds")
-            if seconds:
-                lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.1f} minutes of training "
-                             f"(one thread, the other core busy).")
+    for name in dict.fromkeys(chosen.values()):
+        seconds = found[name]["best"]["config"]["training"].get("seconds")
+        if seconds:
+            lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.1f} minutes of training "
+                         f"(one thread, the other core busy).")
     lines += ["", "### Training mixture of the main runs", "", f"Settings: `{MIXTURE}`.", ""]
     lines += _mixture_lines(found.get("wlo", {}).get("best"))
-    lines += ["", "## Model selection", ""]
-    if selected:
-        lines += [f"- **By STS 2017** (the paper's way): `{selected}` "
-                  f"(r = {dev_sts(found[selected]['best']):.3f}); its test numbers: News "
-                  f"{_fmt(_test(found[selected]['best'])[0])}.",
-                  f"- **By accuracy on the news training rows** (second selection): `{selected_news}` "
-                  f"({_fmt(dev_news(found[selected_news]['news']))} on the training rows); its best-news/ "
-                  f"model's test News accuracy: {_fmt(_test(found[selected_news]['news'])[0])}.", ""]
+    lines += ["", "## Model selection", "",
+              "Per model, the run of the sweeps below (seed runs excluded) whose `best/` checkpoint has the "
+              "highest STS 2017 Pearson (the paper's way), and the run whose `best-news/` checkpoint has the "
+              "highest accuracy on the news training rows (our second selection); test numbers beside.", "",
+              "| Model | Selected by STS 2017 | STS17 r (dev) | News acc (test) | Selected by news-train "
+              "accuracy | News-train acc (dev) | News acc of its best-news/ (test) |",
+              "|---|---|---|---|---|---|---|"]
+    for model, name in chosen.items():
+        by_news = select_run(model, by="news")
+        lines.append(f"| {LABELS[model]} | `{name}` | {_fmt(dev_sts(found[name]['best']), 3)} | "
+                     f"{_fmt(_test(found[name]['best'])[0])} | `{by_news}` | "
+                     f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
+    lines.append("")
     lines += ["## The shipped model", ""] + _shipped_lines() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
@@ -312,17 +339,18 @@ def render() -> str:
               "accuracy of the run's `best-news/` model.", ""]
     titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
               "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
+              "model-mixture": "Training mixture and negatives (the four other models)",
               "init": "Initialization of A (WLO)", "long": "Longer training (WLO)",
               "vocab": "Vocabulary size (WLO)",
               "l2": "L2 weight (Wordsum)"}
     for group, title in titles.items():
         names = [r.name for r in RUNS if r.group == group and r.name in found]
-        if group in ("prior", "negatives", "mixture", "init", "long", "vocab") and "wlo" in found:
-            names = ["wlo"] + names
-        if group == "l2" and "wordsum" in found:
-            names = ["wordsum"] + names
         if not names:
             continue
+        if group != "main":  # the main run of each model (named after it) above that model's runs
+            by_model = {model: [n for n in names if runs_by_name()[n].flags["model"] == model] for model in MODELS}
+            names = [n for model, own in by_model.items() if own
+                     for n in ([model] if model in found else []) + own]
         lines += [f"### {title}", "", HEADER, "|" + "---|" * 10]
         lines += [_run_row(n, found[n]) for n in names]
         lines.append("")
@@ -332,8 +360,8 @@ def render() -> str:
         lines += ["Runs of the plan not evaluated yet: " + ", ".join(f"`{n}`" for n in missing) + ".", ""]
     lines += _discussion(found, selected)
     lines += ["## The paper's tables", "",
-              "Written by the `probsent eval` command quoted at its top, on the main runs "
-              "(the STS-selected WLO and the four other models) and every baseline. Its prior ablation "
+              "Written by the `probsent eval` command quoted at its top, on the STS-selected run of each "
+              "of the five models (see Model selection) and every baseline. Its prior ablation "
               "(Table 7) compares the selected WLO with `wlo-lambda0`; the comparison at equal training "
               "is the λ table above.", ""]
     lines += _report_tables()

@@ -62,6 +62,8 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     # the best checkpoint is what probsent.load gives for the output directory
     loaded = probsent.load(cfg.out)
     assert loaded.encoder.type_name == model
+    # the untrained model's score, measured above before any step, is part of the record
+    assert loaded.config["training"]["untrained_sts17_pearson"] == pytest.approx(untrained, abs=1e-9)
     assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
     # best-news/ holds the model with the best news-train accuracy, recomputed here by brute
     # force over every threshold

@@ -186,6 +186,7 @@ class Trainer:
                                 f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
         training = {"config": self.config.to_dict(), "step": self.state["step"],
                     "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
+                    "untrained_sts17_pearson": self.state.get("untrained_sts17_pearson"),
                     "probsent_version": __version__,
                     "data_report": self.corpus.report}
         record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
@@ -222,9 +223,9 @@ class Trainer:
             bar = tqdm(total=steps_per_epoch * cfg.epochs, initial=self.state["step"], unit=" steps",
                        file=sys.stderr, dynamic_ncols=True)
         if self.state["step"] == 0 and self.validator is not None:
-            record_score = self.validator(self.encoder.eval())
+            self.state["untrained_sts17_pearson"] = self.validator(self.encoder.eval())
             self.encoder.train()
-            self.log(f"untrained STS 2017 Pearson: {record_score:.4f}")
+            self.log(f"untrained STS 2017 Pearson: {self.state['untrained_sts17_pearson']:.4f}")
         last_saved, recent, started = self.state["step"], [], time.monotonic()
         base_seconds = self.state["seconds"]
         stopped_early = False
