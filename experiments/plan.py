@@ -62,6 +62,9 @@ WORDSUM = _model("wordsum", "wordsum", "main")
 WLO_EPOCH = _wlo("wlo-epoch", "long", "one full epoch of the main mixture (4,936 steps)", max_steps=None)
 TEXT_NOTE, MINI_NOTE = "no Bible, no image captions", "negatives mined within each mini-batch"
 WORDSUM_TEXT = _model("wordsum-text", "wordsum", "model-mixture", TEXT_NOTE, source_caps=TEXT_ONLY)
+LONG_NOTE = "main mixture, mini-batch negatives, 3 epochs"
+WORDSUM_LONG = _model("wordsum-minibatch-long", "wordsum", "long", LONG_NOTE, megabatch=1, epochs=3,
+                      max_steps=None)
 # the four other models, with the flags they always take
 OTHER_MODELS: dict[str, dict[str, object]] = {
     "wordsum": {}, "wordavg": {}, "lstmavg": {}, "lstmgaussian": {"prior_weight": MAIN_WLO["prior_weight"]}}
@@ -78,6 +81,7 @@ RUNS: list[Run] = [
     *_seeds(WORDSUM, 2, 3),
     *_seeds(WLO_EPOCH, 2, 3),
     *_seeds(WORDSUM_TEXT, 2, 3),
+    *_seeds(WORDSUM_LONG, 2, 3),
     # the prior: lambda over several orders of magnitude, and none at all (Table 7)
     _wlo("wlo-lambda0", "prior", "no prior (the paper's ablation)", prior_weight=0.0),
     _wlo("wlo-lambda1e-5", "prior", prior_weight=1e-5),
@@ -116,8 +120,8 @@ RUNS: list[Run] = [
     WLO_EPOCH,
     _wlo("wlo-minibatch-epoch", "long", "one epoch of the main mixture, mini-batch negatives",
          megabatch=1, max_steps=None),
-    *(_model(f"{model}-minibatch-long", model, "long", "main mixture, mini-batch negatives, 3 epochs",
-             megabatch=1, epochs=3, max_steps=None) for model in ("wordsum", "wordavg")),
+    WORDSUM_LONG,
+    _model("wordavg-minibatch-long", "wordavg", "long", LONG_NOTE, megabatch=1, epochs=3, max_steps=None),
     # the vocabulary size (rarer words share <unk>)
     _wlo("wlo-vocab20k", "vocab", "20,000 words", vocab_size=20_000),
     # L2 of the deterministic models

@@ -6,9 +6,10 @@
    that is complete is not retrained), each job on one torch thread;
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
    results/<name>/ (the evaluation JSONs are committed);
-3. with --ship: the WLO with the best accuracy on the news training rows (the second
-   selection: the shipped model is a specificity scorer) exported into the package (float16,
-   trimmed vocabulary), calibrated, and evaluated with the baselines into results/shipped/;
+3. with --ship: the WLO run and vocabulary size whose trimmed best-news/ model is most
+   accurate on the news training rows (the second selection: the shipped model is a
+   specificity scorer) exported into the package (float16), calibrated, and evaluated with
+   the baselines into results/shipped/ (the choice and every accuracy tried: choice.json);
 4. the paper's tables for the STS-selected run of each model: ``probsent eval`` into docs/results/;
 5. docs/RESULTS.md written by experiments/summarize.py.
 """
@@ -27,29 +28,47 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from experiments.plan import RUNS, runs_by_name  # noqa: E402
+from probsent.io import write_json  # noqa: E402
 
 RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
 SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
 # Vocabulary sizes tried for the shipped model (200 bytes a word in float16: 40,000 words is
-# 8 MB); the one with the best news-train accuracy is shipped. Rarely trained words keep terms
-# near their random initialization, and <unk>'s trained term can score them better.
+# 8 MB). Rarely trained words keep terms near their random initialization, and <unk>'s trained
+# term can score them better.
 SHIP_WORDS = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000)
 
 
-def choose_max_words(model_dir: Path) -> tuple[int, dict[int, float]]:
-    """The vocabulary size of SHIP_WORDS with the best accuracy on the news training rows."""
+def choose_shipped(candidates: list[str]) -> tuple[str, int, dict[str, dict[int, float]]]:
+    """The run (of ``candidates``) and vocabulary size (of SHIP_WORDS) whose trimmed best-news/
+    model is most accurate on the news training rows (a development set; ties go to the
+    earlier run and the larger vocabulary), with every accuracy tried."""
     import probsent as package
     from probsent.evaluation.datasets import as_data_dir, load_news_train
     from probsent.export import trimmed
     from probsent.training.validation import NewsDevScorer
 
-    model = package.load(model_dir)
-    news = load_news_train(as_data_dir(None))  # read once for every size
-    accuracy = {}
-    for words in SHIP_WORDS:
-        small = trimmed(model, words)
-        accuracy[words] = NewsDevScorer(small.vocab, news)(small.encoder)
-    return max(accuracy, key=lambda w: (accuracy[w], w)), accuracy
+    news = load_news_train(as_data_dir(None))  # read once for every model and size
+    accuracy: dict[str, dict[int, float]] = {}
+    for name in candidates:
+        model = package.load(RUNS_DIR / name / "best-news")
+        accuracy[name] = {}
+        for words in SHIP_WORDS:
+            small = trimmed(model, words)
+            accuracy[name][words] = NewsDevScorer(small.vocab, news)(small.encoder)
+    choices = [(acc, words, -rank, name) for rank, name in enumerate(candidates)
+               for words, acc in accuracy[name].items()]
+    _, words, _, name = max(choices)
+    return name, words, accuracy
+
+
+def ship_candidates() -> list[str]:
+    """The WLO runs that compete for shipping: every evaluated, selectable one with a
+    best-news/ model on disk."""
+    from experiments.summarize import SELECTABLE, run_results
+    plan = runs_by_name()
+    return [name for name in run_results(RESULTS_DIR)
+            if plan[name].flags.get("model") == "wlo" and plan[name].group in SELECTABLE
+            and (RUNS_DIR / name / "best-news").is_dir()]
 
 
 def probsent(*args: str, log: Path | None = None) -> None:
@@ -91,14 +110,15 @@ def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: st
     probsent(*args, log=log)
 
 
-def ship(name: str) -> None:
-    """Export runs/<name>/best-news as the package's default model, calibrate and evaluate it."""
+def ship() -> None:
+    """Export the best WLO on the news training rows (run and vocabulary size, see
+    :func:`choose_shipped`) as the package's default model, calibrate and evaluate it."""
     staging = REPO / "probsent" / "pretrained" / ".wlo.new"
     shutil.rmtree(staging, ignore_errors=True)
+    name, words, accuracy = choose_shipped(ship_candidates())
     source = RUNS_DIR / name / "best-news"
-    words, accuracy = choose_max_words(source)
-    print(f"shipping {source.relative_to(REPO)} with {words:,} words; news-train accuracy by "
-          f"vocabulary size: {accuracy}", flush=True)
+    print(f"shipping {source.relative_to(REPO)} with {words:,} words (news-train accuracy "
+          f"{accuracy[name][words]:.2f})", flush=True)
     probsent("export", "--model", str(source.relative_to(REPO)), "--out", str(staging),
              "--max-words", str(words), "--float16")
     probsent("calibrate", "--model", str(staging))
@@ -107,6 +127,8 @@ def ship(name: str) -> None:
     staging.rename(SHIPPED)
     evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped", baselines=True,
              transformer=False)
+    write_json(RESULTS_DIR / "shipped" / "choice.json", {"run": name, "max_words": words,
+                                                          "news_train_accuracy": accuracy})
 
 
 def report() -> None:
@@ -132,8 +154,7 @@ def main() -> int:
     args = parser.parse_args()
     started = time.time()
     if args.ship_only:
-        from experiments.summarize import select_run
-        ship(select_run("wlo", RESULTS_DIR, by="news"))
+        ship()
         return 0
     if args.report_only:
         report()
@@ -147,11 +168,9 @@ def main() -> int:
         for message in pool.map(lambda n: train_and_evaluate(n, args.skip_train), names):
             print(message, flush=True)
     if args.only is None:
-        from experiments.summarize import select_run
         if args.ship:
-            ship(select_run("wlo", RESULTS_DIR, by="news"))
+            ship()
         report()
-        from probsent.io import write_json
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
                                                      "jobs": args.jobs, "runs": len(names)})
         subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)

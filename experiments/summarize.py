@@ -226,18 +226,21 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term raised the "
         "news-train accuracy of the shipped model's checkpoint (see the shipped model above and its card).",
-        f"- **Hard negatives from loose pairs make the cosine models drift**: with negatives from the "
-        f"mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
-        f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}), LSTMavg "
-        f"collapses within 200 steps (every sentence gets nearly one direction and the loss stays at twice "
-        f"the margin; STS 2017 {sts('lstmavg')}, untrained {_untrained(found, 'lstmavg-minibatch')}), "
-        f"and LSTMGaussian falls from {_untrained(found, 'lstmgaussian-minibatch')} to {sts('lstmgaussian')}. "
-        f"Hard negatives among 4,000 caption "
-        f"sentences are often closer than the partner caption, and making every sentence alike lowers the "
-        f"loss. Negatives from the mini-batch avoid it (STS 2017 {sts('wordsum-minibatch')} for Wordsum, "
-        f"{sts('lstmavg-minibatch')} and {sts('lstmgaussian-minibatch')} for the LSTMs), and so does "
-        f"leaving out the captions for Wordsum ({sts('wordsum-text')}). WLO, with the expected inner "
-        f"product and a margin of 1, does not collapse.",
+        f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
+        f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
+        f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}). Hard negatives "
+        f"among 4,000 caption sentences are often closer than the partner caption, and making every sentence "
+        f"alike lowers the loss. Negatives from the mini-batch ({sts('wordsum-minibatch')}) or leaving out the "
+        f"captions ({sts('wordsum-text')}) avoid it. LSTMavg collapses within 200 steps on the main mixture "
+        f"whatever the negatives (every sentence gets nearly one direction and the loss stays at twice the "
+        f"margin; STS 2017 {sts('lstmavg')} and {sts('lstmavg-minibatch')}, untrained "
+        f"{_untrained(found, 'lstmavg-minibatch')}) and trains without captions and with mini-batch negatives "
+        f"({sts('lstmavg-text-minibatch')}). LSTMGaussian collapses to the prior in the three settings tried: every "
+        f"sentence's Gaussian stays near N(0, I), so partner and negative score alike and the loss stays near "
+        f"twice the margin (STS 2017 of its runs: {sts('lstmgaussian')}, {sts('lstmgaussian-minibatch')}, "
+        f"{sts('lstmgaussian-text-minibatch')}; untrained {_untrained(found, 'lstmgaussian-minibatch')}); "
+        f"escaping it needs another initialization or schedule, not tried here. WLO, whose means and "
+        f"variances start spread out by its word operators, does not collapse.",
         "- **Wordsum and Wordavg train identically**: the cosine does not see the average's 1/n, so the "
         "two runs of each setting learn the same vectors (equal STS 2017 up to rounding) and differ only "
         "in their specificity score: the norm of a sum grows with length and tracks specificity, the norm "
@@ -250,6 +253,19 @@ def _untrained(found: dict[str, dict[str, Any]], name: str) -> str:
     entry = found.get(name, {}).get("best")
     value = entry["config"]["training"].get("untrained_sts17_pearson") if entry else None
     return _fmt(value, 3)
+
+
+def _length_line(found: dict[str, dict[str, Any]]) -> str:
+    """Which runs see whole epochs, and where in them their best STS 2017 checkpoint fell."""
+    long = [r for r in RUNS if r.group == "long" and r.flags.get("max_steps", 0) is None and r.name in found]
+    parts = []
+    for run in long:
+        training = found[run.name]["best"]["config"]["training"]
+        epochs = int(run.flags.get("epochs", 1))
+        parts.append(f"`{run.name}` ({epochs} epoch{'s' if epochs > 1 else ''}; best STS 2017 checkpoint at "
+                     f"step {training['step']:,})")
+    return ("Whole epochs: " + ", ".join(parts) + "; every other run is a fraction of one epoch."
+            if parts else "Every run is a fraction of one epoch.")
 
 
 def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[str]:
@@ -278,9 +294,9 @@ def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[
              f"({news_sizes[1]:,} rows).",
              "- **Pretrained baselines** (InferSent, Skip-thought, ELMo, BERT) cannot be obtained on "
              "these machines; all-MiniLM-L6-v2 stands in for BERT.",
-             "- **Training length**: every run but `wlo-epoch` is a fraction of one epoch; the paper's "
-             "models saw their data many times. `probsent train --epochs N` and `make reproduce` with a "
-             "larger `STEPS` in `experiments/plan.py` train longer.", ""]
+             f"- **Training length**: {_length_line(found)} The paper's models saw far more pairs. "
+             "`probsent train --epochs N` and `make reproduce` with a larger `STEPS` in "
+             "`experiments/plan.py` train longer.", ""]
     return lines
 
 
@@ -305,7 +321,8 @@ def render() -> str:
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
                   f"plan later were trained with `experiments/reproduce.py --only NAME`.", ""]
     lines += ["## How the models were trained", "",
-              f"Every run trains for {STEPS:,} steps of 100 pairs ({LSTM_STEPS:,} for the LSTMs, about ten "
+              f"Every run trains for {STEPS:,} steps of 100 pairs unless its setting says otherwise (the longer runs) "
+              f"({LSTM_STEPS:,} for the LSTMs, about ten "
               f"times slower per pair on a CPU), with validation every {EVAL_EVERY} steps: `best/` is the "
               f"checkpoint with the highest STS 2017 Pearson (the paper's selection) and `best-news/` the one "
               f"with the highest accuracy on the cleaned news training rows (a development set). "
