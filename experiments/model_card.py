@@ -26,7 +26,21 @@ from experiments.reproduce import SHIP_WORDS  # noqa: E402
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
 EVALUATION = REPO / "results" / "shipped" / "evaluation.json"
+CHOICE = REPO / "results" / "shipped" / "choice.json"
 
+
+
+def _choice_sentence() -> str:
+    """How the shipped run and vocabulary size were chosen, from results/shipped/choice.json."""
+    sizes = ", ".join(f"{n:,}" for n in SHIP_WORDS)
+    if not CHOICE.is_file():
+        return f"The vocabulary size was chosen among {sizes} words by accuracy on the news training rows."
+    choice = json.loads(CHOICE.read_text(encoding="utf-8"))
+    tried = choice["news_train_accuracy"]
+    return (f"The run (`{choice['run']}`, of {len(tried)} WLO runs) and the vocabulary size (of {sizes} "
+            f"words) were chosen together by accuracy on the news training rows after trimming: "
+            f"{tried[choice['run']][str(choice['max_words'])]:.1f} % (`experiments/reproduce.py --ship`; "
+            f"every accuracy tried is in `results/shipped/choice.json`).")
 
 def licences(data_dir: Path) -> list[tuple[str, str]]:
     """(source, licence line) for every source of the shared paraphrase pairs."""
@@ -98,8 +112,7 @@ def render(data_dir: Path) -> str:
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
               f"- Shipped as {export.get('dtype', 'float32')} with the {len(model.vocab) - 1:,} most frequent "
               f"training words (of {export.get('vocab_size_before', len(model.vocab)) - 1:,}); other words are "
-              f"`<unk>`. The vocabulary size was chosen among {', '.join(f'{n:,}' for n in SHIP_WORDS)} words by accuracy on the "
-              f"news training rows (`experiments/reproduce.py`): words seen rarely in our short training "
+              f"`<unk>`. {_choice_sentence()} Words seen rarely in our short training "
               f"keep terms close to their random initialization, and the trained `<unk>` term scores "
               f"them better.", "",
               "## Results (test sets; from `probsent eval`)", "",
