@@ -221,7 +221,7 @@ def _all_pairs_of(wide: Tensor, partner: Tensor) -> tuple[Tensor, Tensor]:
     return rows[allowed], cols[allowed]
 
 
-def _mine_gaussian_pruned(mean: Tensor, logvar: Tensor, partner: Tensor, groups: int = 16) -> Tensor | None:
+def _mine_gaussian_pruned(mean: Tensor, logvar: Tensor, partner: Tensor, groups: int = 8) -> Tensor | None:
     """The argmax of d by bound and prune (see :func:`mine_negatives`); None where the
     inputs, or the bounds, are not all finite."""
     n = len(mean)
