@@ -164,17 +164,17 @@ class WLO(SentenceEncoder):
         scale = torch.cat([self.scale(ids[mask]) for (ids, _), mask in zip(batches, real)])
         shift = torch.cat([self.shift(ids[mask]) for (ids, _), mask in zip(batches, real)])
         # where each row's batch had padding after it (see _FinalAndPrior's inject)
-        padded = torch.cat([rows < ids.shape[1] for ids, rows in batches])
-        bounds = _split_sorted(lengths.numpy(), GROUP_OVERHEAD)
-        tokens = [0] + lengths.cumsum(0).tolist()  # the first token of every row
-        words = [tokens[end] - tokens[first] for first, end in zip(bounds[:-1], bounds[1:])]
+        padded = np.concatenate([rows.numpy() < ids.shape[1] for ids, rows in batches])
+        counts = lengths.numpy()
+        bounds = _split_sorted(counts, GROUP_OVERHEAD)
+        words = np.add.reduceat(counts, bounds[:-1]).tolist()  # tokens per group
         groups, largest = [], []
         for first, end, scale_words, shift_words in zip(bounds[:-1], bounds[1:], scale.split(words),
                                                         shift.split(words)):
-            rows, longest = lengths[first:end], int(lengths[end - 1])
-            width = longest + int(bool(padded[first:end][rows == longest].any()))  # a padding slot
-            mask = padding_mask(torch.empty(0, max(width, 1)), rows)
-            inject = torch.where(padded[first:end], mask.shape[1] - 1, rows - 1)
+            rows, row_padded = counts[first:end], padded[first:end]
+            width = max(int(rows[-1]) + int(row_padded[rows == rows[-1]].any()), 1)  # a padding slot
+            mask = padding_mask(torch.empty(0, width), lengths[first:end])
+            inject = torch.from_numpy(np.where(row_padded, width - 1, rows - 1))
             a = torch.full((*mask.shape, self.dim), 1.0, dtype=scale.dtype)
             a[mask] = scale_words  # as lookup_real: padding A = 1, B = 0
             b = torch.zeros_like(a)
@@ -239,7 +239,10 @@ class _FinalAndPrior(torch.autograd.Function):
             entropy_side[ctx.inject] += 2.0 * grad_logvar
         per_word = _reverse_cumsum(entropy_side)  # dL/d log|A_i|
         # d log|A| / dA = 1/A; below the clamp (|A| < 1e-30) the forward has no gradient
-        grad_a += torch.where(a.abs() >= 1e-30, per_word / a, 0.0)
+        if float(a.abs().amin()) >= 1e-30:  # the usual case: no word below the clamp
+            grad_a += per_word.div_(a)
+        else:
+            grad_a += torch.where(a.abs() >= 1e-30, per_word / a, 0.0)
         return grad_a, grad_b, None, None, None
 
 
