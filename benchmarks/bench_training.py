@@ -61,6 +61,10 @@ class NaiveLoopWLO(WLO):
         kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
+    def encode_batches(self, batches, with_kl=False):
+        """Batch by batch through the forward above (WLO's own regroups training's batches)."""
+        return [self(ids, lengths, with_kl=with_kl) for ids, lengths in batches]
+
 
 def read_sentences(path: Path, count: int) -> list[str]:
     sentences = []

@@ -36,15 +36,17 @@ def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndar
     """
     lengths = offsets[sentences + 1] - offsets[sentences]
     order = np.argsort(lengths, kind="stable")
-    parts = []
+    batches = []
     for start in range(0, len(order), batch_size):
         batch, batch_lengths = pad_batch(ids, offsets, sentences[order[start:start + batch_size]])
         if transform is not None:
             batch = transform(batch, batch_lengths)
-        parts.append(encoder(batch, batch_lengths, with_kl=with_kl))
+        batches.append((batch, batch_lengths))
+    parts = encoder.encode_batches(batches, with_kl=with_kl)
     if not parts:
         empty = torch.zeros(0, encoder.dim)
         return Encoding(empty, empty.clone() if encoder.probabilistic else None)
     join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
     inverse = torch.from_numpy(np.argsort(order, kind="stable"))
     return Encoding(join("mean"), join("logvar"), join("kl")).index(inverse)
+

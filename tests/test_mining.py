@@ -126,3 +126,17 @@ def test_upper_bounds_hold_for_every_pair(dtype: torch.dtype, spread: float) -> 
     assert torch.all(bounds.T >= exact)
     if spread <= 1.0:  # and they are not vacuous: within a few nats of d for most pairs
         assert float((bounds.T - exact).median()) < 10.0
+
+
+@pytest.mark.parametrize("wide_rows", [3, 80])
+def test_pruned_mining_with_wide_sentences_float32(wide_rows: int) -> None:
+    # a few sentences with huge variances or means are compared with everyone exactly (the
+    # rest keeps float32 bounds); many of them make every bound float64: the same argmax
+    pairs = 300
+    mean, logvar = _gaussians(2 * pairs, 20, 8, dtype=torch.float32, spread=0.5)
+    logvar[:wide_rows, 3] = 25.0
+    logvar[pairs + 1, 4] = -30.0  # the partner of a wide sentence is wide too
+    mean[10:10 + wide_rows // 3 + 1] *= 5e3
+    partner = partners_of_stacked_pairs(pairs)
+    encoded = Encoding(mean, logvar)
+    assert torch.equal(mine_negatives(encoded, partner, prune=True), mine_negatives(encoded, partner, prune=False))

@@ -239,3 +239,42 @@ def test_row_adam_is_sparse_adam_bit_for_bit() -> None:
         assert saved["state"][key]["step"] == slots["step"]
         assert torch.equal(saved["state"][key]["exp_avg"], slots["exp_avg"])
         assert torch.equal(saved["state"][key]["exp_avg_sq"], slots["exp_avg_sq"])
+
+
+@pytest.mark.parametrize("beyond_direct_range", [False, True])
+def test_regrouped_training_batches_equal_batch_by_batch_to_the_bit(beyond_direct_range: bool) -> None:
+    # encode_batches computes training's batches in groups of its own choosing: the values,
+    # the KL sums and the word tables' gradients (summed duplicates included) are those of
+    # forward on each batch, bit for bit; a batch beyond the direct range takes forward's path
+    import numpy as np
+
+    from probsent.batching import encode_by_length
+    from probsent.models.base import SentenceEncoder
+    torch.manual_seed(15)
+    model = WLO(60, dim=7, scale_init_std=0.3, shift_init_std=0.5)
+    if beyond_direct_range:
+        with torch.no_grad():
+            model.scale.weight[59] = 1e5  # a batch with word 59 leaves the direct range
+    rng = np.random.default_rng(15)
+    lengths = rng.integers(0, 40, 90)
+    lengths[:5] = [0, 1, 39, 39, 17]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 30 if not beyond_direct_range else 60, offsets[-1])
+    sentences = rng.permutation(90)
+    results = []
+    for regrouped in (True, False):
+        model.zero_grad(set_to_none=True)
+        if regrouped:
+            out = encode_by_length(model, ids, offsets, sentences, 8, with_kl=True)
+        else:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(WLO, "encode_batches", SentenceEncoder.encode_batches)
+                out = encode_by_length(model, ids, offsets, sentences, 8, with_kl=True)
+        (out.mean.sin().sum() + out.logvar.square().sum() + 0.01 * out.kl.sum()).backward()
+        results.append([out.mean, out.logvar, out.kl, model.scale.weight.grad.coalesce(),
+                        model.shift.weight.grad.coalesce()])
+    for got, expected in zip(*results):
+        if got.is_sparse:
+            assert torch.equal(got.indices(), expected.indices())
+            got, expected = got.values(), expected.values()
+        assert torch.equal(got, expected)

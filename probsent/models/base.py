@@ -51,6 +51,11 @@ class SentenceEncoder(nn.Module):
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:  # pragma: no cover
         raise NotImplementedError
 
+    def encode_batches(self, batches: list[tuple[Tensor, Tensor]], with_kl: bool = False) -> list[Encoding]:
+        """One :class:`Encoding` per (ids, lengths) batch. Here, one ``forward`` per batch; a
+        model may share work across the batches, with the same results."""
+        return [self(ids, lengths, with_kl=with_kl) for ids, lengths in batches]
+
     def l2_penalty(self, words: Tensor) -> Tensor:
         """Sum of squared weights, the regularizer of the deterministic baselines.
 
