@@ -109,6 +109,11 @@ RUNS: list[Run] = [
     *(_model(f"{model}-text-minibatch", model, "model-mixture", f"{TEXT_NOTE}; {MINI_NOTE}",
              source_caps=TEXT_ONLY, megabatch=1, **extra)
       for model, extra in OTHER_MODELS.items()),
+    # LSTMGaussian collapses to its prior in the three settings above; means spread out at the
+    # start let it escape
+    _model("lstmgaussian-text-minibatch-gain10", "lstmgaussian", "model-mixture",
+           f"{TEXT_NOTE}; {MINI_NOTE}; mean map initialized x10", source_caps=TEXT_ONLY, megabatch=1,
+           mean_init_gain=10.0, **OTHER_MODELS["lstmgaussian"]),
     # the initialization of A
     _wlo("wlo-init-tight", "init", "A ~ N(1, 0.01^2): little initial noise",
          scale_init_mean=1.0, scale_init_std=0.01),

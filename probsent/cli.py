@@ -37,6 +37,7 @@ _HELP = {
     "scale_init_mean": "WLO: A initialized as N(mean, std^2)",
     "scale_init_std": "WLO: A initialized as N(mean, std^2)", "shift_init_std": "WLO: B initialized as N(0, std^2)",
     "init_std": "word vector initialization std (other models)",
+    "mean_init_gain": "LSTMGaussian: factor on the mean map's initial weights (larger spreads the initial means)",
     "eval_every": "steps between STS 2017 validations and checkpoints",
     "max_seconds": "stop after this many seconds of training (a checkpoint is written)",
     "max_steps": "stop once this many steps are done, checked after each mega-batch (a checkpoint is written)",

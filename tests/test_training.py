@@ -16,7 +16,7 @@ import probsent
 from probsent import ProbsentError
 from probsent.cli import main
 from probsent.training.config import TrainConfig
-from probsent.training.trainer import Trainer, scramble
+from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
 from probsent.training.validation import NewsDevScorer, StsValidator
 from tests.helpers import DATA, REPO, require_data, slice_of_pairs, write_toy_pairs
@@ -194,3 +194,16 @@ def test_step_budget_stops_at_the_mega_batch_end(tmp_path) -> None:
     assert state["step"] == 8 and not state["finished"]
     more = Trainer(config(tmp_path, data, epochs=1000, max_steps=14), resume=True, progress=False)
     assert more.train()["step"] == 16
+
+
+def test_mean_init_gain_scales_only_lstmgaussian_mean_map() -> None:
+    def built(gain: float) -> dict[str, torch.Tensor]:
+        torch.manual_seed(0)
+        encoder = build_encoder(TrainConfig(model="lstmgaussian", mean_init_gain=gain), vocab_size=30)
+        assert encoder.config()["mean_init_gain"] == gain  # kept in the model's config
+        return {k: v.detach().clone() for k, v in encoder.state_dict().items()}
+
+    plain, spread = built(1.0), built(10.0)
+    for name, value in plain.items():
+        expected = 10.0 * value if name == "to_mean.weight" else value
+        assert torch.equal(spread[name], expected), name

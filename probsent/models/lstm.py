@@ -1,6 +1,7 @@
 """LSTMavg and LSTMGaussian: an LSTM over word vectors, its hidden states averaged."""
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -46,10 +47,17 @@ class LSTMGaussian(LSTMAverage):
     default_margin = 1.0
 
     def __init__(self, vocab_size: int, dim: int = 50, hidden: int = 100,
-                 init_std: float = 0.1) -> None:
+                 init_std: float = 0.1, mean_init_gain: float = 1.0) -> None:
         super().__init__(vocab_size, dim=dim, hidden=hidden, init_std=init_std)
+        self.hyper["mean_init_gain"] = mean_init_gain
         self.to_mean = nn.Linear(hidden, hidden)
         self.to_logvar = nn.Linear(hidden, hidden)
+        # With PyTorch's default initialization every sentence starts near N(0, I): the means
+        # differ by a few hundredths, so partner and negative score almost alike, and on
+        # loose pairs training stays at that collapsed point. A larger gain spreads the
+        # initial means out (the averaged LSTM states are small).
+        with torch.no_grad():
+            self.to_mean.weight.mul_(mean_init_gain)
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         pooled = self.average_hidden(ids, lengths)

@@ -35,6 +35,7 @@ class TrainConfig:
     scale_init_std: float = 0.1
     shift_init_std: float = 0.1  # WLO: B ~ N(0, std^2)
     init_std: float = 0.1  # word vectors of the other models
+    mean_init_gain: float = 1.0  # LSTMGaussian: the mean map's initial weights times this
     eval_every: int = 500  # steps between STS 2017 validations and checkpoints
     max_seconds: float | None = None  # stop (after a checkpoint) once this much time is spent
     max_steps: int | None = None  # stop (after a checkpoint) at the first mega-batch end past this

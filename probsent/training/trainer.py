@@ -51,6 +51,8 @@ def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
         settings["init_std"] = config.init_std
     if config.model.startswith("lstm"):
         settings["hidden"] = config.hidden
+    if config.model == "lstmgaussian":
+        settings["mean_init_gain"] = config.mean_init_gain
     return build_model(settings)
 
 
