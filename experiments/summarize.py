@@ -235,11 +235,12 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"whatever the negatives (every sentence gets nearly one direction and the loss stays at twice the "
         f"margin; STS 2017 {sts('lstmavg')} and {sts('lstmavg-minibatch')}, untrained "
         f"{_untrained(found, 'lstmavg-minibatch')}) and trains without captions and with mini-batch negatives "
-        f"({sts('lstmavg-text-minibatch')}). LSTMGaussian collapses to the prior in the three settings tried: every "
+        f"({sts('lstmavg-text-minibatch')}). With PyTorch's default initialization LSTMGaussian collapses to the prior in the three settings tried: every "
         f"sentence's Gaussian stays near N(0, I), so partner and negative score alike and the loss stays near "
         f"twice the margin (STS 2017 of its runs: {sts('lstmgaussian')}, {sts('lstmgaussian-minibatch')}, "
         f"{sts('lstmgaussian-text-minibatch')}; untrained {_untrained(found, 'lstmgaussian-minibatch')}); "
-        f"escaping it needs another initialization or schedule, not tried here. WLO, whose means and "
+        f"a mean map initialized ten times larger (the initial means spread out) escapes it "
+        f"({sts('lstmgaussian-text-minibatch-gain10')} without captions, with mini-batch negatives). WLO, whose means and "
         f"variances start spread out by its word operators, does not collapse.",
         "- **Wordsum and Wordavg train identically**: the cosine does not see the average's 1/n, so the "
         "two runs of each setting learn the same vectors (equal STS 2017 up to rounding) and differ only "
@@ -281,8 +282,8 @@ def _other_models_line(found: dict[str, dict[str, Any]]) -> str:
                      f"{' / '.join(str(paper[LABELS[model]][d]) for d in DOMAINS)}")
     return ("- **The four other models follow the paper's pattern** once each is selected on STS 2017 over its "
             "own sweeps: " + "; ".join(cells) + ". A sum's norm tracks specificity and an average's "
-            "anti-tracks it (Wordavg, LSTMavg); our LSTMGaussian, collapsed near its prior (below), anti-tracks "
-            "it too where the paper's is flat.")
+            "anti-tracks it (Wordavg, LSTMavg); our LSTMGaussian's entropy anti-tracks it too, where the "
+            "paper's is flat.")
 
 
 def _length_line(found: dict[str, dict[str, Any]]) -> str:
