@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import probsent  # noqa: E402
-from probsent.io import atomic_path  # noqa: E402
+from probsent.io import write_text  # noqa: E402
 from probsent.api import DEFAULT_MODEL  # noqa: E402
 from experiments.reproduce import SHIP_WORDS  # noqa: E402
 
@@ -160,8 +160,7 @@ def main() -> int:
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     args = parser.parse_args()
     text = render(Path(args.data_dir))
-    with atomic_path(CARD) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(CARD, text)
     print(f"wrote {CARD.relative_to(REPO)}")
     return 0
 

@@ -59,7 +59,7 @@ def _seeds(base: Run, *seeds: int) -> list[Run]:
 
 WLO = _wlo("wlo", "main")
 WORDSUM = _model("wordsum", "wordsum", "main")
-WLO_EPOCH = _wlo("wlo-epoch", "long", "one full epoch of the main mixture (4,936 steps)", max_steps=None)
+WLO_EPOCH = _wlo("wlo-epoch", "long", "one full epoch of the main mixture", max_steps=None)
 TEXT_NOTE, MINI_NOTE = "no Bible, no image captions", "negatives mined within each mini-batch"
 WORDSUM_TEXT = _model("wordsum-text", "wordsum", "model-mixture", TEXT_NOTE, source_caps=TEXT_ONLY)
 LONG_NOTE = "main mixture, mini-batch negatives, 3 epochs"

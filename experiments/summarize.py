@@ -18,7 +18,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from probsent.io import atomic_path  # noqa: E402
+from probsent.io import write_text  # noqa: E402
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
@@ -29,6 +29,7 @@ DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
 DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
+MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
 # groups whose runs compete for the selection of their model (seed runs only report spread)
 SELECTABLE = ("main", "prior", "negatives", "mixture", "model-mixture", "init", "long", "vocab", "l2")
 MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
@@ -73,11 +74,16 @@ def select_run(model: str = "wlo", results_dir: Path = RESULTS_DIR, by: str = "s
     """The run of ``model`` (among the competing groups) with the best STS 2017 Pearson of its
     best/ model (``by="sts"``, the paper's selection) or the best news-train accuracy of its
     best-news/ model (``by="news"``)."""
+    return _best_run(run_results(results_dir), model, by, where=str(results_dir))
+
+
+def _best_run(found: dict[str, dict[str, Any]], model: str, by: str = "sts", where: str = "") -> str:
+    """:func:`select_run` on results already read by :func:`run_results`."""
     plan = runs_by_name()
-    candidates = {name: r for name, r in run_results(results_dir).items()
+    candidates = {name: r for name, r in found.items()
                   if plan[name].flags.get("model") == model and plan[name].group in SELECTABLE}
     if not candidates:
-        raise SystemExit(f"no evaluated {model} run in {results_dir}")
+        raise SystemExit(f"no evaluated {model} run in {where or RESULTS_DIR}")
     score = (lambda r: dev_sts(r["best"])) if by == "sts" else (lambda r: dev_news(r["news"]))
     return max(candidates, key=lambda name: score(candidates[name]))
 
@@ -229,9 +235,9 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
         f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
         f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}). Hard negatives "
-        f"among 4,000 caption sentences are often closer than the partner caption, and making every sentence "
+        f"among the {MEGABATCH_SENTENCES:,} sentences of a mega-batch of captions are often closer than the partner caption, and making every sentence "
         f"alike lowers the loss. Negatives from the mini-batch ({sts('wordsum-minibatch')}) or leaving out the "
-        f"captions ({sts('wordsum-text')}) avoid it. LSTMavg collapses within 200 steps on the main mixture "
+        f"captions ({sts('wordsum-text')}) avoid it. LSTMavg collapses within {EVAL_EVERY} steps (its first validation) on the main mixture "
         f"whatever the negatives (every sentence gets nearly one direction and the loss stays at twice the "
         f"margin; STS 2017 {sts('lstmavg')} and {sts('lstmavg-minibatch')}, untrained "
         f"{_untrained(found, 'lstmavg-minibatch')}) and trains without captions and with mini-batch negatives "
@@ -239,7 +245,8 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"sentence's Gaussian stays near N(0, I), so partner and negative score alike and the loss stays near "
         f"twice the margin (STS 2017 of its runs: {sts('lstmgaussian')}, {sts('lstmgaussian-minibatch')}, "
         f"{sts('lstmgaussian-text-minibatch')}; untrained {_untrained(found, 'lstmgaussian-minibatch')}); "
-        f"a mean map initialized ten times larger (the initial means spread out) escapes it "
+        f"a mean map initialized {runs_by_name()['lstmgaussian-text-minibatch-gain10'].flags['mean_init_gain']:g} "
+        f"times larger (the initial means spread out) escapes it "
         f"({sts('lstmgaussian-text-minibatch-gain10')} without captions, with mini-batch negatives). WLO, whose means and "
         f"variances start spread out by its word operators, does not collapse.",
         "- **Wordsum and Wordavg train identically**: the cosine does not see the average's 1/n, so the "
@@ -268,14 +275,13 @@ def _trim_share() -> str:
             f"{smallest:,} words, the fewest tried")
 
 
-def _other_models_line(found: dict[str, dict[str, Any]]) -> str:
-    """How the STS-selected run of each of the four other models compares with the paper."""
+def _other_models_line(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> str:
+    """How the STS-selected run (``chosen``) of each of the four other models compares with the paper."""
     paper = {row.label: row.numbers for row in TABLE2}
     cells = []
-    for model in MODELS[1:]:
-        if not any(runs_by_name()[n].flags.get("model") == model for n in found):
+    for model, name in chosen.items():
+        if model == "wlo":
             continue
-        name = select_run(model)
         news, *rho = _test(found[name]["best"])
         cells.append(f"{LABELS[model]} (`{name}`) News {_fmt(news)} vs the paper's {paper[LABELS[model]]['news']}, "
                      f"Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)} vs "
@@ -299,8 +305,9 @@ def _length_line(found: dict[str, dict[str, Any]]) -> str:
             if parts else "Every run is a fraction of one epoch.")
 
 
-def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[str]:
+def _discussion(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> list[str]:
     """Where and why we differ from the paper; the numbers are read from the results."""
+    selected = chosen.get("wlo")
     if not selected:
         return []
     news, *_ = _test(found[selected]["best"])
@@ -317,7 +324,7 @@ def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[
                "sentence's entropy is a sum of per-word terms, so specificity can only be as good "
                "as those terms: words seen rarely in training keep terms near their random "
                "initialization, and the sources decide which words training makes 'specific'.",
-             _other_models_line(found),
+             _other_models_line(found, chosen),
              *_observations(found),
              "- **GloVe 50d instead of 300d** for the GloVe baselines (only 50d is available here); "
              "the paper's GloVe numbers are beside ours.",
@@ -335,8 +342,7 @@ def _discussion(found: dict[str, dict[str, Any]], selected: str | None) -> list[
 def render() -> str:
     found = run_results()
     plan_models = {r.flags.get("model") for r in RUNS if r.name in found and r.group in SELECTABLE}
-    chosen = {model: select_run(model) for model in MODELS if model in plan_models}
-    selected = chosen.get("wlo")
+    chosen = {model: _best_run(found, model) for model in MODELS if model in plan_models}
     main_eval = _load(REPORT_DIR / "evaluation.json")
     lines = ["# Results", "",
              "Generated by `python experiments/summarize.py` from the committed evaluation JSONs "
@@ -376,7 +382,7 @@ def render() -> str:
               "accuracy | News-train acc (dev) | News acc of its best-news/ (test) |",
               "|---|---|---|---|---|---|---|"]
     for model, name in chosen.items():
-        by_news = select_run(model, by="news")
+        by_news = _best_run(found, model, by="news")
         lines.append(f"| {LABELS[model]} | `{name}` | {_fmt(dev_sts(found[name]['best']), 3)} | "
                      f"{_fmt(_test(found[name]['best'])[0])} | `{by_news}` | "
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
@@ -407,7 +413,7 @@ def render() -> str:
     missing = [r.name for r in RUNS if r.name not in found]
     if missing:
         lines += ["Runs of the plan not evaluated yet: " + ", ".join(f"`{n}`" for n in missing) + ".", ""]
-    lines += _discussion(found, selected)
+    lines += _discussion(found, chosen)
     lines += ["## The paper's tables", "",
               "Written by the `probsent eval` command quoted at its top, on the STS-selected run of each "
               "of the five models (see Model selection) and every baseline. Its prior ablation "
@@ -418,9 +424,7 @@ def render() -> str:
 
 
 def main() -> int:
-    text = render()
-    with atomic_path(OUT) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(OUT, render())
     print(f"wrote {OUT.relative_to(REPO)}")
     return 0
 

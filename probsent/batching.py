@@ -49,4 +49,3 @@ def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndar
     join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
     inverse = torch.from_numpy(np.argsort(order, kind="stable"))
     return Encoding(join("mean"), join("logvar"), join("kl")).index(inverse)
-

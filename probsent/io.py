@@ -65,7 +65,12 @@ def _fsync_tree(root: Path) -> None:
     _fsync(root)
 
 
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` as UTF-8, atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
 def write_json(path: str | os.PathLike[str], value: Any) -> None:
     """Write ``value`` as indented JSON, atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")

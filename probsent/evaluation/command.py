@@ -30,7 +30,7 @@ from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
-from probsent.io import atomic_path, write_json
+from probsent.io import write_json, write_text
 from probsent.models.wlo import WLO
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
@@ -204,8 +204,7 @@ def _write_plots(out: Path, outcome: Outcome) -> list[str]:
         relative = f"{PLOT_DIR}/lexical-{_slug(name)}.png"
         plots.lexical_scatter(out / relative, name, table, outcome.results["systems"][name]["lexical"]["lists"])
         written.append(relative)
-        with atomic_path(out / f"lexical-{_slug(name)}.tsv") as tmp:
-            tmp.write_text(table.to_tsv(), encoding="utf-8")
+        write_text(out / f"lexical-{_slug(name)}.tsv", table.to_tsv())
         written.append(f"lexical-{_slug(name)}.tsv")
     return written
 
@@ -276,8 +275,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     evaluation["plots"] = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
     evaluation["seconds_command"] = time.perf_counter() - started  # loading, checks and plots included
     write_json(out / JSON_NAME, evaluation)
-    with atomic_path(out / REPORT_NAME) as tmp:
-        tmp.write_text(render_report(evaluation), encoding="utf-8")
+    write_text(out / REPORT_NAME, render_report(evaluation))
     if not args.quiet:
         print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation['plots'])} plots"
               f" in {evaluation['seconds_command']:.1f} s")
