@@ -125,10 +125,19 @@ RUNS: list[Run] = [
     WLO_EPOCH,
     _wlo("wlo-minibatch-epoch", "long", "one epoch of the main mixture, mini-batch negatives",
          megabatch=1, max_steps=None),
+    _wlo("wlo-epoch3", "long", "three epochs of the main mixture", epochs=3, max_steps=None),
     WORDSUM_LONG,
     _model("wordavg-minibatch-long", "wordavg", "long", LONG_NOTE, megabatch=1, epochs=3, max_steps=None),
+    # the LSTMs for a full epoch of their mixture (about 1,400 steps instead of 600)
+    _model("lstmavg-text-minibatch-epoch", "lstmavg", "long", f"{TEXT_NOTE}; {MINI_NOTE}; one epoch",
+           source_caps=TEXT_ONLY, megabatch=1, max_steps=None),
+    _model("lstmgaussian-text-minibatch-gain10-epoch", "lstmgaussian", "long",
+           f"{TEXT_NOTE}; {MINI_NOTE}; mean map initialized x10; one epoch", source_caps=TEXT_ONLY,
+           megabatch=1, mean_init_gain=10.0, max_steps=None, **OTHER_MODELS["lstmgaussian"]),
     # the vocabulary size (rarer words share <unk>)
     _wlo("wlo-vocab20k", "vocab", "20,000 words", vocab_size=20_000),
+    _wlo("wlo-vocab5k", "vocab", "5,000 words", vocab_size=5_000),
+    _wlo("wlo-vocab2k", "vocab", "2,000 words", vocab_size=2_000),
     # L2 of the deterministic models
     _model("wordsum-l2-1e-5", "wordsum", "l2", l2_weight=1e-5),
 ]

@@ -5,7 +5,7 @@
 1. every run of experiments/plan.py: ``probsent train`` into runs/<name> (resumable: a run
    that is complete is not retrained), each job on one torch thread;
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
-   results/<name>/ (the evaluation JSONs are committed);
+   results/<name>/ (the evaluation JSONs are committed, with the run's validation log);
 3. with --ship: the WLO run and vocabulary size whose trimmed best-news/ model is most
    accurate on the news training rows (the second selection: the shipped model is a
    specificity scorer) exported into the package (float16), calibrated, and evaluated with
@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from experiments.plan import RUNS, runs_by_name  # noqa: E402
-from probsent.io import write_json  # noqa: E402
+from probsent.io import write_json, write_text  # noqa: E402
+from probsent.training.checkpoint import LOG  # noqa: E402
 
 RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
 SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
@@ -91,6 +92,9 @@ def train_and_evaluate(name: str, skip_train: bool) -> str:
     started = time.time()
     if not skip_train:
         probsent(*run.train_args(str(out.relative_to(REPO))), log=log)
+    (RESULTS_DIR / name).mkdir(parents=True, exist_ok=True)
+    # the validation curve (and the training seconds) of the run, committed with its results
+    write_text(RESULTS_DIR / name / LOG, (out / LOG).read_text(encoding="utf-8"))
     models = [str((out / "best").relative_to(REPO))]
     if (out / "best-news").is_dir():
         models.append(str((out / "best-news").relative_to(REPO)))

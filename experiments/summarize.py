@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPO))
 
 from probsent.io import write_text  # noqa: E402
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7  # noqa: E402
+from probsent.training.checkpoint import LOG  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
 
@@ -305,6 +306,32 @@ def _length_line(found: dict[str, dict[str, Any]]) -> str:
             if parts else "Every run is a fraction of one epoch.")
 
 
+def _validation_log(name: str, results_dir: Path = RESULTS_DIR) -> list[dict[str, Any]]:
+    """A run's validation records (results/<run>/log.jsonl), oldest first."""
+    path = results_dir / name / LOG
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _curve_lines(found: dict[str, dict[str, Any]], points: int = 6) -> list[str]:
+    """STS 2017 Pearson and news-train accuracy along each whole-epoch run (both dev sets)."""
+    runs = [r.name for r in RUNS if r.group == "long" and r.flags.get("max_steps", 0) is None
+            and r.name in found and _validation_log(r.name)]
+    if not runs:
+        return []
+    lines = ["### Validation along the whole-epoch runs", "",
+             f"STS 2017 Pearson r / news-train accuracy at {points} evenly spaced validations of each "
+             f"run (from `results/<run>/{LOG}`).", "",
+             "| Run | " + " | ".join(["validation"] * points) + " |", "|---|" + "---|" * points]
+    for name in runs:
+        records = _validation_log(name)
+        picked = [records[round(k * (len(records) - 1) / (points - 1))] for k in range(points)]
+        cells = [f"step {r['step']:,}: {r['sts17_pearson']:.3f} / {_fmt(r.get('news_train_accuracy'))}"
+                 for r in picked]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _discussion(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> list[str]:
     """Where and why we differ from the paper; the numbers are read from the results."""
     selected = chosen.get("wlo")
@@ -339,6 +366,43 @@ def _discussion(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> lis
     return lines
 
 
+def _training_seconds(name: str, results_dir: Path) -> float | None:
+    """Seconds of training of a run: its last validation record."""
+    records = _validation_log(name, results_dir)
+    return float(records[-1]["seconds"]) if records else None
+
+
+def running_time(results_dir: Path = RESULTS_DIR, report_dir: Path = REPORT_DIR,
+                 jobs: int = 2) -> dict[str, Any]:
+    """What `make reproduce` costs with the current plan, from its measured parts (seconds):
+    every run's training and evaluation (run with ``jobs`` at a time), then the shipped
+    model's and the paper tables' evaluations (one at a time); and the runs not counted."""
+    found = run_results(results_dir)
+    training = {run.name: _training_seconds(run.name, results_dir) for run in RUNS if run.name in found}
+    train = sum(value for value in training.values() if value is not None)
+    evaluations = sum(found[name]["evaluation"]["seconds_command"] for name in training)
+    after = [_load(results_dir / "shipped" / "evaluation.json"), _load(report_dir / "evaluation.json")]
+    once = sum(evaluation["seconds_command"] for evaluation in after if evaluation)
+    return {"training": train, "evaluation": evaluations, "once": once,
+            "total": (train + evaluations) / jobs + once, "jobs": jobs,
+            "missing": [run.name for run in RUNS if training.get(run.name) is None]}
+
+
+def _running_time_lines() -> list[str]:
+    cost = running_time()
+    line = (f"Running time of `make reproduce` with the current plan ({len(RUNS)} runs), from its "
+            f"measured parts: the runs' training took {cost['training'] / 3600:.1f} CPU-hours in all "
+            f"(sum of the training seconds in `results/<run>/{LOG}`, one thread each, mostly beside "
+            f"another job), their evaluations {cost['evaluation'] / 3600:.1f} CPU-hours, and the "
+            f"evaluations of the shipped model and of the paper's tables {cost['once'] / 60:.0f} minutes. "
+            f"With {cost['jobs']} jobs at a time that is about {cost['total'] / 3600:.1f} hours on this "
+            f"machine.")
+    if cost["missing"]:
+        line += " Not counted (not trained or no training log committed): " + ", ".join(
+            f"`{name}`" for name in cost["missing"]) + "."
+    return [line, ""]
+
+
 def render() -> str:
     found = run_results()
     plan_models = {r.flags.get("model") for r in RUNS if r.name in found and r.group in SELECTABLE}
@@ -358,6 +422,7 @@ def render() -> str:
         lines += [f"The last complete `make reproduce` took {timing['seconds'] / 60:.0f} minutes "
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
                   f"plan later were trained with `experiments/reproduce.py --only NAME`.", ""]
+    lines += _running_time_lines()
     lines += ["## How the models were trained", "",
               f"Every run trains for {STEPS:,} steps of 100 pairs unless its setting says otherwise (the longer runs) "
               f"({LSTM_STEPS:,} for the LSTMs, about ten "
@@ -395,7 +460,7 @@ def render() -> str:
     titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
               "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
               "model-mixture": "Training mixture and negatives (the four other models)",
-              "init": "Initialization of A (WLO)", "long": "Longer training (WLO)",
+              "init": "Initialization of A (WLO)", "long": "Longer training",
               "vocab": "Vocabulary size (WLO)",
               "l2": "L2 weight (Wordsum)"}
     for group, title in titles.items():
@@ -409,6 +474,7 @@ def render() -> str:
         lines += [f"### {title}", "", HEADER, "|" + "---|" * 10]
         lines += [_run_row(n, found[n]) for n in names]
         lines.append("")
+    lines += _curve_lines(found)
     lines += ["## Seeds", ""] + _seed_table(found) + [""]
     missing = [r.name for r in RUNS if r.name not in found]
     if missing:

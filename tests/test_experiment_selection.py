@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.summarize import select_run  # noqa: E402
+from experiments.summarize import running_time, select_run  # noqa: E402
 
 
 def _write(results: Path, run: str, sts: float, news: float) -> None:
@@ -37,3 +37,24 @@ def test_selects_per_model_and_never_a_seed_run(tmp_path: Path) -> None:
     assert select_run("wordsum", tmp_path, by="news") == "wordsum-minibatch"
     with pytest.raises(SystemExit, match="no evaluated lstmavg run"):
         select_run("lstmavg", tmp_path)
+
+
+def test_running_time_adds_the_measured_parts(tmp_path: Path) -> None:
+    results, report = tmp_path / "results", tmp_path / "report"
+    _write(results, "wlo", sts=0.70, news=66.0)
+    _write(results, "wordsum", sts=0.47, news=68.0)
+    _write(results, "wlo-seed2", sts=0.69, news=65.0)  # evaluated, but no training log
+    for run, seconds in (("wlo", 100.0), ("wordsum", 60.0)):
+        log = [{"step": 200, "seconds": seconds / 2}, {"step": 400, "seconds": seconds}]
+        (results / run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    for run, seconds in (("wlo", 30.0), ("wordsum", 10.0), ("wlo-seed2", 5.0)):
+        path = results / run / "evaluation.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "seconds_command": seconds}))
+    report.mkdir()
+    (report / "evaluation.json").write_text(json.dumps({"seconds_command": 40.0}))
+    cost = running_time(results, report, jobs=2)
+    assert cost["training"] == 160.0
+    assert cost["evaluation"] == 45.0
+    assert cost["once"] == 40.0  # no shipped model evaluated here
+    assert cost["total"] == (160.0 + 45.0) / 2 + 40.0
+    assert "wlo-seed2" in cost["missing"] and "wlo" not in cost["missing"]
