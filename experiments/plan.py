@@ -60,6 +60,7 @@ def _seeds(base: Run, *seeds: int) -> list[Run]:
 WLO = _wlo("wlo", "main")
 WORDSUM = _model("wordsum", "wordsum", "main")
 WLO_EPOCH = _wlo("wlo-epoch", "long", "one full epoch of the main mixture", max_steps=None)
+WLO_EPOCH3 = _wlo("wlo-epoch3", "long", "three epochs of the main mixture", epochs=3, max_steps=None)
 TEXT_NOTE, MINI_NOTE = "no Bible, no image captions", "negatives mined within each mini-batch"
 WORDSUM_TEXT = _model("wordsum-text", "wordsum", "model-mixture", TEXT_NOTE, source_caps=TEXT_ONLY)
 LONG_NOTE = "main mixture, mini-batch negatives, 3 epochs"
@@ -80,6 +81,7 @@ RUNS: list[Run] = [
     *_seeds(WLO, 2, 3),
     *_seeds(WORDSUM, 2, 3),
     *_seeds(WLO_EPOCH, 2, 3),
+    *_seeds(WLO_EPOCH3, 2, 3),
     *_seeds(WORDSUM_TEXT, 2, 3),
     *_seeds(WORDSUM_LONG, 2, 3),
     # the prior: lambda over several orders of magnitude, and none at all (Table 7)
@@ -125,7 +127,7 @@ RUNS: list[Run] = [
     WLO_EPOCH,
     _wlo("wlo-minibatch-epoch", "long", "one epoch of the main mixture, mini-batch negatives",
          megabatch=1, max_steps=None),
-    _wlo("wlo-epoch3", "long", "three epochs of the main mixture", epochs=3, max_steps=None),
+    WLO_EPOCH3,
     WORDSUM_LONG,
     _model("wordavg-minibatch-long", "wordavg", "long", LONG_NOTE, megabatch=1, epochs=3, max_steps=None),
     # the LSTMs for a full epoch of their mixture (about 1,400 steps instead of 600)

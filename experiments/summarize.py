@@ -232,7 +232,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term helps: "
-        f"{_trim_share()} (see the shipped model above and its card).",
+        f"{_trim_share()} (see the shipped model above and its card). {_small_vocab_line(found)}",
         f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
         f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
         f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}). Hard negatives "
@@ -274,6 +274,24 @@ def _trim_share() -> str:
     best_small = sum(max(acc, key=lambda w: acc[w]) == str(smallest) for acc in tried.values())
     return (f"of the {len(tried)} WLO runs, {best_small} reach their best news-train accuracy with "
             f"{smallest:,} words, the fewest tried")
+
+
+def _small_vocab_line(found: dict[str, dict[str, Any]]) -> str:
+    """Training with a small vocabulary against trimming a trained one (news-train accuracy of
+    best-news/ models, the development set)."""
+    runs = [name for name in ("wlo-vocab5k", "wlo-vocab2k") if name in found and found[name]["news"]]
+    choice = _load(RESULTS_DIR / "shipped" / "choice.json")
+    trimmed = (choice or {}).get("news_train_accuracy", {}).get("wlo")
+    if not runs or "wlo" not in found or not trimmed:
+        return ""
+    words = min(trimmed, key=int)
+    sizes = " / ".join(f"{runs_by_name()[name].flags['vocab_size']:,}" for name in runs)
+    return (f"Training with a small vocabulary is not the same: news-train accuracy "
+            f"{' / '.join(_fmt(dev_news(found[name]['news'])) for name in runs)} with {sizes} words in "
+            f"training, against {_fmt(dev_news(found['wlo']['news']))} for `wlo` ({TrainConfig().vocab_size:,} words) and "
+            f"{_fmt(trimmed[words])} for `wlo` trimmed to {int(words):,} words after training; STS 2017 "
+            f"{' / '.join(_fmt(dev_sts(found[name]['best']), 3) for name in runs)} against "
+            f"{_fmt(dev_sts(found['wlo']['best']), 3)}.")
 
 
 def _other_models_line(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> str:
