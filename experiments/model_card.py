@@ -37,10 +37,13 @@ def _choice_sentence() -> str:
         return f"The vocabulary size was chosen among {sizes} words by accuracy on the news training rows."
     choice = json.loads(CHOICE.read_text(encoding="utf-8"))
     tried = choice["news_train_accuracy"]
-    return (f"The run (`{choice['run']}`, of {len(tried)} WLO runs) and the vocabulary size (of {sizes} "
+    return (f"The run (`{choice['run']}`, of {len(tried)} WLO runs trained for the same number of steps) "
+            f"and the vocabulary size (of {sizes} "
             f"words) were chosen together by accuracy on the news training rows after trimming: "
             f"{tried[choice['run']][str(choice['max_words'])]:.1f} % (`experiments/reproduce.py --ship`; "
-            f"every accuracy tried is in `results/shipped/choice.json`).")
+            f"every accuracy tried is in `results/shipped/choice.json`; docs/RESULTS.md says why longer "
+            f"runs do not compete and what an earlier rule chose).")
+
 
 def licences(data_dir: Path) -> list[tuple[str, str]]:
     """(source, licence line) for every source of the shared paraphrase pairs."""
