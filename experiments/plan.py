@@ -121,6 +121,9 @@ RUNS: list[Run] = [
          scale_init_mean=1.0, scale_init_std=0.01),
     _wlo("wlo-init-shrink", "init", "A ~ N(0.99, 0.01^2): every word starts equally specific",
          scale_init_mean=0.99, scale_init_std=0.01),
+    # the initialization of B
+    _wlo("wlo-init-b-small", "init", "B ~ N(0, 0.01^2): means start near 0", shift_init_std=0.01),
+    _wlo("wlo-init-b-large", "init", "B ~ N(0, 1): means start spread out", shift_init_std=1.0),
     # longer: the two settings that did best on the news training rows, for 5,000 steps
     _wlo("wlo-close-mini-long", "long", "close paraphrases, mini-batch negatives, 5,000 steps",
          source_caps=None, min_overlap=0.4, megabatch=1, max_steps=5000),

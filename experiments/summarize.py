@@ -522,7 +522,7 @@ def render() -> str:
     titles = {"main": "The five models", "prior": "The prior weight λ (WLO)",
               "negatives": "Mega-batch vs mini-batch negatives (WLO)", "mixture": "Training mixture (WLO)",
               "model-mixture": "Training mixture and negatives (the four other models)",
-              "init": "Initialization of A (WLO)", "long": "Longer training",
+              "init": "Initialization of A and B (WLO)", "long": "Longer training",
               "vocab": "Vocabulary size (WLO)",
               "l2": "L2 weight (Wordsum)"}
     for group, title in titles.items():
