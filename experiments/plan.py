@@ -131,6 +131,8 @@ RUNS: list[Run] = [
     _wlo("wlo-minibatch-epoch", "long", "one epoch of the main mixture, mini-batch negatives",
          megabatch=1, max_steps=None),
     WLO_EPOCH3,
+    _wlo("wlo-closepairs-epoch", "long", "one epoch of the close paraphrases (word overlap >= 0.4, Bible included)",
+         source_caps=None, min_overlap=0.4, max_steps=None),
     WORDSUM_LONG,
     _model("wordavg-minibatch-long", "wordavg", "long", LONG_NOTE, megabatch=1, epochs=3, max_steps=None),
     # the LSTMs for a full epoch of their mixture (about 1,400 steps instead of 600)

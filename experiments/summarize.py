@@ -257,7 +257,8 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"- **The prior**: News {_news(found, 'wlo-lambda0')} without it, {_news(found, 'wlo-lambda1e-5')} / "
         f"{_news(found, 'wlo')} / {_news(found, 'wlo-lambda1e-3')} / {_news(found, 'wlo-lambda1e-2')} with "
         f"λ = 1e-5 / 1e-4 / 1e-3 / 1e-2. The paper's gap ({TABLE7['with_prior']['accuracy']} with, "
-        f"{TABLE7['without_prior']['accuracy']} without) needs much longer training than ours to appear.",
+        f"{TABLE7['without_prior']['accuracy']} without) does not appear at this budget ({STEPS:,} steps); "
+        f"whether it does with much longer training is untested here.",
         "- **Rare words**: a word seen a few times in training keeps a term close to its random "
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
