@@ -29,7 +29,6 @@ EVALUATION = REPO / "results" / "shipped" / "evaluation.json"
 CHOICE = REPO / "results" / "shipped" / "choice.json"
 
 
-
 def _choice_sentence() -> str:
     """How the shipped run and vocabulary size were chosen, from results/shipped/choice.json."""
     sizes = ", ".join(f"{n:,}" for n in SHIP_WORDS)

@@ -7,9 +7,10 @@
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
    results/<name>/ (the evaluation JSONs are committed, with the run's validation log);
 3. with --ship: the WLO run (of those trained for the plan's common step budget) and
-   vocabulary size whose trimmed best-news/ model is most accurate on the news training rows (the second selection: the shipped model is a
-   specificity scorer) exported into the package (float16), calibrated, and evaluated with
-   the baselines into results/shipped/ (the choice and every accuracy tried: choice.json);
+   vocabulary size whose trimmed best-news/ model is most accurate on the news training rows
+   (the second selection: the shipped model is a specificity scorer) exported into the
+   package (float16), calibrated, and evaluated with the baselines into results/shipped/ (the
+   choice and every accuracy tried: choice.json);
 4. the paper's tables for the STS-selected run of each model: ``probsent eval`` into docs/results/;
 5. docs/RESULTS.md written by experiments/summarize.py.
 """
@@ -67,9 +68,9 @@ def ship_candidates() -> list[str]:
     best-news/ model on disk that trains for the plan's common step budget.
 
     Equal budgets, because a run's best-news/ checkpoint is the best of its validations: the
-    more validations (the whole-epoch runs have up to 74, the others 6), the more that maximum
-    is inflated by the noise of the news training rows, which would favour long runs for
-    their number of tries. (This rule was adopted after the first rule, every run, picked
+    more validations (a whole-epoch run makes several times more than a run of the common
+    budget), the more that maximum is inflated by the noise of the news training rows, which
+    would favour long runs for their number of tries. (This rule was adopted after the first rule, every run, picked
     `wlo-epoch3`, whose trimmed model then scored below the Length baseline on the News test
     set: see docs/RESULTS.md.)
     """

@@ -22,7 +22,7 @@ from probsent.io import write_text  # noqa: E402
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7  # noqa: E402
 from probsent.training.checkpoint import LOG  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
-from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, runs_by_name  # noqa: E402
+from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name  # noqa: E402
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 OUT = REPO / "docs" / "RESULTS.md"
@@ -132,13 +132,18 @@ def _mean_sd(values: list[float]) -> str:
     return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
 
 
+def _with_seeds(base: str) -> list[str]:
+    """Run ``base`` and its ``-seed<N>`` twins of the plan."""
+    return [base] + [r.name for r in RUNS if r.name.startswith(base + "-seed")]
+
+
 def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
     """Mean and spread over seeds of every run that has ``-seed<N>`` twins in the plan."""
     bases = list(dict.fromkeys(r.name.rsplit("-seed", 1)[0] for r in RUNS if r.group == "seed"))
     lines = ["| Run (seeds 1, 2, 3) | Seeds found | News acc | Twitter ρ | Yelp ρ | Movie ρ | STS17 r (dev) |",
              "|---|---|---|---|---|---|---|"]
     for base in bases:
-        names = [base] + [r.name for r in RUNS if r.name.startswith(base + "-seed")]
+        names = _with_seeds(base)
         have = [found[n]["best"] for n in names if n in found and found[n]["best"]]
         columns = list(zip(*[_test(e) for e in have])) if have else [[]] * 4
         cells = [f"`{base}`", str(len(have)), *(_mean_sd([v for v in col if v is not None]) for col in columns),
@@ -342,11 +347,15 @@ def _other_models_line(found: dict[str, dict[str, Any]], chosen: dict[str, str])
             "paper's is flat.")
 
 
+def _whole_epoch_runs(found: dict[str, dict[str, Any]]) -> list[Run]:
+    """The evaluated runs of the plan that train for whole epochs (no step budget)."""
+    return [r for r in RUNS if r.group == "long" and r.flags.get("max_steps", 0) is None and r.name in found]
+
+
 def _length_line(found: dict[str, dict[str, Any]]) -> str:
     """Which runs see whole epochs, and where in them their best STS 2017 checkpoint fell."""
-    long = [r for r in RUNS if r.group == "long" and r.flags.get("max_steps", 0) is None and r.name in found]
     parts = []
-    for run in long:
+    for run in _whole_epoch_runs(found):
         training = found[run.name]["best"]["config"]["training"]
         epochs = int(run.flags.get("epochs", 1))
         parts.append(f"`{run.name}` ({epochs} epoch{'s' if epochs > 1 else ''}; best STS 2017 checkpoint at "
@@ -361,12 +370,11 @@ def _wlo_length_trend(found: dict[str, dict[str, Any]]) -> str:
     lengths = {"wlo": f"{STEPS:,} steps", "wlo-epoch": "1 epoch", "wlo-epoch3": "3 epochs"}
     cells = []
     for base, label in lengths.items():
-        names = [base] + [r.name for r in RUNS if r.name.startswith(base + "-seed")]
-        news = [_test(found[n]["best"])[0] for n in names if n in found and found[n]["best"]]
+        news = [_test(found[n]["best"])[0] for n in _with_seeds(base) if n in found and found[n]["best"]]
         if news:
             cells.append(f"{_mean_sd(news)} after {label} ({len(news)} seeds)")
-    return (" WLO's test News accuracy by training length (selected on STS 2017; mean ± sd over seeds): " + ", ".join(cells) + "."
-            if len(cells) > 1 else "")
+    return (" WLO's test News accuracy by training length (selected on STS 2017; mean ± sd over seeds): "
+            + ", ".join(cells) + "." if len(cells) > 1 else "")
 
 
 def _validation_log(name: str, results_dir: Path = RESULTS_DIR) -> list[dict[str, Any]]:
@@ -378,16 +386,15 @@ def _validation_log(name: str, results_dir: Path = RESULTS_DIR) -> list[dict[str
 
 def _curve_lines(found: dict[str, dict[str, Any]], points: int = 6) -> list[str]:
     """STS 2017 Pearson and news-train accuracy along each whole-epoch run (both dev sets)."""
-    runs = [r.name for r in RUNS if r.group == "long" and r.flags.get("max_steps", 0) is None
-            and r.name in found and _validation_log(r.name)]
-    if not runs:
+    logs = {r.name: _validation_log(r.name) for r in _whole_epoch_runs(found)}
+    logs = {name: records for name, records in logs.items() if records}
+    if not logs:
         return []
     lines = ["### Validation along the whole-epoch runs", "",
              f"STS 2017 Pearson r / news-train accuracy at {points} evenly spaced validations of each "
              f"run (from `results/<run>/{LOG}`).", "",
              "| Run | " + " | ".join(["validation"] * points) + " |", "|---|" + "---|" * points]
-    for name in runs:
-        records = _validation_log(name)
+    for name, records in logs.items():
         picked = [records[round(k * (len(records) - 1) / (points - 1))] for k in range(points)]
         cells = [f"step {r['step']:,}: {r['sts17_pearson']:.3f} / {_fmt(r.get('news_train_accuracy'))}"
                  for r in picked]
@@ -435,12 +442,12 @@ def _training_seconds(name: str, results_dir: Path) -> float | None:
     return float(records[-1]["seconds"]) if records else None
 
 
-def running_time(results_dir: Path = RESULTS_DIR, report_dir: Path = REPORT_DIR,
-                 jobs: int = 2) -> dict[str, Any]:
+def running_time(found: dict[str, dict[str, Any]], results_dir: Path = RESULTS_DIR,
+                 report_dir: Path = REPORT_DIR, jobs: int = 2) -> dict[str, Any]:
     """What `make reproduce` costs with the current plan, from its measured parts (seconds):
-    every run's training and evaluation (run with ``jobs`` at a time), then the shipped
-    model's and the paper tables' evaluations (one at a time); and the runs not counted."""
-    found = run_results(results_dir)
+    every run's training and evaluation (``found``: the results of :func:`run_results` on
+    ``results_dir``; run with ``jobs`` at a time), then the shipped model's and the paper
+    tables' evaluations (one at a time); and the runs not counted."""
     training = {run.name: _training_seconds(run.name, results_dir) for run in RUNS if run.name in found}
     train = sum(value for value in training.values() if value is not None)
     evaluations = sum(found[name]["evaluation"]["seconds_command"] for name in training)
@@ -451,8 +458,8 @@ def running_time(results_dir: Path = RESULTS_DIR, report_dir: Path = REPORT_DIR,
             "missing": [run.name for run in RUNS if training.get(run.name) is None]}
 
 
-def _running_time_lines() -> list[str]:
-    cost = running_time()
+def _running_time_lines(found: dict[str, dict[str, Any]]) -> list[str]:
+    cost = running_time(found)
     line = (f"Running time of `make reproduce` with the current plan ({len(RUNS)} runs), from its "
             f"measured parts: the runs' training took {cost['training'] / 3600:.1f} CPU-hours in all "
             f"(sum of the training seconds in `results/<run>/{LOG}`, one thread each, mostly beside "
@@ -485,7 +492,7 @@ def render() -> str:
         lines += [f"The last complete `make reproduce` took {timing['seconds'] / 60:.0f} minutes "
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
                   f"plan later were trained with `experiments/reproduce.py --only NAME`.", ""]
-    lines += _running_time_lines()
+    lines += _running_time_lines(found)
     lines += ["## How the models were trained", "",
               f"Every run trains for {STEPS:,} steps of 100 pairs unless its setting says otherwise (the longer runs) "
               f"({LSTM_STEPS:,} for the LSTMs, about ten "

@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.summarize import running_time, select_run  # noqa: E402
+from experiments.summarize import run_results, running_time, select_run  # noqa: E402
 
 
 def _write(results: Path, run: str, sts: float, news: float) -> None:
@@ -52,7 +52,7 @@ def test_running_time_adds_the_measured_parts(tmp_path: Path) -> None:
         path.write_text(json.dumps({**json.loads(path.read_text()), "seconds_command": seconds}))
     report.mkdir()
     (report / "evaluation.json").write_text(json.dumps({"seconds_command": 40.0}))
-    cost = running_time(results, report, jobs=2)
+    cost = running_time(run_results(results), results, report, jobs=2)
     assert cost["training"] == 160.0
     assert cost["evaluation"] == 45.0
     assert cost["once"] == 40.0  # no shipped model evaluated here
