@@ -41,6 +41,8 @@ _HELP = {
     "eval_every": "steps between STS 2017 validations and checkpoints",
     "max_seconds": "stop after this many seconds of training (a checkpoint is written)",
     "max_steps": "stop once this many steps are done, checked after each mega-batch (a checkpoint is written)",
+    "engine": "WLO training engine: fast (compiled CPU kernels) or torch (the reference; any model); "
+              "auto = fast for WLO when numba is installed",
     "data_dir": "evaluation data directory with sts/sts17-track5-en-en (default: $PROBSENT_DATA_DIR or ../shared/data)",
 }
 
@@ -55,6 +57,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         options = {"type": kind, "help": _HELP[field.name]}
         if field.name == "model":
             options["choices"] = list(MODEL_TYPES)
+        if field.name == "engine":
+            options["choices"] = ["auto", "fast", "torch"]
         if field.name in ("data", "out"):
             options["required"] = True
         else:

@@ -42,7 +42,9 @@ class RowAdam(torch.optim.SparseAdam):
                     state["step"] = 0
                     state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
                     state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-                state["step"] += 1
+                # an int, also after a checkpoint gave it back as a tensor: beta ** step is
+                # then computed in float64, as in an uninterrupted run
+                state["step"] = int(state["step"]) + 1
                 grad = param.grad if not group.get("maximize", False) else -param.grad
                 grad = grad.coalesce()  # unique rows, duplicates summed as SparseAdam sums them
                 values = grad._values()

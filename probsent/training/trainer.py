@@ -17,11 +17,13 @@ from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
-from probsent.models import SentenceEncoder, build_model
+from probsent.models import WLO, SentenceEncoder, build_model
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
+from probsent.training.fast_engine import (FastWLOEngine, compile_kernels, fast_engine_available,
+                                           numba_threads_like_torch)
 from probsent.training.loss import margin_loss
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 from probsent.training.optimizer import WordAwareAdam
@@ -99,6 +101,28 @@ class Trainer:
             self.encoder = build_encoder(config, len(self.vocab))
             self.optimizer = self._optimizer(self.encoder)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
+        self.fast = self._fast_engine()
+
+    def _fast_engine(self) -> "FastWLOEngine | None":
+        """The compiled engine for ``config.engine`` (fast, or auto for WLO when numba is
+        installed; its kernels compiled now, once per machine), or None for the torch loop."""
+        engine = self.config.engine
+        if engine not in ("auto", "fast", "torch"):
+            raise ProbsentError(f"--engine {engine}: expected auto, fast or torch")
+        is_wlo = isinstance(self.encoder, WLO)
+        if engine == "fast" and not is_wlo:
+            raise ProbsentError(f"--engine fast trains WLO only; use --engine torch for {self.config.model}")
+        if engine == "fast" and not fast_engine_available():
+            raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
+        if engine == "torch" or not is_wlo or not fast_engine_available():
+            self.config.engine = "torch"
+            return None
+        self.config.engine = "fast"
+        numba_threads_like_torch()
+        seconds = compile_kernels()
+        if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
+            self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
+        return FastWLOEngine(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         return WordAwareAdam(encoder, lr=self.config.lr)
@@ -126,6 +150,8 @@ class Trainer:
         if count < 2:  # a lone pair has no other sentence to contrast with: skip it
             return []
         sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
+        if self.fast is not None:
+            return self._fast_megabatch(sentences, count)
         self.encoder.eval()
         with torch.no_grad():
             encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
@@ -139,6 +165,29 @@ class Trainer:
             picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
             losses.append(self._step(sentences[picked], len(rows)))
         return losses
+
+    def _fast_megabatch(self, sentences: np.ndarray, count: int) -> list[float]:
+        """``_megabatch`` by the fast engine: the same sentences, negatives and steps."""
+        assert self.fast is not None
+        cfg = self.config
+        negative = self.fast.negatives(sentences, count)
+        steps = []
+        for start in range(0, count, cfg.batch_size):
+            rows = np.arange(start, min(count, start + cfg.batch_size))
+            picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
+            steps.append((sentences[picked], len(rows)))
+        losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight)
+        taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
+        self.state["step"] += taken
+        if taken < len(losses):
+            raise self._bad_loss(losses[-1])
+        return losses
+
+    def _bad_loss(self, loss: float) -> ProbsentError:
+        return ProbsentError(
+            f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
+            f"the last good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
+            f"--prior-weight/--l2-weight")
 
     def _step(self, sentences: np.ndarray, batch: int) -> float:
         cfg = self.config
@@ -157,10 +206,7 @@ class Trainer:
             words = np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
             loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words))
         if not torch.isfinite(loss):
-            raise ProbsentError(
-                f"training stopped: the loss became {loss.item()} at step {self.state['step'] + 1:,}; "
-                f"the last good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
-                f"--prior-weight/--l2-weight")
+            raise self._bad_loss(loss.item())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()

@@ -1,0 +1,162 @@
+"""The fast WLO training engine: a mega-batch (encoding, mining, steps) by compiled kernels.
+
+It trains the same :class:`probsent.models.WLO` tensors and lazy-Adam state as the torch
+loop of :class:`probsent.training.trainer.Trainer` (the reference), in place, so checkpoints,
+resuming (with either engine) and the saved models are the same files. The random numbers
+come from the trainer's generator in the reference's order (the same word-order scrambles).
+What differs is rounding: the kernels run the recurrence in float64, and a negative may
+differ where two candidates' similarities are within float32 rounding of each other.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import torch
+
+from probsent.models import WLO
+from probsent.models.base import Encoding
+from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+
+
+def fast_engine_available() -> bool:
+    """Whether the compiled kernels can be used here (numba importable)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def compile_kernels() -> float:
+    """Compile (or load from numba's cache) every kernel on a tiny problem; returns seconds."""
+    from probsent.training import fast_mining, fast_wlo
+
+    start = time.perf_counter()
+    scale = np.ones((3, 2), np.float32)
+    shift = np.zeros((3, 2), np.float32)
+    ids = np.array([1, 2, 1, 2, 1, 2, 1, 2], np.int64)
+    starts, lengths = np.arange(0, 8, 2, dtype=np.int64), np.full(4, 2, np.int64)
+    mean, logvar = fast_wlo.encode_final(ids, starts, lengths, scale, shift)
+    fast_mining.mine_gaussian_negatives(mean, logvar, np.array([2, 3, 0, 1]))
+    moments = [np.zeros_like(scale) for _ in range(4)]
+    fast_wlo.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.ones(4, bool),
+                            np.linspace(0, 1, 8).astype(np.float32), np.arange(0, 8, 2))
+    fast_wlo.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
+                         1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64))
+    return time.perf_counter() - start
+
+
+class FastWLOEngine:
+    """Runs WLO mega-batches through :mod:`probsent.training.fast_wlo` and
+    :mod:`probsent.training.fast_mining` on ``encoder``'s weights and ``optimizer``'s state."""
+
+    def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
+        if not isinstance(encoder, WLO):
+            raise TypeError("the fast engine trains WLO models only")
+        self.encoder = encoder
+        self.ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        adam = optimizer.optimizers[0]  # RowAdam over the two word tables
+        self.adam = adam
+        self.params = [encoder.scale.weight, encoder.shift.weight]
+        for param in self.params:
+            state = adam.state[param]
+            if len(state) == 0:  # as RowAdam sets it up at its first step
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+        self.slot_of = np.full(encoder.vocab_size, -1, np.int64)
+        self.timings = {"encoding": 0.0, "mining": 0.0, "preparing steps": 0.0, "steps": 0.0}
+
+    def _tables(self) -> list[np.ndarray]:
+        """Weights and moments as numpy views of the torch tensors (written in place)."""
+        arrays = [param.detach().numpy() for param in self.params]
+        for param in self.params:
+            state = self.adam.state[param]
+            arrays += [state["exp_avg"].numpy(), state["exp_avg_sq"].numpy()]
+        return arrays
+
+    def encode(self, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Final (mean, log-variance) of corpus sentences, float32 [n, dim] each."""
+        from probsent.training.fast_wlo import encode_final
+
+        starts = self.offsets[sentences]
+        lengths = self.offsets[sentences + 1] - starts
+        return encode_final(self.ids, starts, lengths, self.params[0].detach().numpy(),
+                            self.params[1].detach().numpy())
+
+    def negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
+        """Mined negative (row of ``sentences``) of every sentence, the first ``count`` rows
+        pairing with the next ``count``: exact brute force, or the reference's search where
+        the fast kernel's float32 range is exceeded."""
+        from probsent.training.fast_mining import mine_gaussian_negatives
+
+        start = time.perf_counter()
+        mean, logvar = self.encode(sentences)
+        self.timings["encoding"] += time.perf_counter() - start
+        start = time.perf_counter()
+        partner = partners_of_stacked_pairs(count)
+        found = mine_gaussian_negatives(mean, logvar, partner.numpy())
+        if found is None:
+            found = mine_negatives(Encoding(torch.from_numpy(mean), torch.from_numpy(logvar)), partner).numpy()
+        self.timings["mining"] += time.perf_counter() - start
+        return found
+
+    def run_steps(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
+                  generator: torch.Generator, margin: float, prior_weight: float) -> list[float]:
+        """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
+        reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
+        from ``generator``). Returns the losses of the steps taken; when a loss is not finite it
+        is the last one returned and its step was not taken."""
+        from probsent.training.fast_wlo import pack_scrambled, train_steps
+
+        start = time.perf_counter()
+        ordered, chosen, keys, key_starts, unsort = [], [], [], [], []
+        used_keys = 0
+        for sentences, batch in steps:
+            lengths = self.offsets[sentences + 1] - self.offsets[sentences]
+            order = np.argsort(lengths, kind="stable")  # the reference's batches: by length
+            for first in range(0, len(order), batch):
+                rows = order[first:first + batch]
+                width = max(int(lengths[rows].max()), 1)  # as pad_batch
+                if scramble_probability > 0:  # the draws of probsent.training.trainer.scramble
+                    chosen.append((torch.rand(len(rows), generator=generator) < scramble_probability).numpy())
+                    keys.append(torch.rand(len(rows), width, generator=generator).numpy().ravel())
+                else:
+                    chosen.append(np.zeros(len(rows), bool))
+                    keys.append(np.zeros(0, np.float32))
+                key_starts.append(used_keys + width * np.arange(len(rows)))
+                used_keys += len(keys[-1])
+            ordered.append(sentences[order])
+            unsort.append(np.argsort(order, kind="stable") + sum(len(s) for s in ordered[:-1]))
+        sentences_sorted = np.concatenate(ordered)
+        tokens, sorted_starts = pack_scrambled(self.ids, self.offsets, sentences_sorted,
+                                               np.concatenate(chosen), np.concatenate(keys),
+                                               np.concatenate(key_starts))
+        position = np.concatenate(unsort)  # row of each step's sentence among the sorted ones
+        starts = sorted_starts[position]
+        lengths = (self.offsets[sentences_sorted + 1] - self.offsets[sentences_sorted])[position]
+        self.timings["preparing steps"] += time.perf_counter() - start
+        start = time.perf_counter()
+        first_step = int(self.adam.state[self.params[0]]["step"])
+        group = self.adam.param_groups[0]
+        beta1, beta2 = group["betas"]
+        losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
+                                   *self._tables(), first_step, float(group["lr"]), float(beta1),
+                                   float(beta2), float(group["eps"]), float(margin), float(prior_weight),
+                                   self.slot_of)
+        for param in self.params:
+            self.adam.state[param]["step"] = first_step + int(done)
+        self.timings["steps"] += time.perf_counter() - start
+        return losses[:min(done + 1, len(steps))].tolist()
+
+
+def numba_threads_like_torch() -> None:
+    """Use as many numba threads as torch does (OMP_NUM_THREADS and torch.set_num_threads
+    apply to both), within numba's own limit."""
+    import numba
+
+    numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS,
+                                     os.cpu_count() or 1)))

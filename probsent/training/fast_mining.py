@@ -1,0 +1,262 @@
+"""Compiled (numba) exact hard-negative mining for Gaussian sentence embeddings.
+
+For every sentence i of a mega-batch, the argmax over j not in {i, partner[i]} of the
+expected inner product (the similarity of :func:`probsent.training.mining.mine_negatives`,
+variance floor e^-80 included)
+
+    d(i, j) = -1/2 sum_d [log 2 pi + log t_d + u_d^2 / t_d],  t_d = v_id + v_jd,  u_d = mu_id - mu_jd,
+
+by brute force over every unordered pair, in float32, ties to the lowest index. The torch
+reference stays the readable definition; this kernel is tested against it and against a
+float64 brute force (tests/test_fast_mining.py).
+
+How the float32 work stays cheap and exact:
+
+- one log per pair instead of one per pair and dimension: sum_d log t_d = log prod_d t_d.
+  Every dimension is first centred by a power of two, c_d = 2 k_d log 2 near the middle of
+  its log-variances: v'_d = v_d 2^(-2 k_d), mu'_d = mu_d 2^(-k_d). Scaling by a power of
+  two is exact, so t' = 2^(-2 k_d) t and u'^2 / t' = u^2 / t to the last bit, and
+  sum_d log t_d = sum_d 2 k_d log 2 + sum_d log t'_d;
+- with R = max |log v - c_d|, t' lies in [2 e^-R, 2 e^R], so K = floor(86 / (R + log 2))
+  factors multiply in float32 without overflow or underflow (e^+-86 against float32's
+  e^+-87.3); after every K dimensions the product's binary exponent moves into an integer
+  (bit operations, exact) and its mantissa restarts in [1, 2). The final log is a short
+  series on the mantissa (float32, error ~1e-7) plus exponent * log 2, summed with the
+  quadratic part in float64;
+- the columns are laid out transposed ([dim, n]) so the innermost loop runs over columns
+  and vectorizes, four rows at a time sharing the column loads; no fastmath, so d(i, j) is
+  the same value to the last bit wherever it is computed (and d(i, j) == d(j, i)), which
+  keeps ties consistent;
+- d is symmetric, so every unordered pair is computed once: tiles of rows a against
+  columns b >= a update both the rows' and the columns' best. Each (tile, sentence) has its
+  own output slot, reduced with the total order "larger value, then lower index", so the
+  result does not depend on the thread count or schedule. Values are compared as
+  order-preserving int64 keys (integer max/min reductions vectorize, float ones do not
+  without fastmath).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit, prange
+
+LOG_2PI = math.log(2.0 * math.pi)
+LN2 = math.log(2.0)
+SQRT2 = math.sqrt(2.0)
+VARIANCE_FLOOR_LOG = -80.0  # the reference's variance floor (probsent.training.mining)
+PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
+QUAD_LIMIT = 1e38  # bound on sum_d u^2 / t (float32 max: 3.4e38)
+TILE = 128  # rows and columns per tile
+ROWS = 4  # rows per pass over a column tile, sharing its loads (the loop body is written for 4)
+
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+_INT64_MIN = np.iinfo(np.int64).min
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(parallel=True, cache=True, error_model="numpy", nogil=True)
+def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block,
+                out_key, out_index):
+    """Best (key, index) of every sentence among the columns of every tile.
+
+    var_rows, mean_rows: float32 [N, dim] centred variances and means (v', mu'), N = n padded
+    to a multiple of TILE; var_cols, mean_cols: the same transposed, [dim, N]; partner: [N]
+    (-1 on padding); ``block``: dimensions per float32 product (K). For every tile pair
+    (tile_a[p], tile_b[p]), a <= b, writes out_key/out_index[b, i] for the rows i < n of
+    tile a and, when a < b, out_key/out_index[a, j] for the columns j < n of tile b. A key is
+    d + 1/2 (dim log 2 pi + sum_d c_d) as an order-preserving int64 (INT64_MIN / n: none).
+    """
+    dim = var_rows.shape[1]
+    for p in prange(len(tile_a)):
+        a, b = tile_a[p], tile_b[p]
+        c0 = b * TILE
+        valid = min(TILE, n - c0)  # columns beyond n are padding
+        acc = np.empty((2 * ROWS, TILE), np.float32)  # rows 0..3: sum_d u^2/t; 4..7: prod_d t
+        bits = acc.view(np.int32)
+        exponent = np.empty((ROWS, TILE), np.int32)
+        key = np.empty(TILE, np.int64)
+        log_mantissa = np.empty(TILE, np.float32)
+        col_key = np.full(TILE, _INT64_MIN)
+        col_index = np.full(TILE, n, np.int64)
+        col_partner = partner[c0:c0 + TILE]
+        for i0 in range(a * TILE, a * TILE + TILE, ROWS):
+            acc[:ROWS] = 0.0
+            acc[ROWS:] = 1.0
+            exponent[:] = 0
+            for start in range(0, dim, block):
+                for d in range(start, min(dim, start + block)):
+                    v0, v1 = var_rows[i0, d], var_rows[i0 + 1, d]
+                    v2, v3 = var_rows[i0 + 2, d], var_rows[i0 + 3, d]
+                    m0, m1 = mean_rows[i0, d], mean_rows[i0 + 1, d]
+                    m2, m3 = mean_rows[i0 + 2, d], mean_rows[i0 + 3, d]
+                    var_c = var_cols[d, c0:c0 + TILE]
+                    mean_c = mean_cols[d, c0:c0 + TILE]
+                    for jj in range(TILE):  # vectorized over columns
+                        vc, mc = var_c[jj], mean_c[jj]
+                        t = v0 + vc
+                        u = m0 - mc
+                        acc[0, jj] += u * u / t
+                        acc[4, jj] *= t
+                        t = v1 + vc
+                        u = m1 - mc
+                        acc[1, jj] += u * u / t
+                        acc[5, jj] *= t
+                        t = v2 + vc
+                        u = m2 - mc
+                        acc[2, jj] += u * u / t
+                        acc[6, jj] *= t
+                        t = v3 + vc
+                        u = m3 - mc
+                        acc[3, jj] += u * u / t
+                        acc[7, jj] *= t
+                if start + block < dim:
+                    # product = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa
+                    for r in range(ROWS):
+                        for jj in range(TILE):
+                            x = bits[ROWS + r, jj]
+                            exponent[r, jj] += (x >> 23) - 127
+                            bits[ROWS + r, jj] = (x & 0x007FFFFF) | 0x3F800000
+            for r in range(ROWS):
+                i = i0 + r
+                if i >= n:
+                    break
+                for jj in range(TILE):  # float32 and int32 only: 8 lanes
+                    # log prod = log m + e log 2, m the mantissa: m -> m/2 above sqrt 2, then
+                    # log m = 2 atanh(s) = 2 s (1 + s^2/3 + ...), s = (m - 1)/(m + 1), |s| < 0.172
+                    x = bits[ROWS + r, jj]
+                    e = exponent[r, jj] + ((x >> 23) - 127)
+                    m = np.int32((x & 0x007FFFFF) | 0x3F800000).view(np.float32)
+                    big = m > np.float32(SQRT2)
+                    m = m * np.float32(0.5) if big else m
+                    exponent[r, jj] = e + 1 if big else e
+                    s = (m - np.float32(1.0)) / (m + np.float32(1.0))
+                    z = s * s
+                    series = np.float32(1.0) + z * (np.float32(1.0 / 3.0) + z * (np.float32(1.0 / 5.0) + z * (
+                        np.float32(1.0 / 7.0) + z * np.float32(1.0 / 9.0))))
+                    log_mantissa[jj] = np.float32(2.0) * s * series
+                for jj in range(TILE):  # float64: -2 d without the constant, exactly summed
+                    log_prod = np.float64(log_mantissa[jj]) + np.float64(exponent[r, jj]) * LN2
+                    value = -0.5 * (np.float64(acc[r, jj]) + log_prod) + 0.0  # + 0.0: no -0.0
+                    v = np.float64(value).view(np.int64)
+                    key[jj] = v ^ ((v >> 63) & _LOW63)  # integers in the order of the values
+                if a != b:  # the columns' best among these rows (increasing i: lowest on ties)
+                    for jj in range(TILE):
+                        better = (key[jj] > col_key[jj]) & (col_partner[jj] != i)
+                        col_key[jj] = key[jj] if better else col_key[jj]
+                        col_index[jj] = i if better else col_index[jj]
+                # this row's best among the columns: the largest key, then the lowest index
+                mate = partner[i]
+                if c0 <= i < c0 + TILE:
+                    key[i - c0] = _INT64_MIN
+                if c0 <= mate < c0 + TILE:
+                    key[mate - c0] = _INT64_MIN
+                for jj in range(valid, TILE):
+                    key[jj] = _INT64_MIN
+                best = _INT64_MIN
+                for jj in range(TILE):
+                    best = max(best, key[jj])
+                first = TILE
+                for jj in range(TILE):
+                    first = min(first, jj if key[jj] == best else TILE)
+                out_key[b, i] = best
+                out_index[b, i] = c0 + first if best != _INT64_MIN else n
+        if a != b:
+            for jj in range(valid):
+                out_key[a, c0 + jj] = col_key[jj]
+                out_index[a, c0 + jj] = col_index[jj]
+
+
+def _prepare(mean: np.ndarray, logvar: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, int] | None:
+    """Centred float32 variances v' and means mu' (float32 [n, dim] inputs), the constant
+    part of -2 d (dim log 2 pi + sum_d c_d) and K (dimensions per float32 product); None
+    where float32 could overflow or lose the result."""
+    logvar = np.maximum(logvar.astype(np.float64), VARIANCE_FLOOR_LOG)
+    # centre c_d = 2 k_d log 2 (a power of two on the variance and on the mean)
+    middle = 0.5 * (logvar.max(0) + logvar.min(0))
+    k = np.rint(middle / (2.0 * LN2))
+    reach = float(np.abs(logvar - 2.0 * LN2 * k).max())
+    block = int(PRODUCT_LOG_RANGE // (reach + LN2))
+    if block < 1:
+        return None
+    k_int = k.astype(np.int64)
+    # exp(logvar) 2^(-2k), rounded once to float32: the float32 variances, centred exactly
+    with np.errstate(over="ignore"):  # log-variances beyond 709 (float64 exp): None below
+        var = np.ldexp(np.exp(logvar), -2 * k_int).astype(np.float32)
+        mean_c = np.ldexp(mean.astype(np.float64), -k_int).astype(np.float32)
+    if not (np.isfinite(var).all() and np.isfinite(mean_c).all() and var.min() >= _FLOAT32_TINY):
+        return None
+    var64, mean64 = var.astype(np.float64), mean_c.astype(np.float64)
+    # sum_d u'^2 / t' over any pair, bounded per dimension by span_d^2 / (2 min v'_d)
+    span = mean64.max(0) - mean64.min(0)
+    if not float(np.sum(span * span / (2.0 * var64.min(0)))) <= QUAD_LIMIT or not span.max() <= 1e19:
+        return None
+    constant = mean.shape[1] * LOG_2PI + 2.0 * LN2 * float(k.sum())
+    return var, mean_c, constant, block
+
+
+def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray
+                                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(negatives int64 [n], their d(i, negative) float64 [n]); None as
+    :func:`mine_gaussian_negatives`."""
+    with np.errstate(over="ignore"):  # beyond float32: inf, so None below
+        mean = np.asarray(mean, dtype=np.float32)
+        logvar = np.asarray(logvar, dtype=np.float32)
+    partner = np.ascontiguousarray(partner, dtype=np.int64)
+    if mean.ndim != 2 or mean.shape != logvar.shape or partner.shape != (len(mean),):
+        raise ValueError("mean and logvar must be [n, dim] and partner [n]")
+    n = len(mean)
+    if n < 3:
+        raise ValueError("mining needs at least two pairs")
+    if not (np.isfinite(mean).all() and np.isfinite(logvar).all()):
+        return None
+    prepared = _prepare(mean, logvar)
+    if prepared is None:
+        return None
+    var, mean_c, constant, block = prepared
+    tiles = -(-n // TILE)
+    # pad to whole tiles with copies of sentence 0 (inside every range checked above); the
+    # padding is never a candidate
+    rows = np.concatenate([np.arange(n), np.zeros(tiles * TILE - n, np.int64)])
+    var, mean_c = var[rows], mean_c[rows]
+    partner = np.concatenate([partner, np.full(tiles * TILE - n, -1, np.int64)])
+    tile_a, tile_b = (part.astype(np.int64) for part in np.triu_indices(tiles))
+    out_key = np.empty((tiles, n), np.int64)
+    out_index = np.empty((tiles, n), np.int64)
+    _mine_tiles(var, mean_c, np.ascontiguousarray(var.T), np.ascontiguousarray(mean_c.T), partner, n,
+                tile_a, tile_b, min(block, mean.shape[1]), out_key, out_index)
+    # total order over the tiles' candidates: larger value, then lower index
+    best = out_key.max(0)
+    index = np.where(out_key == best, out_index, n).min(0)
+    value = (best ^ ((best >> 63) & _LOW63)).view(np.float64)
+    return index, value - 0.5 * constant
+
+
+def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray) -> np.ndarray | None:
+    """For every sentence i, the argmax over j not in {i, partner[i]} of the expected inner
+    product d(i, j) (ties: lowest j), computed in float32 by a compiled brute force.
+
+    mean, logvar: float32 [n, dim] (other float dtypes are cast to float32); partner: int [n]
+    (any values; an index outside [0, n) excludes nothing). Returns int64 [n] negatives, or
+    None when the inputs are outside the range where the fast kernel is exact enough:
+    non-finite values, log-variances spanning more than about 170 in one dimension (after
+    the e^-80 floor) or above 709, or means so far apart relative to the variances that
+    sum_d u^2 / t could come near float32's range (bound: sum_d span(mu_d)^2 / (2 min v_d)
+    > 1e38). The caller then uses the torch reference
+    :func:`probsent.training.mining.mine_negatives`. Raises ValueError for fewer than three
+    sentences or mismatched shapes.
+    """
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    return None if found is None else found[0]
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the kernel on a tiny input; returns the seconds it
+    took."""
+    start = time.perf_counter()
+    gen = np.random.default_rng(0)
+    mean = gen.standard_normal((6, 3)).astype(np.float32)
+    logvar = gen.standard_normal((6, 3)).astype(np.float32)
+    mine_gaussian_negatives(mean, logvar, np.array([3, 4, 5, 0, 1, 2]))
+    return time.perf_counter() - start

@@ -1,0 +1,271 @@
+"""The fast WLO training engine against the torch reference (model, loss, optimizer, trainer)."""
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import probsent
+from probsent import ProbsentError
+from probsent.batching import encode_by_length, pad_batch
+from probsent.models import WLO
+from probsent.training import fast_wlo
+from probsent.training.config import TrainConfig
+from probsent.training.loss import margin_loss
+from probsent.training.optimizer import RowAdam
+from probsent.training.trainer import Trainer, scramble
+from tests.helpers import slice_of_pairs, write_toy_pairs
+
+numba = pytest.importorskip("numba")
+
+
+def _problem(seed: int, vocab: int = 40, dim: int = 50, pairs: int = 7, lengths=(1, 12),
+             scale_mean: float = 1.0, scale_std: float = 0.1, shift_std: float = 0.1,
+             negative_words: int = 3):
+    """A WLO (float64, the reference) and 4 * pairs random sentences: s1, s2, n1, n2 rows."""
+    torch.manual_seed(seed)
+    model = WLO(vocab, dim, scale_init_mean=scale_mean, scale_init_std=scale_std,
+                shift_init_std=shift_std).double()
+    with torch.no_grad():
+        model.scale.weight[:negative_words] *= -1  # some words flip signs
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(lengths[0], lengths[1] + 1, size=4 * pairs)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    ids = rng.integers(0, vocab, size=offsets[-1]).astype(np.int64)
+    return model, ids, offsets
+
+
+def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight: float):
+    """Loss and dense gradients of one step, by the torch model and loss (float64)."""
+    model.zero_grad(set_to_none=True)
+    padded, lengths = pad_batch(ids, offsets, np.arange(4 * pairs))
+    out = model(padded, lengths, with_kl=True)
+    parts = [out.index(slice(i * pairs, (i + 1) * pairs)) for i in range(4)]
+    loss = margin_loss(*parts, margin).mean() + prior_weight * out.kl.sum() / pairs
+    loss.backward()
+    return loss.item(), model.scale.weight.grad.to_dense(), model.shift.weight.grad.to_dense()
+
+
+def _kernel_step(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight: float,
+                 moments=None, step: int = 0, lr: float = 0.0, beta1: float = 0.0, beta2: float = 0.5):
+    """One step of the kernel on float32 copies of ``model``'s tables. With beta1 = 0 the
+    first moment it leaves is the gradient itself. Returns (loss, steps done, tables, moments)."""
+    tables = [model.scale.weight.detach().float().numpy().copy(),
+              model.shift.weight.detach().float().numpy().copy()]
+    moments = [m.copy() for m in moments] if moments is not None else [np.zeros_like(tables[0]) for _ in range(4)]
+    starts, lengths = offsets[:-1].copy(), np.diff(offsets)
+    losses, done = fast_wlo.train_steps(ids, starts, lengths, np.array([pairs], np.int64), *tables, *moments,
+                                        step, lr, beta1, beta2, 1e-8, margin, prior_weight,
+                                        np.full(len(tables[0]), -1, np.int64))
+    return float(losses[0]), int(done), tables, moments
+
+
+CASES = {
+    "typical": dict(),
+    "negative and length-1": dict(lengths=(1, 2), negative_words=20),
+    # |S| > 30: the reference's log-space path
+    "long, beyond the direct range": dict(lengths=(40, 80), scale_mean=1.6, shift_std=0.5),
+    "tiny variances (below the e^-80 floor)": dict(lengths=(30, 40), scale_mean=0.2, scale_std=0.02),
+    "huge variances": dict(lengths=(10, 14), scale_mean=5.0, scale_std=0.5),
+    "wide spread": dict(scale_std=0.5, shift_std=1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("margin,prior_weight", [(1.0, 1e-4), (50.0, 1e-2), (0.0, 0.0)])
+def test_loss_and_gradients_match_the_reference(case, margin, prior_weight) -> None:
+    model, ids, offsets = _problem(3, **CASES[case])
+    expected_loss, expected_a, expected_b = _reference(model, ids, offsets, 7, margin, prior_weight)
+    loss, done, _, moments = _kernel_step(model, ids, offsets, 7, margin, prior_weight)
+    assert done == 1
+    assert loss == pytest.approx(expected_loss, rel=1e-5, abs=1e-6)
+    for got, expected in ((moments[0], expected_a), (moments[2], expected_b)):
+        expected = expected.numpy()
+        scale = max(np.abs(expected).max(), 1e-30)
+        assert np.abs(got - expected).max() <= 1e-5 * scale, (case, np.abs(got - expected).max(), scale)
+
+
+def test_empty_sentence_is_the_standard_normal() -> None:
+    # a sentence of no word is N(0, I) with no prior terms: the loss of pairs made of it is
+    # hand-computable. d(N(0,I), N(0,I)) = -k/2 log(4 pi); every hinge is the margin.
+    model, ids, _ = _problem(4, vocab=10, dim=5, pairs=2)
+    offsets = np.zeros(9, np.int64)
+    loss, done, tables, _ = _kernel_step(model, ids, offsets, 2, margin=1.0, prior_weight=1e-2)
+    assert done == 1 and loss == pytest.approx(2.0, abs=1e-12)
+
+
+def test_one_adam_step_matches_row_adam() -> None:
+    # from nonzero moments at step 6, one update of the touched rows, against the reference
+    # optimizer applied to the reference gradients
+    model, ids, offsets = _problem(5)
+    rng = np.random.default_rng(5)
+    shape = tuple(model.scale.weight.shape)
+    moments = [rng.normal(0, 0.01, shape).astype(np.float32), rng.uniform(0, 1e-4, shape).astype(np.float32),
+               rng.normal(0, 0.01, shape).astype(np.float32), rng.uniform(0, 1e-4, shape).astype(np.float32)]
+    reference = copy.deepcopy(model).float()
+    optimizer = RowAdam(list(reference.parameters()), lr=1e-3)
+    for param, (m, v) in zip(reference.parameters(), ((moments[0], moments[1]), (moments[2], moments[3]))):
+        optimizer.state[param].update(step=6, exp_avg=torch.from_numpy(m.copy()),
+                                      exp_avg_sq=torch.from_numpy(v.copy()))
+    _, grad_a, grad_b = _reference(model, ids, offsets, 7, 1.0, 1e-4)
+    for param, grad in zip(reference.parameters(), (grad_a, grad_b)):
+        rows = torch.from_numpy(np.unique(ids))
+        param.grad = torch.sparse_coo_tensor(rows[None], grad.float()[rows], param.shape)
+    optimizer.step()
+    _, done, tables, new_moments = _kernel_step(model, ids, offsets, 7, 1.0, 1e-4, moments=moments, step=6,
+                                                lr=1e-3, beta1=0.9, beta2=0.999)
+    assert done == 1
+    for got, param in zip(tables, reference.parameters()):
+        assert np.abs(got - param.detach().numpy()).max() <= 1e-6
+    for got, param in ((new_moments[0], reference.scale.weight), (new_moments[2], reference.shift.weight)):
+        expected = optimizer.state[param]["exp_avg"].numpy()
+        assert np.abs(got - expected).max() <= 1e-6 * max(np.abs(expected).max(), 1e-12)
+    # untouched rows keep their weights and moments
+    untouched = np.setdiff1d(np.arange(shape[0]), ids)
+    assert np.array_equal(new_moments[1][untouched], moments[1][untouched])
+
+
+def test_non_finite_loss_stops_before_the_update() -> None:
+    model, ids, offsets = _problem(6, pairs=3)
+    with torch.no_grad():
+        model.shift.weight[ids[offsets[5]]] = float("nan")  # a word of sentence 5
+    before = model.scale.weight.detach().float().numpy().copy()
+    loss, done, tables, _ = _kernel_step(model, ids, offsets, 3, 1.0, 1e-4, lr=1e-3, beta1=0.9, beta2=0.999)
+    assert done == 0 and np.isnan(loss)
+    assert np.array_equal(tables[0], before)
+
+
+def test_encoding_matches_the_reference() -> None:
+    for case in CASES.values():
+        model, ids, offsets = _problem(7, pairs=25, **case)
+        model = model.float()
+        with torch.no_grad():
+            expected = encode_by_length(model, ids, offsets, np.arange(100), 16)
+        mean, logvar = fast_wlo.encode_final(ids, offsets[:-1].copy(), np.diff(offsets),
+                                             model.scale.weight.detach().numpy(),
+                                             model.shift.weight.detach().numpy())
+        scale = np.abs(expected.mean.numpy()).max()
+        assert np.abs(mean - expected.mean.numpy()).max() <= 1e-5 * scale
+        assert np.abs(logvar - expected.logvar.numpy()).max() <= 1e-5 * max(np.abs(logvar).max(), 1)
+
+
+def test_scrambled_packing_equals_the_reference_scramble() -> None:
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(1, 30, 50)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ids = rng.integers(1, 1000, offsets[-1]).astype(np.int64)
+    sentences = rng.permutation(50)
+    generators = [torch.Generator().manual_seed(8) for _ in range(2)]
+    padded, row_lengths = pad_batch(ids, offsets, sentences)
+    expected = scramble(padded, row_lengths, 0.4, generators[0])
+    width = padded.shape[1]
+    chosen = (torch.rand(50, generator=generators[1]) < 0.4).numpy()
+    keys = torch.rand(50, width, generator=generators[1]).numpy().ravel()
+    tokens, starts = fast_wlo.pack_scrambled(ids, offsets, sentences, chosen, keys, width * np.arange(50))
+    for row in range(50):
+        n = int(row_lengths[row])
+        assert tokens[starts[row]:starts[row] + n].tolist() == expected[row, :n].tolist()
+
+
+# -- the engine inside the trainer -----------------------------------------------------------
+
+def _config(tmp_path, data, name, **overrides) -> TrainConfig:
+    values = dict(model="wlo", data=str(data), out=str(tmp_path / name), batch_size=20, megabatch=4,
+                  eval_every=10, vocab_size=2000, prior_weight=1e-3)
+    values.update(overrides)
+    return TrainConfig(**values)
+
+
+def _tables(trainer: Trainer) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in trainer.encoder.parameters()]
+
+
+def test_forty_steps_follow_the_torch_trainer(tmp_path) -> None:
+    data = slice_of_pairs(tmp_path / "slice.tsv", 800, stride=997)  # every source
+    trainers = {}
+    for engine in ("torch", "fast"):
+        trainer = Trainer(_config(tmp_path, data, engine, engine=engine, max_steps=40), progress=False,
+                          log=lambda _: None)
+        assert trainer.config.engine == engine
+        trainer.train()
+        assert trainer.state["step"] == 40
+        trainers[engine] = trainer
+    for expected, got in zip(_tables(trainers["torch"]), _tables(trainers["fast"])):
+        assert (got - expected).abs().max() <= 1e-4 * expected.abs().max()
+    logs = [[line for line in open(tmp_path / engine / "log.jsonl")] for engine in ("torch", "fast")]
+    assert len(logs[0]) == len(logs[1])
+    for a, b in zip(*logs):
+        assert json.loads(a)["loss"] == pytest.approx(json.loads(b)["loss"], rel=1e-4)
+    # the optimizer state has the reference's layout: either engine resumes the other's run
+    state = [trainers[e].optimizer.state_dict() for e in ("torch", "fast")]
+    assert state[0]["state"].keys() == state[1]["state"].keys()
+    for key in state[0]["state"]:
+        assert int(state[0]["state"][key]["step"]) == int(state[1]["state"][key]["step"]) == 40
+
+
+def test_either_engine_resumes_the_other_and_its_own_exactly(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs: 3 mega-batches an epoch
+    straight = Trainer(_config(tmp_path, data, "straight", engine="fast", epochs=2), progress=False)
+    straight.train()
+    for first, second in (("fast", "fast"), ("torch", "fast"), ("fast", "torch")):
+        name = f"{first}-{second}"
+        part = Trainer(_config(tmp_path, data, name, engine=first, epochs=2, max_steps=12), progress=False)
+        part.train()
+        resumed = Trainer(_config(tmp_path, data, name, engine=second, epochs=2), resume=True, progress=False)
+        assert resumed.state["step"] == 12
+        resumed.train()
+        assert resumed.state["finished"] and resumed.state["step"] == straight.state["step"]
+        for expected, got in zip(_tables(straight), _tables(resumed)):
+            if first == second:  # within the engine: to the last bit
+                assert torch.equal(got, expected), name
+            else:
+                assert (got - expected).abs().max() <= 1e-4 * expected.abs().max(), name
+
+
+def test_results_do_not_depend_on_the_thread_count(tmp_path) -> None:
+    data = slice_of_pairs(tmp_path / "slice.tsv", 400, stride=1999)
+    results = []
+    before, torch_before = numba.get_num_threads(), torch.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            torch.set_num_threads(threads)
+            trainer = Trainer(_config(tmp_path, data, f"t{threads}", engine="fast", epochs=2), progress=False)
+            assert numba.get_num_threads() == threads
+            trainer.train()
+            results.append(_tables(trainer))
+    finally:
+        numba.set_num_threads(before)
+        torch.set_num_threads(torch_before)
+    assert all(torch.equal(a, b) for a, b in zip(*results))
+
+
+def test_non_finite_loss_stops_the_fast_engine_without_saving_nan(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=10)
+    trainer = Trainer(_config(tmp_path, data, "out", engine="fast", epochs=5, eval_every=2, batch_size=10,
+                              megabatch=2), progress=False)
+    megabatch = trainer._fast_megabatch
+
+    def poisoned(sentences, count):
+        if trainer.state["step"] == 6:
+            with torch.no_grad():
+                trainer.encoder.shift.weight[:] = float("nan")
+        return megabatch(sentences, count)
+
+    trainer._fast_megabatch = poisoned
+    with pytest.raises(ProbsentError, match="loss became nan at step 7"):
+        trainer.train()
+    saved = probsent.load(tmp_path / "out")
+    assert all(torch.isfinite(p).all() for p in saved.encoder.parameters())
+
+
+def test_engine_choice(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    assert Trainer(_config(tmp_path, data, "a"), progress=False).config.engine == "fast"  # auto, WLO
+    assert Trainer(_config(tmp_path, data, "b", model="wordsum"), progress=False).config.engine == "torch"
+    with pytest.raises(ProbsentError, match="--engine fast trains WLO only"):
+        Trainer(_config(tmp_path, data, "c", model="wordavg", engine="fast"), progress=False)
+    with pytest.raises(ProbsentError, match="--engine"):
+        Trainer(_config(tmp_path, data, "d", engine="gpu"), progress=False)
