@@ -235,11 +235,13 @@ def test_results_do_not_depend_on_the_thread_count(tmp_path) -> None:
             trainer = Trainer(_config(tmp_path, data, f"t{threads}", engine="fast", epochs=2), progress=False)
             assert numba.get_num_threads() == threads
             trainer.train()
-            results.append(_tables(trainer))
+            results.append(_tables(trainer) + [(tmp_path / f"t{threads}" / "log.jsonl").read_text()])
     finally:
         numba.set_num_threads(before)
         torch.set_num_threads(torch_before)
-    assert all(torch.equal(a, b) for a, b in zip(*results))
+    assert all(torch.equal(a, b) for a, b in zip(results[0][:2], results[1][:2]))
+    losses = [[json.loads(line)["loss"] for line in result[2].splitlines()] for result in results]
+    assert losses[0] == losses[1]
 
 
 def test_non_finite_loss_stops_the_fast_engine_without_saving_nan(tmp_path) -> None:

@@ -84,48 +84,52 @@ def _sum_log_abs(row) -> float:
 
 
 @njit(**_jit)
-def _gather_rows(tokens, slot_of, touched, count, slots, scale, shift, a, b, inv_a, log_a_sum,
-                 grad_a, grad_b):
-    """Give every word of ``tokens`` a slot (``slots``, same positions), copying a new word's
-    A, B and 1/A (0 below the clamp) into the slot's rows, and sum_d log|A_d| into
-    ``log_a_sum``; returns the new count."""
+def _assign_slots(tokens, slot_of, touched, count, slots) -> int:
+    """Give every word of ``tokens`` a slot (``slots``, same positions): a word met for the
+    first time in the step gets the next one (``touched[slot]`` = the word). Returns the count."""
     for p in range(len(tokens)):
         w = tokens[p]
-        slot = slot_of[w]
-        if slot < 0:
-            slot = count
-            slot_of[w] = slot
-            touched[slot] = w
+        if slot_of[w] < 0:
+            slot_of[w] = count
+            touched[count] = w
             count += 1
-            log_a_sum[slot] = _sum_log_abs(scale[w])
-            scale_row, shift_row = scale[w], shift[w]
-            a_row, b_row, inv_row, grad_a_row, grad_b_row = a[slot], b[slot], inv_a[slot], grad_a[slot], grad_b[slot]
-            for d in range(len(a_row)):
-                a_row[d] = scale_row[d]
-                b_row[d] = shift_row[d]
-                inv_row[d] = REAL(1.0) / scale_row[d]
-                grad_a_row[d] = 0.0
-                grad_b_row[d] = 0.0
-            for d in range(len(a_row)):
-                if not abs(a_row[d]) >= TINY_SCALE:  # log|A| is clamped there: no gradient
-                    inv_row[d] = 0.0
-        slots[p] = slot
+        slots[p] = slot_of[w]
     return count
 
 
 @njit(**_jit)
-def _forward(slots, a, b, means, variances, buffers, kl):
+def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grads):
+    """The rows of slots first..end-1: A, B, 1/A (0 below the clamp), sum_d log|A_d| and
+    zeroed gradients (``grads``: arrays [parts, slots, dim])."""
+    for slot in range(first, end):
+        w = touched[slot]
+        log_a_sum[slot] = _sum_log_abs(scale[w])
+        scale_row, shift_row = scale[w], shift[w]
+        a_row, b_row, inv_row = a[slot], b[slot], inv_a[slot]
+        for d in range(len(a_row)):
+            a_row[d] = scale_row[d]
+            b_row[d] = shift_row[d]
+            inv_row[d] = REAL(1.0) / scale_row[d]
+        for d in range(len(a_row)):
+            if not abs(a_row[d]) >= TINY_SCALE:  # log|A| is clamped there: no gradient
+                inv_row[d] = 0.0
+        for grad in grads:
+            grad[:, slot] = 0.0
+
+
+@njit(**_jit)
+def _forward(slots, a, b, means, variances, buffers) -> float:
     """mu_i and sigma^2_i of every prefix of one sentence into rows i of ``means`` and
-    ``variances``; adds per dimension its prefixes' 1/2 (sigma^2 + mu^2 - 1) to ``kl`` (the
-    KL terms but for -S, which the caller sums per word). ``buffers`` [5, dim] is scratch.
+    ``variances``; returns the sum over its prefixes and dimensions of 1/2 (sigma^2 + mu^2 - 1)
+    (the KL terms but for -S, which the caller sums per word). ``buffers`` [5, dim] is scratch.
 
     The inner loops touch only rows indexed by a word's slot and small buffers; rows indexed
     by the position are copied by loops of their own (combined, the loops do not vectorize).
     """
     half, one = REAL(0.5), REAL(1.0)  # no float64 in the loops
-    mean, var = buffers[0], buffers[1]
+    mean, var, kl = buffers[0], buffers[1], buffers[2]
     for d in range(len(mean)):
-        mean[d], var[d] = 0.0, 1.0
+        mean[d], var[d], kl[d] = 0.0, 1.0, 0.0
     for i in range(len(slots)):
         a_row, b_row = a[slots[i]], b[slots[i]]
         for d in range(len(mean)):
@@ -135,6 +139,10 @@ def _forward(slots, a, b, means, variances, buffers, kl):
             kl[d] += half * (var[d] + mean[d] * mean[d] - one)
         for d in range(len(mean)):
             means[i, d], variances[i, d] = mean[d], var[d]
+    total = 0.0
+    for d in range(len(mean)):
+        total += kl[d]
+    return total
 
 
 @njit(**_jit)
@@ -231,14 +239,19 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
 
 
 @njit(**_jit)
-def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
-    """SparseAdam's update (in float32, as the reference) of the rows ``touched[:count]``:
+def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, first, end, step_size, beta1, beta2, eps):
+    """SparseAdam's update (in float32, as the reference) of the rows ``touched[first:end]``,
+    whose gradients are the sums over the parts of ``grads`` [parts, slots, dim]:
     m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v), w <- w - step_size m / (sqrt(v) + eps)."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
-    for slot in range(count):
+    for slot in range(first, end):
         w = touched[slot]
-        row, m_row, v_row, g_row = table[w], exp_avg[w], exp_avg_sq[w], grads[slot]
+        row, m_row, v_row, g_row = table[w], exp_avg[w], exp_avg_sq[w], grads[0, slot]
+        for part in range(1, grads.shape[0]):  # in a fixed order
+            other = grads[part, slot]
+            for d in range(len(row)):
+                g_row[d] += other[d]
         for d in range(len(row)):
             g = np.float32(g_row[d])
             m = m_row[d] + one_minus_beta1 * (g - m_row[d])
@@ -248,7 +261,13 @@ def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, bet
             row[d] -= step32 * (m / (np.sqrt(v) + eps32))
 
 
-@njit(**_jit)
+# A step's sentences are cut into this many parts, each with gradient buffers of its own,
+# summed in a fixed order: the parts run on as many threads as there are (up to PARTS),
+# and the result is the same for any thread count.
+PARTS = 2
+
+
+@njit(parallel=True, **_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
                 slot_of):
@@ -275,45 +294,49 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         tokens_max = max(tokens_max, lengths[first:first + 4 * step_pairs[k]].sum())
         first += 4 * step_pairs[k]
     rows_max = min(tokens_max, scale.shape[0])
-    # per sentence: the final distribution (float64) and its gradient
+    # per sentence: the final distribution (float64), its gradient, its prior terms, whether
+    # it is finite
     mean, var, cum = np.zeros((widest, dim)), np.zeros((widest, dim)), np.zeros((widest, dim))
     g_mean, g_cum = np.zeros((widest, dim), REAL), np.zeros((widest, dim), REAL)
-    # per word of the step: A, B, 1/A, sum_d log|A| and the gradients
+    finite = np.ones(widest, np.bool_)
+    # per word of the step: A, B, 1/A, sum_d log|A| and (per part) the gradients
     a, b, inv_a = np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL)
-    grad_a, grad_b = np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL)
+    grad_a, grad_b = np.zeros((PARTS, rows_max, dim), REAL), np.zeros((PARTS, rows_max, dim), REAL)
     log_a_sum = np.zeros(rows_max)
     touched = np.zeros(rows_max, np.int64)
     # per token of the step: its word's slot, and the prefix's mean and variance
     slots = np.zeros(tokens_max, np.int64)
     means, variances = np.zeros((tokens_max, dim), REAL), np.zeros((tokens_max, dim), REAL)
     offset = np.zeros(widest + 1, np.int64)  # sentence s owns tokens offset[s]:offset[s + 1]
-    kl = np.zeros(dim, REAL)
+    sentence_prior = np.zeros(widest)
     terms = np.zeros((3, 5, dim))  # of d(s1,s2) and d(anchor,negative) for both anchors
-    buffers = np.zeros((5, dim), REAL)
+    buffers = np.zeros((PARTS, 5, dim), REAL)
     first = 0
     for k in range(steps):
         r = step_pairs[k]
         size = 4 * r
-        # the step's words, one slot each
+        # the step's words, one slot each, and their rows
         count = 0
         for s in range(size):
             start, length = starts[first + s], lengths[first + s]
             offset[s + 1] = offset[s] + length
-            count = _gather_rows(ids[start:start + length], slot_of, touched, count,
-                                 slots[offset[s]:offset[s + 1]], scale, shift, a, b, inv_a, log_a_sum,
-                                 grad_a, grad_b)
+            count = _assign_slots(ids[start:start + length], slot_of, touched, count,
+                                  slots[offset[s]:offset[s + 1]])
+        for part in prange(PARTS):
+            _load_rows(touched, part * count // PARTS, (part + 1) * count // PARTS, scale, shift, a, b,
+                       inv_a, log_a_sum, (grad_a, grad_b))
         # forward: every prefix, the prior (1/2 (sigma^2 + mu^2 - 1) - S per prefix and
         # dimension; S's part is, per word, log|A| times the prefixes that contain it)
-        finite = True
-        kl[:] = 0.0
+        for part in prange(PARTS):
+            for s in range(part * size // PARTS, (part + 1) * size // PARTS):
+                here = slice(offset[s], offset[s + 1])
+                sentence_prior[s] = _forward(slots[here], a, b, means[here], variances[here], buffers[part])
+                finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
+                for p in range(offset[s], offset[s + 1]):
+                    sentence_prior[s] -= (offset[s + 1] - p) * log_a_sum[slots[p]]
         prior = 0.0
-        for s in range(size):
-            here = slice(offset[s], offset[s + 1])
-            _forward(slots[here], a, b, means[here], variances[here], buffers, kl)
-            finite &= _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
-            for p in range(offset[s], offset[s + 1]):
-                prior -= (offset[s + 1] - p) * log_a_sum[slots[p]]
-        prior += kl.sum()
+        for s in range(size):  # in a fixed order
+            prior += sentence_prior[s]
         # the margin loss and its gradient with respect to the final distributions
         g_mean[:size] = 0.0
         g_cum[:size] = 0.0
@@ -336,19 +359,24 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
                 _add_similarity_gradient(-active / r, terms[0], g_mean[s1], g_cum[s1], g_mean[s2], g_cum[s2])
         loss = hinge / r + prior_weight * prior / r
         losses[k] = loss
-        if not finite or not abs(prior) <= 3.4e38 or not math.isfinite(loss):  # float32, as the reference
+        if not finite[:size].all() or not abs(prior) <= 3.4e38 or not math.isfinite(loss):  # as float32
             for slot in range(count):
                 slot_of[touched[slot]] = -1
             return losses, k
         # backward, then lazy Adam on the touched rows
-        for s in range(size):
-            here = slice(offset[s], offset[s + 1])
-            _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
-                      prior_weight / r, buffers, grad_a, grad_b)
+        for part in prange(PARTS):
+            for s in range(part * size // PARTS, (part + 1) * size // PARTS):
+                here = slice(offset[s], offset[s + 1])
+                _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
+                          prior_weight / r, buffers[part], grad_a[part], grad_b[part])
         step = first_step + k + 1
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
-        _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)
-        _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, count, step_size, beta1, beta2, eps)
+        for part in prange(PARTS):
+            rows = slice(part * count // PARTS, (part + 1) * count // PARTS)
+            _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, rows.start, rows.stop, step_size,
+                       beta1, beta2, eps)
+            _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, rows.start, rows.stop, step_size,
+                       beta1, beta2, eps)
         for slot in range(count):
             slot_of[touched[slot]] = -1
         first += size
