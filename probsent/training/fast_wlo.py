@@ -310,7 +310,8 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
     offset = np.zeros(widest + 1, np.int64)  # sentence s owns tokens offset[s]:offset[s + 1]
     sentence_prior = np.zeros(widest)
     terms = np.zeros((3, 5, dim))  # of d(s1,s2) and d(anchor,negative) for both anchors
-    buffers = np.zeros((PARTS, 5, dim), REAL)
+    # per part: five small buffers, then three unused rows (no false sharing between threads)
+    buffers = np.zeros((PARTS, 8, dim), REAL)
     first = 0
     for k in range(steps):
         r = step_pairs[k]
