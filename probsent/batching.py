@@ -32,20 +32,21 @@ def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndar
 
     Sorting by length keeps padding (and so wasted work) small: one long sentence no longer
     pads a whole batch. ``transform(ids, lengths)`` may rewrite each padded batch (word-order
-    scrambling during training).
+    scrambling during training), on the CPU; the batches then go where the encoder is.
     """
     lengths = offsets[sentences + 1] - offsets[sentences]
     order = np.argsort(lengths, kind="stable")
+    device = encoder.device
     batches = []
     for start in range(0, len(order), batch_size):
         batch, batch_lengths = pad_batch(ids, offsets, sentences[order[start:start + batch_size]])
         if transform is not None:
             batch = transform(batch, batch_lengths)
-        batches.append((batch, batch_lengths))
+        batches.append((batch.to(device), batch_lengths.to(device)))
     parts = encoder.encode_batches(batches, with_kl=with_kl)
     if not parts:
-        empty = torch.zeros(0, encoder.dim)
+        empty = torch.zeros(0, encoder.dim, device=device)
         return Encoding(empty, empty.clone() if encoder.probabilistic else None)
     join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
-    inverse = torch.from_numpy(np.argsort(order, kind="stable"))
+    inverse = torch.from_numpy(np.argsort(order, kind="stable")).to(device)
     return Encoding(join("mean"), join("logvar"), join("kl")).index(inverse)

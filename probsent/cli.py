@@ -43,6 +43,8 @@ _HELP = {
     "max_steps": "stop once this many steps are done, checked after each mega-batch (a checkpoint is written)",
     "engine": "WLO training engine: fast (compiled CPU kernels) or torch (the reference; any model); "
               "auto = fast for WLO when numba is installed",
+    "device": "where the torch engine trains: cpu or cuda; auto = cuda when available (the fast "
+              "engine runs on the CPU)",
     "data_dir": "evaluation data directory with sts/sts17-track5-en-en (default: $PROBSENT_DATA_DIR or ../shared/data)",
 }
 
@@ -59,6 +61,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
             options["choices"] = list(MODEL_TYPES)
         if field.name == "engine":
             options["choices"] = ["auto", "fast", "torch"]
+        if field.name == "device":
+            options["choices"] = ["auto", "cpu", "cuda"]
         if field.name in ("data", "out"):
             options["required"] = True
         else:

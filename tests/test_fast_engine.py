@@ -271,3 +271,19 @@ def test_engine_choice(tmp_path) -> None:
         Trainer(_config(tmp_path, data, "c", model="wordavg", engine="fast"), progress=False)
     with pytest.raises(ProbsentError, match="--engine"):
         Trainer(_config(tmp_path, data, "d", engine="gpu"), progress=False)
+
+
+def test_device_choice(tmp_path, monkeypatch) -> None:
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    trainer = Trainer(_config(tmp_path, data, "a", device="cpu", engine="torch"), progress=False)
+    assert trainer.config.device == "cpu" and trainer.encoder.device.type == "cpu"
+    if not torch.cuda.is_available():
+        assert Trainer(_config(tmp_path, data, "b"), progress=False).config.device == "cpu"  # auto
+        with pytest.raises(ProbsentError, match="--device cuda: no CUDA device"):
+            Trainer(_config(tmp_path, data, "c", device="cuda", engine="torch"), progress=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the checks come first
+    with pytest.raises(ProbsentError, match="--engine fast runs on the CPU"):
+        Trainer(_config(tmp_path, data, "d", device="cuda", engine="fast"), progress=False)
+    with pytest.raises(ProbsentError, match="--device"):
+        Trainer(_config(tmp_path, data, "e", device="tpu"), progress=False)
+    assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()  # nothing left behind

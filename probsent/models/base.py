@@ -44,6 +44,11 @@ class SentenceEncoder(nn.Module):
         self.vocab_size = vocab_size
         self.hyper = dict(hyper)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are."""
+        return next(self.parameters()).device
+
     def config(self) -> dict[str, Any]:
         """Everything needed to rebuild this module (weights aside)."""
         return {"type": self.type_name, "vocab_size": self.vocab_size, **self.hyper}
@@ -62,7 +67,7 @@ class SentenceEncoder(nn.Module):
         Word tables count only the rows of ``words`` (the distinct word ids of the batch: lazy
         L2), so that their gradients stay sparse; every other weight counts in full.
         """
-        total = torch.zeros(())
+        total = torch.zeros((), device=words.device)
         for module in self.modules():
             if isinstance(module, nn.Embedding):
                 total = total + module(words).square().sum()
@@ -77,7 +82,8 @@ def lookup_real(table: nn.Embedding, ids: Tensor, real: Tensor, fill: float) -> 
     Only real positions are looked up, so a sparse gradient has one row per real token and
     the optimizer never touches padding.
     """
-    out = torch.full((*ids.shape, table.embedding_dim), fill, dtype=table.weight.dtype)
+    out = torch.full((*ids.shape, table.embedding_dim), fill, dtype=table.weight.dtype,
+                     device=table.weight.device)
     out[real] = table(ids[real])
     return out
 

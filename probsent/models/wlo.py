@@ -131,7 +131,8 @@ class WLO(SentenceEncoder):
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]], with_kl: bool = False) -> list[Encoding]:
         """With the prior (training), batches whose rows are sorted by length, as
         :func:`probsent.batching.encode_by_length` makes them, are computed in groups of rows
-        cut for speed (little padding, tensors that fit in cache) instead of batch by batch.
+        cut for speed (little padding, tensors that fit in cache) instead of batch by batch
+        (on the CPU; elsewhere batch by batch).
 
         Every result is the same to the last bit as ``forward``'s on each batch: a row's
         values do not depend on the other rows or on its padding (A = 1, B = 0 change
@@ -140,7 +141,8 @@ class WLO(SentenceEncoder):
         batch's width, and a batch beyond the direct range takes ``forward``'s path.
         """
         lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
-        if (not with_kl or not len(lengths) or any(ids.shape[1] == 0 for ids, _ in batches)
+        if (not with_kl or not len(lengths) or lengths.device.type != "cpu"
+                or any(ids.shape[1] == 0 for ids, _ in batches)
                 or bool((lengths.diff() < 0).any())):
             return super().encode_batches(batches, with_kl)
         groups, largest = self._regrouped(batches, lengths)

@@ -28,7 +28,7 @@ OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
 
 def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], list]:
     state = optimizer.state_dict()
-    tensors = {f"{index}/{key}": value.detach().clone() if torch.is_tensor(value) else torch.tensor(value)
+    tensors = {f"{index}/{key}": value.detach().cpu().clone() if torch.is_tensor(value) else torch.tensor(value)
                for index, slots in state["state"].items() for key, value in slots.items()}
     return tensors, state["param_groups"]
 

@@ -41,6 +41,7 @@ class TrainConfig:
     max_steps: int | None = None  # stop (after a checkpoint) at the first mega-batch end past this
     data_dir: str | None = None  # evaluation data (STS 2017), for validation
     engine: str = "auto"  # fast (compiled CPU kernels, WLO only) | torch (the reference) | auto
+    device: str = "auto"  # cpu | cuda (the torch engine) | auto: cuda when available
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -269,17 +269,20 @@ def mine_negatives(encoded: Encoding, partner: Tensor, prune: bool | None = None
     count = encoded.mean.shape[0]
     if count < 3:
         raise ValueError("mining needs at least two pairs")
-    if encoded.logvar is not None and (prune if prune is not None else count >= PRUNE_FROM):
+    device = encoded.mean.device
+    partner = partner.to(device)
+    on_cpu = device.type == "cpu"  # the pruned search is for the CPU; a GPU computes d in full
+    if encoded.logvar is not None and on_cpu and (prune if prune is not None else count >= PRUNE_FROM):
         found = _mine_gaussian_pruned(encoded.mean, encoded.logvar, partner)
         if found is not None:
             return found
     similarity_block, block = (_cosine_block if encoded.logvar is None
                                else _expected_inner_product_block)(encoded)
-    best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype)
-    best_index = torch.zeros(count, dtype=torch.long)
-    for first in range(0, count, block):
-        last = min(count, first + block)
-        sim = similarity_block(torch.arange(first, last), first)  # rows first..last-1, columns first..
+    best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype, device=device)
+    best_index = torch.zeros(count, dtype=torch.long, device=device)
+    for first in range(0, count, block if on_cpu else 256):
+        last = min(count, first + (block if on_cpu else 256))
+        sim = similarity_block(torch.arange(first, last, device=device), first)  # rows first..last-1, columns first..
         sim[:, : last - first].diagonal().fill_(float("-inf"))  # the sentence itself
         mate = partner[first:last] - first
         later = (mate >= 0).nonzero().squeeze(1)  # partners before ``first`` are not columns here
@@ -290,4 +293,4 @@ def mine_negatives(encoded: Encoding, partner: Tensor, prune: bool | None = None
             better = value > best_value[where]
             best_value[where] = torch.where(better, value, best_value[where])
             best_index[where] = torch.where(better, index + offset, best_index[where])
-    return best_index
+    return best_index.cpu()

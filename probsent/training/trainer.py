@@ -1,6 +1,7 @@
 """The training loop: mega-batches, mined negatives, margin loss, prior, checkpoints."""
 from __future__ import annotations
 
+import copy
 import json
 import math
 import sys
@@ -43,6 +44,21 @@ def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.
     return ids.gather(1, keys.argsort(1))
 
 
+def resolve_device(device: str, engine: str) -> torch.device:
+    """The device of ``--device`` (auto: CUDA when available, unless the fast engine is asked
+    for), with a one-line error where it cannot be had."""
+    if device not in ("auto", "cpu", "cuda"):
+        raise ProbsentError(f"--device {device}: expected auto, cpu or cuda")
+    if device == "cuda" and engine == "fast":
+        raise ProbsentError("--engine fast runs on the CPU; use --engine torch with --device cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ProbsentError("--device cuda: no CUDA device is available to torch here "
+                            "(torch.cuda.is_available() is False); use --device cpu")
+    if device == "auto":
+        device = "cuda" if engine != "fast" and torch.cuda.is_available() else "cpu"
+    return torch.device(device)
+
+
 def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
     """A freshly initialized model of ``config.model``."""
     settings: dict[str, Any] = {"type": config.model, "vocab_size": vocab_size, "dim": config.dim}
@@ -71,6 +87,8 @@ class Trainer:
         self.validator = validator  # STS 2017: selects best/
         self.dev_scorer = dev_scorer  # news training rows: selects best-news/
         self.log = log or (lambda message: print(message, file=sys.stderr))
+        self.device = resolve_device(config.device, config.engine)
+        config.device = self.device.type
         self._prepare_output(resume)
         torch.manual_seed(config.seed)
         corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
@@ -114,7 +132,7 @@ class Trainer:
             raise ProbsentError(f"--engine fast trains WLO only; use --engine torch for {self.config.model}")
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
-        if engine == "torch" or not is_wlo or not fast_engine_available():
+        if engine == "torch" or not is_wlo or not fast_engine_available() or self.device.type != "cpu":
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
@@ -125,7 +143,12 @@ class Trainer:
         return FastWLOEngine(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
+        encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
         return WordAwareAdam(encoder, lr=self.config.lr)
+
+    def _on_cpu(self) -> SentenceEncoder:
+        """The model as validation and model files use it: itself, or a copy on the CPU."""
+        return self.encoder if self.device.type == "cpu" else copy.deepcopy(self.encoder).cpu()
 
     def _prepare_output(self, resume: bool) -> None:
         if self.out.exists() and not self.out.is_dir():
@@ -204,7 +227,7 @@ class Trainer:
         else:
             offsets = self.corpus.offsets
             words = np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
-            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words))
+            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words).to(self.device))
         if not torch.isfinite(loss):
             raise self._bad_loss(loss.item())
         self.optimizer.zero_grad(set_to_none=True)
@@ -219,14 +242,14 @@ class Trainer:
                       record: dict[str, Any], training: dict[str, Any]) -> None:
         """Score the model, log the score as ``metric`` and save it to ``out/<directory>`` if
         it beats the best score so far (kept in ``state[state_key]``)."""
-        self.encoder.eval()
-        score = scorer(self.encoder)
+        model = self._on_cpu().eval()
+        score = scorer(model)
         self.encoder.train()
         record[metric] = score
         best = self.state[state_key]
         if best is None or score > best["score"]:
             self.state[state_key] = {"score": score, "step": self.state["step"]}
-            save_best(self.out, self.encoder, self.vocab, {**training, metric: score}, name=directory)
+            save_best(self.out, model, self.vocab, {**training, metric: score}, name=directory)
 
     def _validate_and_save(self, loss: float) -> None:
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
@@ -243,7 +266,7 @@ class Trainer:
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
         else:  # without validation data the latest model is the best one we know
-            save_best(self.out, self.encoder, self.vocab, training)
+            save_best(self.out, self._on_cpu(), self.vocab, training)
         if self.dev_scorer is not None:
             self._keep_if_best(self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS,
                                record, training)
@@ -271,7 +294,7 @@ class Trainer:
             bar = tqdm(total=steps_per_epoch * cfg.epochs, initial=self.state["step"], unit=" steps",
                        file=sys.stderr, dynamic_ncols=True)
         if self.state["step"] == 0 and self.validator is not None:
-            self.state["untrained_sts17_pearson"] = self.validator(self.encoder.eval())
+            self.state["untrained_sts17_pearson"] = self.validator(self._on_cpu().eval())
             self.encoder.train()
             self.log(f"untrained STS 2017 Pearson: {self.state['untrained_sts17_pearson']:.4f}")
         last_saved, recent, started = self.state["step"], [], time.monotonic()
