@@ -5,15 +5,18 @@ Trains a WLO with the plan's main settings (main mixture, untrained start, no va
 and prints pairs/s of each and their ratio, the milliseconds per mega-batch of each part
 (encoding the mega-batch, mining its negatives, the steps; the fast engine also prepares the
 steps' scrambled tokens), the thread counts, and what one epoch of the main mixture costs.
-Only prints; no asserts. Measure on an idle machine (``uptime``).
+The engines alternate over ``--rounds`` rounds and the medians are printed, so that a drift
+of the machine's speed affects both. Only prints; no asserts. Measure on an idle machine
+(``uptime``).
 
-    OMP_NUM_THREADS=2 python benchmarks/bench_engines.py [--steps 400] [--torch-steps 200]
+    OMP_NUM_THREADS=2 python benchmarks/bench_engines.py [--steps 400] [--torch-steps 200] [--rounds 3]
 """
 from __future__ import annotations
 
 import argparse
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +81,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(REPO / PAIRS))
     parser.add_argument("--steps", type=int, default=400, help="steps of the fast engine (100 pairs each)")
     parser.add_argument("--torch-steps", type=int, default=200, help="steps of the torch engine")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each engine, alternating")
     args = parser.parse_args()
     import numba
 
@@ -85,23 +89,31 @@ def main() -> None:
     print(f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} with "
           f"{torch.get_num_threads()} threads, numba {numba.__version__} with {numba.get_num_threads()} "
           f"threads; kernels ready in {compile_seconds:.1f} s (compiled, or loaded from numba's cache)\n")
-    rows = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for engine, steps in (("fast", args.steps), ("torch", args.torch_steps)):
-            rows[engine] = run(engine, args.data, steps, Path(tmp))
-    megabatches = {engine: steps / 20 for engine, steps in (("fast", args.steps), ("torch", args.torch_steps))}
+    steps = {"fast": args.steps, "torch": args.torch_steps}
+    results: dict[str, list[tuple[float, dict[str, float], int]]] = {"fast": [], "torch": []}
+    for round_ in range(args.rounds):
+        for engine in ("fast", "torch"):
+            with tempfile.TemporaryDirectory() as tmp:
+                results[engine].append(run(engine, args.data, steps[engine], Path(tmp)))
+        print(f"round {round_ + 1}: fast {results['fast'][-1][0]:,.0f} pairs/s, torch "
+              f"{results['torch'][-1][0]:,.0f} pairs/s (x{results['fast'][-1][0] / results['torch'][-1][0]:.1f})",
+              flush=True)
+    print(f"\nmedians over {args.rounds} rounds (fast: {args.steps} steps, torch: {args.torch_steps} steps "
+          f"of 100 pairs; 20 steps a mega-batch):\n")
     print("| engine | pairs/s | ms per mega-batch: encoding | mining | preparing steps | steps | everything |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for engine, (rate, seconds, _) in rows.items():
-        ms = {part: 1000 * seconds.get(part, 0.0) / megabatches[engine] for part in
-              ("encoding", "mining", "preparing steps", "steps", "everything")}
-        print(f"| {engine} | {rate:,.0f} | {ms['encoding']:.0f} | {ms['mining']:.0f} | "
+    rate = {}
+    for engine, runs in results.items():
+        rate[engine] = statistics.median(r[0] for r in runs)
+        megabatches = steps[engine] / 20
+        ms = {part: statistics.median(1000 * r[1].get(part, 0.0) / megabatches for r in runs)
+              for part in ("encoding", "mining", "preparing steps", "steps", "everything")}
+        print(f"| {engine} | {rate[engine]:,.0f} | {ms['encoding']:.0f} | {ms['mining']:.0f} | "
               f"{ms['preparing steps']:.0f} | {ms['steps']:.0f} | {ms['everything']:.0f} |")
-    fast_rate, _, epoch_pairs = rows["fast"]
-    torch_rate = rows["torch"][0]
-    print(f"\nfast / torch: x{fast_rate / torch_rate:.1f}. One epoch of the main mixture "
-          f"({epoch_pairs:,} pairs): {epoch_pairs / fast_rate:.0f} s with the fast engine, "
-          f"{epoch_pairs / torch_rate:.0f} s with torch (training only: no validation).")
+    epoch_pairs = results["fast"][0][2]
+    print(f"\nfast / torch: x{rate['fast'] / rate['torch']:.1f} (medians). One epoch of the main mixture "
+          f"({epoch_pairs:,} pairs): {epoch_pairs / rate['fast']:.0f} s with the fast engine, "
+          f"{epoch_pairs / rate['torch']:.0f} s with torch (training only: no validation).")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -47,6 +48,8 @@ LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)
 VARIANCE_FLOOR_LOG = -80.0  # the reference's variance floor (probsent.training.mining)
 PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
+PRODUCT_LOG_SPAN = 60.0  # the same on the fraction path (leaves N room above the denormals)
+FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on N (float32 max: e^88.72)
 QUAD_LIMIT = 1e38  # bound on sum_d u^2 / t (float32 max: 3.4e38)
 TILE = 128  # rows and columns per tile
 ROWS = 4  # rows per pass over a column tile, sharing its loads (the loop body is written for 4)
@@ -57,27 +60,32 @@ _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 @njit(parallel=True, cache=True, error_model="numpy", nogil=True)
-def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block,
-                out_key, out_index):
+def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block, divide,
+                quad_scale, out_key, out_index):
     """Best (key, index) of every sentence among the columns of every tile.
 
     var_rows, mean_rows: float32 [N, dim] centred variances and means (v', mu'), N = n padded
     to a multiple of TILE; var_cols, mean_cols: the same transposed, [dim, N]; partner: [N]
-    (-1 on padding); ``block``: dimensions per float32 product (K). For every tile pair
-    (tile_a[p], tile_b[p]), a <= b, writes out_key/out_index[b, i] for the rows i < n of
-    tile a and, when a < b, out_key/out_index[a, j] for the columns j < n of tile b. A key is
-    d + 1/2 (dim log 2 pi + sum_d c_d) as an order-preserving int64 (INT64_MIN / n: none).
+    (-1 on padding); ``block``: dimensions per float32 product (K); ``divide``: sum u^2 / t
+    term by term (True) or as the fraction N / D (False); ``quad_scale``: the power of two
+    that takes the computed quadratic sum back to sum_d u^2 / t (1 when dividing). For every
+    tile pair (tile_a[p], tile_b[p]), a <= b, writes out_key/out_index[b, i] for the rows
+    i < n of tile a and, when a < b, out_key/out_index[a, j] for the columns j < n of tile b.
+    A key is d + 1/2 (dim log 2 pi + sum_d c_d) as an order-preserving int64 (INT64_MIN / n:
+    none).
     """
     dim = var_rows.shape[1]
     for p in prange(len(tile_a)):
         a, b = tile_a[p], tile_b[p]
         c0 = b * TILE
         valid = min(TILE, n - c0)  # columns beyond n are padding
-        acc = np.empty((2 * ROWS, TILE), np.float32)  # rows 0..3: sum_d u^2/t; 4..7: prod_d t
+        # rows 0..3: sum_d u^2/t (divide) or its numerator N; rows 4..7: D = prod_d t
+        acc = np.empty((2 * ROWS, TILE), np.float32)
         bits = acc.view(np.int32)
         exponent = np.empty((ROWS, TILE), np.int32)
         key = np.empty(TILE, np.int64)
         log_mantissa = np.empty(TILE, np.float32)
+        quad = np.empty(TILE, np.float32)
         col_key = np.full(TILE, _INT64_MIN)
         col_index = np.full(TILE, n, np.int64)
         col_partner = partner[c0:c0 + TILE]
@@ -93,31 +101,55 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     m2, m3 = mean_rows[i0 + 2, d], mean_rows[i0 + 3, d]
                     var_c = var_cols[d, c0:c0 + TILE]
                     mean_c = mean_cols[d, c0:c0 + TILE]
-                    for jj in range(TILE):  # vectorized over columns
-                        vc, mc = var_c[jj], mean_c[jj]
-                        t = v0 + vc
-                        u = m0 - mc
-                        acc[0, jj] += u * u / t
-                        acc[4, jj] *= t
-                        t = v1 + vc
-                        u = m1 - mc
-                        acc[1, jj] += u * u / t
-                        acc[5, jj] *= t
-                        t = v2 + vc
-                        u = m2 - mc
-                        acc[2, jj] += u * u / t
-                        acc[6, jj] *= t
-                        t = v3 + vc
-                        u = m3 - mc
-                        acc[3, jj] += u * u / t
-                        acc[7, jj] *= t
+                    if divide:
+                        for jj in range(TILE):  # vectorized over columns
+                            vc, mc = var_c[jj], mean_c[jj]
+                            t = v0 + vc
+                            u = m0 - mc
+                            acc[0, jj] += u * u / t
+                            acc[4, jj] *= t
+                            t = v1 + vc
+                            u = m1 - mc
+                            acc[1, jj] += u * u / t
+                            acc[5, jj] *= t
+                            t = v2 + vc
+                            u = m2 - mc
+                            acc[2, jj] += u * u / t
+                            acc[6, jj] *= t
+                            t = v3 + vc
+                            u = m3 - mc
+                            acc[3, jj] += u * u / t
+                            acc[7, jj] *= t
+                    else:
+                        for jj in range(TILE):  # N / D + u^2 / t = (N t + u^2 D) / (D t)
+                            vc, mc = var_c[jj], mean_c[jj]
+                            t = v0 + vc
+                            u = m0 - mc
+                            acc[0, jj] = acc[0, jj] * t + u * u * acc[4, jj]
+                            acc[4, jj] *= t
+                            t = v1 + vc
+                            u = m1 - mc
+                            acc[1, jj] = acc[1, jj] * t + u * u * acc[5, jj]
+                            acc[5, jj] *= t
+                            t = v2 + vc
+                            u = m2 - mc
+                            acc[2, jj] = acc[2, jj] * t + u * u * acc[6, jj]
+                            acc[6, jj] *= t
+                            t = v3 + vc
+                            u = m3 - mc
+                            acc[3, jj] = acc[3, jj] * t + u * u * acc[7, jj]
+                            acc[7, jj] *= t
                 if start + block < dim:
-                    # product = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa
+                    # D = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa, and
+                    # scale N by the same 2^-e (exact: N / D unchanged)
                     for r in range(ROWS):
                         for jj in range(TILE):
                             x = bits[ROWS + r, jj]
-                            exponent[r, jj] += (x >> 23) - 127
+                            e = (x >> 23) - 127
+                            exponent[r, jj] += e
                             bits[ROWS + r, jj] = (x & 0x007FFFFF) | 0x3F800000
+                            if not divide:
+                                acc[r, jj] *= np.int32((127 - e) << 23).view(np.float32)
             for r in range(ROWS):
                 i = i0 + r
                 if i >= n:
@@ -136,9 +168,15 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     series = np.float32(1.0) + z * (np.float32(1.0 / 3.0) + z * (np.float32(1.0 / 5.0) + z * (
                         np.float32(1.0 / 7.0) + z * np.float32(1.0 / 9.0))))
                     log_mantissa[jj] = np.float32(2.0) * s * series
+                if divide:
+                    for jj in range(TILE):
+                        quad[jj] = acc[r, jj]
+                else:
+                    for jj in range(TILE):  # the one division of the pair
+                        quad[jj] = acc[r, jj] / acc[ROWS + r, jj]
                 for jj in range(TILE):  # float64: -2 d without the constant, exactly summed
                     log_prod = np.float64(log_mantissa[jj]) + np.float64(exponent[r, jj]) * LN2
-                    value = -0.5 * (np.float64(acc[r, jj]) + log_prod) + 0.0  # + 0.0: no -0.0
+                    value = -0.5 * (np.float64(quad[jj]) * quad_scale + log_prod) + 0.0  # + 0.0: no -0.0
                     v = np.float64(value).view(np.int64)
                     key[jj] = v ^ ((v >> 63) & _LOW63)  # integers in the order of the values
                 if a != b:  # the columns' best among these rows (increasing i: lowest on ties)
@@ -168,17 +206,25 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                 out_index[a, c0 + jj] = col_index[jj]
 
 
-def _prepare(mean: np.ndarray, logvar: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, int] | None:
-    """Centred float32 variances v' and means mu' (float32 [n, dim] inputs), the constant
-    part of -2 d (dim log 2 pi + sum_d c_d) and K (dimensions per float32 product); None
-    where float32 could overflow or lose the result."""
+class _Prepared(NamedTuple):
+    var: np.ndarray  # float32 [n, dim] centred variances v'
+    mean: np.ndarray  # float32 [n, dim] centred means mu', times 2^h on the fraction path
+    constant: float  # dim log 2 pi + sum_d c_d (the part of -2 d left out of the keys)
+    block: int  # K, dimensions per float32 product
+    divide: bool  # True: the division kernel (sum of u^2 / t); False: the fraction N / D
+    quad_scale: float  # 4^-h: computed quadratic sum -> sum_d u^2 / t
+
+
+def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
+    """Centred float32 variances and means (float32 [n, dim] inputs), the constant part of
+    -2 d, K and the kernel's path; None where float32 could overflow or lose the result."""
     logvar = np.maximum(logvar.astype(np.float64), VARIANCE_FLOOR_LOG)
     # centre c_d = 2 k_d log 2 (a power of two on the variance and on the mean)
     middle = 0.5 * (logvar.max(0) + logvar.min(0))
     k = np.rint(middle / (2.0 * LN2))
     reach = float(np.abs(logvar - 2.0 * LN2 * k).max())
-    block = int(PRODUCT_LOG_RANGE // (reach + LN2))
-    if block < 1:
+    factor = reach + LN2  # |log t'| <= reach + log 2
+    if PRODUCT_LOG_RANGE < factor:
         return None
     k_int = k.astype(np.int64)
     # exp(logvar) 2^(-2k), rounded once to float32: the float32 variances, centred exactly
@@ -190,10 +236,32 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> tuple[np.ndarray, np.ndarr
     var64, mean64 = var.astype(np.float64), mean_c.astype(np.float64)
     # sum_d u'^2 / t' over any pair, bounded per dimension by span_d^2 / (2 min v'_d)
     span = mean64.max(0) - mean64.min(0)
-    if not float(np.sum(span * span / (2.0 * var64.min(0)))) <= QUAD_LIMIT or not span.max() <= 1e19:
+    quad_bound = float(np.sum(span * span / (2.0 * var64.min(0))))
+    if not quad_bound <= QUAD_LIMIT or not span.max() <= 1e19:
         return None
     constant = mean.shape[1] * LOG_2PI + 2.0 * LN2 * float(k.sum())
-    return var, mean_c, constant, block
+    # the fraction path: N = (sum so far of u^2 / t) 4^h D must stay below e^FRACTION_LOG_RANGE
+    # with D < 2 e^(K factor) (mantissa < 2 after a restart, then K factors). The means are
+    # scaled by 2^h (exact where they stay normal and below 2^62, so that u^2 stays finite;
+    # h = 0 is the division kernel's own scaling) to bring the bound on 4^h sum u^2 / t near
+    # e^(FRACTION_LOG_RANGE - log 2 - PRODUCT_LOG_SPAN), far above the denormals
+    log_bound = math.log(quad_bound) if quad_bound > 0.0 else -math.inf
+    shift = 0
+    if quad_bound > 0.0:
+        size = np.abs(mean64[mean64 != 0.0])  # not empty: some span is positive
+        wanted = int(math.floor((FRACTION_LOG_RANGE - LN2 - PRODUCT_LOG_SPAN - log_bound) / (2.0 * LN2)))
+        lowest = -125 - math.frexp(float(size.min()))[1]  # |mu| 2^h >= 2^-126
+        highest = 62 - math.frexp(float(size.max()))[1]  # |mu| 2^h < 2^62
+        if lowest <= highest:
+            shift = min((0, min(max(wanted, lowest), highest)), key=lambda h: abs(h - wanted))
+    room = min(PRODUCT_LOG_SPAN, FRACTION_LOG_RANGE - LN2 - (log_bound + 2.0 * LN2 * shift))
+    block = int(room // factor)
+    if block >= 1:
+        if shift:
+            mean_c = np.ldexp(mean64, shift).astype(np.float32)  # exact: a power of two, normal
+        return _Prepared(var, mean_c, constant, block, False, math.ldexp(1.0, -2 * shift))
+    # quadratic terms too large for the fraction: sum u^2 / t term by term (divisions)
+    return _Prepared(var, mean_c, constant, int(PRODUCT_LOG_RANGE // factor), True, 1.0)
 
 
 def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray
@@ -214,7 +282,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     prepared = _prepare(mean, logvar)
     if prepared is None:
         return None
-    var, mean_c, constant, block = prepared
+    var, mean_c, constant, block, divide, quad_scale = prepared
     tiles = -(-n // TILE)
     # pad to whole tiles with copies of sentence 0 (inside every range checked above); the
     # padding is never a candidate
@@ -225,7 +293,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     out_key = np.empty((tiles, n), np.int64)
     out_index = np.empty((tiles, n), np.int64)
     _mine_tiles(var, mean_c, np.ascontiguousarray(var.T), np.ascontiguousarray(mean_c.T), partner, n,
-                tile_a, tile_b, min(block, mean.shape[1]), out_key, out_index)
+                tile_a, tile_b, min(block, mean.shape[1]), divide, quad_scale, out_key, out_index)
     # total order over the tiles' candidates: larger value, then lower index
     best = out_key.max(0)
     index = np.where(out_key == best, out_index, n).min(0)

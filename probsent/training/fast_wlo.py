@@ -98,23 +98,23 @@ def _assign_slots(tokens, slot_of, touched, count, slots) -> int:
 
 
 @njit(**_jit)
-def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grads):
+def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a, grad_b):
     """The rows of slots first..end-1: A, B, 1/A (0 below the clamp), sum_d log|A_d| and
-    zeroed gradients (``grads``: arrays [parts, slots, dim])."""
+    zeroed gradients."""
     for slot in range(first, end):
         w = touched[slot]
         log_a_sum[slot] = _sum_log_abs(scale[w])
         scale_row, shift_row = scale[w], shift[w]
-        a_row, b_row, inv_row = a[slot], b[slot], inv_a[slot]
+        a_row, b_row, inv_row, grad_a_row, grad_b_row = a[slot], b[slot], inv_a[slot], grad_a[slot], grad_b[slot]
         for d in range(len(a_row)):
             a_row[d] = scale_row[d]
             b_row[d] = shift_row[d]
             inv_row[d] = REAL(1.0) / scale_row[d]
+            grad_a_row[d] = 0.0
+            grad_b_row[d] = 0.0
         for d in range(len(a_row)):
             if not abs(a_row[d]) >= TINY_SCALE:  # log|A| is clamped there: no gradient
                 inv_row[d] = 0.0
-        for grad in grads:
-            grad[:, slot] = 0.0
 
 
 @njit(**_jit)
@@ -219,15 +219,18 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
     lambda += g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
     dL/dB_i = A_i lambda, dL/dA_i = lambda (mu_{i-1} + B_i) + sigma / A_i, lambda <- A_i lambda.
     """
-    zero, one, weight = REAL(0.0), REAL(1.0), REAL(kl_weight)
-    mean, var, mean_before, adjoint_mean, adjoint_cum = buffers[0], buffers[1], buffers[2], buffers[3], buffers[4]
-    dim = len(mean)
+    one, weight = REAL(1.0), REAL(kl_weight)
+    var, adjoint_mean, adjoint_cum = buffers[1], buffers[3], buffers[4]
+    dim = len(var)
+    n = len(slots)
     for d in range(dim):
         adjoint_mean[d], adjoint_cum[d] = g_mean[d], g_cum[d]
-    for i in range(len(slots) - 1, -1, -1):  # row i holds the docstring's prefix i + 1
+        buffers[2 * (n & 1), d] = means[n - 1, d] if n else 0.0  # buffers 0 and 2 take turns: mu_i, mu_{i-1}
+    for i in range(n - 1, -1, -1):  # row i holds the docstring's prefix i + 1
+        mean, mean_before = buffers[2 * ((i + 1) & 1)], buffers[2 * (i & 1)]
         for d in range(dim):
-            mean[d], var[d] = means[i, d], variances[i, d]
-            mean_before[d] = means[i - 1, d] if i > 0 else zero
+            var[d] = variances[i, d]
+            mean_before[d] = means[i - 1, d] if i > 0 else 0.0
         slot = slots[i]
         a_row, b_row, inv_row, grad_a_row, grad_b_row = a[slot], b[slot], inv_a[slot], grad_a[slot], grad_b[slot]
         for d in range(dim):
@@ -239,19 +242,14 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
 
 
 @njit(**_jit)
-def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, first, end, step_size, beta1, beta2, eps):
-    """SparseAdam's update (in float32, as the reference) of the rows ``touched[first:end]``,
-    whose gradients are the sums over the parts of ``grads`` [parts, slots, dim]:
+def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
+    """SparseAdam's update (in float32, as the reference) of the rows ``touched[:count]``:
     m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v), w <- w - step_size m / (sqrt(v) + eps)."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
-    for slot in range(first, end):
+    for slot in range(count):
         w = touched[slot]
-        row, m_row, v_row, g_row = table[w], exp_avg[w], exp_avg_sq[w], grads[0, slot]
-        for part in range(1, grads.shape[0]):  # in a fixed order
-            other = grads[part, slot]
-            for d in range(len(row)):
-                g_row[d] += other[d]
+        row, m_row, v_row, g_row = table[w], exp_avg[w], exp_avg_sq[w], grads[slot]
         for d in range(len(row)):
             g = np.float32(g_row[d])
             m = m_row[d] + one_minus_beta1 * (g - m_row[d])
@@ -261,13 +259,7 @@ def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, first, end, step_size
             row[d] -= step32 * (m / (np.sqrt(v) + eps32))
 
 
-# A step's sentences are cut into this many parts, each with gradient buffers of its own,
-# summed in a fixed order: the parts run on as many threads as there are (up to PARTS),
-# and the result is the same for any thread count.
-PARTS = 2
-
-
-@njit(parallel=True, **_jit)
+@njit(**_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
                 slot_of):
@@ -283,6 +275,9 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
 
     Returns (losses, steps done): a step whose loss, or a final mean or variance in float32,
     is not finite stops the run before its update.
+
+    One thread: a step is a few milliseconds, and parallel regions that short stall whenever
+    the other core is busy (measured: 5 to 10 times slower, against 20% faster when idle).
     """
     dim = scale.shape[1]
     steps = len(step_pairs)
@@ -294,24 +289,21 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         tokens_max = max(tokens_max, lengths[first:first + 4 * step_pairs[k]].sum())
         first += 4 * step_pairs[k]
     rows_max = min(tokens_max, scale.shape[0])
-    # per sentence: the final distribution (float64), its gradient, its prior terms, whether
-    # it is finite
+    # per sentence: the final distribution (float64), its gradient, whether it is finite
     mean, var, cum = np.zeros((widest, dim)), np.zeros((widest, dim)), np.zeros((widest, dim))
     g_mean, g_cum = np.zeros((widest, dim), REAL), np.zeros((widest, dim), REAL)
     finite = np.ones(widest, np.bool_)
-    # per word of the step: A, B, 1/A, sum_d log|A| and (per part) the gradients
+    # per word of the step: A, B, 1/A, sum_d log|A| and the gradients
     a, b, inv_a = np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL)
-    grad_a, grad_b = np.zeros((PARTS, rows_max, dim), REAL), np.zeros((PARTS, rows_max, dim), REAL)
+    grad_a, grad_b = np.zeros((rows_max, dim), REAL), np.zeros((rows_max, dim), REAL)
     log_a_sum = np.zeros(rows_max)
     touched = np.zeros(rows_max, np.int64)
     # per token of the step: its word's slot, and the prefix's mean and variance
     slots = np.zeros(tokens_max, np.int64)
     means, variances = np.zeros((tokens_max, dim), REAL), np.zeros((tokens_max, dim), REAL)
     offset = np.zeros(widest + 1, np.int64)  # sentence s owns tokens offset[s]:offset[s + 1]
-    sentence_prior = np.zeros(widest)
     terms = np.zeros((3, 5, dim))  # of d(s1,s2) and d(anchor,negative) for both anchors
-    # per part: five small buffers, then three unused rows (no false sharing between threads)
-    buffers = np.zeros((PARTS, 8, dim), REAL)
+    buffers = np.zeros((5, dim), REAL)
     first = 0
     for k in range(steps):
         r = step_pairs[k]
@@ -323,21 +315,16 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
             offset[s + 1] = offset[s] + length
             count = _assign_slots(ids[start:start + length], slot_of, touched, count,
                                   slots[offset[s]:offset[s + 1]])
-        for part in prange(PARTS):
-            _load_rows(touched, part * count // PARTS, (part + 1) * count // PARTS, scale, shift, a, b,
-                       inv_a, log_a_sum, (grad_a, grad_b))
+        _load_rows(touched, 0, count, scale, shift, a, b, inv_a, log_a_sum, grad_a, grad_b)
         # forward: every prefix, the prior (1/2 (sigma^2 + mu^2 - 1) - S per prefix and
         # dimension; S's part is, per word, log|A| times the prefixes that contain it)
-        for part in prange(PARTS):
-            for s in range(part * size // PARTS, (part + 1) * size // PARTS):
-                here = slice(offset[s], offset[s + 1])
-                sentence_prior[s] = _forward(slots[here], a, b, means[here], variances[here], buffers[part])
-                finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
-                for p in range(offset[s], offset[s + 1]):
-                    sentence_prior[s] -= (offset[s + 1] - p) * log_a_sum[slots[p]]
         prior = 0.0
-        for s in range(size):  # in a fixed order
-            prior += sentence_prior[s]
+        for s in range(size):
+            here = slice(offset[s], offset[s + 1])
+            prior += _forward(slots[here], a, b, means[here], variances[here], buffers)
+            finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
+            for p in range(offset[s], offset[s + 1]):
+                prior -= (offset[s + 1] - p) * log_a_sum[slots[p]]
         # the margin loss and its gradient with respect to the final distributions
         g_mean[:size] = 0.0
         g_cum[:size] = 0.0
@@ -365,19 +352,14 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
                 slot_of[touched[slot]] = -1
             return losses, k
         # backward, then lazy Adam on the touched rows
-        for part in prange(PARTS):
-            for s in range(part * size // PARTS, (part + 1) * size // PARTS):
-                here = slice(offset[s], offset[s + 1])
-                _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
-                          prior_weight / r, buffers[part], grad_a[part], grad_b[part])
+        for s in range(size):
+            here = slice(offset[s], offset[s + 1])
+            _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
+                      prior_weight / r, buffers, grad_a, grad_b)
         step = first_step + k + 1
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
-        for part in prange(PARTS):
-            rows = slice(part * count // PARTS, (part + 1) * count // PARTS)
-            _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, rows.start, rows.stop, step_size,
-                       beta1, beta2, eps)
-            _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, rows.start, rows.stop, step_size,
-                       beta1, beta2, eps)
+        _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)
+        _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, count, step_size, beta1, beta2, eps)
         for slot in range(count):
             slot_of[touched[slot]] = -1
         first += size
