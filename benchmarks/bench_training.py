@@ -1,8 +1,10 @@
 """Training and encoding throughput of every model on shared paraphrase pairs.
 
 Prints, per model: training pairs/s (mining included: the whole loop over the pairs, after
-the corpus is loaded) and encoding sentences/s from raw text (tokenization included); and the
-same for a WLO computed by a naive loop over positions, as a ratio. Only prints; no asserts.
+the corpus is loaded; WLO with its default engine, the fast one) and encoding sentences/s
+from raw text (tokenization included); and the same for a WLO computed by a naive loop over
+positions (with the torch engine), as a ratio. Only prints; no asserts.
+benchmarks/bench_engines.py compares the two WLO training engines.
 
     python benchmarks/bench_training.py [--pairs 20000] [--models wlo,wordsum,...]
 """
@@ -79,7 +81,7 @@ def read_sentences(path: Path, count: int) -> list[str]:
 
 def bench_model(name: str, data: Path, pairs: int, workdir: Path, naive: bool = False) -> tuple[float, float]:
     config = TrainConfig(model=name, data=str(data), out=str(workdir / f"{name}{'-naive' if naive else ''}"),
-                         max_pairs=pairs, eval_every=10**9)
+                         max_pairs=pairs, eval_every=10**9, engine="torch" if naive else "auto")
     trainer = Trainer(config, progress=False, log=lambda _: None)
     if naive:
         naive_model = NaiveLoopWLO(len(trainer.vocab))

@@ -1,4 +1,5 @@
-"""Where WLO training's time goes, per mega-batch, on the main training mixture.
+"""Where WLO training's time goes with the torch engine (the reference), per mega-batch, on
+the main training mixture (benchmarks/bench_engines.py times the parts of the fast engine).
 
 Trains a WLO with the plan's main settings for a few hundred steps (untrained start) and
 prints the wall seconds of each part per mega-batch of 2,000 pairs: encoding the mega-batch,
@@ -49,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         config = TrainConfig(model="wlo", data=args.data, out=str(Path(tmp) / "run"), max_steps=args.steps,
-                             eval_every=10**9, **MIXTURE, **MAIN_WLO)
+                             eval_every=10**9, engine="torch", **MIXTURE, **MAIN_WLO)
         trainer = Trainer(config, progress=False, log=lambda _: None)
         # the parts, timed where the trainer and the mining call them
         trainer_module.encode_by_length = timed("", trainer_module.encode_by_length,
