@@ -4,8 +4,8 @@ the torch reference's choice, lowest index on exact ties, and no dependence on t
 Near-ties. The kernel computes d(i, j) in float32, so where two candidates' exact values
 differ by less than its rounding it may pick either. Its error on one value is bounded by
 about dim * eps32 * S, S = 1/2 sum_d (|log 2 pi t_d| + u_d^2 / t_d) the size of the terms
-(sequential float32 sums of dim terms; measured errors stay ~20x below the bound used
-here), i.e. ~1e-5 relative or ~1e-4 nats on realistic inputs. A choice that differs from
+(sequential float32 products and sums over dim terms; measured errors stay ~10x below the
+bound used here), i.e. ~1e-5 relative or ~1e-4 nats on realistic inputs. A choice that differs from
 the float64 argmax is accepted only when the two exact values are within twice that bound
 (both values may be off by it), and such near-ties must be rare.
 """
@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from probsent.models.base import Encoding
+from probsent.training import fast_mining
 from probsent.training.fast_mining import (mine_gaussian_negatives, mine_gaussian_negatives_with_values,
                                            warm_up)
 from probsent.training.mining import mine_negatives
@@ -237,6 +238,97 @@ def test_out_of_range_falls_back(change: str) -> None:
     else:
         logvar[:] = 800.0
     assert mine_gaussian_negatives(mean, logvar, stacked_partner(20)) is None
+
+
+def far_pair(log_quad: float, reach: float | None = None, dim: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Three sentences; 0 and 2 (0's only candidate) have means +-a in the first half of the
+    dimensions, log-variance -L there and +L in the second half; 1 (0's partner) the other
+    way round, means 0. The bound Q on the quadratic sums is e^log_quad, reached by the pair
+    (0, 2), whose variance product then reaches the top of its range in the second half. L
+    defaults to filling the fraction path's room with K = 2 dimensions per product."""
+    ln2 = np.log(2.0)
+    if reach is None:  # the room fast_mining._prepare allows, less the rounding of its scale 2^h
+        top = fast_mining.FRACTION_LOG_RANGE - ln2 - log_quad
+        bottom = fast_mining.DENORMAL_ERROR_LOG + 150 * ln2
+        reach = min(fast_mining.PRODUCT_LOG_RANGE, 0.5 * (top + bottom)) / 2 - ln2 - 0.7
+    half = dim // 2
+    a = np.sqrt(np.exp(log_quad - reach) / (2 * half))  # Q = half (2a)^2 / (2 e^-L)
+    mean, logvar = np.zeros((3, dim)), np.zeros((3, dim))
+    mean[0, :half], mean[2, :half] = a, -a
+    logvar[[0, 2], :half], logvar[[0, 2], half:] = -reach, reach
+    logvar[1, :half], logvar[1, half:] = reach, -reach
+    return mean.astype(np.float32), logvar.astype(np.float32)
+
+
+@pytest.mark.parametrize("log_quad", [-20.0, 10.0, 60.0, 85.0])
+def test_fraction_path_with_large_quadratic_terms(log_quad: float) -> None:
+    # means far apart relative to tiny variances (up to sum u^2 / t ~ 1e37), in the fraction
+    # N / D at two dimensions per product: exact up to rounding
+    mean, logvar = far_pair(log_quad)
+    prepared = fast_mining._prepare(mean, logvar)
+    assert not prepared.divide and prepared.block == 2
+    partner = stacked_partner(3)
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    assert found[0][0] == 2 and np.all(np.isfinite(found[1]))
+    check_choices(found[0], mean, logvar, partner, values=found[1])
+
+
+def test_fraction_path_range_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the far pair's numerator N comes within e^4 of float32's range: claiming e^4 more room
+    # than the guard allows overflows it (d = -inf), so the test above is at the limit
+    mean, logvar = far_pair(-20.0)
+    partner = stacked_partner(3)
+    assert np.isfinite(mine_gaussian_negatives_with_values(mean, logvar, partner)[1][0])
+    monkeypatch.setattr(fast_mining, "FRACTION_LOG_RANGE", fast_mining.FRACTION_LOG_RANGE + 4.0)
+    assert not fast_mining._prepare(mean, logvar).divide
+    assert mine_gaussian_negatives_with_values(mean, logvar, partner)[1][0] == -np.inf
+
+
+def test_fraction_path_one_dimension_per_product() -> None:
+    # log-variances spread so far that even the division kernel multiplies one factor at a time
+    mean, logvar = far_pair(-20.0, 50.0)
+    prepared = fast_mining._prepare(mean, logvar)
+    assert not prepared.divide and prepared.block == 1
+    partner = stacked_partner(3)
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    check_choices(found[0], mean, logvar, partner, values=found[1])
+
+
+@pytest.mark.parametrize("log_quad,reach", [(85.0, 40.0), (60.0, 62.0), (60.0, 30.0)])
+def test_division_path_where_no_fraction_fits(log_quad: float, reach: float) -> None:
+    # huge quadratic terms with log-variances spread far in a dimension: no K >= 1 leaves the
+    # fraction's numerator in range (or only K = 1, where the division allows K = 2), so the
+    # kernel divides term by term
+    mean, logvar = far_pair(log_quad, reach)
+    assert fast_mining._prepare(mean, logvar).divide
+    partner = stacked_partner(3)
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    check_choices(found[0], mean, logvar, partner, values=found[1])
+    # and within a mega-batch
+    mean, logvar = inputs("realistic", 200, 20, seed=12)
+    mean[0, 0], mean[1, 0] = 1e9, -1e9  # sum u^2 / t up to ~1e38
+    logvar[:, 0] = np.where(np.arange(200) % 2 == 0, -45.0, 45.0)
+    assert fast_mining._prepare(mean, logvar).divide
+    partner = stacked_partner(200)
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    check_choices(found[0], mean, logvar, partner, values=found[1])
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_means_over_many_binades(far: bool) -> None:
+    # means from 1e-35 to 1e30: no power of two rescales them all exactly, so the means keep
+    # their scale (h = 0); with far means and tiny variances no fraction fits either
+    mean, logvar = inputs("realistic", 200, 20, seed=13)
+    mean[:, 0] = 1e30
+    mean[:, 1] *= 1e-35
+    if far:
+        mean[:, 2] *= 1e9
+        logvar[:, 2] = np.where(np.arange(200) % 2 == 0, -40.0, 30.0)
+    prepared = fast_mining._prepare(mean, logvar)
+    assert prepared.quad_scale == 1.0 and prepared.divide == far
+    partner = stacked_partner(200)
+    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+    check_choices(found[0], mean, logvar, partner, values=found[1])
 
 
 def test_bad_shapes_raise() -> None:

@@ -17,16 +17,37 @@ How the float32 work stays cheap and exact:
   its log-variances: v'_d = v_d 2^(-2 k_d), mu'_d = mu_d 2^(-k_d). Scaling by a power of
   two is exact, so t' = 2^(-2 k_d) t and u'^2 / t' = u^2 / t to the last bit, and
   sum_d log t_d = sum_d 2 k_d log 2 + sum_d log t'_d;
-- with R = max |log v - c_d|, t' lies in [2 e^-R, 2 e^R], so K = floor(86 / (R + log 2))
-  factors multiply in float32 without overflow or underflow (e^+-86 against float32's
-  e^+-87.3); after every K dimensions the product's binary exponent moves into an integer
-  (bit operations, exact) and its mantissa restarts in [1, 2). The final log is a short
-  series on the mantissa (float32, error ~1e-7) plus exponent * log 2, summed with the
+- with R = max |log v - c_d|, t' lies in [2 e^-R, 2 e^R], so K factors with
+  K (R + log 2) <= 86 multiply in float32 without overflow or underflow (e^+-86 against
+  float32's e^+-87.3); after every K dimensions the product's binary exponent moves into an
+  integer (bit operations, exact) and its mantissa restarts in [1, 2). The final log is a
+  short series on the mantissa (float32, error ~1e-7) plus exponent * log 2, summed with the
   quadratic part in float64;
-- the columns are laid out transposed ([dim, n]) so the innermost loop runs over columns
-  and vectorizes, four rows at a time sharing the column loads; no fastmath, so d(i, j) is
-  the same value to the last bit wherever it is computed (and d(i, j) == d(j, i)), which
-  keeps ties consistent;
+- no division per pair and dimension: the quadratic part is a fraction N / D over the same
+  product D = prod t' (N / D + u'^2 / t' = (N t' + u'^2 D) / (D t')), so each dimension
+  updates N <- N t' + u'^2 D, D <- D t', and quad = N / D is one division per pair. N t' +
+  (u'^2 D) is one fused multiply-add where the compiled target has FMA (LLVM's fmuladd for
+  this one expression, not fastmath: one rounding fewer, and the same code, so the same
+  bits, for every pair and thread). When D restarts from its mantissa (D -> D 2^-e, in the
+  same pass as the block's last dimension), N is scaled by the same 2^-e, exactly, so N / D
+  is unchanged. Range: N = S D, S the quadratic sum so far, bounded over every pair by
+  Q = sum_d span(mu'_d)^2 / (2 min v'_d). All means are scaled by one power of two 2^h
+  (exact: they stay normal and below 2^62; S scales by 4^h), and
+  K (R + log 2) <= min(86, 86.3 - log(4^h Q), 74 + log 4^h), h the largest that allows
+  K (R + log 2) up to min(86, (160.3 - log Q) / 2): then N < e^87 (float32 max: e^88.7),
+  and where N is denormal (slow, but only for pairs with both a tiny quadratic sum and a
+  variance product near its lower limit) its rounding adds at most e^-30 per step to
+  sum_d u^2 / t. Where no K >= 1 fits, i.e. roughly R + log 2 > (160 - log Q) / 2
+  (log-variances spread far within a dimension together with huge quadratic terms: R > 36
+  with Q near float32's range, R > 59 with Q ~ e^40; also where the means span so many
+  binades, ~190, that no 2^h but 1 keeps them all exact and h = 0 leaves no room), and where
+  K = 1 but K = floor(86 / (R + log 2)) >= 2 (a restart per dimension costs more than the
+  divisions), the kernel sums u'^2 / t' term by term instead (one division per pair and
+  dimension, K = floor(86 / (R + log 2))): same results up to rounding, slower;
+- the columns are laid out transposed, tile by tile ([tiles, dim, TILE]), so the innermost
+  loop runs over columns and vectorizes, four rows at a time sharing the column loads; no
+  fastmath, so d(i, j) is the same value to the last bit wherever it is computed (and
+  d(i, j) == d(j, i)), which keeps ties consistent;
 - d is symmetric, so every unordered pair is computed once: tiles of rows a against
   columns b >= a update both the rows' and the columns' best. Each (tile, sentence) has its
   own output slot, reduced with the total order "larger value, then lower index", so the
@@ -41,15 +62,18 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 LOG_2PI = math.log(2.0 * math.pi)
 LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)
 VARIANCE_FLOOR_LOG = -80.0  # the reference's variance floor (probsent.training.mining)
 PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
-PRODUCT_LOG_SPAN = 60.0  # the same on the fraction path (leaves N room above the denormals)
-FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on N (float32 max: e^88.72)
+FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on its numerator N (float32 max: e^88.72)
+DENORMAL_ERROR_LOG = -30.0  # log of the most a denormal N may add to sum_d u^2 / t per step
 QUAD_LIMIT = 1e38  # bound on sum_d u^2 / t (float32 max: 3.4e38)
 TILE = 128  # rows and columns per tile
 ROWS = 4  # rows per pass over a column tile, sharing its loads (the loop body is written for 4)
@@ -59,13 +83,40 @@ _INT64_MIN = np.iinfo(np.int64).min
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
+@intrinsic
+def _mul_add(typingctx, x, y, z):
+    """x * y + z for float32: fused (one rounding) where the target has FMA, a multiply and
+    an add otherwise (llvm.fmuladd; never a library call)."""
+    if not (x == y == z == types.float32):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fmuladd = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32, [f32] * 3),
+                                                 "llvm.fmuladd.f32")
+        return builder.call(fmuladd, args)
+
+    return types.float32(types.float32, types.float32, types.float32), codegen
+
+
+@njit(inline="always")
+def _restart(num, den):
+    """(num 2^-e, den 2^-e, e) for den = m 2^e, m in [1, 2) (float32, normal): D restarts
+    from its mantissa and N follows, exactly (powers of two), so N / D is unchanged."""
+    biased = np.float32(den).view(np.int32) & 0x7F800000  # (e + 127) << 23
+    scale = np.int32(0x7F000000 - biased).view(np.float32)  # 2^-e: (127 - e) << 23
+    return num * scale, den * scale, (biased >> 23) - 127
+
+
 @njit(parallel=True, cache=True, error_model="numpy", nogil=True)
 def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block, divide,
                 quad_scale, out_key, out_index):
     """Best (key, index) of every sentence among the columns of every tile.
 
     var_rows, mean_rows: float32 [N, dim] centred variances and means (v', mu'), N = n padded
-    to a multiple of TILE; var_cols, mean_cols: the same transposed, [dim, N]; partner: [N]
+    to a multiple of TILE; var_cols, mean_cols: the same tile by tile, transposed,
+    [N / TILE, dim, TILE] (contiguous per tile: a row stride of N floats, a power of two,
+    would map every dimension of a tile to the same cache sets); partner: [N]
     (-1 on padding); ``block``: dimensions per float32 product (K); ``divide``: sum u^2 / t
     term by term (True) or as the fraction N / D (False); ``quad_scale``: the power of two
     that takes the computed quadratic sum back to sum_d u^2 / t (1 when dividing). For every
@@ -94,13 +145,14 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
             acc[ROWS:] = 1.0
             exponent[:] = 0
             for start in range(0, dim, block):
-                for d in range(start, min(dim, start + block)):
+                stop = min(dim, start + block)
+                for d in range(start, stop):
                     v0, v1 = var_rows[i0, d], var_rows[i0 + 1, d]
                     v2, v3 = var_rows[i0 + 2, d], var_rows[i0 + 3, d]
                     m0, m1 = mean_rows[i0, d], mean_rows[i0 + 1, d]
                     m2, m3 = mean_rows[i0 + 2, d], mean_rows[i0 + 3, d]
-                    var_c = var_cols[d, c0:c0 + TILE]
-                    mean_c = mean_cols[d, c0:c0 + TILE]
+                    var_c = var_cols[b, d]
+                    mean_c = mean_cols[b, d]
                     if divide:
                         for jj in range(TILE):  # vectorized over columns
                             vc, mc = var_c[jj], mean_c[jj]
@@ -120,36 +172,55 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                             u = m3 - mc
                             acc[3, jj] += u * u / t
                             acc[7, jj] *= t
-                    else:
+                    elif d + 1 < stop or stop == dim:
                         for jj in range(TILE):  # N / D + u^2 / t = (N t + u^2 D) / (D t)
                             vc, mc = var_c[jj], mean_c[jj]
                             t = v0 + vc
                             u = m0 - mc
-                            acc[0, jj] = acc[0, jj] * t + u * u * acc[4, jj]
+                            acc[0, jj] = _mul_add(acc[0, jj], t, u * u * acc[4, jj])
                             acc[4, jj] *= t
                             t = v1 + vc
                             u = m1 - mc
-                            acc[1, jj] = acc[1, jj] * t + u * u * acc[5, jj]
+                            acc[1, jj] = _mul_add(acc[1, jj], t, u * u * acc[5, jj])
                             acc[5, jj] *= t
                             t = v2 + vc
                             u = m2 - mc
-                            acc[2, jj] = acc[2, jj] * t + u * u * acc[6, jj]
+                            acc[2, jj] = _mul_add(acc[2, jj], t, u * u * acc[6, jj])
                             acc[6, jj] *= t
                             t = v3 + vc
                             u = m3 - mc
-                            acc[3, jj] = acc[3, jj] * t + u * u * acc[7, jj]
+                            acc[3, jj] = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
                             acc[7, jj] *= t
-                if start + block < dim:
-                    # D = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa, and
-                    # scale N by the same 2^-e (exact: N / D unchanged)
+                    else:  # the same, then D and N restart (one pass over them, not two)
+                        for jj in range(TILE):
+                            vc, mc = var_c[jj], mean_c[jj]
+                            t = v0 + vc
+                            u = m0 - mc
+                            num = _mul_add(acc[0, jj], t, u * u * acc[4, jj])
+                            acc[0, jj], acc[4, jj], e = _restart(num, acc[4, jj] * t)
+                            exponent[0, jj] += e
+                            t = v1 + vc
+                            u = m1 - mc
+                            num = _mul_add(acc[1, jj], t, u * u * acc[5, jj])
+                            acc[1, jj], acc[5, jj], e = _restart(num, acc[5, jj] * t)
+                            exponent[1, jj] += e
+                            t = v2 + vc
+                            u = m2 - mc
+                            num = _mul_add(acc[2, jj], t, u * u * acc[6, jj])
+                            acc[2, jj], acc[6, jj], e = _restart(num, acc[6, jj] * t)
+                            exponent[2, jj] += e
+                            t = v3 + vc
+                            u = m3 - mc
+                            num = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
+                            acc[3, jj], acc[7, jj], e = _restart(num, acc[7, jj] * t)
+                            exponent[3, jj] += e
+                if divide and stop < dim:
+                    # product = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa
                     for r in range(ROWS):
                         for jj in range(TILE):
                             x = bits[ROWS + r, jj]
-                            e = (x >> 23) - 127
-                            exponent[r, jj] += e
+                            exponent[r, jj] += (x >> 23) - 127
                             bits[ROWS + r, jj] = (x & 0x007FFFFF) | 0x3F800000
-                            if not divide:
-                                acc[r, jj] *= np.int32((127 - e) << 23).view(np.float32)
             for r in range(ROWS):
                 i = i0 + r
                 if i >= n:
@@ -240,28 +311,36 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
     if not quad_bound <= QUAD_LIMIT or not span.max() <= 1e19:
         return None
     constant = mean.shape[1] * LOG_2PI + 2.0 * LN2 * float(k.sum())
-    # the fraction path: N = (sum so far of u^2 / t) 4^h D must stay below e^FRACTION_LOG_RANGE
-    # with D < 2 e^(K factor) (mantissa < 2 after a restart, then K factors). The means are
-    # scaled by 2^h (exact where they stay normal and below 2^62, so that u^2 stays finite;
-    # h = 0 is the division kernel's own scaling) to bring the bound on 4^h sum u^2 / t near
-    # e^(FRACTION_LOG_RANGE - log 2 - PRODUCT_LOG_SPAN), far above the denormals
-    log_bound = math.log(quad_bound) if quad_bound > 0.0 else -math.inf
+    # the fraction path. N = S 4^h D, S the quadratic sum so far (at most quad_bound), 2^h the
+    # scale of the means (exact: they stay normal and below 2^62, so that u^2 stays finite;
+    # h = 0 is the division kernel's own scaling), D in [e^-(K factor), 2 e^(K factor)]:
+    # - N < e^FRACTION_LOG_RANGE needs K factor <= top - log 4^h;
+    # - where N is denormal, its rounding (at most 2^-150) adds at most 2^-150 4^-h / D to S:
+    #   at most e^DENORMAL_ERROR_LOG when K factor <= bottom + log 4^h.
+    # The best K factor both allow is min(86, (top + bottom) / 2); h is the largest that
+    # leaves it under the first bound (the largest N: the farthest from the denormals).
+    top = FRACTION_LOG_RANGE - LN2 - (math.log(quad_bound) if quad_bound > 0.0 else -math.inf)
+    bottom = DENORMAL_ERROR_LOG + 150.0 * LN2
     shift = 0
     if quad_bound > 0.0:
         size = np.abs(mean64[mean64 != 0.0])  # not empty: some span is positive
-        wanted = int(math.floor((FRACTION_LOG_RANGE - LN2 - PRODUCT_LOG_SPAN - log_bound) / (2.0 * LN2)))
+        best = min(PRODUCT_LOG_RANGE, 0.5 * (top + bottom))
+        wanted = int(math.floor((top - best) / (2.0 * LN2)))
         lowest = -125 - math.frexp(float(size.min()))[1]  # |mu| 2^h >= 2^-126
         highest = 62 - math.frexp(float(size.max()))[1]  # |mu| 2^h < 2^62
         if lowest <= highest:
             shift = min((0, min(max(wanted, lowest), highest)), key=lambda h: abs(h - wanted))
-    room = min(PRODUCT_LOG_SPAN, FRACTION_LOG_RANGE - LN2 - (log_bound + 2.0 * LN2 * shift))
+    room = min(PRODUCT_LOG_RANGE, top - 2.0 * LN2 * shift, bottom + 2.0 * LN2 * shift)
     block = int(room // factor)
-    if block >= 1:
+    division_block = int(PRODUCT_LOG_RANGE // factor)
+    # the fraction, unless it would restart after every dimension where dividing would not (a
+    # restart costs about as much as the divisions of a dimension)
+    if block >= 2 or (block == 1 and (division_block == 1 or mean.shape[1] == 1)):
         if shift:
             mean_c = np.ldexp(mean64, shift).astype(np.float32)  # exact: a power of two, normal
         return _Prepared(var, mean_c, constant, block, False, math.ldexp(1.0, -2 * shift))
     # quadratic terms too large for the fraction: sum u^2 / t term by term (divisions)
-    return _Prepared(var, mean_c, constant, int(PRODUCT_LOG_RANGE // factor), True, 1.0)
+    return _Prepared(var, mean_c, constant, division_block, True, 1.0)
 
 
 def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray
@@ -292,8 +371,11 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     tile_a, tile_b = (part.astype(np.int64) for part in np.triu_indices(tiles))
     out_key = np.empty((tiles, n), np.int64)
     out_index = np.empty((tiles, n), np.int64)
-    _mine_tiles(var, mean_c, np.ascontiguousarray(var.T), np.ascontiguousarray(mean_c.T), partner, n,
-                tile_a, tile_b, min(block, mean.shape[1]), divide, quad_scale, out_key, out_index)
+    # the columns tile by tile, transposed: [tiles, dim, TILE], each tile contiguous
+    var_cols = np.ascontiguousarray(var.reshape(tiles, TILE, -1).transpose(0, 2, 1))
+    mean_cols = np.ascontiguousarray(mean_c.reshape(tiles, TILE, -1).transpose(0, 2, 1))
+    _mine_tiles(var, mean_c, var_cols, mean_cols, partner, n, tile_a, tile_b, min(block, mean.shape[1]),
+                divide, quad_scale, out_key, out_index)
     # total order over the tiles' candidates: larger value, then lower index
     best = out_key.max(0)
     index = np.where(out_key == best, out_index, n).min(0)
