@@ -14,6 +14,7 @@ from probsent.batching import encode_by_length, pad_batch
 from probsent.models import WLO
 from probsent.training import fast_wlo
 from probsent.training.config import TrainConfig
+from probsent.training.fast_engine import FastWLOEngine
 from probsent.training.loss import margin_loss
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble
@@ -152,22 +153,30 @@ def test_encoding_matches_the_reference() -> None:
         assert np.abs(logvar - expected.logvar.numpy()).max() <= 1e-5 * max(np.abs(logvar).max(), 1)
 
 
-def test_scrambled_packing_equals_the_reference_scramble() -> None:
+@pytest.mark.parametrize("probability", [0.4, 1.0, 0.0])
+def test_scrambled_packing_equals_the_reference_scramble(probability) -> None:
+    # the reference: encode_by_length's length-sorted batches of 16, each scrambled in turn
     rng = np.random.default_rng(8)
     lengths = rng.integers(1, 30, 50)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     ids = rng.integers(1, 1000, offsets[-1]).astype(np.int64)
     sentences = rng.permutation(50)
     generators = [torch.Generator().manual_seed(8) for _ in range(2)]
-    padded, row_lengths = pad_batch(ids, offsets, sentences)
-    expected = scramble(padded, row_lengths, 0.4, generators[0])
-    width = padded.shape[1]
-    chosen = (torch.rand(50, generator=generators[1]) < 0.4).numpy()
-    keys = torch.rand(50, width, generator=generators[1]).numpy().ravel()
-    tokens, starts = fast_wlo.pack_scrambled(ids, offsets, sentences, chosen, keys, width * np.arange(50))
-    for row in range(50):
-        n = int(row_lengths[row])
-        assert tokens[starts[row]:starts[row] + n].tolist() == expected[row, :n].tolist()
+    expected = {}
+    order = np.argsort(lengths[sentences], kind="stable")
+    for first in range(0, 50, 16):
+        rows = sentences[order[first:first + 16]]
+        padded, row_lengths = pad_batch(ids, offsets, rows)
+        shuffled = scramble(padded, row_lengths, probability, generators[0])
+        for k, sentence in enumerate(rows):
+            expected[int(sentence)] = shuffled[k, :int(row_lengths[k])].tolist()
+    engine = FastWLOEngine.__new__(FastWLOEngine)  # just the packing: no model
+    engine.ids, engine.offsets = ids, offsets
+    tokens, starts, packed_lengths = engine._packed([(sentences, 16)], probability, generators[1])
+    for k, sentence in enumerate(sentences):
+        assert tokens[starts[k]:starts[k] + packed_lengths[k]].tolist() == expected[int(sentence)]
+    # the same random numbers were used: the generators are at the same place
+    assert torch.equal(torch.rand(3, generator=generators[0]), torch.rand(3, generator=generators[1]))
 
 
 # -- the engine inside the trainer -----------------------------------------------------------

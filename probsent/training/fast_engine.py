@@ -41,8 +41,8 @@ def compile_kernels() -> float:
     mean, logvar = fast_wlo.encode_final(ids, starts, lengths, scale, shift)
     fast_mining.mine_gaussian_negatives(mean, logvar, np.array([2, 3, 0, 1]))
     moments = [np.zeros_like(scale) for _ in range(4)]
-    fast_wlo.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.ones(4, bool),
-                            np.linspace(0, 1, 8).astype(np.float32), np.arange(0, 8, 2))
+    fast_wlo.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
+                            np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
     fast_wlo.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
                          1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64))
     return time.perf_counter() - start
@@ -104,40 +104,47 @@ class FastWLOEngine:
         self.timings["mining"] += time.perf_counter() - start
         return found
 
+    def _packed(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
+                generator: torch.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(tokens, starts, lengths) of the sentences of ``steps``, one after the other, their
+        words in the order the reference's scramble gives (the same random numbers)."""
+        from probsent.training.fast_wlo import pack_scrambled
+
+        ordered, batch_rows, widths, position = [], [], [], []
+        done = 0
+        for sentences, batch in steps:
+            lengths = self.offsets[sentences + 1] - self.offsets[sentences]
+            order = np.argsort(lengths, kind="stable")  # encode_by_length's batches: by length
+            firsts = np.arange(0, len(order), batch)
+            widths.append(np.maximum(np.maximum.reduceat(lengths[order], firsts), 1))  # as pad_batch
+            batch_rows.append(np.minimum(batch, len(order) - firsts))
+            ordered.append(sentences[order])
+            unsorted = np.empty_like(order)
+            unsorted[order] = np.arange(len(order))
+            position.append(unsorted + done)  # row of each sentence among the sorted ones
+            done += len(order)
+        batch_rows_all, widths_all = np.concatenate(batch_rows), np.concatenate(widths)
+        # scramble's draws, batch by batch (rows, then rows x width keys), in one call: torch
+        # draws a CPU generator's uniforms one after the other, however they are split
+        draws = int((batch_rows_all * (1 + widths_all)).sum()) if scramble_probability > 0 else 0
+        uniforms = torch.rand(draws, generator=generator).numpy()
+        sentences_sorted = np.concatenate(ordered)
+        tokens, sorted_starts = pack_scrambled(self.ids, self.offsets, sentences_sorted, batch_rows_all,
+                                               widths_all, uniforms, float(scramble_probability))
+        position_all = np.concatenate(position)
+        lengths = self.offsets[sentences_sorted + 1] - self.offsets[sentences_sorted]
+        return tokens, sorted_starts[position_all], lengths[position_all]
+
     def run_steps(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
                   generator: torch.Generator, margin: float, prior_weight: float) -> list[float]:
         """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
         reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
         from ``generator``). Returns the losses of the steps taken; when a loss is not finite it
         is the last one returned and its step was not taken."""
-        from probsent.training.fast_wlo import pack_scrambled, train_steps
+        from probsent.training.fast_wlo import train_steps
 
         start = time.perf_counter()
-        ordered, chosen, keys, key_starts, unsort = [], [], [], [], []
-        used_keys = 0
-        for sentences, batch in steps:
-            lengths = self.offsets[sentences + 1] - self.offsets[sentences]
-            order = np.argsort(lengths, kind="stable")  # the reference's batches: by length
-            for first in range(0, len(order), batch):
-                rows = order[first:first + batch]
-                width = max(int(lengths[rows].max()), 1)  # as pad_batch
-                if scramble_probability > 0:  # the draws of probsent.training.trainer.scramble
-                    chosen.append((torch.rand(len(rows), generator=generator) < scramble_probability).numpy())
-                    keys.append(torch.rand(len(rows), width, generator=generator).numpy().ravel())
-                else:
-                    chosen.append(np.zeros(len(rows), bool))
-                    keys.append(np.zeros(0, np.float32))
-                key_starts.append(used_keys + width * np.arange(len(rows)))
-                used_keys += len(keys[-1])
-            ordered.append(sentences[order])
-            unsort.append(np.argsort(order, kind="stable") + sum(len(s) for s in ordered[:-1]))
-        sentences_sorted = np.concatenate(ordered)
-        tokens, sorted_starts = pack_scrambled(self.ids, self.offsets, sentences_sorted,
-                                               np.concatenate(chosen), np.concatenate(keys),
-                                               np.concatenate(key_starts))
-        position = np.concatenate(unsort)  # row of each step's sentence among the sorted ones
-        starts = sorted_starts[position]
-        lengths = (self.offsets[sentences_sorted + 1] - self.offsets[sentences_sorted])[position]
+        tokens, starts, lengths = self._packed(steps, scramble_probability, generator)
         self.timings["preparing steps"] += time.perf_counter() - start
         start = time.perf_counter()
         first_step = int(self.adam.state[self.params[0]]["step"])

@@ -367,11 +367,16 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
 
 
 @njit(**_jit)
-def pack_scrambled(ids, offsets, sentences, chosen, keys, key_starts):
+def pack_scrambled(ids, offsets, sentences, batch_rows, widths, uniforms, probability):
     """The tokens of corpus ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``)
-    one after the other, each in the order :func:`probsent.training.trainer.scramble` gives:
-    where ``chosen[r]``, its words sorted by their random keys ``keys[key_starts[r]:]`` (the
-    first ``length`` keys of its padded row), else unchanged. Returns (tokens, starts)."""
+    one after the other, each in the order :func:`probsent.training.trainer.scramble` gives.
+
+    The sentences come in padded batches of ``batch_rows`` rows and ``widths`` columns; per
+    batch, scramble draws ``rows`` uniforms (the row is shuffled where one is below
+    ``probability``), then ``rows x width`` keys: the words of a shuffled row are sorted by the
+    first ``length`` keys of its padded row. ``uniforms`` holds every draw of every batch in
+    that order (empty when ``probability`` <= 0: nothing is shuffled). Returns (tokens, starts).
+    """
     n = len(sentences)
     starts = np.zeros(n, np.int64)
     total = 0
@@ -379,13 +384,22 @@ def pack_scrambled(ids, offsets, sentences, chosen, keys, key_starts):
         starts[r] = total
         total += offsets[sentences[r] + 1] - offsets[sentences[r]]
     tokens = np.empty(total, np.int64)
-    for r in range(n):
-        first, length = offsets[sentences[r]], offsets[sentences[r] + 1] - offsets[sentences[r]]
-        if chosen[r]:
-            order = np.argsort(keys[key_starts[r]:key_starts[r] + length], kind="mergesort")
-            for p in range(length):
-                tokens[starts[r] + p] = ids[first + order[p]]
-        else:
-            for p in range(length):
-                tokens[starts[r] + p] = ids[first + p]
+    row, drawn = 0, 0
+    for batch in range(len(batch_rows)):
+        rows, width = batch_rows[batch], widths[batch]
+        keys = drawn + rows  # this batch's keys follow its row draws
+        for k in range(rows):
+            first = offsets[sentences[row]]
+            length = offsets[sentences[row] + 1] - first
+            out = tokens[starts[row]:starts[row] + length]
+            if probability > 0 and uniforms[drawn + k] < probability:
+                order = np.argsort(uniforms[keys + k * width:keys + k * width + length], kind="mergesort")
+                for p in range(length):
+                    out[p] = ids[first + order[p]]
+            else:
+                for p in range(length):
+                    out[p] = ids[first + p]
+            row += 1
+        if probability > 0:
+            drawn = keys + rows * width
     return tokens, starts
