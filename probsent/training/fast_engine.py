@@ -4,8 +4,9 @@ It trains the same :class:`probsent.models.WLO` tensors and lazy-Adam state as t
 loop of :class:`probsent.training.trainer.Trainer` (the reference), in place, so checkpoints,
 resuming (with either engine) and the saved models are the same files. The random numbers
 come from the trainer's generator in the reference's order (the same word-order scrambles).
-What differs is rounding: the kernels run the recurrence in float64, and a negative may
-differ where two candidates' similarities are within float32 rounding of each other.
+What differs is rounding (the kernels sum in their own order, partly in float64), and so a
+negative may differ where two candidates' similarities are within float32 rounding of each
+other.
 """
 from __future__ import annotations
 

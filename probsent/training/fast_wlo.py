@@ -4,9 +4,10 @@ The readable reference is :class:`probsent.models.wlo.WLO` trained by the torch 
 :mod:`probsent.training.trainer`; these kernels compute the same quantities, tested against
 it (tests/test_fast_engine.py), without per-operation overhead:
 
-- the recurrence mu_i = A_i (mu_{i-1} + B_i), sigma^2_i = A_i^2 sigma^2_{i-1}, S_i = S_{i-1} +
-  log|A_i| (log sigma^2_i = 2 S_i) runs position by position in float64, so it needs no
-  log-space switch: float64 holds any mean or variance that a float32 result can hold;
+- the recurrence mu_i = A_i (mu_{i-1} + B_i), sigma^2_i = A_i^2 sigma^2_{i-1} runs position
+  by position (float64 when encoding a mega-batch; float32, as the reference's tensors, in
+  the steps), so it needs no log-space switch: where a variance leaves float32's range, its
+  log is recomputed as 2 sum log|A| (the reference's log-space path covers the same case);
 - a step first gathers the rows of the words it uses (A, B, 1/A and sum_d log|A|), so no
   logarithm is taken per token;
 - the forward pass keeps every prefix's mean and variance; the backward pass is the adjoint
@@ -15,7 +16,7 @@ it (tests/test_fast_engine.py), without per-operation overhead:
 - lazy Adam (``torch.optim.SparseAdam``'s update) is applied to the rows the step touched.
 
 Only :func:`encode_final` runs on several threads, and its rows are independent, so no
-result depends on the thread count.
+result depends on the thread count. (The steps stay on one thread: see train_steps.)
 """
 from __future__ import annotations
 
