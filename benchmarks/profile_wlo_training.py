@@ -27,6 +27,7 @@ import probsent.training.mining as mining  # noqa: E402
 import probsent.training.trainer as trainer_module  # noqa: E402
 from experiments.plan import MAIN_WLO, MIXTURE, PAIRS  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
+from benchmarks.bench_engines import timed as timed_into  # noqa: E402
 from probsent.training.trainer import Trainer  # noqa: E402
 
 SECONDS: dict[str, float] = defaultdict(float)
@@ -34,13 +35,7 @@ SECONDS: dict[str, float] = defaultdict(float)
 
 def timed(name: str, function: Callable[..., Any], key: Callable[..., str] | None = None) -> Callable[..., Any]:
     """``function``, adding its wall time to SECONDS[name] (or SECONDS[key(*args, **kwargs)])."""
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            SECONDS[key(*args, **kwargs) if key else name] += time.perf_counter() - start
-    return wrapper
+    return timed_into(SECONDS, name, function, key)
 
 
 def main() -> None:

@@ -146,19 +146,20 @@ def test_output_directory_is_protected(tmp_path, capsys) -> None:
     assert "--resume" in capsys.readouterr().err
 
 
-def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("engine", ["torch", "fast"])
+def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine) -> None:
     data = write_toy_pairs(tmp_path / "toy.tsv", repeat=10)
     trainer = Trainer(config(tmp_path, data, epochs=5, eval_every=2, batch_size=10, megabatch=2,
-                             engine="torch"), progress=False)
-    step = trainer._step
+                             engine=engine), progress=False)
+    megabatch = trainer._megabatch
 
-    def poisoned(sentences, batch):
+    def poisoned(pairs):
         if trainer.state["step"] == 6:
             with torch.no_grad():
                 trainer.encoder.shift.weight[:] = float("nan")
-        return step(sentences, batch)
+        return megabatch(pairs)
 
-    trainer._step = poisoned
+    trainer._megabatch = poisoned
     with pytest.raises(ProbsentError, match="loss became nan at step 7"):
         trainer.train()
     saved = probsent.load(tmp_path / "out")
