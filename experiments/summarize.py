@@ -470,7 +470,24 @@ def _running_time_lines(found: dict[str, dict[str, Any]]) -> list[str]:
     if cost["missing"]:
         line += " Not counted (not trained or no training log committed): " + ", ".join(
             f"`{name}`" for name in cost["missing"]) + "."
+    engines = _engines(found)
+    line += " Training engines, from each run's training record: " + "; ".join(
+        f"{engine} for {len(names)} runs ({', '.join(sorted({_model_of(name) for name in names}))})"
+        for engine, names in sorted(engines.items())) + "."
     return [line, ""]
+
+
+def _model_of(name: str) -> str:
+    return str(runs_by_name()[name].flags.get("model", ""))
+
+
+def _engines(found: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The runs of each training engine (records made before the fast engine existed: torch)."""
+    engines: dict[str, list[str]] = {}
+    for name, result in found.items():
+        config = result["best"]["config"]["training"].get("config", {}) if result["best"] else {}
+        engines.setdefault(config.get("engine", "torch"), []).append(name)
+    return engines
 
 
 def render() -> str:
