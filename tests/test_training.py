@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load_file
 
 import probsent
 from probsent import ProbsentError
@@ -129,6 +130,41 @@ def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path) -> None:
     assert code == 0
     assert not any(p.name.endswith(".tmp") for p in out.iterdir())
     assert steps_before > 0
+
+
+@pytest.mark.parametrize("engine", ["fast", "torch"])
+def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine) -> None:
+    # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a
+    # step, in mining, in a checkpoint write) and resumed each time, ends with the weights of
+    # the uninterrupted run to the last bit
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+    epochs = 12 if engine == "fast" else 4  # about 130 and 45 checkpoints
+    def command(out):
+        return [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
+                "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "3",
+                "--epochs", str(epochs), "--engine", engine, "--quiet", "--no-validation", "--resume"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    subprocess.run(command(tmp_path / "straight"), env=env, check=True, capture_output=True)
+    out = tmp_path / "killed"
+    log = out / "log.jsonl"
+    kills = 0
+    for wait_lines, delay in ((3, 0.13), (12, 0.29), (25, 0.05)):
+        process = subprocess.Popen(command(out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while (time.time() < deadline and process.poll() is None
+               and not (log.exists() and len(log.read_text().splitlines()) >= wait_lines)):
+            time.sleep(0.01)
+        time.sleep(delay)
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        process.wait()
+    subprocess.run(command(out), env=env, check=True, capture_output=True)
+    assert kills >= 1
+    expected = load_file(str(tmp_path / "straight" / "last" / "model.safetensors"))
+    got = load_file(str(out / "last" / "model.safetensors"))
+    assert expected.keys() == got.keys()
+    assert all(torch.equal(expected[k], got[k]) for k in expected)
 
 
 def test_output_directory_is_protected(tmp_path, capsys) -> None:
