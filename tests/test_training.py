@@ -247,3 +247,23 @@ def test_mean_init_gain_scales_only_lstmgaussian_mean_map() -> None:
     for name, value in plain.items():
         expected = 10.0 * value if name == "to_mean.weight" else value
         assert torch.equal(spread[name], expected), name
+
+
+def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path, capsys) -> None:
+    # what a kill during the first checkpoint write leaves: the run's marker and a temporary
+    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    args = ["train", "--data", str(data), "--batch-size", "4", "--megabatch", "2", "--quiet", "--no-validation"]
+    for resume in ([], ["--resume"]):
+        out = tmp_path / f"out{len(resume)}"
+        out.mkdir()
+        (out / "probsent-run.txt").write_text("")
+        (out / ".best.x1y2.tmp").mkdir()
+        assert main(args + ["--out", str(out)] + resume) == 0
+        assert not (out / ".best.x1y2.tmp").exists() and (out / "best").is_dir()
+    # a run that fails before writing anything leaves no directory behind, and a user's
+    # empty directory as it was
+    assert main(args[:2] + [str(tmp_path / "missing.tsv")] + args[3:] + ["--out", str(tmp_path / "new")]) == 2
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "empty").mkdir()
+    assert main(args[:2] + [str(tmp_path / "missing.tsv")] + args[3:] + ["--out", str(tmp_path / "empty")]) == 2
+    assert (tmp_path / "empty").is_dir() and not any((tmp_path / "empty").iterdir())

@@ -4,6 +4,7 @@ Layout of a training output directory:
   last/   the latest checkpoint: model files, optimizer.safetensors, trainer_state.json
   best/   the model files of the best STS 2017 validation so far
   log.jsonl  one JSON record per validation
+  probsent-run.txt  written before anything else: the directory belongs to a training run
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from probsent.models import SentenceEncoder
 LAST, BEST, LOG = "last", "best", "log.jsonl"
 BEST_NEWS = "best-news"  # the second selection: accuracy on the news training rows
 OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
+RUN_MARKER = "probsent-run.txt"  # written first: the directory is a training run's
 
 
 def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], list]:

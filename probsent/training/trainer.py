@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,8 +20,8 @@ from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
 from probsent.models import WLO, SentenceEncoder, build_model
-from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
-                                          remove_stale_temporaries,
+from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
+                                          load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
 from probsent.training.fast_engine import (FastWLOEngine, compile_kernels, fast_engine_available,
@@ -89,7 +90,19 @@ class Trainer:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.device = resolve_device(config.device, config.engine)
         config.device = self.device.type
-        self._prepare_output(resume)
+        created = self._prepare_output(resume)
+        try:
+            self._set_up(resume, progress)
+        except BaseException:
+            if {p.name for p in self.out.iterdir()} <= {RUN_MARKER}:  # nothing of this run yet
+                if created:  # leave no empty --out behind
+                    shutil.rmtree(self.out, ignore_errors=True)
+                else:
+                    (self.out / RUN_MARKER).unlink(missing_ok=True)
+            raise
+
+    def _set_up(self, resume: bool, progress: bool) -> None:
+        config = self.config
         torch.manual_seed(config.seed)
         corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
         self.corpus: PairCorpus = apply_mixture(
@@ -150,19 +163,26 @@ class Trainer:
         """The model as validation and model files use it: itself, or a copy on the CPU."""
         return self.encoder if self.device.type == "cpu" else copy.deepcopy(self.encoder).cpu()
 
-    def _prepare_output(self, resume: bool) -> None:
+    def _prepare_output(self, resume: bool) -> bool:
+        """Check and claim ``--out``: a run directory is ours from its first byte on disk (its
+        marker file); one whose run never reached a checkpoint starts afresh. Returns whether
+        the directory was created now."""
         if self.out.exists() and not self.out.is_dir():
             raise ProbsentError(f"{self.out}: exists and is not a directory")
+        created = not self.out.exists()
         if self.out.is_dir() and any(self.out.iterdir()):
-            ours = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
-            if not ours:
+            saved = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
+            if not saved and not (self.out / RUN_MARKER).exists():
                 raise ProbsentError(f"{self.out}: directory is not empty and holds no probsent "
                                     f"training run; choose another --out")
-            if not resume:
+            if saved and not resume:
                 raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
                                     f"continue it, or choose another --out")
         self.out.mkdir(parents=True, exist_ok=True)
+        if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
+            (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
         remove_stale_temporaries(self.out)
+        return created
 
     # -- one mega-batch ------------------------------------------------------------------
 
