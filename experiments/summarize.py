@@ -182,7 +182,21 @@ def _shipped_lines() -> list[str]:
             f"{export.get('max_words'):,} most frequent words, {export.get('dtype')} weights. "
             f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
             f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
-            f"`probsent/pretrained/wlo/MODEL_CARD.md`.", *_first_rule_lines()]
+            f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}", *_first_rule_lines()]
+
+
+def _shipped_engine_note(entry: dict[str, Any]) -> str:
+    """Where the shipped model's training engine differs from the runs now in results/: they
+    were retrained after it was chosen, and the choice was not redone."""
+    shipped = entry["config"]["training"].get("config", {}).get("engine", "torch")
+    now = {result["best"]["config"]["training"].get("config", {}).get("engine", "torch")
+           for name, result in run_results().items() if result["best"] and _model_of(name) == "wlo"}
+    if now == {shipped}:
+        return ""
+    return (f" It was trained with the {shipped} engine and chosen among the WLO runs as they were "
+            f"then; the WLO runs now in `results/` were retrained since with the "
+            f"{' / '.join(sorted(now))} engine, and the choice has not been redone "
+            f"(`python experiments/reproduce.py --ship-only` redoes it).")
 
 
 def _first_rule_lines() -> list[str]:

@@ -56,7 +56,6 @@ class FastWLOEngine:
     def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
         if not isinstance(encoder, WLO):
             raise TypeError("the fast engine trains WLO models only")
-        self.encoder = encoder
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
         adam = optimizer.optimizers[0]  # RowAdam over the two word tables

@@ -47,7 +47,10 @@ def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.
 
 def resolve_device(device: str, engine: str) -> torch.device:
     """The device of ``--device`` (auto: CUDA when available, unless the fast engine is asked
-    for), with a one-line error where it cannot be had."""
+    for), with a one-line error where it, or ``--engine``, cannot be had; checked before any
+    data is read."""
+    if engine not in ("auto", "fast", "torch"):
+        raise ProbsentError(f"--engine {engine}: expected auto, fast or torch")
     if device not in ("auto", "cpu", "cuda"):
         raise ProbsentError(f"--device {device}: expected auto, cpu or cuda")
     if device == "cuda" and engine == "fast":
@@ -137,9 +140,7 @@ class Trainer:
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for WLO when numba is
         installed; its kernels compiled now, once per machine), or None for the torch loop."""
-        engine = self.config.engine
-        if engine not in ("auto", "fast", "torch"):
-            raise ProbsentError(f"--engine {engine}: expected auto, fast or torch")
+        engine = self.config.engine  # a valid name: resolve_device checked it
         is_wlo = isinstance(self.encoder, WLO)
         if engine == "fast" and not is_wlo:
             raise ProbsentError(f"--engine fast trains WLO only; use --engine torch for {self.config.model}")
@@ -193,38 +194,32 @@ class Trainer:
         if count < 2:  # a lone pair has no other sentence to contrast with: skip it
             return []
         sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-        if self.fast is not None:
-            return self._fast_megabatch(sentences, count)
-        self.encoder.eval()
-        with torch.no_grad():
-            encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                       cfg.batch_size)
-        negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
-        self.encoder.train()
-        losses = []
+        negative = self._negatives(sentences, count)
+        steps = []
         for start in range(0, count, cfg.batch_size):
             rows = np.arange(start, min(count, start + cfg.batch_size))
             # s1, s2, n1, n2 of this mini-batch, as rows of the mega-batch
             picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
-            losses.append(self._step(sentences[picked], len(rows)))
-        return losses
-
-    def _fast_megabatch(self, sentences: np.ndarray, count: int) -> list[float]:
-        """``_megabatch`` by the fast engine: the same sentences, negatives and steps."""
-        assert self.fast is not None
-        cfg = self.config
-        negative = self.fast.negatives(sentences, count)
-        steps = []
-        for start in range(0, count, cfg.batch_size):
-            rows = np.arange(start, min(count, start + cfg.batch_size))
-            picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
             steps.append((sentences[picked], len(rows)))
+        if self.fast is None:
+            return [self._step(step_sentences, batch) for step_sentences, batch in steps]
         losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
             raise self._bad_loss(losses[-1])
         return losses
+
+    def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
+        """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
+        if self.fast is not None:
+            return self.fast.negatives(sentences, count)
+        self.encoder.eval()
+        with torch.no_grad():
+            encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
+                                       self.config.batch_size)
+        self.encoder.train()
+        return mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(
