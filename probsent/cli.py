@@ -26,6 +26,14 @@ _HELP = {
     "max_overlap": "drop pairs whose sides' word sets overlap more than this (Jaccard; 1 keeps all)",
     "min_overlap": "drop pairs whose sides' word sets overlap less than this (Jaccard; 0 keeps all)",
     "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",
+    "min_count": "words seen fewer times in the training pairs become <unk> (ours; 1 keeps every word, "
+                 "as the paper)",
+    "rarity_init": "WLO (ours): each word's entropy term sum_d log|A_w,d| starts at X * (log of its "
+                   "training count - the average token's), rare words specific and frequent ones "
+                   "general; 0 = the paper's random initialization",
+    "false_negatives": "keep: the hardest negative, as the paper; remine (ours): a negative sharing at "
+                       "least as many distinct words with the sentence as its partner is replaced by the "
+                       "hardest one that does not",
     "max_tokens": "training sentences are cut to this many tokens",
     "dim": "word dimension k", "hidden": "LSTM hidden size", "batch_size": "pairs per step",
     "megabatch": "mini-batches per mega-batch (negatives are mined across it; 1 = within the batch)",
@@ -63,6 +71,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
             options["choices"] = ["auto", "fast", "torch"]
         if field.name == "device":
             options["choices"] = ["auto", "cpu", "cuda"]
+        if field.name == "false_negatives":
+            options["choices"] = ["keep", "remine"]
         if field.name in ("data", "out"):
             options["required"] = True
         else:

@@ -10,6 +10,7 @@ Accuracies, F1 and correlations are reported x100.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 import numpy as np
@@ -200,6 +201,36 @@ def snli_entailment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
         result[name] = _pct(np.mean(less[chosen]))
     result["n"] = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
     return result
+
+
+SHORTER_SPECIFIC = Path(__file__).with_name("data") / "shorter_specific_pairs.tsv"
+
+
+def load_shorter_specific(path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> tuple[list[str], list[str]]:
+    """The (specific, vague) sentence pairs of probsent's own set in which the specific sentence
+    has fewer tokens (lines starting with ``#`` and the header are skipped)."""
+    specific, vague = [], []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#") or line == "specific\tvague":
+                continue
+            cells = line.split("\t")
+            if len(cells) != 2 or not all(cells):
+                raise ProbsentError(f"{path}:{number}: expected two tab-separated sentences")
+            specific.append(cells[0])
+            vague.append(cells[1])
+    return specific, vague
+
+
+def shorter_specific_experiment(scorer: Scorer, path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> dict[str, Any]:
+    """% of pairs of :func:`load_shorter_specific` whose specific (shorter) sentence scores
+    strictly higher than the long vague one. Length scores 0 by construction: a score that
+    mostly counts words fails here."""
+    specific, vague = load_shorter_specific(path)
+    _prepare(scorer, specific, vague)
+    higher = _scores(scorer, specific) > _scores(scorer, vague)
+    return {"accuracy": _pct(np.mean(higher)), "n": len(specific)}
 
 
 # --- STS ---------------------------------------------------------------------------------

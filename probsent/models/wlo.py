@@ -187,6 +187,12 @@ class WLO(SentenceEncoder):
             largest.append(cum_log.abs().amax((1, 2)))
         return groups, torch.cat(largest)
 
+    def shift_entropy_terms(self, terms: Tensor) -> None:
+        """Add ``terms[w]`` to word w's entropy term by scaling its A_w by exp(terms[w] / k) in
+        every dimension (an initialization: rare words may start specific, frequent ones general)."""
+        with torch.no_grad():
+            self.scale.weight.mul_(torch.exp(terms.to(self.scale.weight) / self.dim)[:, None])
+
     def word_entropy_terms(self) -> Tensor:
         """Per word, its exact additive contribution sum_d log|A_w,d| to a sentence's entropy."""
         return self.scale.weight.abs().clamp_min(1e-30).log().sum(-1)

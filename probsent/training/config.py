@@ -21,6 +21,7 @@ class TrainConfig:
     max_overlap: float = 1.0  # pairs whose sides' word sets overlap more (Jaccard) are dropped
     min_overlap: float = 0.0  # ... or less
     vocab_size: int = 50_000  # most frequent words kept, plus <unk>
+    min_count: int = 1  # words seen fewer times in the training pairs become <unk> (ours; 1: the paper's)
     max_tokens: int = 100  # longer training sentences are cut
     dim: int = 50
     hidden: int = 100  # LSTM models
@@ -34,6 +35,8 @@ class TrainConfig:
     scale_init_mean: float = 1.0  # WLO: A ~ N(mean, std^2)
     scale_init_std: float = 0.1
     shift_init_std: float = 0.1  # WLO: B ~ N(0, std^2)
+    rarity_init: float = 0.0  # WLO (ours): word terms start at this x (log count - average token's); 0: the paper's
+    false_negatives: str = "keep"  # keep (the paper's) | remine: mine again past negatives sharing >= words (ours)
     init_std: float = 0.1  # word vectors of the other models
     mean_init_gain: float = 1.0  # LSTMGaussian: the mean map's initial weights times this
     eval_every: int = 500  # steps between STS 2017 validations and checkpoints

@@ -30,6 +30,18 @@ def fast_engine_available() -> bool:
     return True
 
 
+def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
+    """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
+    brute-force kernel where numba is there and float32's range suffices, else by the reference."""
+    if encoded.logvar is not None and encoded.mean.device.type == "cpu" and fast_engine_available():
+        from probsent.training.fast_mining import mine_gaussian_negatives
+
+        found = mine_gaussian_negatives(encoded.mean.numpy(), encoded.logvar.numpy(), partner.numpy())
+        if found is not None:
+            return found
+    return mine_negatives(encoded, partner).numpy()
+
+
 def compile_kernels() -> float:
     """Compile (or load from numba's cache) every kernel on a tiny problem; returns seconds."""
     from probsent.training import fast_mining, fast_wlo
@@ -87,22 +99,18 @@ class FastWLOEngine:
         return encode_final(self.ids, starts, lengths, self.params[0].detach().numpy(),
                             self.params[1].detach().numpy())
 
-    def negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
+    def negatives(self, sentences: np.ndarray, count: int) -> tuple[np.ndarray, Encoding]:
         """Mined negative (row of ``sentences``) of every sentence, the first ``count`` rows
         pairing with the next ``count``: exact brute force, or the reference's search where
-        the fast kernel's float32 range is exceeded."""
-        from probsent.training.fast_mining import mine_gaussian_negatives
-
+        the fast kernel's float32 range is exceeded; and the encodings mined on."""
         start = time.perf_counter()
         mean, logvar = self.encode(sentences)
+        encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
         self.timings["encoding"] += time.perf_counter() - start
         start = time.perf_counter()
-        partner = partners_of_stacked_pairs(count)
-        found = mine_gaussian_negatives(mean, logvar, partner.numpy())
-        if found is None:
-            found = mine_negatives(Encoding(torch.from_numpy(mean), torch.from_numpy(logvar)), partner).numpy()
+        found = mine_fastest(encoded, partners_of_stacked_pairs(count))
         self.timings["mining"] += time.perf_counter() - start
-        return found
+        return found, encoded
 
     def _packed(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
                 generator: torch.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,3 +13,13 @@ def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: 
     positive = paired_similarity(s1, s2)
     return (torch.relu(margin - positive + paired_similarity(s1, n1))
             + torch.relu(margin - positive + paired_similarity(s2, n2)))
+
+
+def probabilistic_batch_loss(out: Encoding, batch: int, margin: float,
+                             prior_weight: float) -> tuple[Tensor, Tensor]:
+    """The two parts of a probabilistic model's loss on one mini-batch, ``out`` holding the
+    encodings of s1, s2, n1 and n2 (``batch`` rows each, in that order, with their KL terms):
+    the mean margin loss, and lambda times the KL terms summed over the four sides, per pair."""
+    assert out.kl is not None
+    s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
+    return margin_loss(s1, s2, n1, n2, margin).mean(), prior_weight * out.kl.sum() / batch

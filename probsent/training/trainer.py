@@ -19,14 +19,16 @@ from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
-from probsent.models import WLO, SentenceEncoder, build_model
+from probsent.models import WLO, Encoding, SentenceEncoder, build_model
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
                                           load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
+from probsent.training.diagnostics import DiagnosticSample, diagnose
+from probsent.training.false_negatives import remine, word_sets
 from probsent.training.fast_engine import (FastWLOEngine, compile_kernels, fast_engine_available,
                                            numba_threads_like_torch)
-from probsent.training.loss import margin_loss
+from probsent.training.loss import margin_loss, probabilistic_batch_loss
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 from probsent.training.optimizer import WordAwareAdam
 
@@ -61,6 +63,15 @@ def resolve_device(device: str, engine: str) -> torch.device:
     if device == "auto":
         device = "cuda" if engine != "fast" and torch.cuda.is_available() else "cpu"
     return torch.device(device)
+
+
+def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
+    """Initial entropy terms by word rarity: ``weight`` x (log count - the average token's log
+    count), so a typical token adds nothing, a frequent word makes a sentence more general and
+    a rare one more specific."""
+    log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
+    average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
+    return (weight * (log_counts - average)).astype(np.float32)
 
 
 def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
@@ -117,7 +128,13 @@ class Trainer:
             mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
                             self.corpus.report["mixture"]["pairs_per_source"].items())
             self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
-        self.vocab = self.corpus.vocabulary(config.vocab_size)
+        kept = min(config.vocab_size, int(np.sum(self.corpus.counts >= config.min_count)))
+        self.vocab = self.corpus.vocabulary(kept)
+        # training count of each vocabulary word; <unk> (rare words) counts as the rarest kept word
+        known = self.corpus.counts[:kept]
+        self.word_counts = np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
+        self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
+                                                       config.batch_size * config.megabatch, config.seed)
         self.ids = self.corpus.model_ids(len(self.vocab))
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
@@ -133,6 +150,10 @@ class Trainer:
             self.log(f"resuming from {resume_from} at step {self.state['step']:,}")
         else:
             self.encoder = build_encoder(config, len(self.vocab))
+            if config.rarity_init:
+                if not isinstance(self.encoder, WLO):
+                    raise ProbsentError(f"--rarity-init is for WLO, not {config.model}")
+                self.encoder.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
@@ -213,13 +234,19 @@ class Trainer:
     def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
         """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
         if self.fast is not None:
-            return self.fast.negatives(sentences, count)
-        self.encoder.eval()
-        with torch.no_grad():
-            encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                       self.config.batch_size)
-        self.encoder.train()
-        return mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
+            negative, encoded = self.fast.negatives(sentences, count)
+        else:
+            self.encoder.eval()
+            with torch.no_grad():
+                encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
+                                           self.config.batch_size)
+            self.encoder.train()
+            negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
+        if self.config.false_negatives == "remine":
+            words = word_sets(self.ids, self.corpus.offsets, sentences)
+            on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
+            negative = remine(on_cpu, words, partners_of_stacked_pairs(count).numpy(), negative)
+        return negative
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(
@@ -235,11 +262,12 @@ class Trainer:
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
                                with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
-        s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
-        loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
         if self.encoder.probabilistic:
-            loss = loss + cfg.prior_weight * out.kl.sum() / batch
+            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
+            loss = margin_part + prior_part
         else:
+            s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
+            loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
             offsets = self.corpus.offsets
             words = np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
             loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words).to(self.device))
@@ -278,6 +306,9 @@ class Trainer:
         record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
+        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
+                               self.diagnostic_sample, self.margin, self.config.prior_weight,
+                               self.config.batch_size))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
         else:  # without validation data the latest model is the best one we know

@@ -1,0 +1,133 @@
+"""What moved inside a model: the numbers that say why a run learns specificity, or not.
+
+Logged at every validation of ``probsent train`` (``log.jsonl``, plotted in the report) and
+shown by ``probsent eval`` for a finished model (issue 11):
+
+- ``term_count_spearman``: Spearman correlation of a word's entropy term sum_d log|A_w,d| with
+  the log of its training count (WLO). Specific words are rare, so a model whose variances
+  learned specificity has a clearly *positive* value (frequent words: larger terms, more general).
+- ``frequent_term``: the mean term of the 20 most frequent words (WLO): positive when function
+  words make a sentence more general, as they should.
+- ``negatives_sharing_more``: share of mined negatives that share more distinct words with
+  their sentence than its own partner does (likely false negatives).
+- ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) that
+  are above zero.
+- ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin
+  loss||, both with respect to the scales A (probabilistic models): whether the prior acts.
+
+The sample is fixed per run (the same training pairs at every validation) and encoded without
+scrambling, so the numbers move only because the model does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy import stats
+
+from probsent.batching import encode_by_length
+from probsent.models import WLO, SentenceEncoder
+from probsent.similarity import paired_similarity
+from probsent.training.false_negatives import shared_word_counts, word_sets
+from probsent.training.loss import probabilistic_batch_loss
+from probsent.training.fast_engine import mine_fastest
+from probsent.training.mining import partners_of_stacked_pairs
+
+FREQUENT_WORDS = 20
+SAMPLE_PAIRS = 2000
+
+
+def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:
+    """``term_count_spearman`` and ``frequent_term`` of a WLO model; ``counts[i]``: the training
+    count of vocabulary word i (index 0, ``<unk>``, is left out). Empty for other models."""
+    if not isinstance(encoder, WLO):
+        return {}
+    terms = encoder.word_entropy_terms().detach().cpu().double().numpy()[1:]
+    known = np.asarray(counts[1:len(terms) + 1], dtype=np.float64)
+    order = np.argsort(-known, kind="stable")
+    rho = stats.spearmanr(terms[:len(known)], np.log(np.maximum(known, 1))).statistic
+    return {"term_count_spearman": float(rho),
+            "frequent_term": float(terms[order[:FREQUENT_WORDS]].mean())}
+
+
+@dataclass
+class DiagnosticSample:
+    """Training pairs to diagnose a model on, split as training mines them (mega-batches)."""
+
+    pairs: np.ndarray  # pair indices
+    per_megabatch: int  # pairs per mega-batch
+
+    @classmethod
+    def draw(cls, num_pairs: int, per_megabatch: int, seed: int, size: int = SAMPLE_PAIRS) -> "DiagnosticSample":
+        """``size`` pairs (at most all of them), the same for a given seed."""
+        rng = np.random.default_rng(seed + 7919)
+        pairs = np.sort(rng.choice(num_pairs, size=min(size, num_pairs), replace=False))
+        return cls(pairs, max(2, per_megabatch))
+
+
+def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
+                        sample: DiagnosticSample, margin: float, batch_size: int) -> dict[str, float]:
+    """``negatives_sharing_more`` and ``active_hinge`` on ``sample``, negatives mined per
+    mega-batch by the reference search."""
+    sharing, active, total = 0, 0, 0
+    was_training = encoder.training
+    encoder.eval()
+    with torch.no_grad():
+        for start in range(0, len(sample.pairs), sample.per_megabatch):
+            pairs = sample.pairs[start:start + sample.per_megabatch]
+            if len(pairs) < 2:
+                continue
+            count = len(pairs)
+            sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
+            encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
+            partner = partners_of_stacked_pairs(count)
+            negative = torch.from_numpy(mine_fastest(encoded, partner))
+            rows = np.arange(2 * count)
+            words = word_sets(ids, offsets, sentences)
+            sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
+                                  > shared_word_counts(words, rows, partner.numpy())))
+            # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
+            terms = (margin - paired_similarity(encoded, encoded.index(partner))
+                     + paired_similarity(encoded, encoded.index(negative)))
+            active += int((terms > 0).sum())
+            total += 2 * count
+    encoder.train(was_training)
+    if not total:
+        return {}
+    return {"negatives_sharing_more": sharing / total, "active_hinge": active / total}
+
+
+def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
+                         sample: DiagnosticSample, margin: float, prior_weight: float,
+                         batch_size: int) -> dict[str, float]:
+    """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
+    within that mini-batch): the norm of the prior's gradient on the scales A over the margin
+    loss's. Empty for models without scales or without a prior."""
+    if not isinstance(encoder, WLO) or prior_weight <= 0:
+        return {}
+    pairs = sample.pairs[:batch_size]
+    count = len(pairs)
+    if count < 2:
+        return {}
+    sentences = np.concatenate([2 * pairs, 2 * pairs + 1])
+    with torch.no_grad():
+        plain = encode_by_length(encoder, ids, offsets, sentences, batch_size)
+        negative = mine_fastest(plain, partners_of_stacked_pairs(count))
+    picked = np.concatenate([sentences, sentences[negative]])  # s1, s2, n1, n2
+    out = encode_by_length(encoder, ids, offsets, picked, count, with_kl=True)
+    parts = probabilistic_batch_loss(out, count, margin, prior_weight)
+    norms = []
+    for part in parts:
+        (grad,) = torch.autograd.grad(part, encoder.scale.weight, retain_graph=True)
+        norms.append(float((grad.coalesce().values() if grad.is_sparse else grad).norm()))
+    return {"prior_gradient_share": norms[1] / norms[0] if norms[0] > 0 else float("inf")}
+
+
+def diagnose(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
+             sample: DiagnosticSample, margin: float, prior_weight: float,
+             batch_size: int = 100) -> dict[str, float]:
+    """Every diagnostic of the module docstring that applies to ``encoder``."""
+    return {**word_term_statistics(encoder, counts),
+            **negative_statistics(encoder, ids, offsets, sample, margin, batch_size),
+            **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size)}

@@ -1,0 +1,69 @@
+"""False negatives among mined negatives, and mining again without them.
+
+The hardest negative of a sentence in a mega-batch is often a paraphrase in all but name:
+on loose pairs it shares more words with the sentence than the sentence's own partner does.
+Pushing such a negative away teaches the model the wrong thing (issue 11). Here a mined
+negative j of sentence i is a *false negative* when it shares at least as many distinct
+words with i as i's partner does (and at least one); ``--false-negatives remine`` replaces
+it by the most similar sentence that is not one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from probsent.models.base import Encoding
+from probsent.similarity import pairwise_similarity
+
+REMINE_ROWS = 32  # rows of the similarity matrix computed at once when mining again
+
+
+def word_sets(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> sp.csr_matrix:
+    """A 0/1 matrix [len(sentences), vocabulary]: which known words (id > 0) each sentence has."""
+    starts, ends = offsets[sentences], offsets[sentences + 1]
+    rows = np.repeat(np.arange(len(sentences)), ends - starts)
+    cols = np.concatenate([ids[s:e] for s, e in zip(starts, ends)]) if len(sentences) else np.zeros(0, np.int64)
+    known = cols > 0
+    width = int(ids.max()) + 1 if len(ids) else 1
+    matrix = sp.csr_matrix((np.ones(int(known.sum()), np.int32), (rows[known], cols[known])),
+                           shape=(len(sentences), width))
+    matrix.data[:] = 1  # a repeated word counts once (duplicates were summed)
+    return matrix
+
+
+def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Number of distinct words row ``a[k]`` shares with row ``b[k]`` of ``words``, for each k."""
+    return np.asarray(words[a].multiply(words[b]).sum(axis=1)).ravel().astype(np.int64)
+
+
+def false_negative_mask(words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """Per sentence: is its mined ``negative`` a false negative (shares at least as many
+    distinct words with it as its ``partner``, and at least one)?"""
+    rows = np.arange(len(partner))
+    shared_negative = shared_word_counts(words, rows, negative)
+    return shared_negative >= np.maximum(shared_word_counts(words, rows, partner), 1)
+
+
+def remine(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """``negative`` with every false negative replaced by the most similar sentence that is
+    neither the sentence, its partner nor a false negative (kept where none is left)."""
+    negative = negative.copy()
+    flagged = np.flatnonzero(false_negative_mask(words, partner, negative))
+    if not len(flagged):
+        return negative
+    threshold = np.maximum(shared_word_counts(words, np.arange(len(partner)), partner), 1)
+    for start in range(0, len(flagged), REMINE_ROWS):
+        rows = flagged[start:start + REMINE_ROWS]
+        shared = (words[rows] @ words.T).toarray()  # [rows, all sentences]
+        banned = shared >= threshold[rows, None]
+        banned[np.arange(len(rows)), rows] = True
+        banned[np.arange(len(rows)), partner[rows]] = True
+        pick = torch.from_numpy(rows)
+        with torch.no_grad():
+            similarity = pairwise_similarity(encoded.index(pick), encoded).double().numpy()
+        similarity[banned] = -np.inf
+        best = similarity.argmax(axis=1)
+        usable = np.isfinite(similarity[np.arange(len(rows)), best])
+        negative[rows[usable]] = best[usable]
+    return negative
