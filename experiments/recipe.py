@@ -113,7 +113,10 @@ def main() -> int:
     if args.stage == "train":
         for run in [REFERENCE, *SINGLE_CHANGES]:
             print(run.name, flush=True)
-            probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
+            try:
+                probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
+            except SystemExit as failure:  # a run that diverges keeps its last validations
+                print(failure, flush=True)
     elif args.stage == "combined":
         run = combined_run()
         print(run.name, run.note, flush=True)
