@@ -245,7 +245,12 @@ class Trainer:
         if self.config.false_negatives == "remine":
             words = word_sets(self.ids, self.corpus.offsets, sentences)
             on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
-            negative = remine(on_cpu, words, partners_of_stacked_pairs(count).numpy(), negative)
+            partner = partners_of_stacked_pairs(count).numpy()
+            found = None
+            if fast_engine_available():
+                from probsent.training.fast_false_negatives import remine_fast
+                found = remine_fast(on_cpu, words, partner, negative)
+            negative = found if found is not None else remine(on_cpu, words, partner, negative)
         return negative
 
     def _bad_loss(self, loss: float) -> ProbsentError:

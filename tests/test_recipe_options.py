@@ -1,0 +1,215 @@
+"""Issue 11's pieces against independent references: the whole batch loss against a naive
+loop over the paper's formulas, false negatives against Python sets and a brute-force search,
+the diagnostics on hand-made models, the rarity initialization, --min-count, and the
+shorter-specific pair set."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from probsent.batching import encode_by_length
+from probsent.evaluation.baselines import LengthScorer
+from probsent.evaluation.experiments import load_shorter_specific, shorter_specific_experiment
+from probsent.models import WLO
+from probsent.models.base import Encoding
+from probsent.tokenize import tokenize
+from probsent.training.config import TrainConfig
+from probsent.training.diagnostics import (DiagnosticSample, prior_gradient_share,
+                                           word_term_statistics)
+from probsent.training.false_negatives import (false_negative_mask, remine, shared_word_counts,
+                                               word_sets)
+from probsent.training.fast_false_negatives import remine_fast
+from probsent.training.loss import probabilistic_batch_loss
+from probsent.training.trainer import Trainer, rarity_terms
+from tests.helpers import write_toy_pairs
+
+
+def _naive_gaussian(a: np.ndarray, b: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(mean, variance) after every word, by the recurrence z_i = A_i (z_{i-1} + B_i), in float64."""
+    mean, var, out = np.zeros(a.shape[1]), np.ones(a.shape[1]), []
+    for a_i, b_i in zip(a, b):
+        mean, var = a_i * (mean + b_i), a_i * var * a_i
+        out.append((mean, var))
+    return out
+
+
+def _naive_eip(m1, v1, m2, v2) -> float:
+    """log N(0; m1 - m2, diag(v1 + v2)), one dimension at a time."""
+    return sum(-0.5 * (math.log(2 * math.pi * (x + y)) + (p - q) ** 2 / (x + y))
+               for p, x, q, y in zip(m1, v1, m2, v2))
+
+
+def _naive_kl(mean, var) -> float:
+    return sum(0.5 * (v + m * m - 1.0 - math.log(v)) for m, v in zip(mean, var))
+
+
+def test_batch_loss_equals_a_naive_loop_over_the_papers_formula() -> None:
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = WLO(30, dim=4, scale_init_std=0.3, shift_init_std=0.5).double()
+    batch, margin, prior = 3, 1.0, 0.01
+    lengths = rng.integers(1, 6, 4 * batch)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 30, offsets[-1])
+    out = encode_by_length(model, ids, offsets, np.arange(4 * batch), 5, with_kl=True)
+    margin_part, prior_part = probabilistic_batch_loss(out, batch, margin, prior)
+
+    A, B = model.scale.weight.detach().numpy(), model.shift.weight.detach().numpy()
+    steps = [_naive_gaussian(A[ids[offsets[k]:offsets[k + 1]]], B[ids[offsets[k]:offsets[k + 1]]])
+             for k in range(4 * batch)]
+    hinge, kl = 0.0, 0.0
+    for p in range(batch):
+        s1, s2, n1, n2 = (steps[p + side * batch][-1] for side in range(4))
+        positive = _naive_eip(*s1, *s2)
+        hinge += max(0.0, margin - positive + _naive_eip(*s1, *n1))
+        hinge += max(0.0, margin - positive + _naive_eip(*s2, *n2))
+    for trajectory in steps:  # every prefix of every side (s1, s2, n1, n2)
+        kl += sum(_naive_kl(mean, var) for mean, var in trajectory)
+    assert margin_part.item() == pytest.approx(hinge / batch, rel=1e-9)
+    assert prior_part.item() == pytest.approx(prior * kl / batch, rel=1e-9)
+
+
+def test_shared_words_and_false_negatives_match_python_sets() -> None:
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(0, 8, 40)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 12, offsets[-1])  # id 0 (<unk>) never counts
+    words = word_sets(ids, offsets, np.arange(40))
+    sets = [set(ids[offsets[k]:offsets[k + 1]].tolist()) - {0} for k in range(40)]
+    a, b = rng.integers(0, 40, 100), rng.integers(0, 40, 100)
+    assert shared_word_counts(words, a, b).tolist() == [len(sets[i] & sets[j]) for i, j in zip(a, b)]
+    partner = np.concatenate([np.arange(20) + 20, np.arange(20)])
+    negative = (np.arange(40) + 3) % 40
+    expected = [len(sets[i] & sets[negative[i]]) >= max(1, len(sets[i] & sets[partner[i]])) for i in range(40)]
+    assert false_negative_mask(words, partner, negative).tolist() == expected
+
+
+def _random_problem(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 10, n)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(1, 25, offsets[-1])
+    encoded = Encoding(torch.from_numpy(rng.normal(size=(n, 6)).astype(np.float32)),
+                       torch.from_numpy(rng.normal(size=(n, 6)).astype(np.float32)))
+    partner = np.concatenate([np.arange(n // 2) + n // 2, np.arange(n // 2)])
+    negative = rng.integers(0, n, n)
+    negative = np.where((negative == np.arange(n)) | (negative == partner), (negative + 1) % n, negative)
+    negative = np.where((negative == np.arange(n)) | (negative == partner), (negative + 1) % n, negative)
+    return ids, offsets, encoded, partner, negative
+
+
+def test_remine_is_the_brute_force_argmax_over_allowed_sentences() -> None:
+    ids, offsets, encoded, partner, negative = _random_problem(60, 2)
+    n = 60
+    sets = [set(ids[offsets[k]:offsets[k + 1]].tolist()) for k in range(n)]
+    found = remine(encoded, word_sets(ids, offsets, np.arange(n)), partner, negative)
+    mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
+    for i in range(n):
+        limit = max(1, len(sets[i] & sets[partner[i]]))
+        if len(sets[i] & sets[negative[i]]) < limit:
+            assert found[i] == negative[i]  # not a false negative: kept
+            continue
+        allowed = [j for j in range(n) if j not in (i, partner[i]) and len(sets[i] & sets[j]) < limit]
+        if not allowed:
+            assert found[i] == negative[i]
+            continue
+        best = max(allowed, key=lambda j: _naive_eip(mean[i], var[i], mean[j], var[j]))
+        assert found[i] == best
+
+
+def test_compiled_remine_equals_the_reference() -> None:
+    ids, offsets, encoded, partner, negative = _random_problem(400, 3)
+    words = word_sets(ids, offsets, np.arange(400))
+    expected = remine(encoded, words, partner, negative)
+    assert (expected != negative).any()
+    assert np.array_equal(remine_fast(encoded, words, partner, negative), expected)
+
+
+def test_word_term_statistics_on_hand_made_terms() -> None:
+    model = WLO(26, dim=2)
+    terms = np.arange(25, dtype=np.float64) / 10.0  # word w (id w + 1) has term w / 10
+    with torch.no_grad():
+        model.scale.weight[1:] = torch.exp(torch.from_numpy(terms) / 2)[:, None].float()
+    counts = np.concatenate([[7], 1000 - np.arange(25)])  # the largest terms are the rarest words
+    stats = word_term_statistics(model, counts)
+    assert stats["term_count_spearman"] == pytest.approx(-1.0)
+    assert stats["frequent_term"] == pytest.approx(np.mean(terms[:20]), abs=1e-5)
+    rarest_last = np.concatenate([[7], counts[1:][::-1]])
+    assert word_term_statistics(model, rarest_last)["term_count_spearman"] == pytest.approx(1.0)
+
+
+def test_prior_gradient_share_is_the_norm_ratio_of_the_two_gradients() -> None:
+    torch.manual_seed(3)
+    rng = np.random.default_rng(3)
+    model = WLO(20, dim=3)
+    lengths = rng.integers(2, 6, 16)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(1, 20, offsets[-1])
+    sample = DiagnosticSample(np.arange(8), 8)
+    share = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.01, 8)["prior_gradient_share"]
+    assert prior_gradient_share(model, ids, offsets, sample, 1.0, 0.02, 8)["prior_gradient_share"] == pytest.approx(2 * share)
+    # the prior's gradient alone, by finite differences on A through the naive recurrence
+    sentences = np.concatenate([2 * np.arange(8), 2 * np.arange(8) + 1])
+    out = encode_by_length(model, ids, offsets, sentences, 16, with_kl=True)
+    (grad,) = torch.autograd.grad(out.kl.sum(), model.scale.weight)
+    A = model.scale.weight.detach().double().numpy().copy()
+    B = model.shift.weight.detach().double().numpy()
+
+    def total_kl(scale):
+        return sum(_naive_kl(m, v) for k in sentences
+                   for m, v in _naive_gaussian(scale[ids[offsets[k]:offsets[k + 1]]], B[ids[offsets[k]:offsets[k + 1]]]))
+
+    w, d, h = int(ids[0]), 1, 1e-6
+    up, down = A.copy(), A.copy()
+    up[w, d] += h
+    down[w, d] -= h
+    dense = grad.to_dense() if grad.is_sparse else grad
+    assert dense[w, d].item() == pytest.approx((total_kl(up) - total_kl(down)) / (2 * h), rel=1e-3)
+
+
+def test_rarity_terms_and_their_initialization() -> None:
+    counts = np.array([5, 1000, 100, 10, 1])
+    terms = rarity_terms(counts, 0.2)
+    average = np.sum(counts * np.log(counts)) / counts.sum()
+    assert terms == pytest.approx(0.2 * (np.log(counts) - average), abs=1e-6)
+    assert np.sum(counts * terms) == pytest.approx(0.0, abs=1e-3)  # the average token adds nothing
+    model = WLO(5, dim=4)
+    before = model.word_entropy_terms().detach().clone()
+    model.shift_entropy_terms(torch.from_numpy(terms))
+    assert model.word_entropy_terms().detach().numpy() == pytest.approx((before + torch.from_numpy(terms)).numpy(), abs=1e-5)
+
+
+def test_min_count_and_rarity_init_in_a_training_run(tmp_path) -> None:
+    data = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
+    lines = (data.read_text() + "zebra quartz\tzebra onyx\ttoy\n")
+    data.write_text(lines)
+    config = TrainConfig(data=str(data), out=str(tmp_path / "run"), min_count=2, max_steps=2,
+                         batch_size=4, megabatch=2, rarity_init=0.3, eval_every=1)
+    trainer = Trainer(config, progress=False)
+    assert "zebra" in trainer.vocab.words  # seen twice
+    assert "quartz" not in trainer.vocab.words and "onyx" not in trainer.vocab.words  # seen once
+    assert "guitar" in trainer.vocab.words  # 3 x 2 times
+    trainer.train()
+    record = json.loads((tmp_path / "run" / "log.jsonl").read_text().splitlines()[0])
+    for key in ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge",
+                "prior_gradient_share"):
+        assert math.isfinite(record[key])
+
+
+def test_shorter_specific_set() -> None:
+    specific, vague = load_shorter_specific()
+    assert len(specific) >= 50
+    assert all(len(tokenize(s)) < len(tokenize(v)) for s, v in zip(specific, vague))
+    assert shorter_specific_experiment(LengthScorer())["accuracy"] == 0.0
+
+    class Digits:
+        def specificity(self, sentences):
+            return np.array([sum(c.isdigit() for c in s) for s in sentences], dtype=float)
+
+    expected = 100.0 * np.mean([sum(c.isdigit() for c in s) > sum(c.isdigit() for c in v)
+                                for s, v in zip(specific, vague)])
+    assert shorter_specific_experiment(Digits())["accuracy"] == pytest.approx(expected)
