@@ -279,12 +279,48 @@ def _table8(evaluation: dict[str, Any]) -> str:
     ])
 
 
+def _shorter_specific(evaluation: dict[str, Any]) -> str:
+    systems = _systems(evaluation, "shorter_specific")
+    if not systems:
+        return ""
+    rows = [[name, _num(entry["shorter_specific"]["accuracy"]), str(entry["shorter_specific"]["n"])]
+            for name, entry in systems.items()]
+    return "\n".join([
+        "## When length misleads: the specific sentence is the shorter one (not in the paper)", "",
+        "% of probsent's own pairs (a short sentence with names, numbers or dates against a long vague"
+        " one) in which the short one scores as more specific. Length scores 0 by construction.", "",
+        _table(["System", "Specific one ranked higher (%)", "Pairs"], rows)])
+
+
+DIAGNOSTICS = [("term_count_spearman", "Spearman(word term, log count)", 3),
+               ("frequent_term", "mean term of the 20 most frequent words", 3),
+               ("negatives_sharing_more", "negatives sharing more words than the partner", 3),
+               ("active_hinge", "active hinge terms", 3),
+               ("prior_gradient_share", "prior / margin gradient on A", 4)]
+
+
+def _diagnostics(evaluation: dict[str, Any]) -> str:
+    systems = {name: entry["diagnostics"] for name, entry in _systems(evaluation, "diagnostics").items()
+               if "skipped" not in entry["diagnostics"]}
+    if not systems:
+        return ""
+    rows = [[name] + [_num(entry.get(key), digits) for key, _, digits in DIAGNOSTICS]
+            for name, entry in systems.items()]
+    return "\n".join([
+        "## Variance diagnostics (not in the paper)", "",
+        "What the model learned, on a fixed sample of its training pairs (probsent.training.diagnostics):"
+        " a positive Spearman and a positive frequent-word term mean that the variances grew with"
+        " word frequency (frequent words general, rare words specific).", "",
+        _table(["System", *(title for _, title, _ in DIAGNOSTICS)], rows)])
+
+
 # --- timings and plots -------------------------------------------------------------------
 
 def _timings(evaluation: dict[str, Any]) -> str:
     seconds = evaluation.get("results", {}).get("seconds", {})
     seconds = {name: seconds[name] for name in [*_systems(evaluation), *seconds] if name in seconds}
-    steps = ["specificity", "length_normalized_news", "snli", "sts", "lexical", "sentential", "ablation", "total"]
+    steps = ["specificity", "length_normalized_news", "snli", "shorter_specific", "sts", "lexical", "sentential",
+             "diagnostics", "ablation", "total"]
     rows = [[name] + [_num(times.get(step)) for step in steps] for name, times in seconds.items()]
     return "\n".join(["## Running time (seconds)", "", _table(["System", *steps], rows)])
 
@@ -300,5 +336,5 @@ def render_report(evaluation: dict[str, Any]) -> str:
     """The whole Markdown report for the JSON written by ``probsent eval``."""
     parts = [_header(evaluation), _table2(evaluation), _table3(evaluation), _table4(evaluation),
              _table5(evaluation), _table6(evaluation), _table7(evaluation), _table8(evaluation),
-             _timings(evaluation), _plots(evaluation)]
+             _shorter_specific(evaluation), _diagnostics(evaluation), _timings(evaluation), _plots(evaluation)]
     return "\n\n".join(p for p in parts if p) + "\n"

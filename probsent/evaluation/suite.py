@@ -22,7 +22,10 @@ from probsent.evaluation import experiments as ex
 from probsent.evaluation.lexical import WordTable, lexical_analysis
 from probsent.evaluation.sentential import sentential_analysis
 from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, training_settings
+from probsent.data.corpus import PairCorpus
+from probsent.data.mixture import apply_mixture
 from probsent.models.wlo import WLO
+from probsent.training.diagnostics import DiagnosticSample, diagnose
 
 
 @dataclass
@@ -91,6 +94,7 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
         ("length_normalized_news", lambda: ex.length_normalized_news(system.scorer, data)),
         ("snli", lambda: ex.snli_entailment(system.scorer, data)),
     ]
+    tasks.append(("shorter_specific", lambda: ex.shorter_specific_experiment(system.scorer)))
     if system.encoder is not None:
         tasks.append(("sts", lambda: ex.sts_experiment(system.encoder, data)))
     model = system.model
@@ -114,10 +118,38 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
                                      options.seed)
         return {**result, "corpus": loaded.note}
 
+    def diagnostics() -> dict[str, Any]:
+        loaded = corpora.get(model)
+        if loaded.corpus is None:
+            return {"skipped": loaded.note}
+        return {**model_diagnostics(model, loaded.corpus), "corpus": loaded.note}
+
     if isinstance(model.encoder, WLO):
         tasks.append(("lexical", lexical))
     tasks.append(("sentential", sentential))
+    tasks.append(("diagnostics", diagnostics))
     return tasks
+
+
+def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, float]:
+    """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
+    pairs of its training mixture, mined as its training mined them."""
+    settings = training_settings(model.config)
+    mixture = apply_mixture(corpus, max_per_source=settings.get("max_per_source"),
+                            source_caps=settings.get("source_caps"), min_tokens=settings.get("min_tokens") or 1,
+                            min_overlap=settings.get("min_overlap") or 0.0,
+                            max_overlap=settings.get("max_overlap") or 1.0)
+    to_model = model.vocab.ids(mixture.words)  # corpus word rank -> the model's id
+    ids = to_model[mixture.tokens]
+    counts = np.zeros(len(model.vocab), dtype=np.int64)
+    np.add.at(counts, to_model, mixture.counts)
+    batch = int(settings.get("batch_size") or 100)
+    sample = DiagnosticSample.draw(mixture.num_pairs, batch * int(settings.get("megabatch") or 20),
+                                   int(settings.get("seed") or 1))
+    margin = settings.get("margin")
+    return diagnose(model.encoder, ids, mixture.offsets, counts, sample,
+                    float(margin) if margin is not None else model.encoder.default_margin,
+                    _prior_weight(model) or 0.0, batch)
 
 
 def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:
