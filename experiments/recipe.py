@@ -103,32 +103,136 @@ def select() -> dict[str, str]:
     return {"paper": pick("sts17"), "ours": pick("news_dev")}
 
 
-def with_seed(run: Run, seed: int, name: str | None = None, **overrides: object) -> Run:
-    """``run`` again with another seed (and ``overrides``)."""
-    return Run(name or f"{run.name}-seed{seed}", "recipe", {**run.flags, "seed": seed, **overrides},
+def with_seed(run: Run, seed: int, suffix: str = "", **overrides: object) -> Run:
+    """``run`` again with another seed (and ``overrides``): ``<run><suffix>-seed<N>``."""
+    return Run(f"{run.name}{suffix}-seed{seed}", "recipe", {**run.flags, "seed": seed, **overrides},
                f"{run.note}; seed {seed}")
+
+
+def by_name(name: str) -> Run:
+    return next(run for run in candidates() if run.name == name)
+
+
+def seed_runs(selection: dict[str, str]) -> dict[str, list[str]]:
+    """Per selected run (and the prior ablation of our rule's run): its three seeds' names."""
+    groups = {}
+    for rule in ("paper", "ours"):
+        name = selection[rule]
+        groups[name] = [name] + [with_seed(by_name(name), seed).name for seed in SEEDS]
+    ours = by_name(selection["ours"])
+    groups["ablation"] = [with_seed(ours, seed, "-lambda0").name for seed in (1, *SEEDS)]
+    return groups
+
+
+def extra_runs(selection: dict[str, str]) -> list[Run]:
+    """The runs trained after the selection: seeds 2 and 3 of the selected runs, and our rule's
+    run without the prior (seeds 1 to 3)."""
+    runs = [with_seed(by_name(selection[rule]), seed) for rule in ("paper", "ours") for seed in SEEDS]
+    runs += [with_seed(by_name(selection["ours"]), seed, "-lambda0", prior_weight=0.0) for seed in (1, *SEEDS)]
+    return list({run.name: run for run in runs}.values())
+
+
+def _final_diagnostics(name: str) -> dict[str, float]:
+    last = _log(name)[-1]
+    return {k: last[k] for k in ("term_count_spearman", "frequent_term", "negatives_sharing_more",
+                                 "active_hinge", "prior_gradient_share") if k in last}
+
+
+def write_dev_record() -> dict:
+    """results/recipe/dev.json: every candidate's flags, dev numbers and final diagnostics,
+    the combination and the two selections, and each candidate's validation log."""
+    from probsent.io import write_json, write_text
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    record = {"candidates": [], "selection": select(), "combined": combined_run().note,
+              "combine_margin": COMBINE_MARGIN}
+    for run in candidates():
+        record["candidates"].append({"name": run.name, "note": run.note, "flags": run.flags,
+                                     **dev_scores(run.name), "diagnostics": _final_diagnostics(run.name),
+                                     "steps": _log(run.name)[-1]["step"]})
+        write_text(RESULTS_DIR / f"{run.name}.jsonl", (RUNS_DIR / run.name / "log.jsonl").read_text(encoding="utf-8"))
+    write_json(RESULTS_DIR / "dev.json", record)
+    from probsent.evaluation.plots import training_curves
+    training_curves(RESULTS_DIR / "curves.png", {run.name: _log(run.name) for run in candidates()})
+    return record
+
+
+def _train(run: Run) -> None:
+    from experiments.reproduce import probsent
+
+    print(run.name, flush=True)
+    try:
+        probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
+    except SystemExit as failure:  # a run that diverges keeps its last validations
+        print(failure, flush=True)
+
+
+def evaluate_selected(selection: dict[str, str]) -> None:
+    """The test sets, once: ``probsent eval`` of each selected run's seeds (the paper's rule:
+    best/; ours: best-news/) and of the ablation (best-news/), into results/recipe/<name>/."""
+    from experiments.reproduce import evaluate
+    from probsent.io import write_text
+
+    groups = seed_runs(selection)
+    for base, names in groups.items():
+        for name in names:
+            models = []
+            if base == selection["paper"]:
+                models.append(f"runs/{name}/best")
+            if base in (selection["ours"], "ablation"):
+                models.append(f"runs/{name}/best-news")
+            out = RESULTS_DIR / name
+            if (out / "evaluation.json").is_file():
+                continue
+            print("evaluating", name, flush=True)
+            evaluate(models, out, log=RUNS_DIR / f"{name}.eval.log", transformer=False)
+            write_text(out / "log.jsonl", (RUNS_DIR / name / "log.jsonl").read_text(encoding="utf-8"))
+
+
+def write_baselines() -> None:
+    """results/recipe/baselines.json: Length, word rarity and the model shipped before issue 11,
+    in the columns of the section (their test numbers from the plan's evaluations; the
+    shorter-specific pairs scored now). Written once, before a new model may be shipped."""
+    import probsent
+    from experiments.recipe_summary import _load, numbers
+    from probsent.evaluation.baselines import LengthScorer, WordFrequencyScorer
+    from probsent.evaluation.experiments import shorter_specific_experiment
+    from probsent.io import write_json
+
+    path = RESULTS_DIR / "baselines.json"
+    if path.is_file():
+        return
+    plan = _load(REPO / "docs" / "results" / "evaluation.json")["results"]["systems"]
+    shipped = _load(REPO / "results" / "shipped" / "evaluation.json")["results"]["systems"]
+    shipped_model = next(e for e in shipped.values() if e.get("kind") == "model")
+    rows = {}
+    for name, entry, scorer in (("Length", plan["Length"], LengthScorer()),
+                                ("Word Freq (sum)", plan["Word Freq (sum)"], WordFrequencyScorer("sum")),
+                                ("shipped before issue 11", shipped_model, probsent.load())):
+        rows[name] = numbers({**entry, "shorter_specific": shorter_specific_experiment(scorer)})
+    write_json(path, rows)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stage", choices=["train", "combined", "select"], default="select")
+    parser.add_argument("--stage", choices=["train", "combined", "select", "seeds", "evaluate"], default="select")
     args = parser.parse_args()
-    from experiments.reproduce import probsent
-
     RUNS_DIR.mkdir(exist_ok=True)
     if args.stage == "train":
         for run in [REFERENCE, *SINGLE_CHANGES]:
-            print(run.name, flush=True)
-            try:
-                probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
-            except SystemExit as failure:  # a run that diverges keeps its last validations
-                print(failure, flush=True)
+            _train(run)
     elif args.stage == "combined":
-        run = combined_run()
-        print(run.name, run.note, flush=True)
-        probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
+        _train(combined_run())
+    elif args.stage == "select":
+        print(json.dumps(write_dev_record()["selection"]))
     else:
-        print(json.dumps(select()))
+        selection = json.loads((RESULTS_DIR / "dev.json").read_text(encoding="utf-8"))["selection"]
+        if args.stage == "seeds":
+            for run in extra_runs(selection):
+                _train(run)
+        else:
+            write_baselines()
+            evaluate_selected(selection)
     return 0
 
 

@@ -22,6 +22,7 @@ from probsent.io import write_text  # noqa: E402
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7  # noqa: E402
 from probsent.training.checkpoint import LOG  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
+from experiments.recipe_summary import section as recipe_section  # noqa: E402
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name  # noqa: E402
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
@@ -554,6 +555,7 @@ def render() -> str:
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
     lines.append("")
     lines += ["## The shipped model", ""] + _shipped_lines() + [""]
+    lines += recipe_section() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
               "on Ko et al. 2019, Pearson r ×100 on STS12-16) only report. The last column is the test News "

@@ -79,3 +79,34 @@ def lexical_scatter(path: str | os.PathLike[str], model_name: str, table: WordTa
     axes.set_title(f"{model_name}: lexical analysis ({len(table.words):,} words)")
     axes.legend(fontsize=8, loc="best")
     _save(figure, path)
+
+
+TRAINING_CURVES = [("news_train_accuracy", "news-train accuracy (dev, %)"),
+                   ("sts17_pearson", "STS 2017 r (dev)"),
+                   ("term_count_spearman", "Spearman(word term, log count)"),
+                   ("frequent_term", "mean term of the 20 most frequent words"),
+                   ("negatives_sharing_more", "negatives sharing more words than the partner"),
+                   ("active_hinge", "active hinge terms"),
+                   ("prior_gradient_share", "prior / margin gradient on A")]
+
+
+def training_curves(path: str | os.PathLike[str], logs: Mapping[str, list[dict]]) -> None:
+    """One panel per logged diagnostic (:mod:`probsent.training.diagnostics`) and validation
+    score, one line per run (its ``log.jsonl`` records), against the training step."""
+    columns = 4
+    rows = math.ceil(len(TRAINING_CURVES) / columns)
+    figure = Figure(figsize=(4.0 * columns, 3.0 * rows), layout="constrained")
+    for k, (key, title) in enumerate(TRAINING_CURVES):
+        axes = figure.add_subplot(rows, columns, k + 1)
+        for name, records in logs.items():
+            points = [(r["step"], r[key]) for r in records if key in r]
+            if points:
+                axes.plot(*zip(*points), label=name, linewidth=1)
+        if key == "prior_gradient_share":
+            axes.set_yscale("log")
+        axes.set_title(title, fontsize=9)
+        axes.set_xlabel("step", fontsize=8)
+        axes.tick_params(labelsize=7)
+    handles, labels = figure.axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower right", fontsize=7)
+    _save(figure, path)

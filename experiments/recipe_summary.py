@@ -1,0 +1,162 @@
+"""The issue-11 section of docs/RESULTS.md, from results/recipe/ (written by
+``python -m experiments.recipe``): candidates, selections, test numbers over three seeds, the
+prior ablation, the shorter-specific pairs and whether each goal was reached. Every number and
+every comparison is computed from the JSON files."""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from experiments.recipe import RESULTS_DIR, SEEDS, seed_runs
+from probsent.evaluation.paper import TABLE2, TABLE8_STSB
+
+REPO = Path(__file__).resolve().parents[1]
+DOMAINS = ("twitter", "yelp", "movie")
+COLUMNS = ("News acc", "Twitter ρ", "Yelp ρ", "Movie ρ", "STS-B r concat(mean, var)", "STS-B r means",
+           "shorter-specific %")
+WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _model_entry(path: Path) -> dict[str, Any] | None:
+    evaluation = _load(path)
+    if evaluation is None:
+        return None
+    return next((e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model"), None)
+
+
+def numbers(entry: dict[str, Any] | None) -> list[float | None]:
+    """The columns of :data:`COLUMNS` of one evaluated system."""
+    if entry is None:
+        return [None] * len(COLUMNS)
+    spec = entry.get("specificity", {})
+    pearson = entry.get("sts", {}).get("pearson", {})
+    return [spec.get("news", {}).get("accuracy"), *(spec.get(d, {}).get("spearman") for d in DOMAINS),
+            pearson.get("cosine", {}).get("STSB-test"), pearson.get("cosine_mean", {}).get("STSB-test"),
+            entry.get("shorter_specific", {}).get("accuracy")]
+
+
+def seed_numbers(entries: list[dict[str, Any] | None]) -> list[list[float]]:
+    """Per column, the values of the seeds that have one."""
+    columns = zip(*(numbers(e) for e in entries if e is not None)) if any(entries) else [()] * len(COLUMNS)
+    return [[v for v in column if v is not None] for column in columns]
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.mean(values) if values else None
+
+
+def _cell(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _row(label: str, columns: list[list[float]]) -> str:
+    return "| " + " | ".join([label, *(_cell(c) for c in columns)]) + " |"
+
+
+def _paper_row(label: str) -> str:
+    row = next(r for r in TABLE2 if r.label == label)
+    cells = [row.numbers.get("news"), *(row.numbers.get(d) for d in DOMAINS),
+             TABLE8_STSB.get(label), None, None]
+    return "| " + " | ".join([f"{label} (paper's numbers)", *(_fmt(v) for v in cells)]) + " |"
+
+
+def section() -> list[str]:
+    """The Markdown lines of the section (a pointer to the command where nothing is evaluated yet)."""
+    dev = _load(RESULTS_DIR / "dev.json")
+    lines = ["## Issue 11: do WLO's variances learn specificity? (our recipe)", "",
+             "Generated from `results/recipe/` by `python -m experiments.recipe --stage select`, "
+             "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
+             "selection rules) is the docstring of `experiments/recipe.py`, committed before the runs."]
+    if dev is None:
+        return lines + ["", "(not run yet)"]
+    lines += ["", "### Candidates (development numbers only)", "",
+              "| Run | Change | Steps | STS17 r (dev) | News-train acc (dev) | Spearman(term, log count) | "
+              "frequent-word term | negatives sharing more words | active hinge | prior/margin gradient on A |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in dev["candidates"]:
+        d = c["diagnostics"]
+        lines.append("| " + " | ".join([f"`{c['name']}`", c["note"], f"{c['steps']:,}", _fmt(c["sts17"], 3),
+                                         _fmt(c["news_dev"]), _fmt(d.get("term_count_spearman"), 3),
+                                         _fmt(d.get("frequent_term"), 3), _fmt(d.get("negatives_sharing_more"), 3),
+                                         _fmt(d.get("active_hinge"), 3), _fmt(d.get("prior_gradient_share"), 4)]) + " |")
+    selection = dev["selection"]
+    lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
+              "their course over training, per run: [results/recipe/curves.png](../results/recipe/curves.png).",
+              f"`r11-combined` = {dev['combined']} (rule: each family's best on news-train accuracy, where it "
+              f"beats the reference by at least {dev['combine_margin']} points).", "",
+              f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
+              f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
+    lines += _test_lines(selection)
+    return lines
+
+
+def _test_lines(selection: dict[str, str]) -> list[str]:
+    groups = seed_runs(selection)
+    paper_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups[selection["paper"]]]
+    ours_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups[selection["ours"]]]
+    ablation_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups["ablation"]]
+    if not any(paper_entries):
+        return ["", "(test sets not evaluated yet: `python -m experiments.recipe --stage evaluate`)"]
+    # for the paper's rule, the best/ model of each run (the evaluation holds only that one for it)
+    wordsum = [_model_entry(REPO / "results" / n / "evaluation.json") for n in WORDSUM]
+    baselines = _load(RESULTS_DIR / "baselines.json") or {}
+    paper, ours, ablation, words = (seed_numbers(e) for e in (paper_entries, ours_entries, ablation_entries, wordsum))
+    length = [[v] if v is not None else [] for v in baselines.get("Length", [None] * len(COLUMNS))]
+    rarity = [[v] if v is not None else [] for v in baselines.get("Word Freq (sum)", [None] * len(COLUMNS))]
+    shipped = [[v] if v is not None else [] for v in baselines.get("shipped before issue 11", [None] * len(COLUMNS))]
+    lines = ["", "### Test sets (evaluated once, after the selection)", "",
+             "Mean ± sd over seeds 1, " + ", ".join(map(str, SEEDS)) + " (×100).", "",
+             "| System | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS),
+             _row(f"WLO, paper's rule: `{selection['paper']}` (best/)", paper),
+             _row(f"WLO, our rule: `{selection['ours']}` (best-news/)", ours),
+             _row("the same without the prior (λ = 0; best-news/)", ablation),
+             _row("Wordsum `wordsum-minibatch-long` (best/)", words),
+             _row("Length", length), _row("Word rarity (wordfreq ranks, sum)", rarity),
+             _row("shipped model before issue 11", shipped),
+             _paper_row("WLO"), _paper_row("Wordsum")]
+    lines += ["", "### Goals of issue 11, checked on these numbers", ""]
+    lines += _goal_lines(paper, words, length, ours)
+    return lines
+
+
+def _goal_lines(paper: list[list[float]], wordsum: list[list[float]], length: list[list[float]],
+                ours: list[list[float]]) -> list[str]:
+    def verdict(ok: bool | None) -> str:
+        return "not measured" if ok is None else ("**yes**" if ok else "**no**")
+
+    def at_least(a: list[float], b: list[float]) -> bool | None:
+        return None if not a or not b else _mean(a) >= _mean(b)
+
+    names = COLUMNS[:4]
+    lines = []
+    for k, name in enumerate(names):
+        lines.append(f"- Paper's-rule WLO ≥ Wordsum on {name}: {verdict(at_least(paper[k], wordsum[k]))} "
+                     f"({_fmt(_mean(paper[k]))} vs {_fmt(_mean(wordsum[k]))}); ≥ Length: "
+                     f"{verdict(at_least(paper[k], length[k]))} ({_fmt(_mean(paper[k]))} vs {_fmt(_mean(length[k]))}).")
+    concat, means = paper[4], paper[5]
+    lines.append(f"- Its STS-B r of concat(mean, var) ≥ its means alone and ≥ 60: "
+                 f"{verdict(None if not concat else _mean(concat) >= max(60.0, _mean(means) or 0.0))} "
+                 f"({_fmt(_mean(concat))} vs {_fmt(_mean(means))}).")
+    spread = [statistics.stdev(c) if len(c) > 1 else None for c in ours[:4]]
+    margins = [None if not o or not l_ else _mean(o) - _mean(l_) for o, l_ in zip(ours[:4], length[:4])]
+    beats = all(m is not None and s is not None and m > s for m, s in zip(margins, spread))
+    lines.append(f"- Our-rule WLO beats Length on all four by more than its seed spread: {verdict(beats)} "
+                 f"(margins {' / '.join(_fmt(m) for m in margins)}, sd {' / '.join(_fmt(s) for s in spread)}).")
+    short = ours[6]
+    lines.append(f"- Our-rule WLO ranks the specific (shorter) sentence higher in ≥ 90% of the pairs: "
+                 f"{verdict(None if not short else _mean(short) >= 90.0)} ({_fmt(_mean(short))}%).")
+    return lines
