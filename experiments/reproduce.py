@@ -124,12 +124,13 @@ def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: st
     probsent(*args, log=log)
 
 
-def ship() -> None:
+def ship(candidates: list[str] | None = None) -> None:
     """Export the best WLO on the news training rows (run and vocabulary size, see
-    :func:`choose_shipped`) as the package's default model, calibrate and evaluate it."""
+    :func:`choose_shipped`; of ``candidates``, by default :func:`ship_candidates`) as the
+    package's default model, calibrate and evaluate it."""
     staging = REPO / "probsent" / "pretrained" / ".wlo.new"
     shutil.rmtree(staging, ignore_errors=True)
-    name, words, accuracy = choose_shipped(ship_candidates())
+    name, words, accuracy = choose_shipped(candidates or ship_candidates())
     source = RUNS_DIR / name / "best-news"
     print(f"shipping {source.relative_to(REPO)} with {words:,} words (news-train accuracy "
           f"{accuracy[name][words]:.2f})", flush=True)
