@@ -9,8 +9,6 @@ from scipy.optimize import minimize
 
 from probsent.calibration import fit_logistic
 from probsent.cli import main
-from tests.helpers import DATA, require_data
-from tests.test_api import make_model
 
 
 def test_fit_matches_a_generic_optimizer_and_recovers_parameters() -> None:
@@ -34,13 +32,12 @@ def test_separable_data_gives_finite_parameters() -> None:
     assert np.isfinite(slope) and np.isfinite(intercept) and slope > 0
 
 
-def test_calibrate_then_probability(tmp_path, capsys) -> None:
-    require_data()
+def test_calibrate_then_probability(tmp_path, capsys, make_model, data_dir) -> None:
     model = make_model("wlo")
     model.save(tmp_path / "m")
     assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat"]) == 2
     assert "probsent calibrate" in capsys.readouterr().err
-    assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(DATA)]) == 0
+    assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(data_dir)]) == 0
     saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
     assert saved["sentences"] == 2730
     capsys.readouterr()

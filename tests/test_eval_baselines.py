@@ -9,9 +9,15 @@ import pytest
 from probsent.errors import ProbsentError
 from probsent.evaluation import baselines as bl
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-GLOVE = DATA / bl.GLOVE_FILE
-needs_glove = pytest.mark.skipif(not GLOVE.is_file(), reason=f"GloVe file not found at {GLOVE}")
+
+
+@pytest.fixture(scope="module")
+def glove(data_dir):
+    """The shared GloVe file; tests asking for it skip without it."""
+    path = data_dir / bl.GLOVE_FILE
+    if not path.is_file():
+        pytest.skip(f"GloVe file not found at {path}")
+    return path
 
 
 def test_length_counts_treebank_tokens():
@@ -43,19 +49,18 @@ def test_reduce_is_checked():
         bl.WordFrequencyScorer("max")  # type: ignore[arg-type]
 
 
-def _glove_line(word: str) -> np.ndarray:
-    with gzip.open(GLOVE, "rt", encoding="utf-8") as handle:
+def _glove_line(glove, word: str) -> np.ndarray:
+    with gzip.open(glove, "rt", encoding="utf-8") as handle:
         for line in handle:
             if line.startswith(word + " "):
                 return np.array(line.split()[1:], dtype=np.float64)
     raise AssertionError(f"{word} not in GloVe")
 
 
-@needs_glove
-def test_glove_norms():
-    the, of = _glove_line("the"), _glove_line("of")  # the first two lines of the file
-    scorer_sum = bl.GloveScorer("sum", path=GLOVE)
-    scorer_avg = bl.GloveScorer("avg", path=GLOVE)
+def test_glove_norms(glove):
+    the, of = _glove_line(glove, "the"), _glove_line(glove, "of")  # the first two lines of the file
+    scorer_sum = bl.GloveScorer("sum", path=glove)
+    scorer_avg = bl.GloveScorer("avg", path=glove)
     sentences = ["The of", "the qzxqzxqzx", "qzxqzxqzx"]
     assert scorer_sum.specificity(sentences) == pytest.approx([np.linalg.norm(the + of), np.linalg.norm(the), 0.0], rel=1e-6)
     assert scorer_avg.specificity(sentences) == pytest.approx([np.linalg.norm(the + of) / 2, np.linalg.norm(the), 0.0], rel=1e-6)
@@ -64,9 +69,8 @@ def test_glove_norms():
     assert vectors[1] == pytest.approx(the, rel=1e-6)
 
 
-@needs_glove
-def test_glove_file_is_shared_per_process():
-    assert bl.GloveScorer("sum", path=GLOVE).vectors is bl.GloveScorer("avg", path=GLOVE).vectors
+def test_glove_file_is_shared_per_process(glove):
+    assert bl.GloveScorer("sum", path=glove).vectors is bl.GloveScorer("avg", path=glove).vectors
 
 
 def test_missing_glove_file_is_named(tmp_path):

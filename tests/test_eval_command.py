@@ -15,10 +15,6 @@ from probsent.evaluation.command import BASELINE_NAMES, JSON_NAME, REPORT_NAME
 from probsent.evaluation.report import render_report
 from probsent.models import build_model
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not (DATA / "snli").is_dir(), reason=f"shared data not found at {DATA}")
-
-
 def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
     """A randomly initialized model whose config names ``pairs`` as its training data."""
     torch.manual_seed(seed)
@@ -45,7 +41,7 @@ def workspace(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def full_run(workspace):
+def full_run(workspace, data_dir):
     """One run of the whole command: two models, the ablation model and the Length baseline."""
     root, models = workspace
     out = root / "out"
@@ -53,11 +49,10 @@ def full_run(workspace):
         patch.setenv("PROBSENT_CACHE", str(root / "cache"))
         status = main(["eval", "--model", str(models["wlo"]), "--model", str(models["wordsum"]),
                        "--ablation-model", str(models["wlo0"]), "--baseline", "length",
-                       "--data-dir", str(DATA), "--out", str(out), "--min-count", "1", "--quiet"])
+                       "--data-dir", str(data_dir), "--out", str(out), "--min-count", "1", "--quiet"])
     return status, out
 
 
-@needs_data
 def test_json_holds_every_part(full_run):
     status, out = full_run
     assert status == 0
@@ -83,7 +78,6 @@ def test_json_holds_every_part(full_run):
     assert systems["Majority"]["specificity"]["news"]["accuracy"] == pytest.approx(54.576, abs=0.01)
 
 
-@needs_data
 def test_report_has_the_tables_in_order_beside_the_paper(full_run):
     _, out = full_run
     text = (out / REPORT_NAME).read_text()
@@ -100,7 +94,6 @@ def test_report_has_the_tables_in_order_beside_the_paper(full_run):
     assert "| 77.4 |" in text and "| 73.7 |" in text  # paper numbers of Tables 2/7 and 8
 
 
-@needs_data
 def test_plots_are_pngs(full_run):
     _, out = full_run
     evaluation = json.loads((out / JSON_NAME).read_text())
@@ -112,23 +105,21 @@ def test_plots_are_pngs(full_run):
     assert not [p.name for p in out.rglob("*") if p.name.startswith(".")]  # no temporaries left
 
 
-@needs_data
-def test_non_empty_out_dir_is_refused(full_run, capsys):
+def test_non_empty_out_dir_is_refused(full_run, capsys, data_dir):
     _, out = full_run
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
-    assert main(["eval", "--baseline", "length", "--data-dir", str(DATA), "--out", str(out), "--quiet"]) == 2
+    assert main(["eval", "--baseline", "length", "--data-dir", str(data_dir), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "--force" in err
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
-@needs_data
-def test_force_replaces_only_report_files(tmp_path):
+def test_force_replaces_only_report_files(tmp_path, data_dir):
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     (out / REPORT_NAME).write_text("old report")
-    assert main(["eval", "--baseline", "length", "--data-dir", str(DATA), "--out", str(out), "--force",
+    assert main(["eval", "--baseline", "length", "--data-dir", str(data_dir), "--out", str(out), "--force",
                  "--quiet"]) == 0
     assert (out / "notes.txt").read_text() == "mine"
     text = (out / REPORT_NAME).read_text()
@@ -151,24 +142,22 @@ def test_missing_data_dir(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-@needs_data
-def test_missing_data_file(tmp_path, capsys):
+def test_missing_data_file(tmp_path, capsys, data_dir):
     copy = tmp_path / "data"
-    shutil.copytree(DATA / "specificity", copy / "specificity", ignore=shutil.ignore_patterns("yelpv.txt"))
+    shutil.copytree(data_dir / "specificity", copy / "specificity", ignore=shutil.ignore_patterns("yelpv.txt"))
     for name in ("sts", "snli"):
-        (copy / name).symlink_to(DATA / name)
+        (copy / name).symlink_to(data_dir / name)
     one_line_error(capsys, ["eval", "--baseline", "length", "--data-dir", str(copy), "--out", str(tmp_path / "out")],
                    "yelpv.txt")
     assert not (tmp_path / "out").exists()
 
 
-@needs_data
-def test_missing_model_and_wrong_ablation(workspace, tmp_path, capsys):
+def test_missing_model_and_wrong_ablation(workspace, tmp_path, capsys, data_dir):
     _, models = workspace
-    one_line_error(capsys, ["eval", "--model", str(tmp_path / "nomodel"), "--data-dir", str(DATA),
+    one_line_error(capsys, ["eval", "--model", str(tmp_path / "nomodel"), "--data-dir", str(data_dir),
                             "--out", str(tmp_path / "out")], "nomodel")
     one_line_error(capsys, ["eval", "--model", str(models["wordsum"]), "--ablation-model", str(models["wlo0"]),
-                            "--data-dir", str(DATA), "--out", str(tmp_path / "out")], "WLO")
+                            "--data-dir", str(data_dir), "--out", str(tmp_path / "out")], "WLO")
 
 
 def test_nothing_to_evaluate(tmp_path, capsys):

@@ -20,7 +20,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
 from probsent.training.validation import NewsDevScorer, StsValidator
-from tests.helpers import DATA, REPO, require_data, slice_of_pairs, write_toy_pairs
+from tests.helpers import REPO
 
 
 def config(tmp_path, data, **overrides) -> TrainConfig:
@@ -37,15 +37,14 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("model,extra", [("wlo", {"prior_weight": 1e-5, "engine": "torch"}),
                                          ("wlo", {"prior_weight": 1e-5, "engine": "fast"}), ("wordavg", {})])
-def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
-    require_data()
+def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, pairs_slice) -> None:
     # 6,000 pairs spread over the whole file (every source); 300 steps of 100 pairs
-    data = slice_of_pairs(tmp_path / "slice.tsv", 6000, stride=200)
+    data = pairs_slice(6000, stride=200)
     cfg = config(tmp_path, data, model=model, batch_size=100, megabatch=5, epochs=5,
                  eval_every=30, vocab_size=10_000, **extra)
     trainer = Trainer(cfg, progress=False)
-    trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(DATA))
-    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(DATA))
+    trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(data_dir))
+    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(data_dir))
     untrained = trainer.validator(trainer.encoder.eval())
     trainer.encoder.train()
     losses = []
@@ -70,7 +69,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
     # best-news/ holds the model with the best news-train accuracy, recomputed here by brute
     # force over every threshold
-    news = load_news_train(as_data_dir(str(DATA)))
+    news = load_news_train(as_data_dir(str(data_dir)))
     scores = probsent.load(os.path.join(cfg.out, "best-news")).specificity(news.sentences)
     cuts = np.concatenate([[-np.inf], np.unique(scores)])
     brute = max(np.mean((scores > t) == news.specific) for t in cuts)
@@ -80,8 +79,8 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
 
 
 @pytest.mark.parametrize("engine", ["torch", "fast"])
-def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs: 3 mega-batches an epoch
+def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs: 3 mega-batches an epoch
     straight = Trainer(config(tmp_path / "a", data, epochs=2, engine=engine), progress=False)
     straight.train()
 
@@ -106,8 +105,8 @@ def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine) -> N
         assert torch.equal(a, b), name  # to the last bit
 
 
-def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(40)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
                "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "1",
@@ -133,11 +132,11 @@ def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("engine", ["fast", "torch"])
-def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine) -> None:
+def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine, toy_pairs) -> None:
     # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a
     # step, in mining, in a checkpoint write) and resumed each time, ends with the weights of
     # the uninterrupted run to the last bit
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+    data = toy_pairs(40)
     epochs = 12 if engine == "fast" else 4  # about 130 and 45 checkpoints
     def command(out):
         return [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
@@ -167,8 +166,8 @@ def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, en
     assert all(torch.equal(expected[k], got[k]) for k in expected)
 
 
-def test_output_directory_is_protected(tmp_path, capsys) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+def test_output_directory_is_protected(tmp_path, capsys, toy_pairs) -> None:
+    data = toy_pairs(2)
     user_dir = tmp_path / "mine"
     user_dir.mkdir()
     (user_dir / "notes.txt").write_text("precious")
@@ -183,8 +182,8 @@ def test_output_directory_is_protected(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("engine", ["torch", "fast"])
-def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=10)
+def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine, toy_pairs) -> None:
+    data = toy_pairs(10)
     trainer = Trainer(config(tmp_path, data, epochs=5, eval_every=2, batch_size=10, megabatch=2,
                              engine=engine), progress=False)
     megabatch = trainer._megabatch
@@ -219,8 +218,8 @@ def test_scramble_permutes_only_real_words() -> None:
     assert 0.3 < changed < 0.5
 
 
-def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)
+def test_time_budget_stops_and_resume_respects_it(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)
     cfg = config(tmp_path, data, epochs=1000, max_seconds=0.5)
     state = Trainer(cfg, progress=False).train()
     assert not state["finished"] and state["step"] > 0
@@ -228,8 +227,8 @@ def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
     assert again.train()["step"] == state["step"]  # the budget was already spent: no more steps
 
 
-def test_step_budget_stops_at_the_mega_batch_end(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs, 80 a mega-batch: 4 steps each
+def test_step_budget_stops_at_the_mega_batch_end(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs, 80 a mega-batch: 4 steps each
     state = Trainer(config(tmp_path, data, epochs=1000, max_steps=6), progress=False).train()
     assert state["step"] == 8 and not state["finished"]
     more = Trainer(config(tmp_path, data, epochs=1000, max_steps=14), resume=True, progress=False)
@@ -249,9 +248,9 @@ def test_mean_init_gain_scales_only_lstmgaussian_mean_map() -> None:
         assert torch.equal(spread[name], expected), name
 
 
-def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path, capsys) -> None:
+def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path, capsys, toy_pairs) -> None:
     # what a kill during the first checkpoint write leaves: the run's marker and a temporary
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    data = toy_pairs(2)
     args = ["train", "--data", str(data), "--batch-size", "4", "--megabatch", "2", "--quiet", "--no-validation"]
     for resume in ([], ["--resume"]):
         out = tmp_path / f"out{len(resume)}"
