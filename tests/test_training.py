@@ -105,30 +105,45 @@ def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine, toy_
         assert torch.equal(a, b), name  # to the last bit
 
 
-def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path, toy_pairs) -> None:
+# `python -c KILL_AFTER_A_RENAME NAME N ARGS...` runs `probsent ARGS...` and dies (os._exit, no
+# clean-up, as under SIGKILL) right after the N-th rename of a path named NAME.
+KILL_AFTER_A_RENAME = """
+import os, sys
+from probsent.cli import main
+name, nth = sys.argv[1], int(sys.argv[2])
+real, seen = os.replace, [0]
+def replace(src, dst):
+    real(src, dst)
+    if os.path.basename(src) == name:
+        seen[0] += 1
+        if seen[0] == nth:
+            os._exit(9)
+os.replace = replace
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
+    # killed at the worst moment of a checkpoint's swap: the old checkpoint is set aside
+    # (.last.old), the new one complete beside it (.last.*.tmp) but not yet in place
     data = toy_pairs(40)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
-               "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "1",
-               "--epochs", "1000", "--quiet", "--no-validation"]
+    args = ["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
+            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while time.time() < deadline and not ((out / "log.jsonl").exists()
-                                          and len((out / "log.jsonl").read_text().splitlines()) >= 5):
-        time.sleep(0.05)
-    time.sleep(0.37)  # somewhere in the middle of a write, probably
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, "last", "3", *args],
+                            env=env, capture_output=True)
+    assert killed.returncode == 9, killed.stderr.decode()
+    assert not (out / "last").exists() and (out / ".last.old").is_dir()
+    assert any(p.name.startswith(".last.") and p.name.endswith(".tmp") for p in out.iterdir())
     model = probsent.load(out)  # best/ is complete
     assert np.isfinite(model.entropy("a man plays a guitar"))
-    steps_before = json.loads((out / "log.jsonl").read_text().splitlines()[-1])["step"]
-    code = main(["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
-                 "--megabatch", "2", "--eval-every", "1", "--epochs", "1", "--quiet", "--no-validation",
-                 "--resume"])
-    assert code == 0
-    assert not any(p.name.endswith(".tmp") for p in out.iterdir())
-    assert steps_before > 0
+    logged = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert logged == [2, 4, 6]  # killed while writing the checkpoint of step 8
+    assert main([*args, "--max-steps", "12", "--resume"]) == 0
+    assert not any(p.name.endswith((".tmp", ".old")) for p in out.iterdir())
+    resumed = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert resumed == [2, 4, 6, 8, 10, 12]  # on from the checkpoint of step 6 in .last.old
 
 
 @pytest.mark.parametrize("engine", ["fast", "torch"])
