@@ -24,6 +24,7 @@ def test_fit_matches_a_generic_optimizer_and_recovers_parameters() -> None:
     reference = minimize(negative_log_likelihood, x0=[0.0, 0.0], method="BFGS",
                          options={"gtol": 1e-8, "maxiter": 10_000}).x
     assert slope == pytest.approx(reference[0], rel=1e-3) and intercept == pytest.approx(reference[1], rel=1e-3)
+    assert negative_log_likelihood([slope, intercept]) <= negative_log_likelihood(reference) + 1e-4  # the ridge's cost
     assert slope == pytest.approx(0.5, rel=0.1) and intercept == pytest.approx(31.0, rel=0.1)
 
 
