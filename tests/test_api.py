@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import probsent
-from probsent import ProbsentError, SentenceModel
+from probsent import ProbsentError
 from probsent.models import MODEL_TYPES
 
 SENTENCES = ["The cat sat on the mat.", "A dog ran in the park", "a man plays guitar",

@@ -1,14 +1,12 @@
 """Untrained specificity baselines: length, word frequency, GloVe, MiniLM."""
 import gzip
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
 from probsent.evaluation import baselines as bl
-
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,9 @@
 """Evaluation data loaders on the shared data, data-dir resolution and missing-data errors."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
-
 
 
 def _one_line(error: pytest.ExceptionInfo) -> str:

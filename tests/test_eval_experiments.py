@@ -1,7 +1,6 @@
 """Experiment functions on the shared data, with the Length baseline and toy encoders."""
 import math
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from probsent.evaluation import datasets as ds
 from probsent.evaluation import experiments as ex
 from probsent.evaluation.baselines import LengthScorer
 from probsent.tokenize import tokenize
-
 
 
 def test_majority_row(eval_data):
