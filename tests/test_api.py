@@ -3,31 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import probsent
-from probsent import ProbsentError, SentenceModel
-from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.models import MODEL_TYPES, build_model
+from probsent import ProbsentError
+from probsent.models import MODEL_TYPES
 
-WORDS = "the a cat dog sat on mat ran in park . , man woman plays guitar 3 apples".split()
 SENTENCES = ["The cat sat on the mat.", "A dog ran in the park", "a man plays guitar",
              "3 apples", "the", "zebras unknown entirely", "The cat sat on the mat, the dog ran in the park."]
 
 
-def make_model(kind: str, seed: int = 0) -> SentenceModel:
-    torch.manual_seed(seed)
-    vocab = Vocabulary([UNKNOWN] + WORDS)
-    settings = {"type": kind, "vocab_size": len(vocab), "dim": 8}
-    if kind == "wlo":
-        settings.update(scale_init_std=0.3, shift_init_std=0.5)
-    if kind.startswith("lstm"):
-        settings["hidden"] = 6
-    return SentenceModel(build_model(settings), vocab)
-
-
 @pytest.mark.parametrize("kind", list(MODEL_TYPES))
-def test_batch_size_and_order_invariance(kind: str) -> None:
+def test_batch_size_and_order_invariance(kind: str, make_model) -> None:
     model = make_model(kind)
     reference = model.encode(SENTENCES, batch_size=len(SENTENCES))
     order = np.random.default_rng(0).permutation(len(SENTENCES))
@@ -46,7 +32,7 @@ def test_batch_size_and_order_invariance(kind: str) -> None:
         assert single.shape == (model.encoder.dim,)
 
 
-def test_entropy_and_specificity_of_probabilistic_model() -> None:
+def test_entropy_and_specificity_of_probabilistic_model(make_model) -> None:
     model = make_model("wlo")
     mean, var = model.encode(SENTENCES)
     assert np.all(var > 0)
@@ -56,7 +42,7 @@ def test_entropy_and_specificity_of_probabilistic_model() -> None:
     assert isinstance(model.entropy("the cat"), float)
 
 
-def test_deterministic_model_uses_norm_and_has_no_entropy() -> None:
+def test_deterministic_model_uses_norm_and_has_no_entropy(make_model) -> None:
     model = make_model("wordsum")
     vectors = model.encode(SENTENCES)
     np.testing.assert_allclose(model.specificity(SENTENCES), np.linalg.norm(vectors, axis=1), rtol=1e-5)
@@ -64,7 +50,7 @@ def test_deterministic_model_uses_norm_and_has_no_entropy() -> None:
         model.entropy(SENTENCES)
 
 
-def test_similarity() -> None:
+def test_similarity(make_model) -> None:
     vec = make_model("wordavg")
     a, b = vec.encode(SENTENCES[0]), vec.encode(SENTENCES[1])
     assert np.isclose(vec.similarity(SENTENCES[0], SENTENCES[1]),
@@ -78,7 +64,7 @@ def test_similarity() -> None:
         gauss.similarity(SENTENCES[:2], SENTENCES[:3])
 
 
-def test_empty_and_unknown_input() -> None:
+def test_empty_and_unknown_input(make_model) -> None:
     model = make_model("wlo")
     mean, var = model.encode([])
     assert mean.shape == (0, 8) and var.shape == (0, 8)
@@ -90,7 +76,7 @@ def test_empty_and_unknown_input() -> None:
 
 
 @pytest.mark.parametrize("kind", list(MODEL_TYPES))
-def test_save_load_round_trip(kind: str, tmp_path) -> None:
+def test_save_load_round_trip(kind: str, tmp_path, make_model) -> None:
     model = make_model(kind, seed=3)
     model.save(tmp_path / "m")
     loaded = probsent.load(tmp_path / "m")

@@ -9,8 +9,6 @@ from scipy.optimize import minimize
 
 from probsent.calibration import fit_logistic
 from probsent.cli import main
-from tests.helpers import DATA, require_data
-from tests.test_api import make_model
 
 
 def test_fit_matches_a_generic_optimizer_and_recovers_parameters() -> None:
@@ -26,6 +24,7 @@ def test_fit_matches_a_generic_optimizer_and_recovers_parameters() -> None:
     reference = minimize(negative_log_likelihood, x0=[0.0, 0.0], method="BFGS",
                          options={"gtol": 1e-8, "maxiter": 10_000}).x
     assert slope == pytest.approx(reference[0], rel=1e-3) and intercept == pytest.approx(reference[1], rel=1e-3)
+    assert negative_log_likelihood([slope, intercept]) <= negative_log_likelihood(reference) + 1e-4  # the ridge's cost
     assert slope == pytest.approx(0.5, rel=0.1) and intercept == pytest.approx(31.0, rel=0.1)
 
 
@@ -34,13 +33,12 @@ def test_separable_data_gives_finite_parameters() -> None:
     assert np.isfinite(slope) and np.isfinite(intercept) and slope > 0
 
 
-def test_calibrate_then_probability(tmp_path, capsys) -> None:
-    require_data()
+def test_calibrate_then_probability(tmp_path, capsys, make_model, data_dir) -> None:
     model = make_model("wlo")
     model.save(tmp_path / "m")
     assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat"]) == 2
     assert "probsent calibrate" in capsys.readouterr().err
-    assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(DATA)]) == 0
+    assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(data_dir)]) == 0
     saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
     assert saved["sentences"] == 2730
     capsys.readouterr()

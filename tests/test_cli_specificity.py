@@ -10,11 +10,10 @@ import pytest
 
 from probsent.cli import main
 from probsent.scoring import score_stream
-from tests.test_api import make_model
 
 
 @pytest.fixture
-def model_dir(tmp_path):
+def model_dir(tmp_path, make_model):
     model = make_model("wlo")
     model.save(tmp_path / "m")
     return tmp_path / "m", model

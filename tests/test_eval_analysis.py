@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from probsent.api import SentenceModel
+from probsent.errors import ProbsentError
 from probsent.data.corpus import PairCorpus
 from probsent.data.vocab import Vocabulary
 from probsent.evaluation import lexical, paper, report, sentential
@@ -82,7 +83,7 @@ def test_lexical_analysis_summary_and_tsv():
 def test_lexical_analysis_needs_wlo():
     encoder = build_model({"type": "wordsum", "vocab_size": 3, "dim": 2})
     model = SentenceModel(encoder, Vocabulary(["<unk>", "x", "y"]))
-    with pytest.raises(Exception, match="WLO"):
+    with pytest.raises(ProbsentError, match="needs a WLO model, not wordsum"):
         lexical.word_table(model, {"x": 5}, 1)
 
 

@@ -1,19 +1,9 @@
 """Evaluation data loaders on the shared data, data-dir resolution and missing-data errors."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data not found at {DATA}")
-
-
-@pytest.fixture(scope="module")
-def data() -> ds.DataDir:
-    return ds.DataDir(DATA)
 
 
 def _one_line(error: pytest.ExceptionInfo) -> str:
@@ -88,58 +78,51 @@ def test_lines_split_only_on_newlines(tmp_path):
 
 # --- the shared files --------------------------------------------------------------------
 
-@needs_data
-def test_news_train(data):
-    raw = ds.load_news_train(data, pdtb_only=False, drop_test_overlap=False)
+def test_news_train(eval_data):
+    raw = ds.load_news_train(eval_data, pdtb_only=False, drop_test_overlap=False)
     assert len(raw.sentences) == 4342
     assert int(raw.specific.sum()) == 2231  # label 2
-    clean = ds.load_news_train(data)
+    clean = ds.load_news_train(eval_data)
     assert len(clean.sentences) == 2796 - 66
     assert clean.rows.max() < 2796
-    assert data.sha256["specificity/news-train/data.txt"].startswith("7a5b7254")
+    assert eval_data.sha256["specificity/news-train/data.txt"].startswith("7a5b7254")
 
 
-@needs_data
-def test_news_test(data):
-    test = ds.load_news_test(data)
+def test_news_test(eval_data):
+    test = ds.load_news_test(eval_data)
     assert len(test.sentences) == len(test.speciteller_probs) == 885
     assert int(test.specific.sum()) == 483  # label -1
     assert "\ufffd" in test.sentences[650]  # line 651: broken UTF-8
 
 
-@needs_data
 @pytest.mark.parametrize("domain, rows", [("twitter", 984), ("yelp", 845), ("movie", 920)])
-def test_ko2019(data, domain, rows):
-    rated = ds.load_ko2019(data, domain)
+def test_ko2019(eval_data, domain, rows):
+    rated = ds.load_ko2019(eval_data, domain)
     assert len(rated.sentences) == len(rated.ratings) == rows
     assert 1.0 <= rated.ratings.min() and rated.ratings.max() <= 5.0
 
 
-@needs_data
 @pytest.mark.parametrize("split, rows", [("train", 5749), ("dev", 1500), ("test", 1379)])
-def test_sts_benchmark(data, split, rows):
-    pairs = ds.load_sts_benchmark(data, split)
+def test_sts_benchmark(eval_data, split, rows):
+    pairs = ds.load_sts_benchmark(eval_data, split)
     assert len(pairs.first) == len(pairs.second) == len(pairs.scores) == rows
     assert 0.0 <= pairs.scores.min() and pairs.scores.max() <= 5.0
 
 
-@needs_data
-def test_sts_benchmark_first_test_row(data):
-    pairs = ds.load_sts_benchmark(data, "test")
+def test_sts_benchmark_first_test_row(eval_data):
+    pairs = ds.load_sts_benchmark(eval_data, "test")
     assert (pairs.first[0], pairs.second[0], pairs.scores[0]) == (
         "A girl is styling her hair.", "A girl is brushing her hair.", 2.5)
 
 
-@needs_data
-def test_sts17(data):
-    pairs = ds.load_sts17(data)
+def test_sts17(eval_data):
+    pairs = ds.load_sts17(eval_data)
     assert len(pairs.scores) == 250
     assert pairs.first[0] == "A person is on a baseball team."
 
 
-@needs_data
-def test_senteval_sts_drops_unscored_pairs(data):
-    sizes = {year: {name: len(p.scores) for name, p in ds.load_senteval_sts(data, year).items()}
+def test_senteval_sts_drops_unscored_pairs(eval_data):
+    sizes = {year: {name: len(p.scores) for name, p in ds.load_senteval_sts(eval_data, year).items()}
              for year in ds.SENTEVAL_STS_SETS}
     assert sizes["STS12"]["MSRpar"] == 750
     assert sorted(sizes["STS13"]) == ["FNWN", "OnWN", "headlines"]
@@ -149,9 +132,8 @@ def test_senteval_sts_drops_unscored_pairs(data):
     assert sum(len(s) for s in sizes.values()) == 24
 
 
-@needs_data
-def test_snli_test(data):
-    snli = ds.load_snli_test(data)
+def test_snli_test(eval_data):
+    snli = ds.load_snli_test(eval_data)
     assert len(snli.premises) == len(snli.hypotheses) == 9824
     assert np.bincount(snli.labels).tolist() == [3368, 3219, 3237]
     # File line 161 is csv-quoted with doubled inner quotes.

@@ -12,24 +12,25 @@ def test_pearson_hand_computed():
     assert metrics.pearson([1, 2, 3], [1, 2, 4]) == pytest.approx(9 / math.sqrt(84))
 
 
-def test_pearson_constant_input_is_nan():
+def test_constant_input_is_nan_without_a_warning(recwarn):
     assert math.isnan(metrics.pearson([1, 1, 1], [1, 2, 3]))
-
-
-def test_average_ranks_share_ties():
-    assert metrics.average_ranks([3, 1, 3, 2]).tolist() == [3.5, 1.0, 3.5, 2.0]
-    assert metrics.average_ranks([7, 7, 7]).tolist() == [2.0, 2.0, 2.0]
+    assert math.isnan(metrics.spearman([1, 2, 3], [4, 4, 4]))
+    assert not recwarn.list
 
 
 def test_spearman_with_ties():
-    # Ranks (1, 2.5, 2.5, 4) and (1, 3, 2, 4): r = 4.5 / sqrt(4.5 * 5) = 3 / sqrt(10).
+    # Average ranks (1, 2.5, 2.5, 4) and (1, 3, 2, 4): r = 4.5 / sqrt(4.5 * 5) = 3 / sqrt(10).
     assert metrics.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(3 / math.sqrt(10))
     assert metrics.spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
+    # Only the order counts: any increasing map of either input leaves it unchanged.
+    assert metrics.spearman([0.1, 5, 7, 7.5], [2, 1, 4, 3]) == pytest.approx(0.6)  # 1 - 6 * 4 / 60
 
 
-def test_correlations_reject_mismatched_lengths():
-    with pytest.raises(ValueError):
+def test_correlations_reject_mismatched_or_too_short_input():
+    with pytest.raises(ValueError, match="length mismatch: 3 vs 2"):
         metrics.spearman([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="at least two values"):
+        metrics.pearson([1], [2])
 
 
 def test_accuracy_and_f1():
@@ -69,7 +70,7 @@ def test_threshold_matches_brute_force():
 
 
 def test_threshold_rejects_empty_input():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="non-empty"):
         metrics.tune_threshold([], [])
 
 
@@ -93,5 +94,5 @@ def test_length_normalized_toy_pool():
 
 
 def test_length_normalized_needs_a_neighbouring_group():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one token longer"):
         metrics.length_normalized_accuracy([1, 3], [0.1, 0.2], [True, False])

@@ -6,10 +6,9 @@ import pytest
 from probsent import ProbsentError
 from probsent.cli import main
 from probsent.tokenize import tokenize
-from tests.test_api import make_model
 
 
-def test_shares_sum_to_the_sentence_entropy() -> None:
+def test_shares_sum_to_the_sentence_entropy(make_model) -> None:
     model = make_model("wlo", seed=4)
     for sentence in ["The cat sat on the mat.", "zebras sat", "", "3 apples , 3 apples"]:
         explanation = model.explain(sentence)
@@ -19,12 +18,12 @@ def test_shares_sum_to_the_sentence_entropy() -> None:
     assert unknown.word is None and unknown.entropy == pytest.approx(model.explain("giraffes").words[0].entropy)
 
 
-def test_explain_needs_wlo() -> None:
+def test_explain_needs_wlo(make_model) -> None:
     with pytest.raises(ProbsentError, match="needs a WLO model"):
         make_model("wordsum").explain("a cat")
 
 
-def test_cli_lists_words_most_specific_first_without_color_when_piped(tmp_path, capsys) -> None:
+def test_cli_lists_words_most_specific_first_without_color_when_piped(tmp_path, capsys, make_model) -> None:
     model = make_model("wlo", seed=2)
     model.save(tmp_path / "m")
     assert main(["explain", "--model", str(tmp_path / "m"), "the cat sat on the mat"]) == 0

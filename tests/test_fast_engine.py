@@ -18,7 +18,6 @@ from probsent.training.fast_engine import FastWLOEngine
 from probsent.training.loss import margin_loss
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble
-from tests.helpers import slice_of_pairs, write_toy_pairs
 
 numba = pytest.importorskip("numba")
 
@@ -232,8 +231,8 @@ def _tables(trainer: Trainer) -> list[torch.Tensor]:
 
 
 @pytest.mark.parametrize("megabatch", [4, 1])  # negatives from 4 mini-batches, or from each one
-def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch) -> None:
-    data = slice_of_pairs(tmp_path / "slice.tsv", 800, stride=997)  # every source
+def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch, pairs_slice) -> None:
+    data = pairs_slice(800, stride=997)  # every source
     trainers = {}
     for engine in ("torch", "fast"):
         trainer = Trainer(_config(tmp_path, data, engine, engine=engine, max_steps=40, megabatch=megabatch),
@@ -255,8 +254,8 @@ def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch) -> None:
         assert int(state[0]["state"][key]["step"]) == int(state[1]["state"][key]["step"]) == 40
 
 
-def test_either_engine_resumes_the_other_and_its_own_exactly(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs: 3 mega-batches an epoch
+def test_either_engine_resumes_the_other_and_its_own_exactly(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs: 3 mega-batches an epoch
     straight = Trainer(_config(tmp_path, data, "straight", engine="fast", epochs=2), progress=False)
     straight.train()
     for first, second in (("fast", "fast"), ("torch", "fast"), ("fast", "torch")):
@@ -274,8 +273,8 @@ def test_either_engine_resumes_the_other_and_its_own_exactly(tmp_path) -> None:
                 assert (got - expected).abs().max() <= 1e-4 * expected.abs().max(), name
 
 
-def test_results_do_not_depend_on_the_thread_count(tmp_path) -> None:
-    data = slice_of_pairs(tmp_path / "slice.tsv", 400, stride=1999)
+def test_results_do_not_depend_on_the_thread_count(tmp_path, pairs_slice) -> None:
+    data = pairs_slice(400, stride=1999)
     results = []
     before, torch_before = numba.get_num_threads(), torch.get_num_threads()
     try:
@@ -293,8 +292,8 @@ def test_results_do_not_depend_on_the_thread_count(tmp_path) -> None:
     assert losses[0] == losses[1]
 
 
-def test_engine_choice(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+def test_engine_choice(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(2)
     assert Trainer(_config(tmp_path, data, "a"), progress=False).config.engine == "fast"  # auto, WLO
     assert Trainer(_config(tmp_path, data, "b", model="wordsum"), progress=False).config.engine == "torch"
     with pytest.raises(ProbsentError, match="--engine fast trains WLO only"):
@@ -303,8 +302,8 @@ def test_engine_choice(tmp_path) -> None:
         Trainer(_config(tmp_path, data, "d", engine="gpu"), progress=False)
 
 
-def test_device_choice(tmp_path, monkeypatch) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+def test_device_choice(tmp_path, monkeypatch, toy_pairs) -> None:
+    data = toy_pairs(2)
     trainer = Trainer(_config(tmp_path, data, "a", device="cpu", engine="torch"), progress=False)
     assert trainer.config.device == "cpu" and trainer.encoder.device.type == "cpu"
     if not torch.cuda.is_available():

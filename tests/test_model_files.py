@@ -9,11 +9,10 @@ from safetensors.torch import load_file, save_file
 
 import probsent
 from probsent import ProbsentError
-from tests.test_api import make_model
 
 
 @pytest.fixture
-def saved(tmp_path):
+def saved(tmp_path, make_model):
     path = tmp_path / "model"
     make_model("wlo").save(path)
     return path
@@ -74,7 +73,7 @@ def test_vocabulary_mismatch(saved) -> None:
     expect_error(saved, "2 words")
 
 
-def test_save_never_leaves_partial_directory(saved, monkeypatch) -> None:
+def test_save_never_leaves_partial_directory(saved, monkeypatch, make_model) -> None:
     model = make_model("wlo", seed=9)
     before = (saved / "model.safetensors").read_bytes()
 

@@ -25,7 +25,6 @@ from probsent.training.false_negatives import (false_negative_mask, remine, shar
 from probsent.training.fast_false_negatives import remine_fast
 from probsent.training.loss import probabilistic_batch_loss
 from probsent.training.trainer import Trainer, rarity_terms
-from tests.helpers import write_toy_pairs
 
 
 def _naive_gaussian(a: np.ndarray, b: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -183,8 +182,8 @@ def test_rarity_terms_and_their_initialization() -> None:
     assert model.word_entropy_terms().detach().numpy() == pytest.approx((before + torch.from_numpy(terms)).numpy(), abs=1e-5)
 
 
-def test_min_count_and_rarity_init_in_a_training_run(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
+def test_min_count_and_rarity_init_in_a_training_run(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(3)
     lines = (data.read_text() + "zebra quartz\tzebra onyx\ttoy\n")
     data.write_text(lines)
     config = TrainConfig(data=str(data), out=str(tmp_path / "run"), min_count=2, max_steps=2,

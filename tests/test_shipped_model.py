@@ -1,7 +1,10 @@
-"""The WLO model shipped inside the package: loads with no argument, is small, scores as its
-model card documents, and reaches the Length baseline's News accuracy."""
+"""The WLO model shipped inside the package: loads with no argument, is small, its scores and
+its model card's example table are what the paper's recurrence gives on its raw weights, and it
+reaches the Length baseline's News accuracy."""
 from __future__ import annotations
 
+import json
+import math
 import re
 import subprocess
 import sys
@@ -13,11 +16,26 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
-from tests.helpers import DATA, REPO, require_data
+from probsent.tokenize import tokenize
+from tests.helpers import REPO
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 SPECIFIC = "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday after the Federal Reserve raised rates."
 GENERAL = "It is good."
+WEIGHTS = load_file(str(DEFAULT_MODEL / "model.safetensors"))
+
+
+def recurrence_entropy(sentence: str) -> float:
+    """The sentence's entropy by the paper's recurrence, word by word in float64 on the raw
+    weights: Sigma_0 = I, Sigma_i = A_i Sigma_{i-1} A_i (diagonal), H = 1/2 sum_d log(2 pi e Sigma_d).
+    Out-of-vocabulary words use row 0 (``<unk>``)."""
+    scale = WEIGHTS["scale.weight"].double().numpy()
+    ids = {w: i for i, w in enumerate((DEFAULT_MODEL / "vocab.txt").read_text(encoding="utf-8").splitlines())}
+    variance = np.ones(scale.shape[1])
+    for token in tokenize(sentence):
+        a = scale[ids.get(token, 0)]
+        variance = a * variance * a
+    return float(0.5 * np.sum(np.log(2 * math.pi * math.e * variance)))
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +54,20 @@ def test_loads_with_no_argument_and_is_small(model) -> None:
     assert "research" in CARD.read_text(encoding="utf-8").lower()  # the licence terms are stated
 
 
-def test_scores_are_the_documented_ones(model) -> None:
+def test_scores_and_the_card_examples_follow_the_recurrence(model) -> None:
     rows = re.findall(r"^\| (.+?) \| (-?\d+\.\d{3}) \| (\d\.\d{3}) \|$", CARD.read_text(encoding="utf-8"),
                       flags=re.MULTILINE)
     assert len(rows) >= 5, "the model card lists example scores"
     sentences = [r[0] for r in rows]
-    assert np.allclose(model.entropy(sentences), [float(r[1]) for r in rows], atol=1.5e-3)
-    assert np.allclose(model.probability(sentences), [float(r[2]) for r in rows], atol=1.5e-3)
+    expected = np.array([recurrence_entropy(s) for s in sentences])
+    calibration = json.loads((DEFAULT_MODEL / "calibration.json").read_text())
+    # P(specific) = sigmoid(slope * specificity + intercept), specificity = -entropy
+    probability = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration["intercept"])))
+    assert model.entropy(sentences) == pytest.approx(expected, abs=1e-4)
+    assert model.probability(sentences) == pytest.approx(probability, abs=1e-5)
+    # the card prints three decimals
+    assert [float(r[1]) for r in rows] == pytest.approx(expected, abs=5.1e-4)
+    assert [float(r[2]) for r in rows] == pytest.approx(probability, abs=5.1e-4)
 
 
 def test_specific_scores_above_general(model) -> None:
@@ -50,11 +75,17 @@ def test_specific_scores_above_general(model) -> None:
     assert model.probability(SPECIFIC) > model.probability(GENERAL)
 
 
-def test_word_shares_sum_to_the_entropy(model) -> None:
+def test_word_shares_are_the_log_scales_and_sum_to_the_entropy(model) -> None:
     explanation = model.explain(SPECIFIC)
-    assert explanation.entropy == pytest.approx(model.entropy(SPECIFIC), abs=1e-3)
+    scale = WEIGHTS["scale.weight"].double().numpy()
+    dim = scale.shape[1]
+    assert explanation.prior_entropy == pytest.approx(dim / 2 * math.log(2 * math.pi * math.e), abs=1e-9)
+    for word in explanation.words:
+        row = model.vocab.words.index(word.word) if word.word is not None else 0
+        assert word.entropy == pytest.approx(np.log(np.abs(scale[row])).sum(), abs=1e-4), word.token
     total = explanation.prior_entropy + sum(w.entropy for w in explanation.words)
-    assert total == pytest.approx(model.entropy(SPECIFIC), abs=1e-3)
+    assert total == pytest.approx(recurrence_entropy(SPECIFIC), abs=1e-4)
+    assert explanation.entropy == pytest.approx(recurrence_entropy(SPECIFIC), abs=1e-4)
 
 
 def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
@@ -69,20 +100,17 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
     assert "entropy" in explained.stdout and "2.3" in explained.stdout
 
 
-def test_news_accuracy_is_documented_and_at_least_the_length_baseline(model) -> None:
+def test_news_accuracy_is_documented_and_at_least_the_length_baseline(model, data_dir) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
     docs/RESULTS.md) reports is what the shipped model gives, and it is at least the Length
     baseline's (issue 4's bar; the model shipped now ties it: 646 of 885 for both)."""
-    require_data()
-    import json
-
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer
     from probsent.evaluation.experiments import news_experiment
 
-    shipped = news_experiment(ModelScorer("shipped", model), DATA)["accuracy"]
+    shipped = news_experiment(ModelScorer("shipped", model), data_dir)["accuracy"]
     evaluation = json.loads((REPO / "results" / "shipped" / "evaluation.json").read_text())
     documented = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
     assert shipped == pytest.approx(documented["specificity"]["news"]["accuracy"], abs=1e-9)
-    length = news_experiment(LengthScorer(), DATA)["accuracy"]
+    length = news_experiment(LengthScorer(), data_dir)["accuracy"]
     assert shipped >= length, (shipped, length)

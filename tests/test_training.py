@@ -20,7 +20,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
 from probsent.training.validation import NewsDevScorer, StsValidator
-from tests.helpers import DATA, REPO, require_data, slice_of_pairs, write_toy_pairs
+from tests.helpers import REPO
 
 
 def config(tmp_path, data, **overrides) -> TrainConfig:
@@ -37,15 +37,14 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("model,extra", [("wlo", {"prior_weight": 1e-5, "engine": "torch"}),
                                          ("wlo", {"prior_weight": 1e-5, "engine": "fast"}), ("wordavg", {})])
-def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
-    require_data()
+def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, pairs_slice) -> None:
     # 6,000 pairs spread over the whole file (every source); 300 steps of 100 pairs
-    data = slice_of_pairs(tmp_path / "slice.tsv", 6000, stride=200)
+    data = pairs_slice(6000, stride=200)
     cfg = config(tmp_path, data, model=model, batch_size=100, megabatch=5, epochs=5,
                  eval_every=30, vocab_size=10_000, **extra)
     trainer = Trainer(cfg, progress=False)
-    trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(DATA))
-    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(DATA))
+    trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(data_dir))
+    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(data_dir))
     untrained = trainer.validator(trainer.encoder.eval())
     trainer.encoder.train()
     losses = []
@@ -70,7 +69,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
     assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
     # best-news/ holds the model with the best news-train accuracy, recomputed here by brute
     # force over every threshold
-    news = load_news_train(as_data_dir(str(DATA)))
+    news = load_news_train(as_data_dir(str(data_dir)))
     scores = probsent.load(os.path.join(cfg.out, "best-news")).specificity(news.sentences)
     cuts = np.concatenate([[-np.inf], np.unique(scores)])
     brute = max(np.mean((scores > t) == news.specific) for t in cuts)
@@ -80,8 +79,8 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra) -> None:
 
 
 @pytest.mark.parametrize("engine", ["torch", "fast"])
-def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs: 3 mega-batches an epoch
+def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs: 3 mega-batches an epoch
     straight = Trainer(config(tmp_path / "a", data, epochs=2, engine=engine), progress=False)
     straight.train()
 
@@ -106,38 +105,53 @@ def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine) -> N
         assert torch.equal(a, b), name  # to the last bit
 
 
-def test_kill_at_any_moment_leaves_loadable_checkpoints(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+# `python -c KILL_AFTER_A_RENAME NAME N ARGS...` runs `probsent ARGS...` and dies (os._exit, no
+# clean-up, as under SIGKILL) right after the N-th rename of a path named NAME.
+KILL_AFTER_A_RENAME = """
+import os, sys
+from probsent.cli import main
+name, nth = sys.argv[1], int(sys.argv[2])
+real, seen = os.replace, [0]
+def replace(src, dst):
+    real(src, dst)
+    if os.path.basename(src) == name:
+        seen[0] += 1
+        if seen[0] == nth:
+            os._exit(9)
+os.replace = replace
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
+    # killed at the worst moment of a checkpoint's swap: the old checkpoint is set aside
+    # (.last.old), the new one complete beside it (.last.*.tmp) but not yet in place
+    data = toy_pairs(40)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
-               "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "1",
-               "--epochs", "1000", "--quiet", "--no-validation"]
+    args = ["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
+            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while time.time() < deadline and not ((out / "log.jsonl").exists()
-                                          and len((out / "log.jsonl").read_text().splitlines()) >= 5):
-        time.sleep(0.05)
-    time.sleep(0.37)  # somewhere in the middle of a write, probably
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, "last", "3", *args],
+                            env=env, capture_output=True)
+    assert killed.returncode == 9, killed.stderr.decode()
+    assert not (out / "last").exists() and (out / ".last.old").is_dir()
+    assert any(p.name.startswith(".last.") and p.name.endswith(".tmp") for p in out.iterdir())
     model = probsent.load(out)  # best/ is complete
     assert np.isfinite(model.entropy("a man plays a guitar"))
-    steps_before = json.loads((out / "log.jsonl").read_text().splitlines()[-1])["step"]
-    code = main(["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
-                 "--megabatch", "2", "--eval-every", "1", "--epochs", "1", "--quiet", "--no-validation",
-                 "--resume"])
-    assert code == 0
-    assert not any(p.name.endswith(".tmp") for p in out.iterdir())
-    assert steps_before > 0
+    logged = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert logged == [2, 4, 6]  # killed while writing the checkpoint of step 8
+    assert main([*args, "--max-steps", "12", "--resume"]) == 0
+    assert not any(p.name.endswith((".tmp", ".old")) for p in out.iterdir())
+    resumed = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert resumed == [2, 4, 6, 8, 10, 12]  # on from the checkpoint of step 6 in .last.old
 
 
 @pytest.mark.parametrize("engine", ["fast", "torch"])
-def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine) -> None:
+def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine, toy_pairs) -> None:
     # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a
     # step, in mining, in a checkpoint write) and resumed each time, ends with the weights of
     # the uninterrupted run to the last bit
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=40)
+    data = toy_pairs(40)
     epochs = 12 if engine == "fast" else 4  # about 130 and 45 checkpoints
     def command(out):
         return [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
@@ -167,8 +181,8 @@ def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, en
     assert all(torch.equal(expected[k], got[k]) for k in expected)
 
 
-def test_output_directory_is_protected(tmp_path, capsys) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+def test_output_directory_is_protected(tmp_path, capsys, toy_pairs) -> None:
+    data = toy_pairs(2)
     user_dir = tmp_path / "mine"
     user_dir.mkdir()
     (user_dir / "notes.txt").write_text("precious")
@@ -183,8 +197,8 @@ def test_output_directory_is_protected(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("engine", ["torch", "fast"])
-def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=10)
+def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine, toy_pairs) -> None:
+    data = toy_pairs(10)
     trainer = Trainer(config(tmp_path, data, epochs=5, eval_every=2, batch_size=10, megabatch=2,
                              engine=engine), progress=False)
     megabatch = trainer._megabatch
@@ -219,8 +233,8 @@ def test_scramble_permutes_only_real_words() -> None:
     assert 0.3 < changed < 0.5
 
 
-def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)
+def test_time_budget_stops_and_resume_respects_it(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)
     cfg = config(tmp_path, data, epochs=1000, max_seconds=0.5)
     state = Trainer(cfg, progress=False).train()
     assert not state["finished"] and state["step"] > 0
@@ -228,8 +242,8 @@ def test_time_budget_stops_and_resume_respects_it(tmp_path) -> None:
     assert again.train()["step"] == state["step"]  # the budget was already spent: no more steps
 
 
-def test_step_budget_stops_at_the_mega_batch_end(tmp_path) -> None:
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=30)  # 240 pairs, 80 a mega-batch: 4 steps each
+def test_step_budget_stops_at_the_mega_batch_end(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs, 80 a mega-batch: 4 steps each
     state = Trainer(config(tmp_path, data, epochs=1000, max_steps=6), progress=False).train()
     assert state["step"] == 8 and not state["finished"]
     more = Trainer(config(tmp_path, data, epochs=1000, max_steps=14), resume=True, progress=False)
@@ -249,9 +263,9 @@ def test_mean_init_gain_scales_only_lstmgaussian_mean_map() -> None:
         assert torch.equal(spread[name], expected), name
 
 
-def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path, capsys) -> None:
+def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path, capsys, toy_pairs) -> None:
     # what a kill during the first checkpoint write leaves: the run's marker and a temporary
-    data = write_toy_pairs(tmp_path / "toy.tsv", repeat=2)
+    data = toy_pairs(2)
     args = ["train", "--data", str(data), "--batch-size", "4", "--megabatch", "2", "--quiet", "--no-validation"]
     for resume in ([], ["--resume"]):
         out = tmp_path / f"out{len(resume)}"

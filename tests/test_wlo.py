@@ -1,7 +1,6 @@
 """The WLO closed form against a naive position-by-position recurrence written here."""
 from __future__ import annotations
 
-import copy
 import math
 
 import pytest
@@ -210,35 +209,6 @@ def test_fused_training_gradients_equal_the_naive_recurrence() -> None:
     total.backward()
     for got, expected in zip(_dense_grads(model), (scale.grad, shift.grad)):
         assert torch.allclose(got.double(), expected, rtol=1e-4, atol=1e-5 * float(expected.abs().max()))
-
-
-def test_row_adam_is_sparse_adam_bit_for_bit() -> None:
-    # the word tables' optimizer (WLO's scale and shift): SparseAdam's update on the touched
-    # rows, the same numbers and the same state dict, whichever of the two saved it
-    from probsent.training.optimizer import RowAdam
-    torch.manual_seed(14)
-    models = [WLO(300, dim=6, scale_init_std=0.3, shift_init_std=0.5) for _ in range(2)]
-    models[1].load_state_dict(models[0].state_dict())
-    optimizers = [torch.optim.SparseAdam(list(models[0].parameters()), lr=0.01),
-                  RowAdam(list(models[1].parameters()), lr=0.01)]
-    for step in range(6):
-        ids = torch.randint(0, 40 if step % 2 else 300, (8, 9))  # repeated words: duplicate rows
-        lengths = torch.randint(1, 10, (8,))
-        for model, optimizer in zip(models, optimizers):
-            optimizer.zero_grad(set_to_none=True)
-            out = model(ids, lengths, with_kl=True)
-            (out.mean.sum() - out.logvar.square().sum() + 0.01 * out.kl.sum()).backward()
-            optimizer.step()
-        assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
-        if step == 2:  # a RowAdam resumed from SparseAdam's state dict continues identically
-            optimizers[1] = RowAdam(list(models[1].parameters()), lr=0.01)
-            optimizers[1].load_state_dict(copy.deepcopy(optimizers[0].state_dict()))  # unshared
-    saved = optimizers[1].state_dict()
-    reference = optimizers[0].state_dict()
-    for key, slots in reference["state"].items():
-        assert saved["state"][key]["step"] == slots["step"]
-        assert torch.equal(saved["state"][key]["exp_avg"], slots["exp_avg"])
-        assert torch.equal(saved["state"][key]["exp_avg_sq"], slots["exp_avg_sq"])
 
 
 @pytest.mark.parametrize("beyond_direct_range", [False, True])

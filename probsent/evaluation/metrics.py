@@ -1,4 +1,5 @@
-"""Evaluation metrics: correlations, accuracy/F1, threshold tuning, length-normalized accuracy.
+"""Evaluation metrics: correlations (from ``scipy.stats``), accuracy/F1, threshold tuning,
+length-normalized accuracy.
 
 Conventions: binary labels are booleans with True = specific; a scorer's score is higher for
 more specific sentences, and a sentence is predicted specific iff ``score > threshold``.
@@ -10,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import stats
 
 
 def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -21,26 +23,25 @@ def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def _constant(values: np.ndarray) -> bool:
+    return bool(np.all(values == values[0]))
+
+
 def pearson(x: ArrayLike, y: ArrayLike) -> float:
-    """Pearson correlation coefficient; NaN if either input is constant."""
+    """Pearson correlation coefficient (``scipy.stats.pearsonr``); NaN if either input is constant."""
     a, b = _pair(x, y)
-    a, b = a - a.mean(), b - b.mean()
-    denominator = np.sqrt((a * a).sum() * (b * b).sum())
-    return float((a * b).sum() / denominator) if denominator > 0 else float("nan")
-
-
-def average_ranks(x: ArrayLike) -> np.ndarray:
-    """Ranks starting at 1, tied values sharing the mean of the ranks they span."""
-    values = np.asarray(x, dtype=np.float64).ravel()
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    upper = np.cumsum(counts)  # rank of the last member of each tie group
-    return (upper - (counts - 1) / 2.0)[inverse]
+    if _constant(a) or _constant(b):  # scipy would warn; the coefficient is undefined
+        return float("nan")
+    return float(stats.pearsonr(a, b).statistic)
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> float:
-    """Spearman rank correlation: Pearson correlation of average ranks (ties handled)."""
+    """Spearman rank correlation (``scipy.stats.spearmanr``: average ranks for ties); NaN if
+    either input is constant."""
     a, b = _pair(x, y)
-    return pearson(average_ranks(a), average_ranks(b))
+    if _constant(a) or _constant(b):
+        return float("nan")
+    return float(stats.spearmanr(a, b).statistic)
 
 
 def accuracy(predicted: ArrayLike, gold: ArrayLike) -> float:

@@ -1,0 +1,65 @@
+"""Fixtures shared by the test files: the shared data directory, toy pair files, tiny models.
+
+Functions a test calls with its own arguments (a slice of the shared pairs, a toy pair file
+of a given size) live in :mod:`tests.helpers`; this file offers them, and the tiny models, as
+fixtures so that no test file imports from another.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import torch
+
+from probsent.api import SentenceModel
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.evaluation.datasets import DataDir
+from probsent.models import build_model
+from tests.helpers import require_data, slice_of_pairs, write_toy_pairs
+
+TINY_WORDS = "the a cat dog sat on mat ran in park . , man woman plays guitar 3 apples".split()
+
+
+def tiny_model(kind: str, seed: int = 0) -> SentenceModel:
+    """A randomly initialized model of type ``kind`` (dim 8) over :data:`TINY_WORDS`."""
+    torch.manual_seed(seed)
+    vocab = Vocabulary([UNKNOWN] + TINY_WORDS)
+    settings = {"type": kind, "vocab_size": len(vocab), "dim": 8}
+    if kind == "wlo":
+        settings.update(scale_init_std=0.3, shift_init_std=0.5)
+    if kind.startswith("lstm"):
+        settings["hidden"] = 6
+    return SentenceModel(build_model(settings), vocab)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The shared data directory (``../shared/data``); a test asking for it skips without it."""
+    return require_data()
+
+
+@pytest.fixture(scope="session")
+def eval_data(data_dir: Path) -> DataDir:
+    """The evaluation data files of the shared data directory."""
+    return DataDir(data_dir)
+
+
+@pytest.fixture
+def toy_pairs(tmp_path: Path) -> Callable[[int], Path]:
+    """Factory: ``toy_pairs(repeat)`` writes ``tests.helpers.TOY_PAIRS`` ``repeat`` times (8 pairs
+    each) to ``tmp_path/toy.tsv`` and returns its path."""
+    return lambda repeat=25: write_toy_pairs(tmp_path / "toy.tsv", repeat)
+
+
+@pytest.fixture
+def pairs_slice(tmp_path: Path, data_dir: Path) -> Callable[..., Path]:
+    """Factory: ``pairs_slice(count, stride=1)`` writes that slice of the shared training pairs
+    to ``tmp_path/slice.tsv`` (see ``tests.helpers.slice_of_pairs``); skips without the data."""
+    return lambda count, start=0, stride=1: slice_of_pairs(tmp_path / "slice.tsv", count, start, stride)
+
+
+@pytest.fixture(scope="session")
+def make_model() -> Callable[..., SentenceModel]:
+    """The :func:`tiny_model` factory: ``make_model("wlo", seed=3)``."""
+    return tiny_model
