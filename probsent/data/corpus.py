@@ -19,7 +19,7 @@ import numpy as np
 from probsent import __version__
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import MissingFileError
 from probsent.io import atomic_path
 
 CACHE_FORMAT = 2
@@ -99,7 +99,7 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     """
     path = Path(path)
     if not path.is_file():
-        raise ProbsentError(f"{path}: no such file")
+        raise MissingFileError(f"{path}: no such file")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cached = cache / f"corpus-{_cache_key(path, max_pairs, max_tokens)}.npz"
     if cached.is_file():
