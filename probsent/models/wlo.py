@@ -187,9 +187,11 @@ class WLO(SentenceEncoder):
             largest.append(cum_log.abs().amax((1, 2)))
         return groups, torch.cat(largest)
 
-    def word_entropy_terms(self) -> Tensor:
-        """Per word, its exact additive contribution sum_d log|A_w,d| to a sentence's entropy."""
-        return self.scale.weight.abs().clamp_min(1e-30).log().sum(-1)
+    def word_entropy_terms(self, ids: Tensor | None = None) -> Tensor:
+        """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|
+        to a sentence's entropy."""
+        scale = self.scale.weight if ids is None else self.scale.weight[ids]
+        return scale.abs().clamp_min(1e-30).log().sum(-1)
 
 
 class _FinalAndPrior(torch.autograd.Function):
