@@ -150,12 +150,13 @@ def check_setting(name: str, value: Any) -> str | None:
         if meta["choices"] and value not in meta["choices"]:
             return f"must be one of {', '.join(meta['choices'])}, not {value!r}"
         return None
+    show = (lambda x: f"{int(x):,}") if kind is int else (lambda x: f"{x:g}")  # noqa: E731
     if meta["low"] is not None and value < meta["low"]:
-        return f"must be at least {meta['low']:g}, not {value:g}"
+        return f"must be at least {show(meta['low'])}, not {show(value)}"
     if meta["above"] is not None and value <= meta["above"]:
-        return f"must be above {meta['above']:g}, not {value:g}"
+        return f"must be above {show(meta['above'])}, not {show(value)}"
     if meta["high"] is not None and value > meta["high"]:
-        return f"must be at most {meta['high']:g}, not {value:g}"
+        return f"must be at most {show(meta['high'])}, not {show(value)}"
     return None
 
 
