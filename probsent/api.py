@@ -158,8 +158,12 @@ class SentenceModel:
 
     def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
         """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
-        product of the Gaussians for probabilistic models), computed in float64 from the
-        (saturated) means and the log-variances, then saturated to float32's range."""
+        product of the Gaussians for probabilistic models).
+
+        Computed in float64 from the means and the log-variances, without training's floor on
+        the variances, then saturated to float32's range: exact wherever the means fit in
+        float32; where a mean is saturated, so is its contribution (the result stays finite).
+        """
         items_a, single = self._checked(a)
         items_b, _ = self._checked(b)
         if len(items_a) != len(items_b):
@@ -167,7 +171,7 @@ class SentenceModel:
                                     f"as in b ({len(items_b)})")
         wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double())  # noqa: E731
         values = saturated(paired_similarity(wide(self._encode(items_a, batch_size)),
-                                             wide(self._encode(items_b, batch_size)))).numpy()
+                                             wide(self._encode(items_b, batch_size)), exact=True)).numpy()
         return float(values[0]) if single else values
 
     def require_calibration(self) -> Calibration:

@@ -22,12 +22,19 @@ def kl_to_standard_normal(mean: Tensor, logvar: Tensor) -> Tensor:
     return 0.5 * (logvar.exp() + mean.square() - 1.0 - logvar).sum(-1)
 
 
-def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar2: Tensor) -> Tensor:
+def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar2: Tensor,
+                           exact: bool = False) -> Tensor:
     """log of the integral of N(x; mu1, S1) N(x; mu2, S2) dx = log N(0; mu1 - mu2, S1 + S2).
 
     -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
+
+    By default (training) s1 + s2 is floored at e^-80, so float32 cannot overflow to inf.
+    ``exact`` (inference, without gradients): no floor, the quadratic term computed as
+    exp(2 log|mu1 - mu2| - log(s1 + s2)); it overflows to inf only where the true value does.
     """
     log_sum_var = torch.logaddexp(logvar1, logvar2)  # log(s1 + s2) without overflow
-    # 1 / (s1 + s2), with variances floored at e^-80 so float32 cannot overflow to inf
-    quad = (mean1 - mean2).square() * torch.exp(-log_sum_var.clamp_min(-80.0))
+    if exact:
+        quad = torch.exp(2.0 * (mean1 - mean2).abs().log() - log_sum_var)
+    else:
+        quad = (mean1 - mean2).square() * torch.exp(-log_sum_var.clamp_min(-80.0))
     return -0.5 * (LOG_2PI + log_sum_var + quad).sum(-1)

@@ -13,11 +13,11 @@ from probsent.gaussian import expected_inner_product
 from probsent.models.base import Encoding
 
 
-def paired_similarity(a: Encoding, b: Encoding) -> Tensor:
-    """d(a_i, b_i) for every row i: a [batch] tensor."""
+def paired_similarity(a: Encoding, b: Encoding, exact: bool = False) -> Tensor:
+    """d(a_i, b_i) for every row i: a [batch] tensor (``exact``: see expected_inner_product)."""
     if a.logvar is None or b.logvar is None:
         return F.cosine_similarity(a.mean, b.mean, dim=-1)
-    return expected_inner_product(a.mean, a.logvar, b.mean, b.logvar)
+    return expected_inner_product(a.mean, a.logvar, b.mean, b.logvar, exact=exact)
 
 
 def pairwise_similarity(a: Encoding, b: Encoding) -> Tensor:
