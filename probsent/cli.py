@@ -13,7 +13,8 @@ import numpy as np
 from probsent import __version__
 from probsent.errors import MissingFileError, ProbsentError
 from probsent.evaluation.command import add_eval_parser, run_eval
-from probsent.training.config import SETTINGS, TrainConfig, flag_name, positive_int, setting_type
+from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
+                                      setting_type)
 
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, with exit status 2 like every user error."""
@@ -35,12 +36,15 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         kind, _ = setting_type(name)
         meta = spec.metadata
         options = {"type": kind, "help": meta["help"], "choices": meta["choices"]}
+        notes = [allowed_range(name)]
         if meta["required"]:
             options["required"] = True
         else:
             options["default"] = spec.default
             if spec.default is not None:  # a None default is described by the help text
-                options["help"] += " (default: %(default)s)"
+                notes.insert(0, "default: %(default)s")
+        if any(notes):
+            options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",

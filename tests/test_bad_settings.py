@@ -100,7 +100,7 @@ def test_bad_model_config_value(key, value, workspace, capsys) -> None:
 
 
 def test_python_settings_are_checked_too() -> None:
-    with pytest.raises(InvalidValueError, match="--dim: must be at least 1, not 0"):
+    with pytest.raises(InvalidValueError, match="--dim: must be from 1 to 4,096, not 0"):
         TrainConfig(dim=0)
     with pytest.raises(ValueError):
         TrainConfig.from_dict({"scramble": 2.0})

@@ -87,7 +87,9 @@ def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
     rank[order] = np.arange(len(seen), dtype=np.int32)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
-    tokens = rank[np.frombuffer(ids, dtype=np.int32)] if len(ids) else np.zeros(0, dtype=np.int32)
+    tokens = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
+    for start in range(0, len(tokens), 1 << 20):  # ids -> ranks in place, a slice at a time
+        tokens[start:start + (1 << 20)] = rank[tokens[start:start + (1 << 20)]]
     return PairCorpus(tokens, offsets, [seen[i] for i in order], counts[order],
                       {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
                        "skipped": dict(report.skipped), "truncated": report.truncated_sentences},

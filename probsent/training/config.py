@@ -131,6 +131,21 @@ def setting_type(name: str) -> tuple[type, bool]:
     return hint, False
 
 
+def _show(name: str, value: float) -> str:
+    return f"{int(value):,}" if setting_type(name)[0] is int else f"{value:g}"
+
+
+def allowed_range(name: str) -> str:
+    """The allowed values of a numeric setting in words ("1 to 4,096", "above 0"), or ""."""
+    meta = SETTINGS[name].metadata
+    low = (f"{_show(name, meta['low'])}" if meta["low"] is not None
+           else f"above {_show(name, meta['above'])}" if meta["above"] is not None else "")
+    high = _show(name, meta["high"]) if meta["high"] is not None else ""
+    if low and high:
+        return f"from {low} to {high}" if meta["low"] is not None else f"{low}, at most {high}"
+    return f"at least {low}" if low and meta["low"] is not None else low or (f"at most {high}" if high else "")
+
+
 def check_setting(name: str, value: Any) -> str | None:
     """What is wrong with ``value`` for setting ``name`` (its type, range or choices), or None."""
     meta = SETTINGS[name].metadata
@@ -150,14 +165,10 @@ def check_setting(name: str, value: Any) -> str | None:
         if meta["choices"] and value not in meta["choices"]:
             return f"must be one of {', '.join(meta['choices'])}, not {value!r}"
         return None
-    show = (lambda x: f"{int(x):,}") if kind is int else (lambda x: f"{x:g}")  # noqa: E731
-    if meta["low"] is not None and value < meta["low"]:
-        return f"must be at least {show(meta['low'])}, not {show(value)}"
-    if meta["above"] is not None and value <= meta["above"]:
-        return f"must be above {show(meta['above'])}, not {show(value)}"
-    if meta["high"] is not None and value > meta["high"]:
-        return f"must be at most {show(meta['high'])}, not {show(value)}"
-    return None
+    outside = ((meta["low"] is not None and value < meta["low"])
+               or (meta["above"] is not None and value <= meta["above"])
+               or (meta["high"] is not None and value > meta["high"]))
+    return f"must be {allowed_range(name)}, not {_show(name, value)}" if outside else None
 
 
 def positive_int(text: str) -> int:
