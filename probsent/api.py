@@ -104,7 +104,8 @@ class SentenceModel:
         with torch.no_grad():
             enc = encode_by_length(self.encoder, flat, offsets, np.arange(len(ids)), batch_size,
                                    max_cells=MAX_BATCH_CELLS)
-        return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar))
+        return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar),
+                        log_abs_mean=enc.log_abs_mean)
 
     @staticmethod
     def _checked(sentences: Sentences) -> tuple[list[str], bool]:
@@ -160,16 +161,17 @@ class SentenceModel:
         """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
         product of the Gaussians for probabilistic models).
 
-        Computed in float64 from the means and the log-variances, without training's floor on
-        the variances, then saturated to float32's range: exact wherever the means fit in
-        float32; where a mean is saturated, so is its contribution (the result stays finite).
+        Computed in float64 from the log-variances and, for WLO, the means' logarithms (exact
+        however far a mean is beyond float32's range), without training's floor on the
+        variances, then saturated to float32's range.
         """
         items_a, single = self._checked(a)
         items_b, _ = self._checked(b)
         if len(items_a) != len(items_b):
             raise InvalidValueError(f"similarity needs as many sentences in a ({len(items_a)}) "
                                     f"as in b ({len(items_b)})")
-        wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double())  # noqa: E731
+        wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double(),  # noqa: E731
+                                  log_abs_mean=e.log_abs_mean)
         values = saturated(paired_similarity(wide(self._encode(items_a, batch_size)),
                                              wide(self._encode(items_b, batch_size)), exact=True)).numpy()
         return float(values[0]) if single else values
