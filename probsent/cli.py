@@ -4,9 +4,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import typing
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 import numpy as np
 
@@ -16,10 +15,11 @@ from probsent.evaluation.command import add_eval_parser, run_eval
 from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
                                       setting_type)
 
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, with exit status 2 like every user error."""
 
-    def error(self, message: str) -> typing.NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
