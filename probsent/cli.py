@@ -13,7 +13,7 @@ from probsent import __version__
 from probsent.errors import MissingFileError, ProbsentError
 from probsent.evaluation.command import add_eval_parser, run_eval
 from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
-                                      setting_type)
+                                      setting_rules, setting_type)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +34,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
                             description="Train a sentence encoder on paraphrase pairs.")
     for name, spec in SETTINGS.items():  # one flag per declared setting (training/config.py)
         kind, _ = setting_type(name)
-        meta = spec.metadata
+        meta = setting_rules(name)
         options = {"type": kind, "help": meta["help"], "choices": meta["choices"]}
         notes = [allowed_range(name)]
         if meta["required"]:

@@ -139,3 +139,14 @@ def test_bad_types_are_type_errors(bad) -> None:
 def test_api_batch_size_is_checked(batch_size, error) -> None:
     with pytest.raises(error, match="batch_size"):
         make_model("wlo").encode(["a cat"], batch_size=batch_size)
+
+
+def test_every_setting_is_declared_with_help_and_a_flag() -> None:
+    from probsent.cli import build_parser
+    from probsent.training.config import SETTINGS, flag_name, setting_rules
+
+    help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["train"].format_help().split())
+    for name in SETTINGS:
+        assert setting_rules(name)["help"], f"{name} has no help text: declare it with option()"
+        assert flag_name(name) in help_text
+    assert "(default: None)" not in help_text

@@ -29,6 +29,15 @@ def option(default: Any, help: str, *, low: float | None = None, high: float | N
                                             "choices": choices, "required": required})
 
 
+_NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": None, "required": False}
+
+
+def setting_rules(name: str) -> dict[str, Any]:
+    """The :func:`option` declaration of a setting (help, range, choices, required); a plain
+    field (declared without option) has no help text and no range."""
+    return {**_NO_RULES, **SETTINGS[name].metadata}
+
+
 @dataclass
 class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
@@ -137,7 +146,7 @@ def _show(name: str, value: float) -> str:
 
 def allowed_range(name: str) -> str:
     """The allowed values of a numeric setting in words ("1 to 4,096", "above 0"), or ""."""
-    meta = SETTINGS[name].metadata
+    meta = setting_rules(name)
     low = (f"{_show(name, meta['low'])}" if meta["low"] is not None
            else f"above {_show(name, meta['above'])}" if meta["above"] is not None else "")
     high = _show(name, meta["high"]) if meta["high"] is not None else ""
@@ -148,7 +157,7 @@ def allowed_range(name: str) -> str:
 
 def check_setting(name: str, value: Any) -> str | None:
     """What is wrong with ``value`` for setting ``name`` (its type, range or choices), or None."""
-    meta = SETTINGS[name].metadata
+    meta = setting_rules(name)
     kind, optional = setting_type(name)
     if value is None:
         return None if optional else "a value is required"
