@@ -23,7 +23,7 @@ BAD_TRAIN_FLAGS = [
     ["--min-tokens", "0"], ["--max-pairs", "0"], ["--max-per-source", "0"], ["--max-overlap", "1.5"],
     ["--min-overlap", "0.9", "--max-overlap", "0.5"], ["--min-tokens", "20", "--max-tokens", "10"],
     ["--model", "nope"], ["--engine", "quick"], ["--device", "tpu"], ["--scale-init-std", "-1"],
-    ["--batch-size", "1.5"],
+    ["--batch-size", "1.5"], ["--source-caps", "bible"], ["--source-caps", "bible=-1"],
 ]
 
 # model.<key> values written into a saved model's config.json

@@ -15,7 +15,8 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from probsent.errors import InvalidValueError
+from probsent.data.mixture import parse_source_caps
+from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import MODEL_TYPES
 
 
@@ -108,6 +109,11 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{label('min_overlap')} {self.min_overlap} is above "
                                     f"{label('max_overlap')} {self.max_overlap}: no pair could be kept")
+        if self.source_caps is not None:
+            try:
+                parse_source_caps(self.source_caps)
+            except ProbsentError as exc:
+                raise InvalidValueError(str(exc)) from None
         if self.min_tokens > self.max_tokens:
             raise InvalidValueError(f"{label('min_tokens')} {self.min_tokens} is above "
                                     f"{label('max_tokens')} {self.max_tokens}: no pair could be kept")
