@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, Union
@@ -12,14 +13,33 @@ import torch
 from probsent.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import WLO, Encoding, SentenceEncoder
 from probsent.similarity import paired_similarity
 from probsent.tokenize import tokenize
+from probsent.training.config import check_batch_size
 
 Sentences = Union[str, Sequence[str]]
+
+# A sentence is encoded (and explained) as its first MAX_TOKENS tokens: the encoding's memory
+# per sentence stays bounded (about 3 KB a token) whatever the input.
+MAX_TOKENS = 10_000
+# Sentences are encoded in batches of at most this many padded token positions (or one
+# sentence), so memory per call is bounded too, whatever the batch size asked for.
+MAX_BATCH_CELLS = 32_768
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def saturated(values: torch.Tensor) -> torch.Tensor:
+    """``values`` as float32, every value beyond float32's range saturated at +-FLOAT32_MAX.
+
+    A non-number is 0 * an overflowed factor (WLO's mean of a sentence whose shifts sum to
+    exactly zero, scaled by an overflowing product), whose value is 0.
+    """
+    return values.nan_to_num(nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX).clamp(
+        -FLOAT32_MAX, FLOAT32_MAX).float()
 
 
 @dataclass
@@ -72,39 +92,60 @@ class SentenceModel:
         return self.probabilistic
 
     def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
+        """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
+        finite range (see :func:`saturated`)."""
+        batch_size = check_batch_size(batch_size)
         index = self.vocab.index
-        ids = [[index.get(token, 0) for token in tokenize(s)] for s in sentences]
+        ids = [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = np.fromiter((i for sentence in ids for i in sentence), dtype=np.int64, count=int(offsets[-1]))
         with torch.no_grad():
-            return encode_by_length(self.encoder, flat, offsets, np.arange(len(ids)), batch_size)
+            enc = encode_by_length(self.encoder, flat, offsets, np.arange(len(ids)), batch_size,
+                                   max_cells=MAX_BATCH_CELLS)
+        return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar),
+                        log_abs_mean=enc.log_abs_mean)
 
-    def _checked(self, sentences: Sentences) -> tuple[list[str], bool]:
-        single = isinstance(sentences, str)
-        items = [sentences] if single else list(sentences)
+    @staticmethod
+    def _checked(sentences: Sentences) -> tuple[list[str], bool]:
+        """(the sentences as a list, whether a single string was given); TypeError for anything
+        but a str or an ordered collection of str."""
+        if isinstance(sentences, str):
+            return [sentences], True
+        if (isinstance(sentences, (bytes, bytearray, memoryview, Mapping, Set))
+                or not isinstance(sentences, Iterable)):
+            raise TypeError(f"sentences must be a str or a list of str, not {type(sentences).__name__}"
+                            + (" (decode bytes to str first)" if isinstance(sentences, (bytes, bytearray)) else ""))
+        items = list(sentences)
         for i, s in enumerate(items):
             if not isinstance(s, str):
                 raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")
-        return items, single
+        return items, False
 
-    def encode(self, sentences: Sentences, batch_size: int = 256):
+    def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False):
         """Vectors [n, dim] (deterministic models) or a tuple (mean [n, dim], variance [n, dim])
-        (probabilistic models), as float32 NumPy arrays; a single string gives 1-D arrays."""
+        (probabilistic models), as float32 NumPy arrays; a single string gives 1-D arrays.
+
+        With ``log_variance``, the tuple holds the log-variance instead of the variance. Every
+        value is finite: one beyond float32's range (the variance, or WLO's mean, of a long
+        sentence of strongly scaling words) is saturated at +-3.4e38; the log-variance is
+        exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
+        """
         items, single = self._checked(sentences)
         enc = self._encode(items, batch_size)
         pick = (lambda a: a[0]) if single else (lambda a: a)
         if not self.probabilistic:
             return pick(enc.mean.numpy())
-        return pick(enc.mean.numpy()), pick(enc.logvar.exp().numpy())
+        spread = enc.logvar if log_variance else saturated(enc.logvar.double().exp())
+        return pick(enc.mean.numpy()), pick(spread.numpy())
 
     def entropy(self, sentences: Sentences, batch_size: int = 256):
         """Differential entropy of each sentence's Gaussian (probabilistic models only)."""
         if not self.probabilistic:
             raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
         items, single = self._checked(sentences)
-        values = gaussian_entropy(self._encode(items, batch_size).logvar).numpy()
+        values = saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).numpy()
         return float(values[0]) if single else values
 
     def specificity(self, sentences: Sentences, batch_size: int = 256):
@@ -113,18 +154,26 @@ class SentenceModel:
             value = self.entropy(sentences, batch_size)
             return -value
         items, single = self._checked(sentences)
-        norms = self._encode(items, batch_size).mean.norm(dim=-1).numpy()
+        norms = saturated(self._encode(items, batch_size).mean.double().norm(dim=-1)).numpy()
         return float(norms[0]) if single else norms
 
     def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
         """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
-        product of the Gaussians for probabilistic models)."""
+        product of the Gaussians for probabilistic models).
+
+        Computed in float64 from the log-variances and, for WLO, the means' logarithms (exact
+        however far a mean is beyond float32's range), without training's floor on the
+        variances, then saturated to float32's range.
+        """
         items_a, single = self._checked(a)
         items_b, _ = self._checked(b)
         if len(items_a) != len(items_b):
-            raise ValueError(f"similarity needs as many sentences in a ({len(items_a)}) as in b ({len(items_b)})")
-        values = paired_similarity(self._encode(items_a, batch_size),
-                                   self._encode(items_b, batch_size)).numpy()
+            raise InvalidValueError(f"similarity needs as many sentences in a ({len(items_a)}) "
+                                    f"as in b ({len(items_b)})")
+        wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double(),  # noqa: E731
+                                  log_abs_mean=e.log_abs_mean)
+        values = saturated(paired_similarity(wide(self._encode(items_a, batch_size)),
+                                             wide(self._encode(items_b, batch_size)), exact=True)).numpy()
         return float(values[0]) if single else values
 
     def require_calibration(self) -> Calibration:
@@ -144,14 +193,17 @@ class SentenceModel:
         """WLO only: each word's exact additive share of the sentence's entropy.
 
         The entropy is k/2 log(2 pi e) (that of the prior N(0, I)) plus, for every word,
-        sum_d log|A_w,d|; a negative share makes the sentence more specific.
+        sum_d log|A_w,d|; a negative share makes the sentence more specific. As everywhere,
+        the sentence counts its first MAX_TOKENS tokens.
         """
+        if not isinstance(sentence, str):
+            raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
         if not isinstance(self.encoder, WLO):
             raise ProbsentError(f"explain needs a WLO model, not {self.encoder.type_name}")
-        tokens = tokenize(sentence)
+        tokens = tokenize(sentence)[:MAX_TOKENS]
         ids = torch.from_numpy(self.vocab.ids(tokens))
         with torch.no_grad():
-            shares = self.encoder.word_entropy_terms()[ids].double().numpy()
+            shares = self.encoder.word_entropy_terms(ids).double().numpy()
             shift_norms = self.encoder.shift.weight[ids].norm(dim=-1).double().numpy()
         prior = float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
         words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
@@ -169,12 +221,14 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 def load(path: str | os.PathLike[str] | None = None) -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
-    With no argument, the WLO model that ships inside the package (see its MODEL_CARD.md).
+    With no argument, or ``"default"`` (unless a directory of that name exists), the WLO model
+    that ships inside the package (see its MODEL_CARD.md). A missing model is a
+    MissingFileError (a FileNotFoundError), a damaged one an InvalidValueError (a ValueError).
     """
-    if path is None:
+    if path is None or (str(path) == "default" and not Path(path).exists()):
         if not (DEFAULT_MODEL / CONFIG).is_file():
-            raise ProbsentError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
-                                f"give a model directory")
+            raise MissingFileError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
+                                   f"give a model directory")
         path = DEFAULT_MODEL
     path = Path(path)
     if not (path / CONFIG).exists() and (path / "best" / CONFIG).exists():

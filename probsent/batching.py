@@ -27,26 +27,34 @@ def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tu
 
 def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                      sentences: np.ndarray, batch_size: int, with_kl: bool = False,
-                     transform: Callable[[Tensor, Tensor], Tensor] | None = None) -> Encoding:
+                     transform: Callable[[Tensor, Tensor], Tensor] | None = None,
+                     max_cells: int | None = None) -> Encoding:
     """Encode ``sentences`` in batches of similar length and return them in the given order.
 
     Sorting by length keeps padding (and so wasted work) small: one long sentence no longer
     pads a whole batch. ``transform(ids, lengths)`` may rewrite each padded batch (word-order
-    scrambling during training), on the CPU; the batches then go where the encoder is.
+    scrambling during training), on the CPU; the batches then go where the encoder is. With
+    ``max_cells``, a batch also holds at most that many padded positions (rows x its longest
+    length), or one sentence: long sentences then come in smaller batches.
     """
     lengths = offsets[sentences + 1] - offsets[sentences]
     order = np.argsort(lengths, kind="stable")
     device = encoder.device
     batches = []
-    for start in range(0, len(order), batch_size):
-        batch, batch_lengths = pad_batch(ids, offsets, sentences[order[start:start + batch_size]])
+    start = 0
+    while start < len(order):
+        end = min(start + batch_size, len(order))
+        if max_cells is not None:  # lengths increase along ``order``: the last row is the longest
+            end = min(end, start + max(1, max_cells // max(int(lengths[order[end - 1]]), 1)))
+        batch, batch_lengths = pad_batch(ids, offsets, sentences[order[start:end]])
         if transform is not None:
             batch = transform(batch, batch_lengths)
         batches.append((batch.to(device), batch_lengths.to(device)))
+        start = end
     parts = encoder.encode_batches(batches, with_kl=with_kl)
     if not parts:
         empty = torch.zeros(0, encoder.dim, device=device)
         return Encoding(empty, empty.clone() if encoder.probabilistic else None)
     join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
     inverse = torch.from_numpy(np.argsort(order, kind="stable")).to(device)
-    return Encoding(join("mean"), join("logvar"), join("kl")).index(inverse)
+    return Encoding(join("mean"), join("logvar"), join("kl"), join("log_abs_mean")).index(inverse)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 
 from probsent.errors import ProbsentError
 from probsent.io import write_json
@@ -21,8 +22,8 @@ FILE = "calibration.json"
 
 
 def logistic(slope: float, intercept: float, scores: np.ndarray) -> np.ndarray:
-    """sigmoid(slope * score + intercept) for each score."""
-    return 1.0 / (1.0 + np.exp(-(slope * np.asarray(scores, dtype=np.float64) + intercept)))
+    """sigmoid(slope * score + intercept) for each score (no overflow for extreme scores)."""
+    return expit(slope * np.asarray(scores, dtype=np.float64) + intercept)
 
 
 def fit_logistic(scores: np.ndarray, labels: np.ndarray, iterations: int = 100) -> tuple[float, float]:
@@ -44,7 +45,7 @@ def fit_logistic(scores: np.ndarray, labels: np.ndarray, iterations: int = 100) 
     weights = np.zeros(2)
     ridge = 1e-6 * len(x)
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-design @ weights))
+        p = expit(design @ weights)
         gradient = design.T @ (y - p) - ridge * weights
         hessian = (design * (p * (1 - p))[:, None]).T @ design + ridge * np.eye(2)
         step = np.linalg.solve(hessian, gradient)

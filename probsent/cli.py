@@ -4,85 +4,53 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import fields
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 import numpy as np
 
 from probsent import __version__
-from probsent.errors import ProbsentError
+from probsent.errors import MissingFileError, ProbsentError
 from probsent.evaluation.command import add_eval_parser, run_eval
-from probsent.models import MODEL_TYPES
-from probsent.training.config import TrainConfig
+from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
+                                      setting_rules, setting_type)
 
-_HELP = {
-    "model": "model to train", "data": "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz",
-    "out": "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
-    "max_pairs": "read only the first N usable pairs", "epochs": "passes over the pairs",
-    "max_per_source": "keep at most N pairs of each source (third column), evenly spaced over it",
-    "source_caps": "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source",
-    "min_tokens": "drop pairs with a side of fewer tokens",
-    "max_overlap": "drop pairs whose sides' word sets overlap more than this (Jaccard; 1 keeps all)",
-    "min_overlap": "drop pairs whose sides' word sets overlap less than this (Jaccard; 0 keeps all)",
-    "seed": "random seed", "vocab_size": "most frequent words kept (plus <unk>)",
-    "min_count": "words seen fewer times in the training pairs become <unk> (ours; 1 keeps every word, "
-                 "as the paper)",
-    "rarity_init": "WLO (ours): each word's entropy term sum_d log|A_w,d| starts at X * (log of its "
-                   "training count - the average token's), rare words specific and frequent ones "
-                   "general; 0 = the paper's random initialization",
-    "false_negatives": "keep: the hardest negative, as the paper; remine (ours): a negative sharing at "
-                       "least as many distinct words with the sentence as its partner is replaced by the "
-                       "hardest one that does not",
-    "max_tokens": "training sentences are cut to this many tokens",
-    "dim": "word dimension k", "hidden": "LSTM hidden size", "batch_size": "pairs per step",
-    "megabatch": "mini-batches per mega-batch (negatives are mined across it; 1 = within the batch)",
-    "lr": "Adam learning rate",
-    "margin": "margin delta (default: 1.0 for wlo/lstmgaussian, 0.4 otherwise)",
-    "prior_weight": "lambda: weight of the KL prior terms (probabilistic models)",
-    "l2_weight": "L2 weight (deterministic models)",
-    "scramble": "probability of shuffling a sentence's word order (lstm models, wlo)",
-    "scale_init_mean": "WLO: A initialized as N(mean, std^2)",
-    "scale_init_std": "WLO: A initialized as N(mean, std^2)", "shift_init_std": "WLO: B initialized as N(0, std^2)",
-    "init_std": "word vector initialization std (other models)",
-    "mean_init_gain": "LSTMGaussian: factor on the mean map's initial weights (larger spreads the initial means)",
-    "eval_every": "steps between STS 2017 validations and checkpoints",
-    "max_seconds": "stop after this many seconds of training (a checkpoint is written)",
-    "max_steps": "stop once this many steps are done, checked after each mega-batch (a checkpoint is written)",
-    "engine": "WLO training engine: fast (compiled CPU kernels) or torch (the reference; any model); "
-              "auto = fast for WLO when numba is installed",
-    "device": "where the torch engine trains: cpu or cuda; auto = cuda when available (the fast "
-              "engine runs on the CPU)",
-    "data_dir": "evaluation data directory with sts/sts17-track5-en-en (default: $PROBSENT_DATA_DIR or ../shared/data)",
-}
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, with exit status 2 like every user error."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _argv_text(text: str) -> str:
+    """A command-line sentence whose bytes are not UTF-8 read as U+FFFD (as on standard input),
+    so that writing it out cannot fail."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
-    for field in fields(TrainConfig):
-        flag = "--" + field.name.replace("_", "-")
-        kind = {"int | None": int, "float | None": float, "str | None": str}.get(str(field.type), None)
-        kind = kind or {"int": int, "float": float, "str": str}[str(field.type)]
-        options = {"type": kind, "help": _HELP[field.name]}
-        if field.name == "model":
-            options["choices"] = list(MODEL_TYPES)
-        if field.name == "engine":
-            options["choices"] = ["auto", "fast", "torch"]
-        if field.name == "device":
-            options["choices"] = ["auto", "cpu", "cuda"]
-        if field.name == "false_negatives":
-            options["choices"] = ["keep", "remine"]
-        if field.name in ("data", "out"):
+    for name, spec in SETTINGS.items():  # one flag per declared setting (training/config.py)
+        kind, _ = setting_type(name)
+        meta = setting_rules(name)
+        options = {"type": kind, "help": meta["help"], "choices": meta["choices"]}
+        notes = [allowed_range(name)]
+        if meta["required"]:
             options["required"] = True
         else:
-            options["default"] = field.default
-            options["help"] += " (default: %(default)s)"
-        parser.add_argument(flag, **options)
+            options["default"] = spec.default
+            if spec.default is not None:  # a None default is described by the help text
+                notes.insert(0, "default: %(default)s")
+        if any(notes):
+            options["help"] += f" ({'; '.join(n for n in notes if n)})"
+        parser.add_argument(flag_name(name), **options)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",
                         help="skip validation (STS 2017 for best/, news training rows for best-news/)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is one only when "
+                                                             "standard error is a terminal)")
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -90,7 +58,7 @@ def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.validation import NewsDevScorer, StsValidator
 
     config = TrainConfig.from_dict(vars(args))
-    trainer = Trainer(config, resume=args.resume, progress=not args.quiet)
+    trainer = Trainer(config, resume=args.resume, progress=not args.quiet and sys.stderr.isatty())
     if not args.no_validation:
         trainer.validator = StsValidator.from_data_dir(trainer.vocab, config.data_dir)
         trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, config.data_dir)
@@ -119,7 +87,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--probability", action="store_true",
                         help="also write P(specific) from the model's calibration (tsv: score, "
                              "probability, sentence)")
-    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--batch-size", type=positive_int, default=256,
+                        help="sentences encoded together (default: %(default)s)")
 
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
@@ -160,12 +129,15 @@ def _run_specificity(args: argparse.Namespace) -> int:
         model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
     if args.sentences:
-        score_stream(model, args.sentences, sys.stdout, args.format, batch_size=args.batch_size,
+        sentences = [_argv_text(s) for s in args.sentences]
+        score_stream(model, sentences, sys.stdout, args.format, batch_size=args.batch_size,
                      probability=args.probability)
         return 0
     if args.input and args.input != "-":
         try:
             stream = open(args.input, "rb")
+        except FileNotFoundError:
+            raise MissingFileError(f"{args.input}: no such file") from None
         except OSError as exc:
             raise ProbsentError(f"{args.input}: cannot read ({exc.strerror})") from None
     else:
@@ -189,7 +161,7 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
 def _run_explain(args: argparse.Namespace) -> int:
     from probsent.api import load
 
-    explanation = load(args.model).explain(args.sentence)
+    explanation = load(args.model).explain(_argv_text(args.sentence))
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     out = sys.stdout
@@ -210,7 +182,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
                                         "float16 weights. Calibrate the exported model again.")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--out", required=True, help="new model directory (must not exist)")
-    parser.add_argument("--max-words", type=int, help="keep <unk> plus this many most frequent words")
+    parser.add_argument("--max-words", type=positive_int, help="keep <unk> plus this many most frequent words")
     parser.add_argument("--float16", action="store_true", help="store the weights as float16")
 
 
@@ -226,7 +198,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command."""
-    parser = argparse.ArgumentParser(prog="probsent", description="Probabilistic sentence representations.")
+    parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)

@@ -12,7 +12,7 @@ import torch
 
 from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, ProbsentError
 from probsent.io import atomic_path
 from probsent.model_files import write_model_dir
 from probsent.models import build_model
@@ -25,7 +25,7 @@ def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
     tensor indexed by word (its first dimension is the vocabulary size) is cut to that prefix.
     """
     if max_words < 1:
-        raise ProbsentError("--max-words must be at least 1")
+        raise InvalidValueError(f"--max-words must be at least 1, not {max_words}")
     size = min(len(model.vocab), max_words + 1)
     old = model.encoder
     encoder = build_model({**old.config(), "vocab_size": size})

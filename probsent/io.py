@@ -15,7 +15,8 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` in one step.
 
     Works for a file or a directory written at the yielded path. On error the temporary is
-    removed and ``target`` is left as it was.
+    removed and ``target`` is left as it was. What is written gets the permissions of any
+    new file (0666 / 0777 minus the umask), whatever the writing library chose.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -23,6 +24,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     tmp.rmdir()  # the caller creates a file or a directory here
     try:
         yield tmp
+        _usual_permissions(tmp)
         if tmp.is_dir():
             _fsync_tree(tmp)
             _replace_directory(tmp, target)
@@ -48,6 +50,16 @@ def _replace_directory(new: Path, target: Path) -> None:
     os.replace(target, old)
     os.replace(new, target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _usual_permissions(path: Path) -> None:
+    """Files 0666 and directories 0777, minus the umask, under ``path`` (safetensors, for
+    one, creates its files 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for item in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        if not item.is_symlink():
+            os.chmod(item, (0o777 if item.is_dir() else 0o666) & ~umask)
 
 
 def _fsync(path: Path) -> None:

@@ -16,9 +16,10 @@ from safetensors.torch import load_file, save_file
 
 from probsent import __version__
 from probsent.data.vocab import Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, MissingFileError
 from probsent.io import atomic_path
 from probsent.models import SentenceEncoder, build_model
+from probsent.training.config import check_model_settings
 
 FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
@@ -56,43 +57,47 @@ def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vo
 
 
 def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocabulary, dict[str, Any]]:
-    """Load and check a model directory; ProbsentError on anything wrong with it."""
+    """Load and check a model directory: MissingFileError (a FileNotFoundError) if it or a part
+    is missing, InvalidValueError (a ValueError) for anything wrong in it; both ProbsentErrors."""
     path = Path(path)
     if not path.is_dir():
-        raise ProbsentError(f"{path}: no such model directory")
+        raise MissingFileError(f"{path}: no such model directory")
     for name in (CONFIG, WEIGHTS, VOCAB):
         if not (path / name).is_file():
-            raise ProbsentError(f"{path}: not a complete probsent model ({name} is missing)")
+            raise MissingFileError(f"{path}: not a complete probsent model ({name} is missing)")
     try:
         config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ProbsentError(f"{path / CONFIG}: damaged config ({exc})") from None
+        raise InvalidValueError(f"{path / CONFIG}: damaged config ({exc})") from None
     if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
-        raise ProbsentError(f"{path / CONFIG}: not a probsent model config")
+        raise InvalidValueError(f"{path / CONFIG}: not a probsent model config")
     if config.get("format_version") != FORMAT_VERSION:
-        raise ProbsentError(f"{path / CONFIG}: model format version {config.get('format_version')} "
-                            f"is not supported by probsent {__version__}")
+        raise InvalidValueError(f"{path / CONFIG}: model format version {config.get('format_version')} "
+                                f"is not supported by probsent {__version__}")
+    problem = check_model_settings(config.get("model"))
+    if problem:
+        raise InvalidValueError(f"{path / CONFIG}: {problem}")
+    vocab = Vocabulary.load(path / VOCAB)
+    if config["model"].get("vocab_size") != len(vocab):  # before any table of that size is made
+        raise InvalidValueError(f"{path / VOCAB}: {len(vocab)} words, but {path / CONFIG} says "
+                                f"model.vocab_size {config['model'].get('vocab_size')!r}")
     try:
         encoder = build_model(config["model"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise ProbsentError(f"{path / CONFIG}: invalid model settings ({exc})") from None
+        raise InvalidValueError(f"{path / CONFIG}: invalid model settings ({exc})") from None
     try:
         weights = load_file(str(path / WEIGHTS))
     except (SafetensorError, OSError, ValueError) as exc:
-        raise ProbsentError(f"{path / WEIGHTS}: damaged weights file ({exc})") from None
+        raise InvalidValueError(f"{path / WEIGHTS}: damaged weights file ({exc})") from None
     expected = encoder.state_dict()
     if set(weights) != set(expected):
-        raise ProbsentError(f"{path / WEIGHTS}: tensors {sorted(weights)} do not match a "
-                            f"{config['model']['type']} model ({sorted(expected)})")
+        raise InvalidValueError(f"{path / WEIGHTS}: tensors {sorted(weights)} do not match a "
+                                f"{config['model']['type']} model ({sorted(expected)})")
     for name, tensor in weights.items():
         if tensor.shape != expected[name].shape:
-            raise ProbsentError(f"{path / WEIGHTS}: {name} has shape {tuple(tensor.shape)}, "
-                                f"expected {tuple(expected[name].shape)}")
+            raise InvalidValueError(f"{path / WEIGHTS}: {name} has shape {tuple(tensor.shape)}, "
+                                    f"expected {tuple(expected[name].shape)}")
         if not torch.isfinite(tensor).all():
-            raise ProbsentError(f"{path / WEIGHTS}: {name} contains NaN or infinite values")
+            raise InvalidValueError(f"{path / WEIGHTS}: {name} contains NaN or infinite values")
     encoder.load_state_dict({k: v.float() for k, v in weights.items()})
-    vocab = Vocabulary.load(path / VOCAB)
-    if len(vocab) != encoder.vocab_size:
-        raise ProbsentError(f"{path / VOCAB}: {len(vocab)} words, but the model has "
-                            f"{encoder.vocab_size}")
     return encoder.eval(), vocab, config

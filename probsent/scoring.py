@@ -3,7 +3,8 @@
 Input is one sentence a line, read as UTF-8 (undecodable bytes become U+FFFD, so no line is
 lost); ``\\r\\n`` line ends are accepted. Lines are scored in chunks and written in input
 order, one output line per input line. A blank (whitespace-only) line has no sentence to
-score: its score is written as ``nan`` (TSV) or ``null`` (JSON).
+score: its score is written as ``nan`` (TSV) or ``null`` (JSON). In TSV the sentence's own
+tabs and line breaks (a command-line sentence may hold any) are written as spaces.
 """
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from itertools import islice
 from typing import BinaryIO, Iterable, Iterator, TextIO
 
 from probsent.api import SentenceModel
+
+
+# In a TSV row the sentence is one field on one line: its tabs and line breaks become spaces.
+_ONE_FIELD = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
 
 
 def iter_lines(stream: BinaryIO) -> Iterator[str]:
@@ -54,9 +59,9 @@ def score_stream(model: SentenceModel, lines: Iterable[str], out: TextIO, fmt: s
                     row["probability"] = None if math.isnan(prob) else round(float(prob), 6)
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
             elif probability:
-                out.write(f"{score:.4f}\t{prob:.4f}\t{sentence}\n")
+                out.write(f"{score:.4f}\t{prob:.4f}\t{sentence.translate(_ONE_FIELD)}\n")
             else:
-                out.write(f"{score:.4f}\t{sentence}\n")
+                out.write(f"{score:.4f}\t{sentence.translate(_ONE_FIELD)}\n")
         written += len(block)
         if bar is not None:
             bar.update(len(block))

@@ -93,3 +93,10 @@ def test_closed_pipe_is_not_a_traceback(tmp_path) -> None:
                             capture_output=True, text=True)
     assert len(result.stdout.splitlines()) == 1
     assert "Traceback" not in result.stderr, result.stderr
+
+
+def test_line_breaks_and_tabs_inside_an_argument_stay_in_one_row(model_dir, capsys) -> None:
+    path, _ = model_dir
+    assert main(["specificity", "--model", str(path), "the cat\nsat", "a\tdog\r\n"]) == 0
+    rows = capsys.readouterr().out.split("\n")
+    assert rows[-1] == "" and [row.split("\t")[1:] for row in rows[:-1]] == [["the cat sat"], ["a dog  "]]

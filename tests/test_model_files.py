@@ -85,3 +85,16 @@ def test_save_never_leaves_partial_directory(saved, monkeypatch, make_model) -> 
         model.save(saved)
     assert (saved / "model.safetensors").read_bytes() == before
     assert [p.name for p in saved.parent.iterdir()] == ["model"]  # no temporary left behind
+
+
+def test_no_pickle_anywhere_in_the_package() -> None:
+    """Weights are safetensors, the rest JSON or text: no loader in the package can run pickled code."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(probsent.__file__).parent
+    pattern = re.compile(r"\bimport pickle|\bpickle\.|torch\.load\(|allow_pickle=True|joblib|dill")
+    offenders = [f"{path}:{number}" for path in package.rglob("*.py")
+                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if pattern.search(line)]
+    assert offenders == []

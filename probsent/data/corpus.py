@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import sys
-from collections import Counter
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import numpy as np
 from probsent import __version__
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import MissingFileError
 from probsent.io import atomic_path
 
 CACHE_FORMAT = 2
@@ -64,30 +64,36 @@ def default_cache_dir() -> Path:
 
 def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
                    progress: bool) -> PairCorpus:
+    """Read and index the file in one pass, holding only int32 ids (a word's number in order
+    of first appearance) besides the distinct words; ranked by frequency at the end."""
     report = ReadReport()
-    counts: Counter[str] = Counter()
-    sentences: list[list[str]] = []
+    first_seen: dict[str, int] = {}
+    ids, lengths, pair_sources = array("i"), array("q"), array("h")
     source_index: dict[str, int] = {}
-    pair_sources: list[int] = []
     pairs = read_tokenized_pairs(path, max_pairs, max_tokens, report)
     if progress:
         from tqdm import tqdm
         pairs = tqdm(pairs, desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
+    number = first_seen.setdefault
     for first, second, source in pairs:
         pair_sources.append(source_index.setdefault(source, len(source_index)))
-        sentences.append(first)
-        sentences.append(second)
-        counts.update(first)
-        counts.update(second)
-    words = sorted(counts, key=lambda w: (-counts[w], w))
-    rank = {w: i for i, w in enumerate(words)}
-    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in sentences], out=offsets[1:])
-    tokens = np.fromiter((rank[w] for s in sentences for w in s), dtype=np.int32, count=int(offsets[-1]))
-    return PairCorpus(tokens, offsets, words, np.array([counts[w] for w in words], dtype=np.int64),
+        for sentence in (first, second):
+            lengths.append(len(sentence))
+            ids.extend([number(w, len(first_seen)) for w in sentence])
+    seen = list(first_seen)
+    counts = np.bincount(np.frombuffer(ids, dtype=np.int32), minlength=len(seen)).astype(np.int64)
+    order = sorted(range(len(seen)), key=lambda i: (-counts[i], seen[i]))  # by frequency, then word
+    rank = np.empty(len(seen), dtype=np.int32)
+    rank[order] = np.arange(len(seen), dtype=np.int32)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+    tokens = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
+    for start in range(0, len(tokens), 1 << 20):  # ids -> ranks in place, a slice at a time
+        tokens[start:start + (1 << 20)] = rank[tokens[start:start + (1 << 20)]]
+    return PairCorpus(tokens, offsets, [seen[i] for i in order], counts[order],
                       {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
                        "skipped": dict(report.skipped), "truncated": report.truncated_sentences},
-                      list(source_index), np.array(pair_sources, dtype=np.int16))
+                      list(source_index), np.frombuffer(pair_sources, dtype=np.int16).copy())
 
 
 def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = 100,
@@ -99,7 +105,7 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     """
     path = Path(path)
     if not path.is_file():
-        raise ProbsentError(f"{path}: no such file")
+        raise MissingFileError(f"{path}: no such file")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cached = cache / f"corpus-{_cache_key(path, max_pairs, max_tokens)}.npz"
     if cached.is_file():

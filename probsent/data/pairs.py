@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, MissingFileError
 from probsent.tokenize import tokenize
 
 
@@ -38,7 +38,7 @@ class ReadReport:
 
 def _open(path: Path) -> IO[bytes]:
     if not path.is_file():
-        raise ProbsentError(f"{path}: no such file")
+        raise MissingFileError(f"{path}: no such file")
     with path.open("rb") as handle:
         gzipped = handle.read(2) == b"\x1f\x8b"
     return gzip.open(path, "rb") if gzipped else path.open("rb")
@@ -86,6 +86,6 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
                 report.pairs += 1
                 yield first, second, fields[2].strip() if len(fields) > 2 else ""
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise ProbsentError(f"{path}:{number + 1}: damaged or truncated gzip data ({exc})") from None
+            raise InvalidValueError(f"{path}:{number + 1}: damaged or truncated gzip data ({exc})") from None
     if report.pairs == 0:
-        raise ProbsentError(f"{path}: no usable sentence pairs ({report.summary()})")
+        raise InvalidValueError(f"{path}: no usable sentence pairs ({report.summary()})")

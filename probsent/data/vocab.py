@@ -7,7 +7,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError
 
 UNKNOWN = "<unk>"
 
@@ -41,12 +41,12 @@ class Vocabulary:
         try:
             words = Path(path).read_text(encoding="utf-8").split("\n")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ProbsentError(f"{path}: cannot read vocabulary ({exc})") from None
+            raise InvalidValueError(f"{path}: cannot read vocabulary ({exc})") from None
         if words and words[-1] == "":
             words.pop()
         if not words or words[0] != UNKNOWN:
-            raise ProbsentError(f"{path}:1: a vocabulary file starts with {UNKNOWN}")
+            raise InvalidValueError(f"{path}:1: a vocabulary file starts with {UNKNOWN}")
         try:
             return cls(words)
         except ValueError as exc:
-            raise ProbsentError(f"{path}: {exc}") from None
+            raise InvalidValueError(f"{path}: {exc}") from None

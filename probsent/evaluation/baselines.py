@@ -13,7 +13,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.evaluation.datasets import DataDir
 from probsent.tokenize import tokenize
 
@@ -133,7 +133,7 @@ class GloveVectors:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise ProbsentError(f"GloVe file not found: {self.path}")
+            raise MissingFileError(f"GloVe file not found: {self.path}")
         self._vectors: dict[str, np.ndarray] = {}
         self._absent: set[str] = set()
         self.dim: int | None = None
@@ -148,11 +148,11 @@ class GloveVectors:
                 try:
                     vector = np.array(rest.split(), dtype=np.float32)
                 except ValueError:
-                    raise ProbsentError(f"{self.path}:{number}: malformed GloVe line") from None
+                    raise InvalidValueError(f"{self.path}:{number}: malformed GloVe line") from None
                 if self.dim is None:
                     self.dim = vector.size
                 elif vector.size != self.dim:
-                    raise ProbsentError(f"{self.path}:{number}: expected {self.dim} values, got {vector.size}")
+                    raise InvalidValueError(f"{self.path}:{number}: expected {self.dim} values, got {vector.size}")
                 self._vectors[word] = vector
                 wanted.discard(word)
                 if not wanted:

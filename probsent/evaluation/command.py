@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -32,6 +33,7 @@ from probsent.evaluation.report import render_report
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
 from probsent.io import write_json, write_text
 from probsent.models.wlo import WLO
+from probsent.training.config import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
 DEFAULT_OUT = "probsent-eval"
@@ -69,16 +71,6 @@ def _lengths(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
-
-
 def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``probsent eval`` on the ``probsent`` command's subparsers."""
     parser = subparsers.add_parser(
@@ -99,16 +91,16 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         help="write into a non-empty output directory, replacing earlier report files")
     parser.add_argument("--skip-transformer", action="store_true",
                         help="leave out the all-MiniLM-L6-v2 baselines (also from --baseline all)")
-    parser.add_argument("--min-count", type=_positive, default=100, metavar="N",
+    parser.add_argument("--min-count", type=positive_int, default=100, metavar="N",
                         help="lexical analysis: words seen at least this often in training (default: %(default)s)")
-    parser.add_argument("--sentence-sample", type=_positive, default=20000, metavar="N",
+    parser.add_argument("--sentence-sample", type=positive_int, default=20000, metavar="N",
                         help="sentential analysis: training sentences drawn (default: %(default)s)")
     parser.add_argument("--sentence-lengths", type=_lengths, default=(3, 15), metavar="MIN-MAX",
                         help="sentential analysis: token counts shown (default: 3-15)")
     parser.add_argument("--train-data", metavar="FILE",
                         help="training pair file, if not the one recorded in the model's config")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sentence sample (default: %(default)s)")
-    parser.add_argument("--threads", type=_positive, default=1, metavar="N",
+    parser.add_argument("--threads", type=positive_int, default=1, metavar="N",
                         help="torch threads (default: %(default)s; the evaluation's tensors are small, and on a"
                              " busy machine more threads mostly wait on each other)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -252,7 +244,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     options = Options(min_count=args.min_count, sentence_sample=args.sentence_sample,
                       sentence_lengths=args.sentence_lengths, seed=args.seed, train_data=args.train_data,
-                      progress=not args.quiet)
+                      progress=not args.quiet and sys.stderr.isatty())
     outcome = run_suite(systems, data, options, ablation)
 
     out.mkdir(parents=True, exist_ok=True)

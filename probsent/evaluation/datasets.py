@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, MissingFileError
 
 DATA_DIR_ENV = "PROBSENT_DATA_DIR"
 """Environment variable naming the data root when no explicit directory is given."""
@@ -68,13 +68,13 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
         explicit = None
     if explicit is not None:
         if not explicit.is_dir():
-            raise ProbsentError(f"{origin} not found: {explicit}")
+            raise MissingFileError(f"{origin} not found: {explicit}")
         return explicit
     candidates = [Path.cwd() / ".." / "shared" / "data", _repo_root() / ".." / "shared" / "data"]
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
-    raise ProbsentError(
+    raise MissingFileError(
         f"evaluation data directory not found: tried {candidates[0]} and {candidates[1]};"
         f" pass --data-dir or set ${DATA_DIR_ENV}"
     )
@@ -91,7 +91,7 @@ class DataDir:
         """Absolute path of ``relative`` under the root; ProbsentError if it is not a file."""
         full = self.root / relative
         if not full.is_file():
-            raise ProbsentError(f"evaluation data file not found: {full}")
+            raise MissingFileError(f"evaluation data file not found: {full}")
         return full
 
     def read_bytes(self, relative: str) -> bytes:
@@ -105,7 +105,7 @@ class DataDir:
         try:
             return self.read_bytes(relative).decode("utf-8", errors=errors)
         except UnicodeDecodeError as exc:
-            raise ProbsentError(f"{self.root / relative}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise InvalidValueError(f"{self.root / relative}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
     def read_lines(self, relative: str, errors: str = "strict") -> list[str]:
         """Lines of a text file without their line endings (a final newline adds no line).
@@ -141,7 +141,7 @@ def _check_aligned(data: DataDir, files: dict[str, list]) -> None:
     counts = {name: len(rows) for name, rows in files.items()}
     if len(set(counts.values())) != 1:
         detail = ", ".join(f"{data.root / name}: {n} lines" for name, n in counts.items())
-        raise ProbsentError(f"line counts differ: {detail}")
+        raise InvalidValueError(f"line counts differ: {detail}")
 
 
 def _parse_numbers(data: DataDir, relative: str, lines: list[str], kind: type = float) -> np.ndarray:
@@ -150,7 +150,7 @@ def _parse_numbers(data: DataDir, relative: str, lines: list[str], kind: type = 
         try:
             values.append(kind(line.strip()))
         except ValueError:
-            raise ProbsentError(f"{data.root / relative}:{number}: not a number: {line!r}") from None
+            raise InvalidValueError(f"{data.root / relative}:{number}: not a number: {line!r}") from None
     return np.asarray(values)
 
 
@@ -192,7 +192,7 @@ def load_news_train(data: DataDir, pdtb_only: bool = True, drop_test_overlap: bo
     _check_aligned(data, {base + "data.txt": sentences, base + "label.txt": labels})
     codes = _parse_numbers(data, base + "label.txt", labels, int)
     if not set(np.unique(codes)) <= {1, 2}:
-        raise ProbsentError(f"{data.root / base}label.txt: labels must be 1 or 2")
+        raise InvalidValueError(f"{data.root / base}label.txt: labels must be 1 or 2")
     keep = np.ones(len(sentences), dtype=bool)
     if pdtb_only:
         keep[NEWS_TRAIN_PDTB_ROWS:] = False
@@ -216,7 +216,7 @@ def load_news_test(data: DataDir) -> NewsTest:
     _check_aligned(data, {base + "tknsents.txt": sentences, base + "labels.txt": labels, base + "ref.probs": probs})
     codes = _parse_numbers(data, base + "labels.txt", labels, int)
     if not set(np.unique(codes)) <= {1, -1}:
-        raise ProbsentError(f"{data.root / base}labels.txt: labels must be 1 or -1")
+        raise InvalidValueError(f"{data.root / base}labels.txt: labels must be 1 or -1")
     return NewsTest(
         sentences,
         codes == -1,
@@ -228,7 +228,7 @@ def load_news_test(data: DataDir) -> NewsTest:
 def load_ko2019(data: DataDir, domain: str) -> RatedSentences:
     """Ko et al. (2019) test set for ``domain`` (twitter, yelp or movie): sentences and mean ratings."""
     if domain not in KO2019_DOMAINS:
-        raise ProbsentError(f"unknown ko2019 domain {domain!r}; expected one of {', '.join(KO2019_DOMAINS)}")
+        raise InvalidValueError(f"unknown ko2019 domain {domain!r}; expected one of {', '.join(KO2019_DOMAINS)}")
     base = f"specificity/ko2019/{domain}"
     sentences = data.read_lines(base + "s.txt")
     ratings = data.read_lines(base + "v.txt")
@@ -255,17 +255,17 @@ def load_sts_benchmark(data: DataDir, split: str = "test") -> StsPairs:
     some rows extra source fields, which are ignored.
     """
     if split not in ("train", "dev", "test"):
-        raise ProbsentError(f"unknown STS Benchmark split {split!r}; expected train, dev or test")
+        raise InvalidValueError(f"unknown STS Benchmark split {split!r}; expected train, dev or test")
     name = f"sts/stsbenchmark/sts-{split}.csv"
     first, second, scores = [], [], []
     for number, line in enumerate(data.read_lines(name), start=1):
         fields = line.split("\t")
         if len(fields) < 7:
-            raise ProbsentError(f"{data.root / name}:{number}: expected at least 7 tab-separated fields")
+            raise InvalidValueError(f"{data.root / name}:{number}: expected at least 7 tab-separated fields")
         try:
             scores.append(float(fields[4]))
         except ValueError:
-            raise ProbsentError(f"{data.root / name}:{number}: score is not a number: {fields[4]!r}") from None
+            raise InvalidValueError(f"{data.root / name}:{number}: score is not a number: {fields[4]!r}") from None
         first.append(fields[5])
         second.append(fields[6])
     return StsPairs(f"STSB-{split}", first, second, np.asarray(scores))
@@ -282,11 +282,11 @@ def _load_sts_input_gold(data: DataDir, input_name: str, gold_name: str, label: 
             continue  # unscored pair
         fields = pair.split("\t")
         if len(fields) < 2:
-            raise ProbsentError(f"{data.root / input_name}:{number}: expected two tab-separated sentences")
+            raise InvalidValueError(f"{data.root / input_name}:{number}: expected two tab-separated sentences")
         try:
             scores.append(float(score))
         except ValueError:
-            raise ProbsentError(f"{data.root / gold_name}:{number}: not a number: {score!r}") from None
+            raise InvalidValueError(f"{data.root / gold_name}:{number}: not a number: {score!r}") from None
         first.append(fields[0])
         second.append(fields[1])
     return StsPairs(label, first, second, np.asarray(scores))
@@ -301,7 +301,7 @@ def load_sts17(data: DataDir) -> StsPairs:
 def load_senteval_sts(data: DataDir, year: str) -> dict[str, StsPairs]:
     """The STS test sets of ``year`` (STS12 .. STS16) that SentEval uses, by set name."""
     if year not in SENTEVAL_STS_SETS:
-        raise ProbsentError(f"unknown STS year {year!r}; expected one of {', '.join(SENTEVAL_STS_SETS)}")
+        raise InvalidValueError(f"unknown STS year {year!r}; expected one of {', '.join(SENTEVAL_STS_SETS)}")
     base = f"sts/senteval-sts12-16/{year}-en-test/"
     return {
         name: _load_sts_input_gold(data, f"{base}STS.input.{name}.txt", f"{base}STS.gs.{name}.txt", f"{year}.{name}")
@@ -326,11 +326,11 @@ def load_snli_test(data: DataDir) -> NliPairs:
     reader = csv.reader(io.StringIO(data.read_text(name), newline=""), delimiter="\t", quotechar='"')
     header = next(reader, None)
     if header is None or [h.strip() for h in header[:3]] != ["premise", "hypothesis", "label"]:
-        raise ProbsentError(f"{data.root / name}: expected header 'premise<TAB>hypothesis<TAB>label'")
+        raise InvalidValueError(f"{data.root / name}: expected header 'premise<TAB>hypothesis<TAB>label'")
     premises, hypotheses, labels = [], [], []
     for row in reader:
         if len(row) < 3 or row[2].strip() not in ("0", "1", "2"):
-            raise ProbsentError(f"{data.root / name}:{reader.line_num}: expected premise, hypothesis and label 0/1/2")
+            raise InvalidValueError(f"{data.root / name}:{reader.line_num}: expected premise, hypothesis and label 0/1/2")
         premises.append(row[0])
         hypotheses.append(row[1])
         labels.append(int(row[2]))

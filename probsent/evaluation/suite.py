@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -71,10 +72,12 @@ def _prior_weight(model: SentenceModel | None) -> float | None:
 
 
 class _Corpora:
-    """Training corpora, loaded once per (file, settings) however many models share one."""
+    """Training corpora, loaded once per (file, settings) however many models share one; a
+    file not found is said once on standard error (its analyses are skipped)."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, data_root: Path) -> None:
         self.options = options
+        self.data_root = data_root
         self._loaded: dict[str, TrainingCorpus] = {}
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
@@ -82,7 +85,12 @@ class _Corpora:
         key = repr((self.options.train_data or settings.get("data"), settings.get("max_pairs"),
                     settings.get("max_tokens")))
         if key not in self._loaded:
-            self._loaded[key] = load_training_corpus(model.config, self.options.train_data, self.options.progress)
+            loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
+                                          self.data_root)
+            if loaded.corpus is None:
+                tqdm.write(f"probsent eval: {loaded.note}; the lexical and sentential analyses are "
+                           f"skipped (give the pair file with --train-data)", file=sys.stderr)
+            self._loaded[key] = loaded
         return self._loaded[key]
 
 
@@ -185,7 +193,7 @@ def run_suite(systems: list[System], data: ds.DataDir, options: Options | None =
     start_all = time.perf_counter()
     for name, run in (("Majority", ex.majority_baseline), ("SPECITELLER", ex.speciteller_baseline)):
         results["systems"][name] = {"kind": "baseline", "paper_row": name, "specificity": run(data)}
-    corpora = _Corpora(options)
+    corpora = _Corpora(options, data.root)
     plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]
     with tqdm(total=len(plan) + (ablation_model is not None), desc="evaluating", unit="step",
               disable=not options.progress, file=sys.stderr) as bar:

@@ -30,21 +30,46 @@ def training_settings(config: dict[str, Any]) -> dict[str, Any]:
     return settings if isinstance(settings, dict) else {}
 
 
+def resolve_training_file(recorded: str, data_root: str | os.PathLike[str] | None) -> Path | None:
+    """The recorded pair file, or, where it is gone (a model directory moved to another
+    machine), the file under ``data_root`` that ends with the longest part of the recorded
+    path (``/old/place/paraphrase/pairs.tsv.gz`` -> ``DATA/paraphrase/pairs.tsv.gz``)."""
+    path = Path(recorded)
+    if path.is_file():
+        return path
+    if data_root is None:
+        return None
+    parts = path.parts[1:] if path.is_absolute() else path.parts
+    for start in range(len(parts)):
+        candidate = Path(data_root) / Path(*parts[start:])
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str] | None = None,
-                         progress: bool = False) -> TrainingCorpus:
+                         progress: bool = False,
+                         data_root: str | os.PathLike[str] | None = None) -> TrainingCorpus:
     """The model's training corpus, read with the settings training used.
 
-    ``override`` replaces the recorded pair file (for a model trained elsewhere). Never
-    raises for a missing file: the analyses that need the corpus are skipped with ``note``.
+    ``override`` replaces the recorded pair file (for a model trained elsewhere); a recorded
+    file that is gone is looked for under ``data_root`` (see :func:`resolve_training_file`).
+    Never raises for a missing file: the analyses that need the corpus are skipped with ``note``.
     """
     settings = training_settings(config)
     recorded = settings.get("data")
-    path = override if override is not None else recorded
-    if not path:
+    if override is not None:
+        path: Path | None = Path(override) if Path(override).is_file() else None
+        if path is None:
+            return TrainingCorpus(None, str(override), f"training data file given not found: {override}")
+    elif not recorded:
         return TrainingCorpus(None, None, "the model's config names no training data file")
-    if not Path(path).is_file():
-        origin = "given" if override is not None else "recorded in the model's config"
-        return TrainingCorpus(None, str(path), f"training data file {origin} not found: {path}")
+    else:
+        path = resolve_training_file(recorded, data_root)
+        if path is None:
+            return TrainingCorpus(None, str(recorded), f"training data file recorded in the model's "
+                                                       f"config not found: {recorded}")
     max_tokens = settings.get("max_tokens") or 100
     corpus = load_corpus(path, settings.get("max_pairs"), int(max_tokens), progress=progress)
-    return TrainingCorpus(corpus, str(path), f"{corpus.num_pairs:,} training pairs from {path}")
+    moved = f" (recorded as {recorded}, not found there)" if override is None and str(path) != recorded else ""
+    return TrainingCorpus(corpus, str(path), f"{corpus.num_pairs:,} training pairs from {path}{moved}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.models.lstm import LSTMAverage, LSTMGaussian
 from probsent.models.wlo import WLO
@@ -19,7 +19,7 @@ def build_model(config: dict[str, Any]) -> SentenceEncoder:
     config = dict(config)
     name = config.pop("type", None)
     if name not in MODEL_TYPES:
-        raise ProbsentError(f"unknown model type {name!r}; expected one of {', '.join(MODEL_TYPES)}")
+        raise InvalidValueError(f"unknown model type {name!r}; expected one of {', '.join(MODEL_TYPES)}")
     return MODEL_TYPES[name](**config)
 
 

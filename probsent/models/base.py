@@ -15,16 +15,19 @@ class Encoding:
     mean:   [batch, dim] the sentence vector (deterministic models) or Gaussian mean.
     logvar: [batch, dim] log of the diagonal variance, or None for deterministic models.
     kl:     [batch] the model's prior penalty (probabilistic models, training only), else None.
+    log_abs_mean: [batch, dim] float64 log|mean|, where a model computes it beyond the mean's
+            own range (WLO without the prior), else None.
     """
 
     mean: Tensor
     logvar: Tensor | None = None
     kl: Tensor | None = None
+    log_abs_mean: Tensor | None = None
 
     def index(self, idx: Tensor) -> "Encoding":
         """Rows ``idx`` of this batch."""
         pick = lambda t: None if t is None else t[idx]  # noqa: E731
-        return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl))
+        return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl), pick(self.log_abs_mean))
 
 
 class SentenceEncoder(nn.Module):

@@ -64,6 +64,12 @@ class WLO(SentenceEncoder):
     def trajectory(self, ids: Tensor, lengths: Tensor, final_only: bool = False) -> tuple[Tensor, Tensor]:
         """Mean and log-variance after every operator: two [batch, length, dim] tensors
         (with ``final_only``, after the last word: two [batch, dim] tensors)."""
+        mean, logvar, _ = self._trajectory(ids, lengths, final_only)
+        return mean, logvar
+
+    def _trajectory(self, ids: Tensor, lengths: Tensor, final_only: bool) -> tuple[Tensor, Tensor, Tensor]:
+        """:meth:`trajectory` plus log|mean| in float64 (no gradient), exact where the float32
+        mean overflows."""
         mask = padding_mask(ids, lengths)
         real = mask.unsqueeze(-1)
         a = lookup_real(self.scale, ids, mask, 1.0)  # padding: A = 1, B = 0, nothing changes
@@ -72,9 +78,10 @@ class WLO(SentenceEncoder):
         cum_log = log_abs_a.cumsum(1)  # S_i; log sigma^2_i = 2 S_i
         if cum_log.numel() and float(cum_log.detach().abs().max()) <= DIRECT_RANGE:
             mean = self._mean_by_products(a, b, final_only)
+            log_abs_mean = mean.detach().double().abs().log()
         else:
-            mean = self._mean_in_log_space(a, b, real, log_abs_a, cum_log, final_only)
-        return mean, 2.0 * (cum_log[:, -1] if final_only else cum_log)
+            mean, log_abs_mean = self._mean_in_log_space(a, b, real, log_abs_a, cum_log, final_only)
+        return mean, 2.0 * (cum_log[:, -1] if final_only else cum_log), log_abs_mean
 
     @staticmethod
     def _mean_by_products(a: Tensor, b: Tensor, final_only: bool) -> Tensor:
@@ -91,8 +98,9 @@ class WLO(SentenceEncoder):
 
     @staticmethod
     def _mean_in_log_space(a: Tensor, b: Tensor, real: Tensor, log_abs_a: Tensor, cum_log: Tensor,
-                           final_only: bool) -> Tensor:
-        """mu_i = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}, for any range of S."""
+                           final_only: bool) -> tuple[Tensor, Tensor]:
+        """mu_i = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}, for any range of S; and
+        log|mu_i| (float64, no gradient), finite even where mu_i overflows."""
         negative = a < 0
         sign = 1.0 - 2.0 * (negative.to(torch.int32).cumsum(1) & 1).to(a.dtype)  # s_i
         # -S_{j-1} = log|A_j| - S_j and s_{j-1} = s_j sign(A_j): no shifted copies needed.
@@ -109,11 +117,14 @@ class WLO(SentenceEncoder):
             partial = scaled.sum(1)
         else:
             partial = scaled.cumsum(1)
-        return (sign.double() * partial * (cum_log.double() + top).exp()).to(a.dtype)
+        scale = cum_log.double() + top
+        log_abs_mean = partial.detach().abs().log() + scale.detach()
+        return (sign.double() * partial * scale.exp()).to(a.dtype), log_abs_mean
 
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         if not with_kl:
-            return Encoding(*self.trajectory(ids, lengths, final_only=True))
+            mean, logvar, log_abs_mean = self._trajectory(ids, lengths, final_only=True)
+            return Encoding(mean, logvar, log_abs_mean=log_abs_mean)
         # the prior applies to the distribution after every operator
         mask = padding_mask(ids, lengths)
         if ids.shape[1]:
@@ -193,9 +204,11 @@ class WLO(SentenceEncoder):
         with torch.no_grad():
             self.scale.weight.mul_(torch.exp(terms.to(self.scale.weight) / self.dim)[:, None])
 
-    def word_entropy_terms(self) -> Tensor:
-        """Per word, its exact additive contribution sum_d log|A_w,d| to a sentence's entropy."""
-        return self.scale.weight.abs().clamp_min(1e-30).log().sum(-1)
+    def word_entropy_terms(self, ids: Tensor | None = None) -> Tensor:
+        """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|
+        to a sentence's entropy."""
+        scale = self.scale.weight if ids is None else self.scale.weight[ids]
+        return scale.abs().clamp_min(1e-30).log().sum(-1)
 
 
 class _FinalAndPrior(torch.autograd.Function):

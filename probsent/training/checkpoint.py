@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from probsent.data.vocab import Vocabulary
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError
 from probsent.io import atomic_path
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import SentenceEncoder
@@ -78,7 +78,7 @@ def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder
         state = json.loads((directory / STATE).read_text())
         tensors = load_file(str(directory / OPTIMIZER))
     except Exception as exc:  # noqa: BLE001 - any damage is reported the same way
-        raise ProbsentError(f"{directory}: damaged checkpoint ({exc})") from None
+        raise InvalidValueError(f"{directory}: damaged checkpoint ({exc})") from None
     encoder.train()
     optimizer = optimizer_factory(encoder)
     slots: dict[str, dict[str, torch.Tensor]] = {}
@@ -89,5 +89,5 @@ def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder
     try:
         optimizer.load_state_dict({"state": slots, "param_groups": state.pop("param_groups")})
     except (KeyError, ValueError) as exc:
-        raise ProbsentError(f"{directory}: optimizer state does not match the model ({exc})") from None
+        raise InvalidValueError(f"{directory}: optimizer state does not match the model ({exc})") from None
     return encoder, vocab, optimizer, tensors["rng_state"], state

@@ -1,55 +1,231 @@
-"""Every training setting, with the paper's defaults."""
+"""Every training setting, declared once: its default (the paper's), help text and allowed range.
+
+Each field of :class:`TrainConfig` is an :func:`option`. From these declarations the CLI builds
+the ``probsent train`` flags, and :func:`check_setting` checks every value, whether it comes from
+a flag, from Python, or from a model directory's ``config.json``; a value out of range is a
+one-line :class:`~probsent.errors.InvalidValueError`. Adding a setting is one declaration.
+"""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+import argparse
+import math
+import numbers
+import types
+import typing
+from dataclasses import Field, asdict, dataclass, field, fields
+from typing import Any, Callable
+
+from probsent.data.mixture import parse_source_caps
+from probsent.errors import InvalidValueError, ProbsentError
+from probsent.models import MODEL_TYPES
+
+
+def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
+           above: float | None = None, choices: tuple[str, ...] | None = None,
+           required: bool = False) -> Any:
+    """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
+    above``, or one of ``choices``. ``required``: a flag the command line must give. The type
+    (and whether None is allowed) comes from the field's annotation."""
+    return field(default=default, metadata={"help": help, "low": low, "high": high, "above": above,
+                                            "choices": choices, "required": required})
+
+
+_NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": None, "required": False}
+
+
+def setting_rules(name: str) -> dict[str, Any]:
+    """The :func:`option` declaration of a setting (help, range, choices, required); a plain
+    field (declared without option) has no help text and no range."""
+    return {**_NO_RULES, **SETTINGS[name].metadata}
 
 
 @dataclass
 class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
 
-    model: str = "wlo"
-    data: str = ""
-    out: str = ""
-    max_pairs: int | None = None  # None: every pair of the file
-    epochs: int = 1
-    seed: int = 1
-    max_per_source: int | None = None  # cap on the pairs of each source (file's third column)
-    source_caps: str | None = None  # "name=N,name=N": per-source caps (0 drops a source)
-    min_tokens: int = 1  # pairs with a shorter side are dropped
-    max_overlap: float = 1.0  # pairs whose sides' word sets overlap more (Jaccard) are dropped
-    min_overlap: float = 0.0  # ... or less
-    vocab_size: int = 50_000  # most frequent words kept, plus <unk>
-    min_count: int = 1  # words seen fewer times in the training pairs become <unk> (ours; 1: the paper's)
-    max_tokens: int = 100  # longer training sentences are cut
-    dim: int = 50
-    hidden: int = 100  # LSTM models
-    batch_size: int = 100
-    megabatch: int = 20  # mini-batches per mega-batch for negative mining
-    lr: float = 1e-3
-    margin: float | None = None  # None: 1.0 for probabilistic models, 0.4 otherwise
-    prior_weight: float = 1e-4  # lambda on the summed KL terms (probabilistic models)
-    l2_weight: float = 1e-6  # on all weights (deterministic models)
-    scramble: float = 0.4  # probability of shuffling a sentence's words (LSTM models, WLO)
-    scale_init_mean: float = 1.0  # WLO: A ~ N(mean, std^2)
-    scale_init_std: float = 0.1
-    shift_init_std: float = 0.1  # WLO: B ~ N(0, std^2)
-    rarity_init: float = 0.0  # WLO (ours): word terms start at this x (log count - average token's); 0: the paper's
-    false_negatives: str = "keep"  # keep (the paper's) | remine: mine again past negatives sharing >= words (ours)
-    init_std: float = 0.1  # word vectors of the other models
-    mean_init_gain: float = 1.0  # LSTMGaussian: the mean map's initial weights times this
-    eval_every: int = 500  # steps between STS 2017 validations and checkpoints
-    max_seconds: float | None = None  # stop (after a checkpoint) once this much time is spent
-    max_steps: int | None = None  # stop (after a checkpoint) at the first mega-batch end past this
-    data_dir: str | None = None  # evaluation data (STS 2017), for validation
-    engine: str = "auto"  # fast (compiled CPU kernels, WLO only) | torch (the reference) | auto
-    device: str = "auto"  # cpu | cuda (the torch engine) | auto: cuda when available
+    model: str = option("wlo", "model to train", choices=tuple(MODEL_TYPES))
+    data: str = option("", "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz", required=True)
+    out: str = option("", "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
+                      required=True)
+    max_pairs: int | None = option(None, "read only the first N usable pairs (default: all)", low=1)
+    epochs: int = option(1, "passes over the pairs", low=1, high=10_000)
+    seed: int = option(1, "random seed", low=0, high=2**32 - 1)
+    max_per_source: int | None = option(
+        None, "keep at most N pairs of each source (third column), evenly spaced over it "
+              "(default: no cap)", low=1)
+    source_caps: str | None = option(
+        None, "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source")
+    min_tokens: int = option(1, "drop pairs with a side of fewer tokens", low=1, high=100_000)
+    max_overlap: float = option(1.0, "drop pairs whose sides' word sets overlap more than this "
+                                     "(Jaccard; 1 keeps all)", low=0.0, high=1.0)
+    min_overlap: float = option(0.0, "drop pairs whose sides' word sets overlap less than this "
+                                     "(Jaccard; 0 keeps all)", low=0.0, high=1.0)
+    vocab_size: int = option(50_000, "most frequent words kept (plus <unk>)", low=1, high=10_000_000)
+    min_count: int = option(1, "words seen fewer times in the training pairs become <unk> (ours; 1 keeps "
+                               "every word, as the paper)", low=1, high=10**12)
+    max_tokens: int = option(100, "training sentences are cut to this many tokens", low=1, high=100_000)
+    dim: int = option(50, "word dimension k", low=1, high=4096)
+    hidden: int = option(100, "LSTM hidden size", low=1, high=4096)
+    batch_size: int = option(100, "pairs per step", low=1, high=100_000)
+    megabatch: int = option(20, "mini-batches per mega-batch (negatives are mined across it; "
+                                "1 = within the batch)", low=1, high=10_000)
+    lr: float = option(1e-3, "Adam learning rate", above=0.0, high=10.0)
+    margin: float | None = option(None, "margin delta (default: 1.0 for wlo/lstmgaussian, 0.4 otherwise)",
+                                  low=0.0, high=1e6)
+    prior_weight: float = option(1e-4, "lambda: weight of the KL prior terms (probabilistic models)",
+                                 low=0.0, high=1e6)
+    l2_weight: float = option(1e-6, "L2 weight (deterministic models)", low=0.0, high=1e6)
+    scramble: float = option(0.4, "probability of shuffling a sentence's word order (lstm models, wlo)",
+                             low=0.0, high=1.0)
+    scale_init_mean: float = option(1.0, "WLO: A initialized as N(mean, std^2)", low=-1e3, high=1e3)
+    scale_init_std: float = option(0.1, "WLO: A initialized as N(mean, std^2)", low=0.0, high=1e3)
+    shift_init_std: float = option(0.1, "WLO: B initialized as N(0, std^2)", low=0.0, high=1e3)
+    rarity_init: float = option(0.0, "WLO (ours): each word's entropy term sum_d log|A_w,d| starts at X * "
+                                     "(log of its training count - the average token's), rare words specific "
+                                     "and frequent ones general; 0 = the paper's random initialization",
+                                low=-100.0, high=100.0)
+    false_negatives: str = option("keep", "keep: the hardest negative, as the paper; remine (ours): a negative "
+                                          "sharing at least as many distinct words with the sentence as its "
+                                          "partner is replaced by the hardest one that does not",
+                                  choices=("keep", "remine"))
+    init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
+    mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
+                                        "(larger spreads the initial means)", low=0.0, high=1e6)
+    eval_every: int = option(500, "steps between STS 2017 validations and checkpoints", low=1)
+    max_seconds: float | None = option(None, "stop after this many seconds of training (a checkpoint "
+                                             "is written; default: no limit)", above=0.0)
+    max_steps: int | None = option(None, "stop once this many steps are done, checked after each "
+                                         "mega-batch (a checkpoint is written; default: no limit)", low=1)
+    data_dir: str | None = option(None, "evaluation data directory with sts/sts17-track5-en-en "
+                                        "(default: $PROBSENT_DATA_DIR or ../shared/data)")
+    engine: str = option("auto", "WLO training engine: fast (compiled CPU kernels) or torch (the "
+                                 "reference; any model); auto = fast for WLO when numba is installed",
+                         choices=("auto", "fast", "torch"))
+    device: str = option("auto", "where the torch engine trains: cpu or cuda; auto = cuda when "
+                                 "available (the fast engine runs on the CPU)",
+                         choices=("auto", "cpu", "cuda"))
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self, label: Callable[[str], str] | None = None) -> None:
+        """Check every setting (and the pairs that must agree); InvalidValueError naming the
+        first bad one by ``label(name)`` (default: its flag)."""
+        label = label or flag_name
+        for spec in fields(self):
+            problem = check_setting(spec.name, getattr(self, spec.name))
+            if problem:
+                raise InvalidValueError(f"{label(spec.name)}: {problem}")
+        if self.min_overlap > self.max_overlap:
+            raise InvalidValueError(f"{label('min_overlap')} {self.min_overlap} is above "
+                                    f"{label('max_overlap')} {self.max_overlap}: no pair could be kept")
+        if self.source_caps is not None:
+            try:
+                parse_source_caps(self.source_caps)
+            except ProbsentError as exc:
+                raise InvalidValueError(str(exc)) from None
+        if self.min_tokens > self.max_tokens:
+            raise InvalidValueError(f"{label('min_tokens')} {self.min_tokens} is above "
+                                    f"{label('max_tokens')} {self.max_tokens}: no pair could be kept")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+        """The config of the known keys of ``values`` (others are ignored), checked."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+
+SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
+_HINTS = typing.get_type_hints(TrainConfig)
+
+
+def flag_name(name: str) -> str:
+    """The command-line flag of a setting: ``max_steps`` -> ``--max-steps``."""
+    return "--" + name.replace("_", "-")
+
+
+def setting_type(name: str) -> tuple[type, bool]:
+    """(int, float or str; whether None is allowed) of a setting, from its annotation."""
+    hint = _HINTS[name]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        kinds = [k for k in typing.get_args(hint) if k is not type(None)]
+        return kinds[0], True
+    return hint, False
+
+
+def _show(name: str, value: float) -> str:
+    return f"{int(value):,}" if setting_type(name)[0] is int else f"{value:g}"
+
+
+def allowed_range(name: str) -> str:
+    """The allowed values of a numeric setting in words ("1 to 4,096", "above 0"), or ""."""
+    meta = setting_rules(name)
+    low = (f"{_show(name, meta['low'])}" if meta["low"] is not None
+           else f"above {_show(name, meta['above'])}" if meta["above"] is not None else "")
+    high = _show(name, meta["high"]) if meta["high"] is not None else ""
+    if low and high:
+        return f"from {low} to {high}" if meta["low"] is not None else f"{low}, at most {high}"
+    return f"at least {low}" if low and meta["low"] is not None else low or (f"at most {high}" if high else "")
+
+
+def check_setting(name: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for setting ``name`` (its type, range or choices), or None."""
+    meta = setting_rules(name)
+    kind, optional = setting_type(name)
+    if value is None:
+        return None if optional else "a value is required"
+    if kind is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+        return f"must be an integer, not {value!r}"
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return f"must be a number, not {value!r}"
+        if not math.isfinite(value):
+            return f"must be a finite number, not {value}"
+    if kind is str:
+        if not isinstance(value, str):
+            return f"must be a string, not {value!r}"
+        if meta["choices"] and value not in meta["choices"]:
+            return f"must be one of {', '.join(meta['choices'])}, not {value!r}"
+        return None
+    outside = ((meta["low"] is not None and value < meta["low"])
+               or (meta["above"] is not None and value <= meta["above"])
+               or (meta["high"] is not None and value > meta["high"]))
+    return f"must be {allowed_range(name)}, not {_show(name, value)}" if outside else None
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (batch sizes, counts), with a one-line error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def check_batch_size(batch_size: Any) -> int:
+    """``batch_size`` of the API's encode and scoring calls: an int >= 1, else a one-line
+    TypeError or InvalidValueError."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise InvalidValueError(f"batch_size must be at least 1, not {batch_size}")
+    return int(batch_size)
+
+
+def check_model_settings(settings: Any) -> str | None:
+    """What is wrong with a model directory's ``config.json`` "model" settings, or None: each
+    is checked as the training setting of the same name (``type`` as ``model``);
+    ``vocab_size`` is left to the reader, which compares it with ``vocab.txt``."""
+    if not isinstance(settings, dict):
+        return "no model settings"
+    for key, value in settings.items():
+        name = "model" if key == "type" else key
+        problem = check_setting(name, value) if name in SETTINGS and name != "vocab_size" else None
+        if problem:
+            return f"model.{key} {problem}"
+    return None

@@ -1,0 +1,152 @@
+"""Every bad flag and config value of issue 13 (and their neighbours): a one-line error, exit
+status 2, and nothing written anywhere."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import probsent
+from probsent.cli import main
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
+from probsent.training.config import TrainConfig
+from tests.helpers import write_toy_pairs
+from tests.test_api import make_model
+
+BAD_TRAIN_FLAGS = [
+    ["--vocab-size", "-10"], ["--vocab-size", str(10**12)], ["--max-steps", "0"], ["--max-seconds", "0"],
+    ["--epochs", "0"], ["--batch-size", "0"], ["--megabatch", "0"], ["--dim", "0"], ["--dim", "-1"],
+    ["--lr", "-1"], ["--lr", "0"], ["--lr", "nan"], ["--scramble", "2"], ["--scramble", "-0.1"],
+    ["--margin", "-1"], ["--margin", "inf"], ["--max-tokens", "0"], ["--dim", "abc"], ["--hidden", "0"],
+    ["--seed", "-1"], ["--eval-every", "0"], ["--prior-weight", "-1"], ["--l2-weight", "nan"],
+    ["--min-tokens", "0"], ["--max-pairs", "0"], ["--max-per-source", "0"], ["--max-overlap", "1.5"],
+    ["--min-overlap", "0.9", "--max-overlap", "0.5"], ["--min-tokens", "20", "--max-tokens", "10"],
+    ["--model", "nope"], ["--engine", "quick"], ["--device", "tpu"], ["--scale-init-std", "-1"],
+    ["--batch-size", "1.5"], ["--source-caps", "bible"], ["--source-caps", "bible=-1"],
+]
+
+# model.<key> values written into a saved model's config.json
+BAD_MODEL_CONFIG = [
+    ("dim", -1), ("dim", 0), ("dim", "50"), ("dim", 2.5), ("vocab_size", 10**12), ("vocab_size", -3),
+    ("type", "nope"), ("scale_init_std", math.nan), ("scale_init_std", -1.0), ("dim", True),
+]
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """A current directory and cache that must stay empty, and inputs kept elsewhere."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    data = write_toy_pairs(inputs / "pairs.tsv")
+    model = inputs / "model"
+    make_model("wlo").save(model)
+    cwd, cache = tmp_path / "cwd", tmp_path / "cache"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("PROBSENT_CACHE", str(cache))
+    return {"data": data, "model": model, "cwd": cwd, "cache": cache}
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_rejected(code: int, out: str, err: str, workspace) -> None:
+    assert code == 2, (code, err)
+    assert out == ""
+    assert err.startswith("probsent") and err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert list(workspace["cwd"].iterdir()) == [], "something was written"
+    assert not workspace["cache"].exists(), "something was cached"
+
+
+@pytest.mark.parametrize("flags", BAD_TRAIN_FLAGS, ids=" ".join)
+def test_bad_train_flag(flags, workspace, capsys) -> None:
+    argv = ["train", "--data", str(workspace["data"]), "--out", "run", "--no-validation", "--quiet", *flags]
+    assert_rejected(*run_cli(argv, capsys), workspace)
+
+
+@pytest.mark.parametrize("argv", [
+    ["specificity", "--batch-size", "-1", "a cat"], ["specificity", "--batch-size", "0", "a cat"],
+    ["specificity", "--batch-size", "many", "a cat"], ["export", "--out", "small", "--max-words", "0"],
+    ["export", "--out", "small", "--max-words", "-5"], ["eval", "--min-count", "0", "--out", "ev"],
+    ["eval", "--threads", "0", "--out", "ev"], ["eval", "--sentence-sample", "-1", "--out", "ev"],
+    ["eval", "--sentence-lengths", "5-2", "--out", "ev"],
+], ids=" ".join)
+def test_bad_flag_of_other_commands(argv, workspace, capsys) -> None:
+    argv = [*argv, "--model", str(workspace["model"])]
+    assert_rejected(*run_cli(argv, capsys), workspace)
+
+
+@pytest.mark.parametrize("key, value", BAD_MODEL_CONFIG, ids=lambda v: repr(v))
+def test_bad_model_config_value(key, value, workspace, capsys) -> None:
+    config_file = workspace["model"] / "config.json"
+    config = json.loads(config_file.read_text())
+    config["model"][key] = value
+    config_file.write_text(json.dumps(config))
+    before = {p.name: p.read_bytes() for p in workspace["model"].iterdir()}
+    code, out, err = run_cli(["specificity", "--model", str(workspace["model"]), "a cat"], capsys)
+    assert_rejected(code, out, err, workspace)
+    assert "config.json" in err or "vocab.txt" in err, err
+    assert {p.name: p.read_bytes() for p in workspace["model"].iterdir()} == before
+    with pytest.raises(ValueError):  # the Python API: a ValueError, and a ProbsentError
+        probsent.load(workspace["model"])
+
+
+def test_python_settings_are_checked_too() -> None:
+    with pytest.raises(InvalidValueError, match="--dim: must be from 1 to 4,096, not 0"):
+        TrainConfig(dim=0)
+    with pytest.raises(ValueError):
+        TrainConfig.from_dict({"scramble": 2.0})
+    with pytest.raises(ProbsentError):
+        TrainConfig(margin=-1.0)
+    assert TrainConfig(max_steps=None, margin=None).dim == 50  # None where a setting allows it
+
+
+def test_error_types_follow_python_conventions(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError):
+        probsent.load(tmp_path / "nowhere")
+    with pytest.raises(MissingFileError):
+        probsent.load(tmp_path / "nowhere")
+    (tmp_path / "broken").mkdir()
+    make_model("wlo").save(tmp_path / "broken")
+    (tmp_path / "broken" / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ValueError) as info:
+        probsent.load(tmp_path / "broken")
+    assert isinstance(info.value, ProbsentError)
+
+
+@pytest.mark.parametrize("bad", [b"bytes", bytearray(b"x"), {"a": 1}, None, 3, {"a set"}, [b"x"], ["ok", None]],
+                         ids=lambda v: type(v).__name__)
+def test_bad_types_are_type_errors(bad) -> None:
+    model = make_model("wlo")
+    for call in (model.encode, model.entropy, model.specificity, lambda s: model.similarity(s, s)):
+        with pytest.raises(TypeError, match="str"):
+            call(bad)
+    if not isinstance(bad, list):
+        with pytest.raises(TypeError, match="explain needs a str"):
+            model.explain(bad)
+
+
+@pytest.mark.parametrize("batch_size, error", [(0, ValueError), (-1, ValueError), (2.5, TypeError),
+                                               (True, TypeError), ("8", TypeError)])
+def test_api_batch_size_is_checked(batch_size, error) -> None:
+    with pytest.raises(error, match="batch_size"):
+        make_model("wlo").encode(["a cat"], batch_size=batch_size)
+
+
+def test_every_setting_is_declared_with_help_and_a_flag() -> None:
+    from probsent.cli import build_parser
+    from probsent.training.config import SETTINGS, flag_name, setting_rules
+
+    help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["train"].format_help().split())
+    for name in SETTINGS:
+        assert setting_rules(name)["help"], f"{name} has no help text: declare it with option()"
+        assert flag_name(name) in help_text
+    assert "(default: None)" not in help_text

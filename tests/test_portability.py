@@ -1,0 +1,63 @@
+"""A model directory moved elsewhere: usual file permissions, the training file found under
+the data directory, a skipped analysis said out loud; the corpus index against a plain
+re-count."""
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from probsent.data.corpus import load_corpus
+from probsent.data.pairs import ReadReport, read_tokenized_pairs
+from probsent.evaluation.training_corpus import load_training_corpus
+from tests.helpers import write_toy_pairs
+from tests.test_api import make_model
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_model_files_get_the_usual_permissions(tmp_path, umask) -> None:
+    previous = os.umask(umask)
+    try:
+        make_model("wlo").save(tmp_path / "m")
+        (tmp_path / "neighbour").write_text("x")
+    finally:
+        os.umask(previous)
+    expected = stat.S_IMODE((tmp_path / "neighbour").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    for path in (tmp_path / "m").iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+    assert stat.S_IMODE((tmp_path / "m").stat().st_mode) == 0o777 & ~umask
+
+
+def test_training_file_found_under_the_data_dir(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    (data / "paraphrase").mkdir(parents=True)
+    write_toy_pairs(data / "paraphrase" / "pairs.tsv", repeat=2)
+    config = {"training": {"config": {"data": "/machine/elsewhere/data/paraphrase/pairs.tsv", "max_tokens": 100}}}
+    found = load_training_corpus(config, data_root=data)
+    assert found.corpus is not None and found.path == str(data / "paraphrase" / "pairs.tsv")
+    assert "not found there" in found.note
+    missing = load_training_corpus(config, data_root=tmp_path / "empty")
+    assert missing.corpus is None and "not found" in missing.note
+
+
+def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
+    """Words ranked by decreasing count (ties alphabetically), every token their rank."""
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+    path = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
+    with open(path, "a", encoding="utf-8") as out:
+        out.write("zebra zebra quietly\tthe zebra\tother\n")
+    corpus = load_corpus(path)
+    sentences = [s for first, second, _ in read_tokenized_pairs(path, None, 100, ReadReport()) for s in (first, second)]
+    counts = Counter(w for s in sentences for w in s)
+    words = sorted(counts, key=lambda w: (-counts[w], w))
+    assert corpus.words == words
+    assert corpus.counts.tolist() == [counts[w] for w in words]
+    flat = [words.index(w) for s in sentences for w in s]
+    assert corpus.tokens.tolist() == flat
+    assert np.diff(corpus.offsets).tolist() == [len(s) for s in sentences]
+    assert corpus.sources == ["toy", "other"] and corpus.pair_sources.tolist()[-2:] == [0, 1]
