@@ -13,25 +13,8 @@ import pytest
 import torch
 
 from probsent.api import SentenceModel
-from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.evaluation.datasets import DataDir
-from probsent.models import build_model
-from tests.helpers import require_data, slice_of_pairs, write_toy_pairs
-
-TINY_WORDS = "the a cat dog sat on mat ran in park . , man woman plays guitar 3 apples".split()
-
-
-def tiny_model(kind: str, seed: int = 0) -> SentenceModel:
-    """A randomly initialized model of type ``kind`` (dim 8) over :data:`TINY_WORDS`."""
-    torch.manual_seed(seed)
-    vocab = Vocabulary([UNKNOWN] + TINY_WORDS)
-    settings = {"type": kind, "vocab_size": len(vocab), "dim": 8}
-    if kind == "wlo":
-        settings.update(scale_init_std=0.3, shift_init_std=0.5)
-    if kind.startswith("lstm"):
-        settings["hidden"] = 6
-    return SentenceModel(build_model(settings), vocab)
-
+from tests.helpers import require_data, slice_of_pairs, tiny_model, write_toy_pairs
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:

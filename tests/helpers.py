@@ -5,6 +5,11 @@ import gzip
 from pathlib import Path
 
 import pytest
+import torch
+
+from probsent.api import SentenceModel
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.models import build_model
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -51,3 +56,18 @@ def write_toy_pairs(path: Path, repeat: int = 25) -> Path:
             for a, b in TOY_PAIRS:
                 out.write(f"{a}\t{b}\ttoy\n")
     return path
+
+
+TINY_WORDS = "the a cat dog sat on mat ran in park . , man woman plays guitar 3 apples".split()
+
+
+def tiny_model(kind: str, seed: int = 0) -> SentenceModel:
+    """A randomly initialized model of type ``kind`` (dim 8) over :data:`TINY_WORDS`."""
+    torch.manual_seed(seed)
+    vocab = Vocabulary([UNKNOWN] + TINY_WORDS)
+    settings = {"type": kind, "vocab_size": len(vocab), "dim": 8}
+    if kind == "wlo":
+        settings.update(scale_init_std=0.3, shift_init_std=0.5)
+    if kind.startswith("lstm"):
+        settings["hidden"] = 6
+    return SentenceModel(build_model(settings), vocab)

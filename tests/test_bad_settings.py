@@ -12,7 +12,7 @@ from probsent.cli import main
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.training.config import TrainConfig
 from tests.helpers import write_toy_pairs
-from tests.test_api import make_model
+from tests.helpers import tiny_model as make_model
 
 BAD_TRAIN_FLAGS = [
     ["--vocab-size", "-10"], ["--vocab-size", str(10**12)], ["--max-steps", "0"], ["--max-seconds", "0"],

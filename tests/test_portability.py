@@ -14,7 +14,7 @@ from probsent.data.corpus import load_corpus
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.evaluation.training_corpus import load_training_corpus
 from tests.helpers import write_toy_pairs
-from tests.test_api import make_model
+from tests.helpers import tiny_model as make_model
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077])
