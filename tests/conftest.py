@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-import torch
 
 from probsent.api import SentenceModel
 from probsent.evaluation.datasets import DataDir
