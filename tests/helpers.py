@@ -51,3 +51,20 @@ def write_toy_pairs(path: Path, repeat: int = 25) -> Path:
             for a, b in TOY_PAIRS:
                 out.write(f"{a}\t{b}\ttoy\n")
     return path
+
+
+def wlo_specificity_reference(model, sentences: list[str]) -> list[float]:
+    """Minus the entropy of each sentence's WLO Gaussian, from its closed form in float64:
+    k/2 log(2 pi e) (the prior N(0, I)) plus sum_d log|A_w,d| for every token (independent of
+    the encoder's batched forward pass)."""
+    import math
+
+    import numpy as np
+
+    from probsent.tokenize import tokenize
+
+    scales = model.encoder.scale.weight.detach().double().numpy()
+    terms = np.log(np.abs(scales)).sum(axis=1)
+    prior = 0.5 * scales.shape[1] * math.log(2 * math.pi * math.e)
+    index = model.vocab.index
+    return [-(prior + sum(terms[index.get(token, 0)] for token in tokenize(s))) for s in sentences]
