@@ -39,11 +39,16 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def with_sentence(texts: Sequence[str | None]) -> list[int]:
+    """Positions of the texts that hold a sentence (not None, not only whitespace)."""
+    return [i for i, text in enumerate(texts) if text is not None and text.strip()]
+
+
 def sentence_scores(model: SentenceModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
     scores = np.full(len(texts), np.nan)
-    present = [i for i, text in enumerate(texts) if text is not None and text.strip()]
+    present = with_sentence(texts)
     if present:
         scores[present] = model.specificity([texts[i] for i in present], batch_size=batch_size)
     return scores
