@@ -27,7 +27,8 @@ from typing import Union
 
 import numpy as np
 import pandas as pd
-from pyspark import SparkFiles
+import torch
+from pyspark import SparkFiles, TaskContext
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -130,7 +131,13 @@ def _ship(df: DataFrame, model: Model) -> tuple[str | None, SentenceModel]:
 
 
 def _executor_model(name: str | None) -> SentenceModel:
-    """On an executor: the shipped model, or the directory sent with addFile."""
+    """On an executor: the shipped model, or the directory sent with addFile. Torch uses the
+    task's cores (``spark.task.cpus``, default 1): Spark already runs one Python worker per
+    task slot, so more threads would only compete for the same cores."""
+    context = TaskContext.get()
+    threads = context.cpus() if context is not None else 1
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
     return cached_model(None if name is None else SparkFiles.get(name))
 
 
