@@ -3,9 +3,11 @@
 
 The corpus is the first sides of the first N shared paraphrase pairs (default 1,000,000), in
 a Parquet file with an ``id`` column. Every run is a fresh process tree; the table gives its
-wall time, sentences/s and the peak memory of the whole tree (proportional set size, summed
-over the process and all its descendants, sampled every 0.25 s: the JVM and Spark's Python
-workers included). It checks that the three outputs hold the same scores row for row, and
+wall time, sentences/s, the CPU time of the whole tree (user + system, every process of it)
+with sentences per CPU-second (the figure for sizing a cluster by cores, and the one least
+moved by other work on a shared machine), and the peak memory of the tree (proportional set
+size, summed over the process and all its descendants: the JVM and Spark's Python workers
+included). Both are sampled from /proc every 0.25 s. It checks that the three outputs hold the same scores row for row, and
 reruns the 2-worker CLI and Spark on a tenth of the corpus to show that memory does not grow
 with the input.
 
@@ -50,21 +52,28 @@ def write_corpus(path: Path, count: int) -> None:
         raise SystemExit(f"{PAIRS} has only {done:,} pairs")
 
 
-def tree_memory(root: int) -> int:
-    """Proportional set size (bytes) of ``root`` and all its descendants now."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def sample_tree(root: int, cpu: dict[int, float]) -> int:
+    """Proportional set size (bytes) of ``root`` and all its descendants now; records each
+    one's CPU seconds so far (user + system) in ``cpu``."""
     children: dict[int, list[int]] = {}
+    seconds: dict[int, float] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
                 continue
-            children.setdefault(parent, []).append(int(entry))
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            seconds[int(entry)] = (int(fields[11]) + int(fields[12])) / TICK
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
+        cpu[pid] = max(cpu.get(pid, 0.0), seconds.get(pid, 0.0))
         try:
             with open(f"/proc/{pid}/smaps_rollup") as rollup:
                 total += next(int(line.split()[1]) * 1024 for line in rollup if line.startswith("Pss:"))
@@ -73,15 +82,16 @@ def tree_memory(root: int) -> int:
     return total
 
 
-def measured(command: list[str]) -> tuple[float, int, str]:
-    """(wall seconds, peak memory of the process tree in bytes, stdout) of ``command``."""
+def measured(command: list[str]) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds and peak memory in bytes of the process tree, stdout) of
+    ``command``."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
-    peak = [0]
+    peak, cpu = [0], {}
 
     def sample() -> None:
         while process.poll() is None:
-            peak[0] = max(peak[0], tree_memory(process.pid))
+            peak[0] = max(peak[0], sample_tree(process.pid, cpu))
             time.sleep(0.25)
 
     sampler = threading.Thread(target=sample)
@@ -92,7 +102,7 @@ def measured(command: list[str]) -> tuple[float, int, str]:
     sampler.join()
     if process.returncode:
         raise SystemExit(f"{' '.join(command)} failed with status {process.returncode}")
-    return wall, peak[0], out
+    return wall, sum(cpu.values()), peak[0], out
 
 
 def spark_child(source: str, target: str) -> None:
@@ -140,10 +150,11 @@ def main() -> None:
             ("Spark local[2]", sizes[1], spark(sizes[1]))]
     rows = []
     for name, size, command in runs:
-        wall, peak, out = measured(command)
+        wall, cpu, peak, out = measured(command)
         job = float(out.strip().splitlines()[-1]) if "Spark" in name else None
-        rows.append((name, size, wall, peak, job))
-        print(f"  {name}, {size:,} sentences: {wall:.1f} s, peak {peak / 2**20:,.0f} MiB", flush=True)
+        rows.append((name, size, wall, cpu, peak, job))
+        print(f"  {name}, {size:,} sentences: {wall:.1f} s, CPU {cpu:.1f} s, peak {peak / 2**20:,.0f} MiB "
+              f"(load {os.getloadavg()[0]:.2f})", flush=True)
     reference = scores(work / f"cli2-{args.sentences}.parquet")
     for other in (work / f"cli1-{args.sentences}.parquet", work / f"spark-{args.sentences}"):
         got = scores(other)
@@ -151,14 +162,18 @@ def main() -> None:
         print(f"{other.name} vs {work.name}/cli2: {len(got):,} rows, nulls in the same rows: {same_nulls}, "
               f"largest difference {np.nanmax(np.abs(got - reference)):.3g}")
     print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}\n")
-    base = next(wall for name, size, wall, _, _ in rows if name == "CLI, 2 workers" and size == args.sentences)
-    print("| path | sentences | wall s | sentences/s | vs CLI 2 workers | peak memory (process tree) | "
-          "Spark job only (session start excluded): s, sentences/s |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    for name, size, wall, peak, job in rows:
-        ratio = f"{base / wall * size / args.sentences:.2f}" if size == args.sentences else ""
+    base_wall, base_cpu = next((wall, cpu) for name, size, wall, cpu, _, _ in rows
+                               if name == "CLI, 2 workers" and size == args.sentences)
+    print("| path | sentences | wall s | sentences/s | vs CLI 2 workers | CPU s (tree) | sentences per "
+          "CPU-second | vs CLI 2 workers | peak memory (tree) | Spark job only (session start excluded) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, size, wall, cpu, peak, job in rows:
+        full = size == args.sentences
+        ratio = f"{base_wall / wall:.2f}" if full else ""
+        cpu_ratio = f"{base_cpu / cpu:.2f}" if full else ""
         extra = f"{job:.1f} s, {size / job:,.0f}/s" if job else ""
-        print(f"| {name} | {size:,} | {wall:.1f} | {size / wall:,.0f} | {ratio} | {peak / 2**20:,.0f} MiB | {extra} |")
+        print(f"| {name} | {size:,} | {wall:.1f} | {size / wall:,.0f} | {ratio} | {cpu:.1f} | {size / cpu:,.0f} "
+              f"| {cpu_ratio} | {peak / 2**20:,.0f} MiB | {extra} |")
 
 
 if __name__ == "__main__":
