@@ -92,15 +92,26 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
     return _with_fields(df, encode(F.col(_quoted(column))))
 
 
+LOCAL_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # few cores: one garbage-collector thread and the quick JIT compiler leave the cores to
+    # the Python workers (about half the JVM's CPU time on the 1M-sentence benchmark)
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    # input splits of 4 MB: many small tasks, so a core that gets the long sentences does
+    # not leave the other idle at the end
+    "spark.sql.files.maxPartitionBytes": "4m",
+}
+
+
 def local_session(cores: int = 2, **config: str) -> SparkSession:
     """A SparkSession on this machine (``local[cores]``) whose Python workers run this
-    interpreter: for trying probsent.spark out, tests and benchmarks."""
+    interpreter, with :data:`LOCAL_SETTINGS` (``config`` adds or overrides settings): for
+    trying probsent.spark out, tests and benchmarks. The JVM options apply only when the
+    session's JVM starts here (the first session of the process)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    builder = (SparkSession.builder.master(f"local[{cores}]").appName("probsent")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", str(cores))
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-    for key, value in config.items():
+    builder = SparkSession.builder.master(f"local[{cores}]").appName("probsent")
+    for key, value in {**LOCAL_SETTINGS, "spark.sql.shuffle.partitions": str(cores), **config}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
