@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ def torch_threads(count: int) -> Iterator[None]:
 
 
 def _start_worker(model_path: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: one message, no tracebacks
     torch.set_num_threads(1)  # one core per worker: N workers use N cores
     cached_model(model_path)
 
