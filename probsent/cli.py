@@ -78,12 +78,23 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "JSON object with --format json). Higher = more specific: "
                                         "minus the entropy (probabilistic models) or the vector "
                                         "norm (deterministic models). Blank input lines get nan / "
-                                        "null; undecodable bytes are read as U+FFFD.")
+                                        "null; undecodable bytes are read as U+FFFD. A Parquet "
+                                        "(.parquet) or JSON Lines (.jsonl) input keeps all its "
+                                        "columns and rows, in order, and gains a specificity "
+                                        "column (null where --column is null or blank).")
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
     parser.add_argument("--model", help="model directory or probsent train output directory "
                                         "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="file with one sentence a line ('-' for stdin)")
-    parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl file")
+    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+    parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
+                                         "as --format says (default: stdout; JSON Lines for a "
+                                         ".parquet / .jsonl input)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="processes scoring in parallel, one core each (default: all cores)")
+    parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
+                        help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
                         help="also write P(specific) from the model's calibration (tsv: score, "
                              "probability, sentence)")
@@ -122,29 +133,20 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.scoring import iter_lines, score_stream
+    from probsent.corpus_io import check_output, open_corpus, open_sink
+    from probsent.scoring import score_columns, score_corpus
+    from probsent.workers import default_workers
 
+    check_output(args.output, args.input, args.force)
+    sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
+    corpus = open_corpus(args.input, args.column, sentences=sentences)
     model = load(args.model)
     if args.probability:
         model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
-    if args.sentences:
-        sentences = [_argv_text(s) for s in args.sentences]
-        score_stream(model, sentences, sys.stdout, args.format, batch_size=args.batch_size,
-                     probability=args.probability)
-        return 0
-    if args.input and args.input != "-":
-        try:
-            stream = open(args.input, "rb")
-        except FileNotFoundError:
-            raise MissingFileError(f"{args.input}: no such file") from None
-        except OSError as exc:
-            raise ProbsentError(f"{args.input}: cannot read ({exc.strerror})") from None
-    else:
-        stream = sys.stdin.buffer
-    with stream:
-        score_stream(model, iter_lines(stream), sys.stdout, args.format, batch_size=args.batch_size,
-                     progress=progress, probability=args.probability)
+    with open_sink(args.output, corpus, score_columns(args.probability), args.format) as sink:
+        score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
+                     args.probability, progress)
     return 0
 
 

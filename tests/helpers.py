@@ -71,3 +71,20 @@ def tiny_model(kind: str, seed: int = 0) -> SentenceModel:
     if kind.startswith("lstm"):
         settings["hidden"] = 6
     return SentenceModel(build_model(settings), vocab)
+
+
+def wlo_specificity_reference(model, sentences: list[str]) -> list[float]:
+    """Minus the entropy of each sentence's WLO Gaussian, from its closed form in float64:
+    k/2 log(2 pi e) (the prior N(0, I)) plus sum_d log|A_w,d| for every token (independent of
+    the encoder's batched forward pass)."""
+    import math
+
+    import numpy as np
+
+    from probsent.tokenize import tokenize
+
+    scales = model.encoder.scale.weight.detach().double().numpy()
+    terms = np.log(np.abs(scales)).sum(axis=1)
+    prior = 0.5 * scales.shape[1] * math.log(2 * math.pi * math.e)
+    index = model.vocab.index
+    return [-(prior + sum(terms[index.get(token, 0)] for token in tokenize(s))) for s in sentences]

@@ -1,0 +1,368 @@
+"""Corpora in and out of ``probsent specificity``: text lines, JSON Lines and Parquet.
+
+The format comes from the file name: ``.parquet`` / ``.pq`` is Parquet, ``.jsonl`` /
+``.ndjson`` is JSON Lines, anything else (and standard input) one sentence a line.
+
+Reading streams chunks of rows (Parquet: record batches within row groups), so memory does
+not grow with the file. A chunk keeps its rows untouched and lists the texts of the scored
+column. The texts that have no sentence are None: a null, a JSON object without the field,
+and a blank line all score null (``nan`` in TSV). A value that is not a string, a missing
+column and a damaged file are one-line errors (:class:`ProbsentError`).
+
+Writing keeps every input column and the row order and adds ``specificity`` (and
+``probability``) as float64 columns. A file is written to a temporary beside the target and
+renamed into place after its last row, so an error or an interruption leaves any existing
+file as it was; an existing output is replaced only when the caller allows it.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from itertools import islice
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from probsent.errors import MissingFileError, ProbsentError
+from probsent.io import atomic_path
+
+SCORE, PROBABILITY = "specificity", "probability"
+SENTENCE = "sentence"  # the column of one-sentence-a-line input in a columnar output
+CHUNK = 8192  # rows read, scored and written at a time
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def file_format(path: str | os.PathLike[str] | None) -> str:
+    """``parquet``, ``jsonl`` or ``text`` (also for None / ``-``: standard streams)."""
+    if path is None or str(path) == "-":
+        return "text"
+    return _SUFFIXES.get(Path(path).suffix.lower(), "text")
+
+
+@dataclass
+class Chunk:
+    """Consecutive input rows and the texts of their scored column."""
+
+    texts: list[str | None]
+    rows: pa.RecordBatch | list[dict[str, Any]] | None = None  # None: text lines
+    source: str = ""
+    lines: list[int] | None = None  # JSON Lines: each row's line number, for error messages
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """The rows as dictionaries (a text line is ``{"sentence": text}``)."""
+        if self.rows is None:
+            return [{SENTENCE: text} for text in self.texts]
+        if isinstance(self.rows, pa.RecordBatch):
+            return self.rows.to_pylist()
+        return [dict(row) for row in self.rows]
+
+    def table(self, schema: pa.Schema | None) -> pa.Table:
+        """The rows as an Arrow table, with ``schema`` if given (the first chunk's)."""
+        if self.rows is None:
+            return pa.table({SENTENCE: pa.array(self.texts, pa.string())})
+        if isinstance(self.rows, pa.RecordBatch):
+            return pa.Table.from_batches([self.rows])
+        return _json_rows_table(self, schema)
+
+
+@dataclass
+class Corpus:
+    """An opened input: its chunks (read lazily) and, when known up front, its schema."""
+
+    name: str
+    kind: str  # parquet, jsonl or text
+    chunks: Iterator[Chunk]
+    schema: pa.Schema | None = None
+
+
+def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
+                stdin: BinaryIO | None = None, sentences: list[str] | None = None) -> Corpus:
+    """Open ``path`` (None or ``-``: standard input, one sentence a line) for scoring
+    ``column`` (Parquet and JSON Lines only; default ``text``), or take ``sentences`` (a
+    list, e.g. the command's arguments) as the input lines. Problems visible without reading
+    the rows (no such file, no such column, a column that is not text, not a Parquet file)
+    are raised here."""
+    kind = file_format(path)
+    if sentences:
+        return Corpus("arguments", "text", text_chunks(sentences, chunk), pa.schema([(SENTENCE, pa.string())]))
+    if kind == "text":
+        if column is not None:
+            raise ProbsentError(f"{path or 'standard input'}: --column needs Parquet (.parquet) "
+                                f"or JSON Lines (.jsonl) input, not one sentence a line")
+        stream = (stdin or sys.stdin.buffer) if path in (None, "-") else _open_binary(path)
+        return Corpus(path or "-", kind, text_chunks(iter_lines(stream), chunk, stream),
+                      pa.schema([(SENTENCE, pa.string())]))
+    column = column or "text"
+    if kind == "jsonl":
+        return Corpus(path, kind, _jsonl_chunks(path, _open_binary(path), column, chunk))
+    parquet = _open_parquet(path)
+    schema = parquet.schema_arrow
+    _check_text_column(path, schema, column)
+    return Corpus(path, kind, _parquet_chunks(path, parquet, column, chunk), schema)
+
+
+# In a TSV row the sentence is one field on one line: its tabs and line breaks become spaces.
+_ONE_FIELD = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
+
+
+def iter_lines(stream: BinaryIO) -> Iterator[str]:
+    """Decoded lines of a binary stream, without their line ends (undecodable bytes become
+    U+FFFD, so no line is lost; ``\\r\\n`` is accepted)."""
+    for raw in stream:
+        yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def text_chunks(lines: Iterable[str], chunk: int = CHUNK, stream: BinaryIO | None = None) -> Iterator[Chunk]:
+    """Chunks of one-sentence-a-line input; closes ``stream`` (if given) at the end."""
+    lines = iter(lines)
+    try:
+        while block := list(islice(lines, chunk)):
+            yield Chunk(block)
+    finally:
+        if stream is not None and stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def _open_binary(path: str) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ProbsentError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _open_parquet(path: str) -> pq.ParquetFile:
+    if not Path(path).is_file():
+        raise ProbsentError(f"{path}: cannot read (no such file)")
+    try:
+        return pq.ParquetFile(path, page_checksum_verification=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
+
+
+def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
+    if column not in schema.names:
+        raise ProbsentError(f"{path}: no column {column!r} (columns: {', '.join(schema.names)}); "
+                            f"name the text column with --column")
+    kind = schema.field(column).type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            or pa.types.is_string_view(kind) or pa.types.is_null(kind)):
+        raise ProbsentError(f"{path}: column {column!r} holds {schema.field(column).type}, not text")
+    for name in (SCORE, PROBABILITY):
+        if name in schema.names:
+            raise ProbsentError(f"{path}: already has a column {name!r}; rename or drop it first")
+
+
+def _parquet_chunks(path: str, parquet: pq.ParquetFile, column: str, chunk: int) -> Iterator[Chunk]:
+    done = 0
+    batches = parquet.iter_batches(batch_size=chunk)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, OSError) as exc:
+            raise ProbsentError(f"{path}: damaged Parquet data after row {done:,} "
+                                f"({_first_line(exc)})") from None
+        if batch is None:
+            return
+        yield Chunk(batch.column(column).to_pylist(), batch, path)
+        done += batch.num_rows
+
+
+def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Iterator[Chunk]:
+    """Rows of a JSON Lines file; blank lines hold no row. The column must appear in at
+    least one row (checked at the end); a row without it scores null."""
+    seen, count = False, 0
+    with stream:
+        numbered = ((number, line) for number, line in enumerate(stream, 1) if line.strip())
+        while block := list(islice(numbered, chunk)):
+            rows, texts = [], []
+            for number, line in block:
+                row = _json_row(path, number, line)
+                value = row.get(column)
+                seen = seen or column in row
+                if value is not None and not isinstance(value, str):
+                    raise ProbsentError(f"{path}:{number}: field {column!r} is a "
+                                        f"{_JSON_TYPES.get(type(value), type(value).__name__)}, not a string")
+                rows.append(row)
+                texts.append(value)
+            count += len(rows)
+            yield Chunk(texts, rows, path, [number for number, _ in block])
+        if count and not seen:
+            raise ProbsentError(f"{path}: no row has a field {column!r}; name the text field with --column")
+
+
+def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except UnicodeDecodeError:
+        raise ProbsentError(f"{path}:{number}: not valid UTF-8") from None
+    except ValueError as exc:
+        raise ProbsentError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    if not isinstance(row, dict):
+        raise ProbsentError(f"{path}:{number}: not a JSON object")
+    for name in (SCORE, PROBABILITY):
+        if name in row:
+            raise ProbsentError(f"{path}:{number}: already has a field {name!r}; rename or drop it first")
+    return row
+
+
+def _json_rows_table(chunk: Chunk, schema: pa.Schema | None) -> pa.Table:
+    """JSON objects as one Arrow table: every field of every row is a column (a row without
+    it gets null); after the first chunk, the columns and types must stay the same."""
+    names = list(dict.fromkeys(name for row in chunk.rows for name in row))
+    where = f"{chunk.source}:{chunk.lines[0]}-{chunk.lines[-1]}"
+    if schema is not None:
+        for line, row in zip(chunk.lines, chunk.rows):
+            new = [name for name in row if name not in schema.names]
+            if new:
+                raise ProbsentError(f"{chunk.source}:{line}: field {new[0]!r} "
+                                    f"appears only after the first chunk of rows, which gave the "
+                                    f"Parquet columns (write .jsonl instead)")
+        names = schema.names
+    columns = {}
+    for name in names:
+        kind = schema.field(name).type if schema is not None else None
+        try:
+            columns[name] = pa.array([row.get(name) for row in chunk.rows], type=kind)
+        except (pa.ArrowException, OverflowError) as exc:
+            raise ProbsentError(f"{where}: field {name!r} does not fit one Parquet column "
+                                f"({_first_line(exc)}; write .jsonl instead)") from None
+    return pa.table(columns)
+
+
+class Sink(Protocol):
+    """Where scored chunks go, in order."""
+
+    def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
+        """Write the chunk's rows with the new columns (name -> one float per row, NaN = null)."""
+
+
+class TextSink:
+    """``score<TAB>sentence`` lines (``score<TAB>probability<TAB>sentence`` with
+    probabilities), or JSON objects ``{"sentence", "specificity"[, "probability"]}`` rounded
+    to 6 decimals; a missing score is ``nan`` / null."""
+
+    def __init__(self, out: TextIO, fmt: str = "tsv") -> None:
+        self.out, self.fmt = out, fmt
+
+    def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
+        names = list(scores)
+        for i, sentence in enumerate(chunk.texts):
+            values = [float(scores[name][i]) for name in names]
+            if self.fmt == "json":
+                row = {SENTENCE: sentence}
+                row.update((name, None if np.isnan(v) else round(v, 6)) for name, v in zip(names, values))
+                self.out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            else:
+                self.out.write("".join(f"{v:.4f}\t" for v in values) + sentence.translate(_ONE_FIELD) + "\n")
+
+
+class JsonlSink:
+    """Each input row as a JSON object with the new fields (full float precision, null where
+    there is no score). Values JSON has no type for are written as strings: dates and times
+    in ISO 8601, bytes in base64, other values as ``str`` gives them."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
+        lines = []
+        for i, row in enumerate(chunk.dicts()):
+            for name, values in scores.items():
+                value = float(values[i])
+                row[name] = None if np.isnan(value) else value
+            lines.append(json.dumps(row, ensure_ascii=False, default=_json_value))
+        self.out.write("\n".join(lines) + "\n" if lines else "")
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
+
+
+class ParquetSink:
+    """A Parquet file with one row group per chunk: the input columns, then the scores."""
+
+    def __init__(self, path: Path, schema: pa.Schema | None, names: list[str]) -> None:
+        self.path, self.schema, self.names = path, schema, names
+        self.writer: pq.ParquetWriter | None = None
+
+    def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
+        table = chunk.table(self.schema if self.writer is not None else None)
+        for name in self.names:
+            values = scores[name]
+            table = table.append_column(pa.field(name, pa.float64()), pa.array(values, mask=np.isnan(values)))
+        if self.writer is None:
+            self.schema = table.schema.remove_metadata()
+            for name in self.names:
+                self.schema = self.schema.remove(self.schema.get_field_index(name))
+            self.writer = pq.ParquetWriter(self.path, table.schema, write_page_checksum=True)
+        self.writer.write_table(table)
+
+    def close(self) -> None:
+        """Finish the file (an input with no rows gives a file with the columns and no rows)."""
+        if self.writer is None:
+            columns = list(self.schema or []) + [pa.field(name, pa.float64()) for name in self.names]
+            pq.write_table(pa.schema(columns).empty_table(), self.path, write_page_checksum=True)
+        else:
+            self.writer.close()
+
+
+def check_output(output: str | None, corpus_path: str | None, force: bool) -> None:
+    """Refuse to replace an existing output without ``force``, a directory, and the input."""
+    if output is None or output == "-":
+        return
+    target = Path(output)
+    if target.is_dir():
+        raise ProbsentError(f"{output}: is a directory")
+    if corpus_path not in (None, "-") and target.exists() and target.resolve() == Path(corpus_path).resolve():
+        raise ProbsentError(f"{output}: is the input file; write the scores to a new file")
+    if target.exists() and not force:
+        raise ProbsentError(f"{output}: already exists; add --force to replace it")
+
+
+@contextmanager
+def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format: str = "tsv",
+              stdout: TextIO | None = None) -> Iterator[Sink]:
+    """A sink for ``corpus`` at ``output`` (None or ``-``: standard output, as JSON Lines
+    for a columnar input). A file appears at ``output`` only once the block ends without an
+    error."""
+    stdout = stdout or sys.stdout
+    kind = "text" if output in (None, "-") else file_format(output)
+    if corpus.kind != "text" and kind == "text":
+        if output not in (None, "-"):
+            raise ProbsentError(f"{output}: a {corpus.kind} input's columns need a .parquet or "
+                                f".jsonl output")
+        kind = "jsonl"
+    if output in (None, "-"):
+        yield JsonlSink(stdout) if kind == "jsonl" else TextSink(stdout, text_format)
+        return
+    with atomic_path(output) as tmp:
+        if kind == "parquet":
+            sink = ParquetSink(tmp, corpus.schema, names)
+            try:
+                yield sink
+            finally:
+                sink.close()
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+                yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format)

@@ -1,0 +1,175 @@
+"""probsent.spark in local[2] mode: the numbers of probsent.load().specificity / encode, row
+for row against the CLI on 100,000 sentences, bad input as one-line errors, one model load per
+Python worker. Needs pyspark and Java; in CI (CI=true) a missing one fails instead of skipping."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import probsent
+from probsent.cli import main
+from tests.helpers import slice_of_pairs, wlo_specificity_reference
+from tests.test_api import make_model
+
+SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
+             "Tuesday, the president spoke to the nation about the economy."]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: CI must run the Spark tests (make setup installs probsent[spark])")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        _unavailable("pyspark is not installed")
+    if shutil.which("java") is None:
+        _unavailable("java is not on PATH (Spark needs Java 17)")
+    from probsent.spark import local_session
+    session = local_session(2, **{"spark.sql.execution.arrow.maxRecordsPerBatch": "2000"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    model = make_model("wlo")
+    model.save(tmp_path / "m")
+    return tmp_path / "m", model
+
+
+def frame(spark, texts):
+    return spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "id int, text string")
+
+
+def test_specificity_matches_the_api(spark, model_dir) -> None:
+    from probsent.spark import add_specificity
+
+    path, model = model_dir
+    rows = add_specificity(frame(spark, SENTENCES), model=str(path)).collect()
+    assert [r.id for r in rows] == list(range(len(SENTENCES))) and [r.text for r in rows] == SENTENCES
+    present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
+    assert [i for i, r in enumerate(rows) if r.specificity is not None] == present
+    got = [rows[i].specificity for i in present]
+    np.testing.assert_allclose(got, model.specificity([SENTENCES[i] for i in present]), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got, wlo_specificity_reference(model, [SENTENCES[i] for i in present]), atol=1e-4)
+
+
+def test_probability_with_the_shipped_model(spark) -> None:
+    from probsent.spark import add_specificity
+
+    model = probsent.load()
+    rows = add_specificity(frame(spark, SENTENCES), probability=True).collect()
+    present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
+    scores = model.specificity([SENTENCES[i] for i in present])
+    np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
+    np.testing.assert_allclose([rows[i].probability for i in present],
+                               1 / (1 + np.exp(-(model.calibration.slope * scores + model.calibration.intercept))),
+                               rtol=0, atol=1e-6)
+    assert rows[1].probability is None and rows[3].specificity is None
+
+
+def test_encoding_columns_match_the_api(spark, model_dir) -> None:
+    from probsent.spark import add_encoding
+
+    path, model = model_dir
+    rows = add_encoding(frame(spark, SENTENCES), model=path).collect()
+    assert rows[0].__fields__ == ["id", "text", "mean", "variance"]
+    present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
+    mean, variance = model.encode([SENTENCES[i] for i in present])
+    np.testing.assert_allclose([rows[i].mean for i in present], mean, rtol=0, atol=1e-6)
+    np.testing.assert_allclose([rows[i].variance for i in present], variance, rtol=0, atol=1e-6)
+    assert all(rows[i].mean is None and rows[i].variance is None for i in range(len(SENTENCES)) if i not in present)
+
+
+def test_deterministic_model_gives_vectors(spark, tmp_path) -> None:
+    from probsent.spark import add_encoding, add_specificity
+
+    model = make_model("wordavg")
+    model.save(tmp_path / "w")
+    texts = ["the cat", "a dog and a man"]
+    encoded = add_encoding(frame(spark, texts), model=tmp_path / "w").collect()
+    np.testing.assert_allclose([r.vector for r in encoded], model.encode(texts), rtol=0, atol=1e-6)
+    scored = add_specificity(frame(spark, texts), model=tmp_path / "w").collect()
+    np.testing.assert_allclose([r.specificity for r in scored], np.linalg.norm(model.encode(texts), axis=1),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, kwargs, message", [
+    (lambda s: frame(s, ["a"]), {"column": "body"}, "the DataFrame has no column 'body' (columns: id, text)"),
+    (lambda s: frame(s, ["a"]), {"column": "id"}, "column 'id' holds int, not strings"),
+    (lambda s: s.createDataFrame([("a", 1.0)], "text string, specificity double"), {},
+     "the DataFrame already has a column 'specificity'"),
+])
+def test_bad_input_is_one_line(spark, make, kwargs, message) -> None:
+    from probsent.spark import add_specificity
+
+    with pytest.raises(probsent.ProbsentError) as error:
+        add_specificity(make(spark), **kwargs)
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_a_model_without_calibration_has_no_probability(spark, model_dir) -> None:
+    from probsent.spark import add_specificity
+
+    path, _ = model_dir
+    with pytest.raises(probsent.ProbsentError, match="has no calibration.json; run: probsent calibrate"):
+        add_specificity(frame(spark, ["a"]), model=path, probability=True)
+
+
+def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
+    """Twelve partitions over local[2]'s Python workers: a worker process runs several tasks
+    and finds the same model object in every one (loaded once, not once per task or batch)."""
+    import pandas as pd
+
+    from probsent.spark import _ship, add_specificity
+
+    path, _ = model_dir
+    texts = spark.range(0, 6000, numPartitions=12).selectExpr("id", "concat('sentence ', id, ' about a cat') AS text")
+    scored = add_specificity(texts, model=path)
+    name, _ = _ship(scored, path)
+
+    def who(batches):
+        from probsent.spark import _executor_model
+        for batch in batches:
+            model = _executor_model(name)
+            yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})
+
+    report = scored.mapInPandas(who, "pid long, model long, rows long").toPandas()
+    assert report.rows.sum() == 6000 and len(report) >= 12
+    assert report.pid.nunique() < len(report)  # Python workers are reused across tasks
+    assert report.groupby("pid").model.nunique().eq(1).all()
+
+
+def test_100k_parquet_row_for_row_with_the_cli(spark, tmp_path, capsys) -> None:
+    """100,000 real sentences (some null or blank) through Spark and through the CLI: the same
+    rows, the same scores (to 1e-6) and nulls in the same places."""
+    pairs = slice_of_pairs(tmp_path / "pairs.tsv", 100_000)
+    texts = [line.split("\t", 1)[0] for line in pairs.read_text(encoding="utf-8").splitlines()]
+    for i in range(0, len(texts), 9973):
+        texts[i] = None if i % 2 else "  "
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(len(texts)), pa.int64()), "text": texts}), source,
+                   row_group_size=25_000)
+    assert main(["specificity", "--input", str(source), "--output", str(tmp_path / "cli.parquet")]) == 0
+    cli = pq.read_table(tmp_path / "cli.parquet")
+
+    from probsent.spark import add_specificity
+    scored = add_specificity(spark.read.parquet(str(source)))
+    scored.write.parquet(str(tmp_path / "spark"))
+    ours = pq.read_table(tmp_path / "spark").sort_by("id")
+    assert ours.column("id").to_pylist() == cli.column("id").to_pylist() == list(range(len(texts)))
+    assert ours.column("text").to_pylist() == cli.column("text").to_pylist() == texts
+    a = ours.column("specificity").to_numpy(zero_copy_only=False)
+    b = cli.column("specificity").to_numpy(zero_copy_only=False)
+    assert np.array_equal(np.isnan(a), np.isnan(b)) and np.isnan(b).sum() == len(range(0, len(texts), 9973))
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
