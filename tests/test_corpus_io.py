@@ -15,7 +15,7 @@ import pytest
 
 from probsent.cli import main
 from tests.helpers import REPO, wlo_specificity_reference
-from tests.test_api import make_model
+from tests.helpers import tiny_model as make_model
 
 SENTENCES = ["The cat sat on the mat.", "a man plays guitar", None, "   ", "3 apples and a dog",
              "Tuesday, the president spoke."]

@@ -14,7 +14,7 @@ import pytest
 import probsent
 from probsent.cli import main
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
-from tests.test_api import make_model
+from tests.helpers import tiny_model as make_model
 
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy."]
