@@ -15,6 +15,7 @@ from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
+from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import WLO, Encoding, SentenceEncoder
 from probsent.similarity import paired_similarity
@@ -231,7 +232,7 @@ def load(path: str | os.PathLike[str] | None = None) -> SentenceModel:
                                    f"give a model directory")
         path = DEFAULT_MODEL
     path = Path(path)
-    if not (path / CONFIG).exists() and (path / "best" / CONFIG).exists():
-        path = path / "best"
+    if not (path / CONFIG).exists():  # a training run: its best model, or the copy set aside
+        path = next((p for p in (path / "best", set_aside(path / "best")) if (p / CONFIG).exists()), path)
     encoder, vocab, config = read_model_dir(path)
     return SentenceModel(encoder, vocab, config, Calibration.load(path), path)

@@ -44,12 +44,25 @@ def _replace_directory(new: Path, target: Path) -> None:
     if not target.exists():
         os.replace(new, target)
         return
-    old = target.with_name(f".{target.name}.old")
+    old = set_aside(target)
     if old.exists():
         shutil.rmtree(old)
     os.replace(target, old)
     os.replace(new, target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def set_aside(target: Path) -> Path:
+    """Where :func:`_replace_directory` keeps ``target``'s previous version between its renames."""
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_directory(target: Path) -> None:
+    """Undo a replacement cut short between its two renames (``target`` gone, its previous
+    version set aside): put the previous version back."""
+    old = set_aside(target)
+    if not target.exists() and old.is_dir():
+        os.replace(old, target)
 
 
 def _usual_permissions(path: Path) -> None:

@@ -146,6 +146,25 @@ def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(
     assert resumed == [2, 4, 6, 8, 10, 12]  # on from the checkpoint of step 6 in .last.old
 
 
+def test_a_kill_while_replacing_the_best_model_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
+    # killed between the two renames of best/'s swap: best/ is gone, its previous version is
+    # set aside as .best.old; loading the run reads that, and --resume puts it back
+    data = toy_pairs(40)
+    out = tmp_path / "out"
+    args = ["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
+            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, "best", "2", *args],
+                            env=env, capture_output=True)
+    assert killed.returncode == 9, killed.stderr.decode()
+    assert not (out / "best").exists() and (out / ".best.old").is_dir()
+    step_of = lambda model: model.config["training"]["step"]  # noqa: E731
+    assert step_of(probsent.load(out)) == 4  # the best/ being replaced (of step 4; killed at step 6)
+    assert main([*args, "--max-steps", "8", "--resume"]) == 0
+    assert not any(p.name.endswith((".tmp", ".old")) for p in out.iterdir())
+    assert step_of(probsent.load(out)) == 8
+
+
 @pytest.mark.parametrize("engine", ["fast", "torch"])
 def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine, toy_pairs) -> None:
     # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a

@@ -19,6 +19,7 @@ from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
+from probsent.io import recover_directory
 from probsent.models import WLO, Encoding, SentenceEncoder, build_model
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
                                           load_checkpoint, remove_stale_temporaries,
@@ -200,6 +201,8 @@ class Trainer:
         if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
             (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
         remove_stale_temporaries(self.out)
+        for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
+            recover_directory(self.out / kept)
         return created
 
     # -- one mega-batch ------------------------------------------------------------------
