@@ -100,7 +100,40 @@ def section() -> list[str]:
               f"beats the reference by at least {dev['combine_margin']} points).", "",
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
+    lines += _family_lines(dev)
     lines += _test_lines(selection)
+    ship = _load(RESULTS_DIR / "ship.json")
+    if ship:
+        verb = "replaced" if ship["ship"] else "did not replace"
+        lines += ["", f"Shipping (rule 6): `{ship['run']}` with {ship['max_words']:,} words scores "
+                  f"{ship['news_train_accuracy']:.2f} on the news training rows against the shipped model's "
+                  f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
+                  f"words), so it {verb} the shipped model (`results/recipe/ship.json`)."]
+    return lines
+
+
+def _family_lines(dev: dict[str, Any]) -> list[str]:
+    """Per family of changes: its members' development accuracy and word-term diagnostics
+    against the reference's (what each change moved inside the model)."""
+    from experiments.recipe import FAMILIES, REFERENCE
+
+    by_name = {c["name"]: c for c in dev["candidates"]}
+    ref = by_name[REFERENCE.name]
+
+    def described(c: dict[str, Any]) -> str:
+        d = c["diagnostics"]
+        return (f"`{c['name']}` {c['news_dev']:.1f} (Spearman {d.get('term_count_spearman', float('nan')):+.2f}, "
+                f"frequent-word term {d.get('frequent_term', float('nan')):+.2f}, STS17 {c['sts17']:.3f})")
+
+    lines = ["", "### What each change moved (development numbers and diagnostics)", "",
+             f"Reference: {described(ref)}. News-train accuracy (dev) of each change, with the Spearman "
+             f"correlation of word terms with log counts and the mean term of the 20 most frequent words "
+             f"at the end of training:", ""]
+    for family, members in FAMILIES.items():
+        found = [by_name[run.name] for run in members if run.name in by_name]
+        gain = max(c["news_dev"] for c in found) - ref["news_dev"]
+        lines.append(f"- {family.replace('_', ' ')}: " + "; ".join(described(c) for c in found)
+                     + f". Best gain over the reference: {gain:+.1f} points.")
     return lines
 
 
@@ -128,6 +161,8 @@ def _test_lines(selection: dict[str, str]) -> list[str]:
              _row("Length", length), _row("Word rarity (wordfreq ranks, sum)", rarity),
              _row("shipped model before issue 11", shipped),
              _paper_row("WLO"), _paper_row("Wordsum")]
+    lines += ["", f"Table 7 at this budget (our rule's recipe, 3 seeds each): News accuracy "
+              f"{_cell(ours[0])} with the prior against {_cell(ablation[0])} without it (λ = 0)."]
     lines += ["", "### Goals of issue 11, checked on these numbers", ""]
     lines += _goal_lines(paper, words, length, ours)
     return lines

@@ -212,3 +212,20 @@ def test_shorter_specific_set() -> None:
     expected = 100.0 * np.mean([sum(c.isdigit() for c in s) > sum(c.isdigit() for c in v)
                                 for s, v in zip(specific, vague)])
     assert shorter_specific_experiment(Digits())["accuracy"] == pytest.approx(expected)
+
+
+def test_recipe_goals_are_computed_from_the_numbers() -> None:
+    from experiments.recipe_summary import _goal_lines
+
+    seven = lambda *values: [list(v) for v in values]  # noqa: E731 - one list of seed values per column
+    paper = seven([74, 76], [50], [71], [60], [65], [62], [95])
+    wordsum = seven([73], [40], [66], [56], [70], [], [])
+    length = seven([73], [45], [70], [59], [], [], [0])
+    ours = seven([80, 81], [50, 52], [75, 76], [65, 66], [65], [62], [95, 91])
+    lines = _goal_lines(paper, wordsum, length, ours)
+    assert lines[0].startswith("- Paper's-rule WLO ≥ Wordsum on News acc: **yes** (75.0 vs 73.0)")
+    assert "≥ 60: **yes**" in lines[4]
+    assert "by more than its seed spread: **yes**" in lines[5]
+    assert "higher in ≥ 90% of the pairs: **yes** (93.0%)" in lines[6]
+    worse = _goal_lines(seven([70], [50], [71], [60], [55], [62], [10]), wordsum, length, ours)
+    assert "News acc: **no** (70.0 vs 73.0)" in worse[0] and "≥ 60: **no**" in worse[4]

@@ -98,10 +98,10 @@ def training_curves(path: str | os.PathLike[str], logs: Mapping[str, list[dict]]
     figure = Figure(figsize=(4.0 * columns, 3.0 * rows), layout="constrained")
     for k, (key, title) in enumerate(TRAINING_CURVES):
         axes = figure.add_subplot(rows, columns, k + 1)
-        for name, records in logs.items():
+        for i, (name, records) in enumerate(logs.items()):
             points = [(r["step"], r[key]) for r in records if key in r]
-            if points:
-                axes.plot(*zip(*points), label=name, linewidth=1)
+            if points:  # ten colours, then the next ten dashed, ...
+                axes.plot(*zip(*points), label=name, linewidth=1, linestyle=("-", "--", ":")[i // 10 % 3])
         if key == "prior_gradient_share":
             axes.set_yscale("log")
         axes.set_title(title, fontsize=9)
