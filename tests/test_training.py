@@ -165,15 +165,15 @@ def test_a_kill_while_replacing_the_best_model_leaves_it_loadable_and_resumable(
     assert step_of(probsent.load(out)) == 8
 
 
-@pytest.mark.parametrize("engine", ["fast", "torch"])
-def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, engine, toy_pairs) -> None:
+@pytest.mark.parametrize("model, engine", [("wlo", "fast"), ("wlo", "torch"), ("wordsum", "torch")])
+def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, model, engine, toy_pairs) -> None:
     # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a
     # step, in mining, in a checkpoint write) and resumed each time, ends with the weights of
     # the uninterrupted run to the last bit
     data = toy_pairs(40)
     epochs = 12 if engine == "fast" else 4  # about 130 and 45 checkpoints
     def command(out):
-        return [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data),
+        return [sys.executable, "-m", "probsent.cli", "train", "--model", model, "--data", str(data),
                 "--out", str(out), "--batch-size", "10", "--megabatch", "2", "--eval-every", "3",
                 "--epochs", str(epochs), "--engine", engine, "--quiet", "--no-validation", "--resume"]
     env = dict(os.environ, PYTHONPATH=str(REPO))
