@@ -14,7 +14,7 @@ from probsent.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
-from probsent.gaussian import entropy as gaussian_entropy
+from probsent.gaussian import LOG_2PI, entropy as gaussian_entropy
 from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import WLO, Encoding, SentenceEncoder
@@ -96,8 +96,7 @@ class SentenceModel:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
         finite range (see :func:`saturated`)."""
         batch_size = check_batch_size(batch_size)
-        index = self.vocab.index
-        ids = [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
+        ids = self._token_ids(sentences)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -107,6 +106,20 @@ class SentenceModel:
                                    max_cells=MAX_BATCH_CELLS)
         return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar),
                         log_abs_mean=enc.log_abs_mean)
+
+    def _token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Each sentence's first MAX_TOKENS tokens as vocabulary ids (0: unknown)."""
+        index = self.vocab.index
+        return [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
+
+    def _wlo_entropy(self, sentences: Sequence[str]) -> np.ndarray:
+        """WLO's entropy from its closed form, in float64: the prior's, k/2 log(2 pi e), plus
+        every word's term sum_d log|A_w,d|. Exact, and the same bits however the sentences are
+        batched (a batched float32 pass can differ in the last bit with the batch's shape)."""
+        scales = self.encoder.scale.weight.detach().double()
+        terms = scales.abs().clamp_min(1e-30).log().sum(-1).numpy()  # as WLO.word_entropy_terms
+        prior = 0.5 * self.encoder.dim * (LOG_2PI + 1.0)
+        return np.array([prior + terms[ids].sum() for ids in self._token_ids(sentences)])
 
     @staticmethod
     def _checked(sentences: Sentences) -> tuple[list[str], bool]:
@@ -146,7 +159,11 @@ class SentenceModel:
         if not self.probabilistic:
             raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
         items, single = self._checked(sentences)
-        values = saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).numpy()
+        if isinstance(self.encoder, WLO):
+            check_batch_size(batch_size)
+            values = self._wlo_entropy(items)
+        else:
+            values = saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).numpy()
         return float(values[0]) if single else values
 
     def specificity(self, sentences: Sentences, batch_size: int = 256):
