@@ -51,7 +51,8 @@ def _mean(values: list[float]) -> float | None:
     return statistics.mean(values) if values else None
 
 
-def _cell(values: list[float]) -> str:
+def mean_sd(values: list[float]) -> str:
+    """"mean ± sample sd" of seed values (one value alone; "—" for none)."""
     if not values:
         return "—"
     if len(values) == 1:
@@ -64,7 +65,7 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def _row(label: str, columns: list[list[float]]) -> str:
-    return "| " + " | ".join([label, *(_cell(c) for c in columns)]) + " |"
+    return "| " + " | ".join([label, *(mean_sd(c) for c in columns)]) + " |"
 
 
 def _paper_row(label: str) -> str:
@@ -162,7 +163,7 @@ def _test_lines(selection: dict[str, str]) -> list[str]:
              _row("shipped model before issue 11", shipped),
              _paper_row("WLO"), _paper_row("Wordsum")]
     lines += ["", f"Table 7 at this budget (our rule's recipe, 3 seeds each): News accuracy "
-              f"{_cell(ours[0])} with the prior against {_cell(ablation[0])} without it (λ = 0)."]
+              f"{mean_sd(ours[0])} with the prior against {mean_sd(ablation[0])} without it (λ = 0)."]
     lines += ["", "### Goals of issue 11, checked on these numbers", ""]
     lines += _goal_lines(paper, words, length, ours)
     return lines

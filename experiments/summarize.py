@@ -10,7 +10,6 @@ Every number in the output comes from those files.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from probsent.io import write_text  # noqa: E402
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7  # noqa: E402
 from probsent.training.checkpoint import LOG  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
-from experiments.recipe_summary import section as recipe_section  # noqa: E402
+from experiments.recipe_summary import mean_sd, section as recipe_section  # noqa: E402
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name  # noqa: E402
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
@@ -125,14 +124,6 @@ def _run_row(name: str, result: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _mean_sd(values: list[float]) -> str:
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.1f}"
-    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
-
-
 def _with_seeds(base: str) -> list[str]:
     """Run ``base`` and its ``-seed<N>`` twins of the plan."""
     return [base] + [r.name for r in RUNS if r.name.startswith(base + "-seed")]
@@ -147,8 +138,8 @@ def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
         names = _with_seeds(base)
         have = [found[n]["best"] for n in names if n in found and found[n]["best"]]
         columns = list(zip(*[_test(e) for e in have])) if have else [[]] * 4
-        cells = [f"`{base}`", str(len(have)), *(_mean_sd([v for v in col if v is not None]) for col in columns),
-                 _mean_sd([100 * dev_sts(e) for e in have])]
+        cells = [f"`{base}`", str(len(have)), *(mean_sd([v for v in col if v is not None]) for col in columns),
+                 mean_sd([100 * dev_sts(e) for e in have])]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Mean ± sample standard deviation over the seeds (STS17 r ×100) of the `best/` models of "
               "each run and its `-seed2`, `-seed3` twins (same settings, other seed)."]
@@ -387,7 +378,7 @@ def _wlo_length_trend(found: dict[str, dict[str, Any]]) -> str:
     for base, label in lengths.items():
         news = [_test(found[n]["best"])[0] for n in _with_seeds(base) if n in found and found[n]["best"]]
         if news:
-            cells.append(f"{_mean_sd(news)} after {label} ({len(news)} seeds)")
+            cells.append(f"{mean_sd(news)} after {label} ({len(news)} seeds)")
     return (" WLO's test News accuracy by training length (selected on STS 2017; mean ± sd over seeds): "
             + ", ".join(cells) + "." if len(cells) > 1 else "")
 

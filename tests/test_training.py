@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,17 +124,22 @@ sys.exit(main(sys.argv[3:]))
 """
 
 
+def _killed_after_a_rename(tmp_path, toy_pairs, name: str, nth: int) -> tuple[Path, list[str]]:
+    """A WLO run (checkpoint every step) killed right after the ``nth`` rename of its ``name``
+    directory: (its output directory, its train arguments)."""
+    out = tmp_path / "out"
+    args = ["train", "--model", "wlo", "--data", str(toy_pairs(40)), "--out", str(out), "--batch-size", "10",
+            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, name, str(nth), *args],
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True)
+    assert killed.returncode == 9, killed.stderr.decode()
+    return out, args
+
+
 def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
     # killed at the worst moment of a checkpoint's swap: the old checkpoint is set aside
     # (.last.old), the new one complete beside it (.last.*.tmp) but not yet in place
-    data = toy_pairs(40)
-    out = tmp_path / "out"
-    args = ["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
-            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, "last", "3", *args],
-                            env=env, capture_output=True)
-    assert killed.returncode == 9, killed.stderr.decode()
+    out, args = _killed_after_a_rename(tmp_path, toy_pairs, "last", 3)
     assert not (out / "last").exists() and (out / ".last.old").is_dir()
     assert any(p.name.startswith(".last.") and p.name.endswith(".tmp") for p in out.iterdir())
     model = probsent.load(out)  # best/ is complete
@@ -149,14 +155,7 @@ def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(
 def test_a_kill_while_replacing_the_best_model_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
     # killed between the two renames of best/'s swap: best/ is gone, its previous version is
     # set aside as .best.old; loading the run reads that, and --resume puts it back
-    data = toy_pairs(40)
-    out = tmp_path / "out"
-    args = ["train", "--model", "wlo", "--data", str(data), "--out", str(out), "--batch-size", "10",
-            "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--quiet", "--no-validation"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_A_RENAME, "best", "2", *args],
-                            env=env, capture_output=True)
-    assert killed.returncode == 9, killed.stderr.decode()
+    out, args = _killed_after_a_rename(tmp_path, toy_pairs, "best", 2)
     assert not (out / "best").exists() and (out / ".best.old").is_dir()
     step_of = lambda model: model.config["training"]["step"]  # noqa: E731
     assert step_of(probsent.load(out)) == 4  # the best/ being replaced (of step 4; killed at step 6)
