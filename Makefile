@@ -37,8 +37,8 @@ train-demo: setup
 # Retrain and re-evaluate every run of experiments/plan.py, ship the selected WLO into the
 # package and regenerate docs/RESULTS.md (over an hour on a 2-core CPU; docs/RESULTS.md says how long).
 reproduce: setup
-	$(BIN)/python experiments/reproduce.py --ship
-	$(BIN)/python experiments/model_card.py --data-dir $(DATA)
+	$(BIN)/python -m experiments.reproduce --ship
+	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
 
 test: setup
 	$(BIN)/python -m pytest -q

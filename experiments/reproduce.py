@@ -1,6 +1,6 @@
 """Retrain and re-evaluate everything behind docs/RESULTS.md, then regenerate it.
 
-    python experiments/reproduce.py [--jobs 2] [--only NAME ...] [--skip-train] [--ship]
+    python -m experiments.reproduce [--jobs 2] [--only NAME ...] [--skip-train] [--ship]
 
 1. every run of experiments/plan.py: ``probsent train`` into runs/<name> (resumable: a run
    that is complete is not retrained), each job on one torch thread;
@@ -26,11 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from experiments.plan import RUNS, runs_by_name  # noqa: E402
-from probsent.io import write_json, write_text  # noqa: E402
-from probsent.training.checkpoint import LOG  # noqa: E402
+from experiments.plan import RUNS, runs_by_name
+from probsent.io import write_json, write_text
+from probsent.training.checkpoint import LOG
 
 RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
 SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
@@ -47,7 +46,7 @@ def choose_shipped(candidates: list[str]) -> tuple[str, int, dict[str, dict[int,
     import probsent as package
     from probsent.evaluation.datasets import as_data_dir, load_news_train
     from probsent.export import trimmed
-    from probsent.training.validation import NewsDevScorer
+    from probsent.evaluation.validation import NewsDevScorer
 
     news = load_news_train(as_data_dir(None))  # read once for every model and size
     accuracy: dict[str, dict[int, float]] = {}
@@ -173,7 +172,7 @@ def main() -> int:
         return 0
     if args.report_only:
         report()
-        subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)
+        subprocess.run([sys.executable, "-m", "experiments.summarize"], cwd=REPO, check=True)
         return 0
     names = args.only or [run.name for run in RUNS]
     unknown = set(names) - set(runs_by_name())
@@ -188,7 +187,7 @@ def main() -> int:
         report()
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
                                                      "jobs": args.jobs, "runs": len(names)})
-        subprocess.run([sys.executable, str(REPO / "experiments" / "summarize.py")], check=True)
+        subprocess.run([sys.executable, "-m", "experiments.summarize"], cwd=REPO, check=True)
     print(f"reproduce: {time.time() - started:.0f} s", flush=True)
     return 0
 

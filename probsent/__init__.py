@@ -1,8 +1,7 @@
 """probsent: probabilistic sentence representations learned from paraphrases."""
 
-__version__ = "0.1.0"
-
-from probsent.api import SentenceModel, load  # noqa: E402
-from probsent.errors import ProbsentError  # noqa: E402
+from probsent.api import SentenceModel, load
+from probsent.errors import ProbsentError
+from probsent.version import __version__
 
 __all__ = ["SentenceModel", "load", "ProbsentError", "__version__"]

@@ -9,7 +9,7 @@ from typing import NoReturn, Sequence
 
 import numpy as np
 
-from probsent import __version__
+from probsent.version import __version__
 from probsent.errors import MissingFileError, ProbsentError
 from probsent.evaluation.command import add_eval_parser, run_eval
 from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
@@ -55,7 +55,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
-    from probsent.training.validation import NewsDevScorer, StsValidator
+    from probsent.evaluation.validation import NewsDevScorer, StsValidator
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=not args.quiet and sys.stderr.isatty())

@@ -14,7 +14,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from probsent import __version__
+from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.io import atomic_path

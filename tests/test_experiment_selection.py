@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from experiments.summarize import run_results, running_time, select_run  # noqa: E402
+from experiments.summarize import run_results, running_time, select_run
 
 
 def _write(results: Path, run: str, sts: float, news: float) -> None:

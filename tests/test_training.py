@@ -20,7 +20,7 @@ from probsent.cli import main
 from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
-from probsent.training.validation import NewsDevScorer, StsValidator
+from probsent.evaluation.validation import NewsDevScorer, StsValidator
 from tests.helpers import REPO
 
 

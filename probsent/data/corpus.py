@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from probsent import __version__
+from probsent.version import __version__
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import MissingFileError

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from probsent import __version__
+from probsent.version import __version__
 from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
