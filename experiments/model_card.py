@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 import probsent
 from probsent.io import write_text
 from probsent.api import DEFAULT_MODEL
-from experiments.reproduce import SHIP_WORDS
+from experiments.selection import SHIP_WORDS
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"

@@ -196,7 +196,8 @@ def write_baselines() -> None:
     in the columns of the section (their test numbers from the plan's evaluations; the
     shorter-specific pairs scored now). Written once, before a new model may be shipped."""
     import probsent
-    from experiments.recipe_summary import _load, numbers
+    from experiments.recipe_summary import numbers
+    from experiments.selection import load_json as _load
     from probsent.evaluation.baselines import LengthScorer, WordFrequencyScorer
     from probsent.evaluation.experiments import shorter_specific_experiment
     from probsent.io import write_json
@@ -219,7 +220,8 @@ def ship_if_better(selection: dict[str, str]) -> dict:
     """Rule 6: our rule's run (seed 1), its vocabulary trimmed as the shipped model's was
     (the size chosen on the news training rows), replaces the shipped model if its news-train
     accuracy beats the shipped model's. The decision goes to results/recipe/ship.json."""
-    from experiments.reproduce import choose_shipped, ship
+    from experiments.reproduce import ship
+    from experiments.selection import choose_shipped
     from probsent.io import write_json
 
     name, words, accuracy = choose_shipped([selection["ours"]])

@@ -4,12 +4,12 @@ prior ablation, the shorter-specific pairs and whether each goal was reached. Ev
 every comparison is computed from the JSON files."""
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 from experiments.recipe import RESULTS_DIR, SEEDS, seed_runs
+from experiments.selection import load_json
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,12 +19,8 @@ COLUMNS = ("News acc", "Twitter ρ", "Yelp ρ", "Movie ρ", "STS-B r concat(mean
 WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
 def _model_entry(path: Path) -> dict[str, Any] | None:
-    evaluation = _load(path)
+    evaluation = load_json(path)
     if evaluation is None:
         return None
     return next((e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model"), None)
@@ -77,7 +73,7 @@ def _paper_row(label: str) -> str:
 
 def section() -> list[str]:
     """The Markdown lines of the section (a pointer to the command where nothing is evaluated yet)."""
-    dev = _load(RESULTS_DIR / "dev.json")
+    dev = load_json(RESULTS_DIR / "dev.json")
     lines = ["## Issue 11: do WLO's variances learn specificity? (our recipe)", "",
              "Generated from `results/recipe/` by `python -m experiments.recipe --stage select`, "
              "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
@@ -103,7 +99,7 @@ def section() -> list[str]:
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _family_lines(dev)
     lines += _test_lines(selection)
-    ship = _load(RESULTS_DIR / "ship.json")
+    ship = load_json(RESULTS_DIR / "ship.json")
     if ship:
         verb = "replaced" if ship["ship"] else "did not replace"
         lines += ["", f"Shipping (rule 6): `{ship['run']}` with {ship['max_words']:,} words scores "
@@ -147,7 +143,7 @@ def _test_lines(selection: dict[str, str]) -> list[str]:
         return ["", "(test sets not evaluated yet: `python -m experiments.recipe --stage evaluate`)"]
     # for the paper's rule, the best/ model of each run (the evaluation holds only that one for it)
     wordsum = [_model_entry(REPO / "results" / n / "evaluation.json") for n in WORDSUM]
-    baselines = _load(RESULTS_DIR / "baselines.json") or {}
+    baselines = load_json(RESULTS_DIR / "baselines.json") or {}
     paper, ours, ablation, words = (seed_numbers(e) for e in (paper_entries, ours_entries, ablation_entries, wordsum))
     length = [[v] if v is not None else [] for v in baselines.get("Length", [None] * len(COLUMNS))]
     rarity = [[v] if v is not None else [] for v in baselines.get("Word Freq (sum)", [None] * len(COLUMNS))]

@@ -21,6 +21,7 @@ from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
 from experiments.recipe_summary import mean_sd, section as recipe_section
+from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, run_results
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
@@ -31,61 +32,10 @@ DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
 MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
 # groups whose runs compete for the selection of their model (seed runs only report spread)
-SELECTABLE = ("main", "prior", "negatives", "mixture", "model-mixture", "init", "long", "vocab", "l2")
 MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
 LABELS = {"wlo": "WLO", "wordsum": "Wordsum", "wordavg": "Wordavg", "lstmavg": "LSTMavg",
           "lstmgaussian": "LSTMGaussian"}
 
-
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _entry(evaluation: dict[str, Any], suffix: str) -> dict[str, Any] | None:
-    """The system of ``evaluation`` whose model path ends with ``suffix``."""
-    for entry in evaluation["results"]["systems"].values():
-        if entry.get("kind") == "model" and str(entry.get("path", "")).rstrip("/").endswith(suffix):
-            return entry
-    return None
-
-
-def run_results(results_dir: Path = RESULTS_DIR) -> dict[str, dict[str, Any]]:
-    """Per run of the plan that has been evaluated: its best/ and best-news/ entries."""
-    found = {}
-    for run in RUNS:
-        evaluation = _load(results_dir / run.name / "evaluation.json")
-        if evaluation is None:
-            continue
-        found[run.name] = {"best": _entry(evaluation, f"{run.name}/best"),
-                           "news": _entry(evaluation, f"{run.name}/best-news"),
-                           "evaluation": evaluation}
-    return found
-
-
-def dev_sts(entry: dict[str, Any] | None) -> float:
-    return float(entry["config"]["training"].get("sts17_pearson", float("nan"))) if entry else float("nan")
-
-
-def dev_news(entry: dict[str, Any] | None) -> float:
-    return float(entry["config"]["training"].get("news_train_accuracy", float("nan"))) if entry else float("nan")
-
-
-def select_run(model: str = "wlo", results_dir: Path = RESULTS_DIR, by: str = "sts") -> str:
-    """The run of ``model`` (among the competing groups) with the best STS 2017 Pearson of its
-    best/ model (``by="sts"``, the paper's selection) or the best news-train accuracy of its
-    best-news/ model (``by="news"``)."""
-    return _best_run(run_results(results_dir), model, by, where=str(results_dir))
-
-
-def _best_run(found: dict[str, dict[str, Any]], model: str, by: str = "sts", where: str = "") -> str:
-    """:func:`select_run` on results already read by :func:`run_results`."""
-    plan = runs_by_name()
-    candidates = {name: r for name, r in found.items()
-                  if plan[name].flags.get("model") == model and plan[name].group in SELECTABLE}
-    if not candidates:
-        raise SystemExit(f"no evaluated {model} run in {where or RESULTS_DIR}")
-    score = (lambda r: dev_sts(r["best"])) if by == "sts" else (lambda r: dev_news(r["news"]))
-    return max(candidates, key=lambda name: score(candidates[name]))
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -163,7 +113,7 @@ def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
 
 
 def _shipped_lines() -> list[str]:
-    evaluation = _load(RESULTS_DIR / "shipped" / "evaluation.json")
+    evaluation = load_json(RESULTS_DIR / "shipped" / "evaluation.json")
     if evaluation is None:
         return ["No shipped model has been evaluated (`python -m experiments.reproduce --ship`)."]
     entry = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
@@ -193,8 +143,8 @@ def _shipped_engine_note(entry: dict[str, Any]) -> str:
 def _first_rule_lines() -> list[str]:
     """What the first shipping rule (every WLO run competing) chose, kept in
     results/shipped-first-rule/ because it is why the rule changed."""
-    evaluation = _load(RESULTS_DIR / "shipped-first-rule" / "evaluation.json")
-    choice = _load(RESULTS_DIR / "shipped-first-rule" / "choice.json")
+    evaluation = load_json(RESULTS_DIR / "shipped-first-rule" / "evaluation.json")
+    choice = load_json(RESULTS_DIR / "shipped-first-rule" / "choice.json")
     if evaluation is None or choice is None:
         return []
     entry = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
@@ -231,7 +181,7 @@ def _report_tables() -> list[str]:
 
 
 def _length_news(found: dict[str, dict[str, Any]]) -> float | None:
-    main_eval = _load(REPORT_DIR / "evaluation.json")
+    main_eval = load_json(REPORT_DIR / "evaluation.json")
     length = (main_eval or {}).get("results", {}).get("systems", {}).get("Length")
     return length["specificity"]["news"]["accuracy"] if length else None
 
@@ -307,7 +257,7 @@ def _untrained(found: dict[str, dict[str, Any]], name: str) -> str:
 
 def _trim_share() -> str:
     """For how many WLO runs the smallest vocabulary tried was the best on the news training rows."""
-    choice = _load(RESULTS_DIR / "shipped" / "choice.json")
+    choice = load_json(RESULTS_DIR / "shipped" / "choice.json")
     if not choice:
         return "it raised the news-train accuracy of the shipped model's checkpoint"
     tried = choice["news_train_accuracy"]
@@ -321,7 +271,7 @@ def _small_vocab_line(found: dict[str, dict[str, Any]]) -> str:
     """Training with a small vocabulary against trimming a trained one (news-train accuracy of
     best-news/ models, the development set)."""
     runs = [name for name in ("wlo-vocab5k", "wlo-vocab2k") if name in found and found[name]["news"]]
-    choice = _load(RESULTS_DIR / "shipped" / "choice.json")
+    choice = load_json(RESULTS_DIR / "shipped" / "choice.json")
     trimmed = (choice or {}).get("news_train_accuracy", {}).get("wlo")
     if not runs or "wlo" not in found or not trimmed:
         return ""
@@ -456,7 +406,7 @@ def running_time(found: dict[str, dict[str, Any]], results_dir: Path = RESULTS_D
     training = {run.name: _training_seconds(run.name, results_dir) for run in RUNS if run.name in found}
     train = sum(value for value in training.values() if value is not None)
     evaluations = sum(found[name]["evaluation"]["seconds_command"] for name in training)
-    after = [_load(results_dir / "shipped" / "evaluation.json"), _load(report_dir / "evaluation.json")]
+    after = [load_json(results_dir / "shipped" / "evaluation.json"), load_json(report_dir / "evaluation.json")]
     once = sum(evaluation["seconds_command"] for evaluation in after if evaluation)
     return {"training": train, "evaluation": evaluations, "once": once,
             "total": (train + evaluations) / jobs + once, "jobs": jobs,
@@ -498,8 +448,8 @@ def _engines(found: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
 def render() -> str:
     found = run_results()
     plan_models = {r.flags.get("model") for r in RUNS if r.name in found and r.group in SELECTABLE}
-    chosen = {model: _best_run(found, model) for model in MODELS if model in plan_models}
-    main_eval = _load(REPORT_DIR / "evaluation.json")
+    chosen = {model: best_run(found, model) for model in MODELS if model in plan_models}
+    main_eval = load_json(REPORT_DIR / "evaluation.json")
     lines = ["# Results", "",
              "Generated by `python -m experiments.summarize` from the committed evaluation JSONs "
              "(`results/<run>/evaluation.json`, `docs/results/evaluation.json`). "
@@ -509,7 +459,7 @@ def render() -> str:
         env = main_eval["environment"]
         lines += [f"Hardware: {env['platform']}, {env['cpu_count']} CPUs, no GPU; torch {env['torch']}, "
                   f"one thread per training job (two jobs at a time).", ""]
-    timing = _load(RESULTS_DIR / "reproduce.json")
+    timing = load_json(RESULTS_DIR / "reproduce.json")
     if timing:
         lines += [f"The last complete `make reproduce` took {timing['seconds'] / 60:.0f} minutes "
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
@@ -539,7 +489,7 @@ def render() -> str:
               "accuracy | News-train acc (dev) | News acc of its best-news/ (test) |",
               "|---|---|---|---|---|---|---|"]
     for model, name in chosen.items():
-        by_news = _best_run(found, model, by="news")
+        by_news = best_run(found, model, by="news")
         lines.append(f"| {LABELS[model]} | `{name}` | {_fmt(dev_sts(found[name]['best']), 3)} | "
                      f"{_fmt(_test(found[name]['best'])[0])} | `{by_news}` | "
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")

@@ -10,7 +10,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-from experiments.summarize import run_results, running_time, select_run
+from experiments.selection import run_results, select_run
+from experiments.summarize import running_time
 
 
 def _write(results: Path, run: str, sts: float, news: float) -> None:
