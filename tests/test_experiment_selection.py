@@ -58,3 +58,26 @@ def test_running_time_adds_the_measured_parts(tmp_path: Path) -> None:
     assert cost["once"] == 40.0  # no shipped model evaluated here
     assert cost["total"] == (160.0 + 45.0) / 2 + 40.0
     assert "wlo-seed2" in cost["missing"] and "wlo" not in cost["missing"]
+
+
+def test_comparative_claims_follow_the_numbers() -> None:
+    from experiments.summarize import _observations, verdict
+
+    assert verdict(70.0, 60.0, 4.0, "better", "worse", "same") == "better"
+    assert verdict(60.0, 70.0, 4.0, "better", "worse", "same") == "worse"
+    assert verdict(62.0, 60.0, 4.0, "better", "worse", "same") == "same"
+    assert verdict(None, 60.0, 4.0, "better", "worse", "same") == "not measured"
+
+    def run(news: float) -> dict:
+        return {"best": {"specificity": {"news": {"accuracy": news}, "twitter": {"spearman": 0},
+                                         "yelp": {"spearman": 0}, "movie": {"spearman": 0}},
+                         "config": {"training": {"sts17_pearson": 0.7, "data_report": {"mixture": {
+                             "pairs_per_source": {"coco_captions": 1, "qqp": 3}}}}}}, "news": None}
+
+    def minibatch_line(minibatch: float) -> str:
+        found = {"wlo": run(60.0), "wlo-seed2": run(62.0), "wlo-seed3": run(64.0), "wlo-minibatch": run(minibatch)}
+        return next(line for line in _observations(found) if "Mini-batch negatives" in line)
+
+    assert "News 70.0 vs 60.0, better" in minibatch_line(70.0)  # sd of 60/62/64 is 2
+    assert "News 50.0 vs 60.0, worse" in minibatch_line(50.0)
+    assert "no difference beyond the seed spread" in minibatch_line(61.0)
