@@ -167,7 +167,7 @@ def test_fused_training_forward_and_backward_equal_autograd(dtype: torch.dtype, 
 
 
 def test_fused_training_backward_passes_gradcheck() -> None:
-    from probsent.models.wlo import _FinalAndPrior
+    from probsent.models.wlo_fused import _FinalAndPrior
     torch.manual_seed(12)
     a = (1.0 + 0.3 * torch.randn(3, 6, 4, dtype=torch.float64))
     a[0, 1, :2] *= -1

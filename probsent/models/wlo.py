@@ -20,25 +20,22 @@ quantity unchanged; the last position therefore holds each sentence's final dist
 
 The sentence entropy is k/2 log(2 pi e) + sum_d S_n,d: an exact sum of per-word terms
 sum_d log|A_w,d|, which is what makes WLO's specificity explainable word by word.
+
+This module is the reference. Training's forward with the prior (a KL term on every prefix)
+takes the fused path of :mod:`probsent.models.wlo_fused` where it applies, which gives the same
+numbers in fewer operations; the fast CPU engine (``probsent/training/fast_wlo.py``) is tested
+against both.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.autograd.function import once_differentiable
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
+from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
 
 
-# Below this bound on |log(A_1 ... A_i)| the mean is computed from the products themselves;
-# above it, in log space.
-DIRECT_RANGE = 30.0
-# What a group of rows costs beyond its padded cells, in cells (rows x positions), when
-# training's batches are regrouped (see WLO.encode_batches): measured, it only sets the speed.
-GROUP_OVERHEAD = 300
 
 
 class WLO(SentenceEncoder):
@@ -125,78 +122,20 @@ class WLO(SentenceEncoder):
         if not with_kl:
             mean, logvar, log_abs_mean = self._trajectory(ids, lengths, final_only=True)
             return Encoding(mean, logvar, log_abs_mean=log_abs_mean)
+        fused = fused_forward_with_prior(self, ids, lengths)  # training's usual case, same numbers
+        if fused is not None:
+            return fused
         # the prior applies to the distribution after every operator
-        mask = padding_mask(ids, lengths)
-        if ids.shape[1]:
-            a = lookup_real(self.scale, ids, mask, 1.0)
-            with torch.no_grad():
-                cum_log = a.abs().clamp_min(1e-30).log().cumsum(1)
-            if float(cum_log.abs().max()) <= DIRECT_RANGE:  # training's usual case: one fused step
-                b = lookup_real(self.shift, ids, mask, 0.0)
-                mean, logvar, kl = _FinalAndPrior.apply(a, b, cum_log, mask)
-                return Encoding(mean, logvar, kl.sum(1))
         mean, logvar = self.trajectory(ids, lengths)
         kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]], with_kl: bool = False) -> list[Encoding]:
-        """With the prior (training), batches whose rows are sorted by length, as
-        :func:`probsent.batching.encode_by_length` makes them, are computed in groups of rows
-        cut for speed (little padding, tensors that fit in cache) instead of batch by batch
-        (on the CPU; elsewhere batch by batch).
-
-        Every result is the same to the last bit as ``forward``'s on each batch: a row's
-        values do not depend on the other rows or on its padding (A = 1, B = 0 change
-        nothing), the word tables are looked up batch by batch as ``forward`` does (the same
-        sparse gradients, accumulated in the same order), each KL is summed over its own
-        batch's width, and a batch beyond the direct range takes ``forward``'s path.
-        """
-        lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
-        if (not with_kl or not len(lengths) or lengths.device.type != "cpu"
-                or any(ids.shape[1] == 0 for ids, _ in batches)
-                or bool((lengths.diff() < 0).any())):
-            return super().encode_batches(batches, with_kl)
-        groups, largest = self._regrouped(batches, lengths)
-        sizes = [len(rows) for _, rows in batches]
-        if not all(float(top.max()) <= DIRECT_RANGE for top in largest.split(sizes)):
-            return super().encode_batches(batches, with_kl)  # as forward routes each batch
-        outputs = [_FinalAndPrior.apply(*group) for group in groups]
-        mean = torch.cat([out[0] for out in outputs]).split(sizes)
-        logvar = torch.cat([out[1] for out in outputs]).split(sizes)
-        # per-position KL terms, zero beyond each row's length, summed over the batch's width
-        # (a sum's rounding depends on how many terms it has)
-        width = max(ids.shape[1] for ids, _ in batches)
-        kl = torch.cat([F.pad(out[2], (0, width - out[2].shape[1])) for out in outputs]).split(sizes)
-        return [Encoding(m, v, k[:, :ids.shape[1]].sum(1))
-                for m, v, k, (ids, _) in zip(mean, logvar, kl, batches)]
-
-    def _regrouped(self, batches: list[tuple[Tensor, Tensor]], lengths: Tensor) -> tuple[list[tuple], Tensor]:
-        """_FinalAndPrior's inputs for groups of consecutive rows of ``batches`` (``lengths``:
-        all their rows' lengths, sorted), and every row's largest |S_i|."""
-        real = [padding_mask(ids, rows) for ids, rows in batches]
-        scale = torch.cat([self.scale(ids[mask]) for (ids, _), mask in zip(batches, real)])
-        shift = torch.cat([self.shift(ids[mask]) for (ids, _), mask in zip(batches, real)])
-        # where each row's batch had padding after it (see _FinalAndPrior's inject)
-        padded = np.concatenate([rows.numpy() < ids.shape[1] for ids, rows in batches])
-        counts = lengths.numpy()
-        bounds = _split_sorted(counts, GROUP_OVERHEAD)
-        words = np.add.reduceat(counts, bounds[:-1]).tolist()  # tokens per group
-        groups, largest = [], []
-        for first, end, scale_words, shift_words in zip(bounds[:-1], bounds[1:], scale.split(words),
-                                                        shift.split(words)):
-            rows, row_padded = counts[first:end], padded[first:end]
-            width = max(int(rows[-1]) + int(row_padded[rows == rows[-1]].any()), 1)  # a padding slot
-            mask = padding_mask(torch.empty(0, width), lengths[first:end])
-            inject = torch.from_numpy(np.where(row_padded, width - 1, rows - 1))
-            a = torch.full((*mask.shape, self.dim), 1.0, dtype=scale.dtype)
-            a[mask] = scale_words  # as lookup_real: padding A = 1, B = 0
-            b = torch.zeros_like(a)
-            b[mask] = shift_words
-            with torch.no_grad():
-                cum_log = a.abs().clamp_min(1e-30).log().cumsum(1)
-            groups.append((a, b, cum_log, mask, inject))
-            largest.append(cum_log.abs().amax((1, 2)))
-        return groups, torch.cat(largest)
+        """With the prior (training), batches sorted by length go through the fused,
+        regrouped path of :mod:`probsent.models.wlo_fused` (the same numbers to the last bit);
+        otherwise batch by batch."""
+        fused = fused_encode_batches(self, batches) if with_kl else None
+        return fused if fused is not None else super().encode_batches(batches, with_kl)
 
     def shift_entropy_terms(self, terms: Tensor) -> None:
         """Add ``terms[w]`` to word w's entropy term by scaling its A_w by exp(terms[w] / k) in
@@ -209,88 +148,3 @@ class WLO(SentenceEncoder):
         to a sentence's entropy."""
         scale = self.scale.weight if ids is None else self.scale.weight[ids]
         return scale.abs().clamp_min(1e-30).log().sum(-1)
-
-
-class _FinalAndPrior(torch.autograd.Function):
-    """(final mean, final log-variance, KL to N(0, I) at every position, 0 at padding) in the
-    direct range, with a hand-written backward: the same values as
-    ``WLO.trajectory`` + ``kl_to_standard_normal``, in fewer (and cheaper) operations than
-    autograd records for them.
-
-    Backward, with c_i = dL/dmu_i from the outputs directly (the KL term g_kl mu_i, and g_mean
-    at the last position, which padding carries from the last word), the adjoint of
-    mu_i = A_i (mu_{i-1} + B_i) is lambda_i = c_i + A_{i+1} lambda_{i+1}, in closed form
-    lambda_i = (1 / P_i) sum_{k>=i} P_k c_k (one reverse cumulative sum). Then
-    dL/dB_i = A_i lambda_i and dL/dA_i = lambda_i (mu_{i-1} + B_i) + (1 / A_i) sum_{k>=i} h_k,
-    where h_k = dL/dS_k = g_kl (sigma_k^2 - 1) (+ 2 g_logvar at the last position).
-
-    ``inject`` (default: the last position) says per row where g_mean and g_logvar join the
-    reverse sums: at a padding position they are added to the sums on their own; at the last
-    word, to that word's term first. Both are exact adjoints, but they round differently, so
-    a row regrouped into another batch keeps the place its own batch gave it.
-    """
-
-    @staticmethod
-    def forward(ctx, a: Tensor, b: Tensor, cum_log: Tensor, mask: Tensor,  # type: ignore[override]
-                inject: Tensor | None = None):
-        products = a.cumprod(1)  # P_i, as in WLO._mean_by_products
-        previous = torch.cat([torch.ones_like(products[:, :1]), products[:, :-1]], 1)
-        mean = products * (b / previous).cumsum(1)
-        logvar = 2.0 * cum_log
-        var = logvar.exp()
-        kl = 0.5 * (var + mean.square() - 1.0 - logvar).sum(-1) * mask  # as kl_to_standard_normal
-        ctx.save_for_backward(a, b, products, mean, var, mask)
-        ctx.inject = (slice(None), -1) if inject is None else (torch.arange(len(a)), inject)
-        return mean[:, -1], logvar[:, -1], kl
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad_mean: Tensor | None, grad_logvar: Tensor | None, grad_kl: Tensor | None):  # type: ignore[override]
-        a, b, products, mean, var, mask = ctx.saved_tensors
-        weight = (grad_kl * mask if grad_kl is not None else torch.zeros_like(mask, dtype=a.dtype))[..., None]
-        direct = weight * mean  # dL/dmu_i through the prior
-        if grad_mean is not None:
-            direct[ctx.inject] += grad_mean
-        adjoint = _reverse_cumsum(products * direct).div_(products)  # lambda_i
-        grad_b = a * adjoint
-        before = torch.cat([torch.zeros_like(mean[:, :1]), mean[:, :-1]], 1)  # mu_{i-1}
-        grad_a = adjoint.mul_(before.add_(b))
-        entropy_side = weight * (var - 1.0)  # dL/dS_i through the prior
-        if grad_logvar is not None:
-            entropy_side[ctx.inject] += 2.0 * grad_logvar
-        per_word = _reverse_cumsum(entropy_side)  # dL/d log|A_i|
-        # d log|A| / dA = 1/A; below the clamp (|A| < 1e-30) the forward has no gradient
-        if float(a.abs().amin()) >= 1e-30:  # the usual case: no word below the clamp
-            grad_a += per_word.div_(a)
-        else:
-            grad_a += torch.where(a.abs() >= 1e-30, per_word / a, 0.0)
-        return grad_a, grad_b, None, None, None
-
-
-def _reverse_cumsum(x: Tensor) -> Tensor:
-    """sum_{k>=i} x_k along dimension 1."""
-    return x.flip(1).cumsum(1).flip(1)
-
-
-def _split_sorted(lengths: np.ndarray, overhead: float) -> list[int]:
-    """Boundaries 0 = b_0 < b_1 < ... < b_m = len(lengths) that cut rows sorted by length
-    into groups of consecutive rows at the least total cost, a group costing ``overhead``
-    plus its padded cells (rows x its longest length). Groups end only where the length
-    changes; a dynamic programme over those points."""
-    n = len(lengths)
-    if n == 0:
-        return [0]
-    ends = np.append(np.flatnonzero(np.diff(lengths)) + 1, n)
-    starts = np.append(0, ends)  # candidate group starts, increasing
-    cost = np.zeros(len(starts))  # cost[k]: best cost of the rows before starts[k]
-    previous = np.zeros(len(starts), dtype=np.int64)
-    for k in range(1, len(starts)):
-        end = starts[k]
-        options = cost[:k] + overhead + (end - starts[:k]) * max(int(lengths[end - 1]), 1)
-        previous[k] = int(np.argmin(options))
-        cost[k] = options[previous[k]]
-    bounds, k = [n], len(starts) - 1
-    while k > 0:
-        k = int(previous[k])
-        bounds.append(int(starts[k]))
-    return bounds[::-1]
