@@ -22,7 +22,8 @@ from probsent.evaluation import datasets as ds
 from probsent.evaluation import experiments as ex
 from probsent.evaluation.lexical import WordTable, lexical_analysis
 from probsent.evaluation.sentential import sentential_analysis
-from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, training_settings
+from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
+from probsent.training.config import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
 from probsent.models.wlo import WLO
@@ -67,8 +68,8 @@ class Outcome:
 
 
 def _prior_weight(model: SentenceModel | None) -> float | None:
-    value = training_settings(model.config).get("prior_weight") if model is not None else None
-    return float(value) if isinstance(value, (int, float)) else None
+    settings = trained_with(model.config) if model is not None else None
+    return settings.prior_weight if settings is not None else None
 
 
 class _Corpora:
@@ -81,9 +82,8 @@ class _Corpora:
         self._loaded: dict[str, TrainingCorpus] = {}
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
-        settings = training_settings(model.config)
-        key = repr((self.options.train_data or settings.get("data"), settings.get("max_pairs"),
-                    settings.get("max_tokens")))
+        settings = trained_with(model.config) or TrainConfig()
+        key = repr((self.options.train_data or settings.data, settings.max_pairs, settings.max_tokens))
         if key not in self._loaded:
             loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
@@ -142,22 +142,18 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
 def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
     pairs of its training mixture, mined as its training mined them."""
-    settings = training_settings(model.config)
-    mixture = apply_mixture(corpus, max_per_source=settings.get("max_per_source"),
-                            source_caps=settings.get("source_caps"), min_tokens=settings.get("min_tokens") or 1,
-                            min_overlap=settings.get("min_overlap") or 0.0,
-                            max_overlap=settings.get("max_overlap") or 1.0)
+    settings = trained_with(model.config) or TrainConfig()
+    mixture = apply_mixture(corpus, max_per_source=settings.max_per_source, source_caps=settings.source_caps,
+                            min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
+                            max_overlap=settings.max_overlap)
     to_model = model.vocab.ids(mixture.words)  # corpus word rank -> the model's id
     ids = to_model[mixture.tokens]
     counts = np.zeros(len(model.vocab), dtype=np.int64)
     np.add.at(counts, to_model, mixture.counts)
-    batch = int(settings.get("batch_size") or 100)
-    sample = DiagnosticSample.draw(mixture.num_pairs, batch * int(settings.get("megabatch") or 20),
-                                   int(settings.get("seed") or 1))
-    margin = settings.get("margin")
-    return diagnose(model.encoder, ids, mixture.offsets, counts, sample,
-                    float(margin) if margin is not None else model.encoder.default_margin,
-                    _prior_weight(model) or 0.0, batch)
+    sample = DiagnosticSample.draw(mixture.num_pairs, settings.batch_size * settings.megabatch, settings.seed)
+    margin = settings.margin if settings.margin is not None else model.encoder.default_margin
+    return diagnose(model.encoder, ids, mixture.offsets, counts, sample, margin, settings.prior_weight,
+                    settings.batch_size)
 
 
 def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:

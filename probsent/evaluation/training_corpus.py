@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from probsent.data.corpus import PairCorpus, load_corpus
+from probsent.training.config import TrainConfig
 
 
 @dataclass
@@ -28,6 +29,13 @@ def training_settings(config: dict[str, Any]) -> dict[str, Any]:
     training = config.get("training") or {}
     settings = training.get("config") if isinstance(training, dict) else None
     return settings if isinstance(settings, dict) else {}
+
+
+def trained_with(config: dict[str, Any]) -> TrainConfig | None:
+    """The typed, checked settings ``probsent train`` recorded in a model's config, or None for
+    a model it did not train."""
+    settings = training_settings(config)
+    return TrainConfig.from_dict(settings) if settings else None
 
 
 def resolve_training_file(recorded: str, data_root: str | os.PathLike[str] | None) -> Path | None:
@@ -56,8 +64,8 @@ def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str
     file that is gone is looked for under ``data_root`` (see :func:`resolve_training_file`).
     Never raises for a missing file: the analyses that need the corpus are skipped with ``note``.
     """
-    settings = training_settings(config)
-    recorded = settings.get("data")
+    settings = trained_with(config)
+    recorded = settings.data if settings is not None else None
     if override is not None:
         path: Path | None = Path(override) if Path(override).is_file() else None
         if path is None:
@@ -69,7 +77,7 @@ def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str
         if path is None:
             return TrainingCorpus(None, str(recorded), f"training data file recorded in the model's "
                                                        f"config not found: {recorded}")
-    max_tokens = settings.get("max_tokens") or 100
-    corpus = load_corpus(path, settings.get("max_pairs"), int(max_tokens), progress=progress)
+    reading = settings or TrainConfig()
+    corpus = load_corpus(path, reading.max_pairs, reading.max_tokens, progress=progress)
     moved = f" (recorded as {recorded}, not found there)" if override is None and str(path) != recorded else ""
     return TrainingCorpus(corpus, str(path), f"{corpus.num_pairs:,} training pairs from {path}{moved}")
