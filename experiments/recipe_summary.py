@@ -125,7 +125,8 @@ def _family_lines(dev: dict[str, Any]) -> list[str]:
     lines = ["", "### What each change moved (development numbers and diagnostics)", "",
              f"Reference: {described(ref)}. News-train accuracy (dev) of each change, with the Spearman "
              f"correlation of word terms with log counts and the mean term of the 20 most frequent words "
-             f"at the end of training:", ""]
+             f"at the end of training. One seed each: these numbers choose (rules 2 and 3), they "
+             f"do not show that one setting beats another.", ""]
     for family, members in FAMILIES.items():
         found = [by_name[run.name] for run in members if run.name in by_name]
         gain = max(c["news_dev"] for c in found) - ref["news_dev"]

@@ -14,7 +14,7 @@ from probsent.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
-from probsent.gaussian import LOG_2PI, entropy as gaussian_entropy
+from probsent.gaussian import entropy as gaussian_entropy
 from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import WLO, Encoding, SentenceEncoder
@@ -116,10 +116,14 @@ class SentenceModel:
         """WLO's entropy from its closed form, in float64: the prior's, k/2 log(2 pi e), plus
         every word's term sum_d log|A_w,d|. Exact, and the same bits however the sentences are
         batched (a batched float32 pass can differ in the last bit with the batch's shape)."""
-        scales = self.encoder.scale.weight.detach().double()
-        terms = scales.abs().clamp_min(1e-30).log().sum(-1).numpy()  # as WLO.word_entropy_terms
-        prior = 0.5 * self.encoder.dim * (LOG_2PI + 1.0)
+        with torch.no_grad():
+            terms = self.encoder.word_entropy_terms(dtype=torch.float64).numpy()
+        prior = self._prior_entropy()
         return np.array([prior + terms[ids].sum() for ids in self._token_ids(sentences)])
+
+    def _prior_entropy(self) -> float:
+        """The entropy of N(0, I) in the model's dimension: a WLO sentence's before any word."""
+        return float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
 
     @staticmethod
     def _checked(sentences: Sentences) -> tuple[list[str], bool]:
@@ -221,9 +225,9 @@ class SentenceModel:
         tokens = tokenize(sentence)[:MAX_TOKENS]
         ids = torch.from_numpy(self.vocab.ids(tokens))
         with torch.no_grad():
-            shares = self.encoder.word_entropy_terms(ids).double().numpy()
+            shares = self.encoder.word_entropy_terms(ids, dtype=torch.float64).numpy()
             shift_norms = self.encoder.shift.weight[ids].norm(dim=-1).double().numpy()
-        prior = float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
+        prior = self._prior_entropy()
         words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
                  for t, i, h, n in zip(tokens, ids.tolist(), shares, shift_norms)]
         return Explanation(sentence, prior, words)

@@ -143,8 +143,8 @@ class WLO(SentenceEncoder):
         with torch.no_grad():
             self.scale.weight.mul_(torch.exp(terms.to(self.scale.weight) / self.dim)[:, None])
 
-    def word_entropy_terms(self, ids: Tensor | None = None) -> Tensor:
+    def word_entropy_terms(self, ids: Tensor | None = None, dtype: torch.dtype | None = None) -> Tensor:
         """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|
-        to a sentence's entropy."""
+        to a sentence's entropy (computed in ``dtype``, default the weights')."""
         scale = self.scale.weight if ids is None else self.scale.weight[ids]
-        return scale.abs().clamp_min(1e-30).log().sum(-1)
+        return scale.to(dtype or scale.dtype).abs().clamp_min(1e-30).log().sum(-1)

@@ -25,7 +25,7 @@ def word_sets(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> sp
     rows = np.repeat(np.arange(len(sentences)), ends - starts)
     cols = np.concatenate([ids[s:e] for s, e in zip(starts, ends)]) if len(sentences) else np.zeros(0, np.int64)
     known = cols > 0
-    width = int(ids.max()) + 1 if len(ids) else 1
+    width = int(cols.max()) + 1 if len(cols) else 1
     matrix = sp.csr_matrix((np.ones(int(known.sum()), np.int32), (rows[known], cols[known])),
                            shape=(len(sentences), width))
     matrix.data[:] = 1  # a repeated word counts once (duplicates were summed)
@@ -37,22 +37,26 @@ def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np
     return np.asarray(words[a].multiply(words[b]).sum(axis=1)).ravel().astype(np.int64)
 
 
-def false_negative_mask(words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray) -> np.ndarray:
+def false_negative_limits(words: sp.csr_matrix, partner: np.ndarray) -> np.ndarray:
+    """Per sentence, the number of shared distinct words from which another sentence is a
+    false negative of it: as many as its partner shares with it, and at least one."""
+    return np.maximum(shared_word_counts(words, np.arange(len(partner)), partner), 1)
+
+
+def false_negative_mask(words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray,
+                        limits: np.ndarray | None = None) -> np.ndarray:
     """Per sentence: is its mined ``negative`` a false negative (shares at least as many
     distinct words with it as its ``partner``, and at least one)?"""
-    rows = np.arange(len(partner))
-    shared_negative = shared_word_counts(words, rows, negative)
-    return shared_negative >= np.maximum(shared_word_counts(words, rows, partner), 1)
+    limits = false_negative_limits(words, partner) if limits is None else limits
+    return shared_word_counts(words, np.arange(len(partner)), negative) >= limits
 
 
 def remine(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray) -> np.ndarray:
     """``negative`` with every false negative replaced by the most similar sentence that is
     neither the sentence, its partner nor a false negative (kept where none is left)."""
     negative = negative.copy()
-    flagged = np.flatnonzero(false_negative_mask(words, partner, negative))
-    if not len(flagged):
-        return negative
-    threshold = np.maximum(shared_word_counts(words, np.arange(len(partner)), partner), 1)
+    threshold = false_negative_limits(words, partner)
+    flagged = np.flatnonzero(false_negative_mask(words, partner, negative, threshold))
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
         shared = (words[rows] @ words.T).toarray()  # [rows, all sentences]

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from probsent.models.base import Encoding
-from probsent.training.false_negatives import false_negative_mask, shared_word_counts
+from probsent.training.false_negatives import false_negative_limits, false_negative_mask
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_FLOOR = -80.0  # variances are floored at e^-80, as in probsent.gaussian
@@ -68,13 +68,13 @@ def remine_fast(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray,
     if not np.isfinite(logvar).all() or logvar.max() > 88.0:
         return None
     negative = negative.copy()
-    flagged = np.flatnonzero(false_negative_mask(words, partner, negative))
+    threshold = false_negative_limits(words, partner)
+    flagged = np.flatnonzero(false_negative_mask(words, partner, negative, threshold))
     if not len(flagged):
         return negative
     words = words.copy()
     words.sum_duplicates()
     words.sort_indices()
-    threshold = np.maximum(shared_word_counts(words, np.arange(len(partner)), partner), 1)
     found = np.empty(len(flagged), np.int64)
     _remine_rows(np.ascontiguousarray(encoded.mean.detach().cpu().double().numpy()),
                  np.exp(np.maximum(logvar, LOG_FLOOR)), words.indptr.astype(np.int64),
