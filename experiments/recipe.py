@@ -1,12 +1,12 @@
 """Issue 11: can WLO's variances learn specificity? Candidate runs and selection rules, fixed
 before any test number is seen.
 
-    python -m experiments.recipe [--stage train|select|seeds|evaluate|all]
+    python -m experiments.recipe [--round 1|2] [--stage train|combined|select|seeds|evaluate|ship]
 
 Protocol (committed before the runs were trained; see git history of this file):
 
 1. The reference is the paper's recipe for one epoch of the main mixture (``REFERENCE``).
-   Every candidate changes one thing against it (``SINGLE_CHANGES``), each change a named
+   Every candidate changes one thing against it (``FAMILIES``), each change a named
    ``probsent train`` option whose default is the paper's recipe.
 2. ``combined``: the reference plus, of every family of changes (``FAMILIES``), the member with
    the highest news-dev accuracy, where that accuracy beats the reference's by at least
@@ -14,7 +14,7 @@ Protocol (committed before the runs were trained; see git history of this file):
 3. Two selections over every candidate (the single changes, the reference and ``combined``):
    - the paper's rule: the highest STS 2017 Pearson of the run's ``best/`` model;
    - our rule: the highest accuracy on the cleaned news training rows of its ``best-news/``.
-   Ties go to the earlier candidate in ``candidates()``.
+   Ties go to the earlier candidate in ``candidates(round)``.
 4. Each selected run is trained again with seeds 2 and 3; the prior ablation (Table 7) trains
    our rule's selection with lambda = 0, seeds 1-3.
 5. Only then are test sets evaluated, once: the selected runs' seeds and the ablation.
@@ -27,18 +27,37 @@ Amendment (before any test number of these runs): ``r11-mincount100`` and ``r11-
 were added to the candidates after the dev logs of ``r11-reference`` and ``r11-lambda1e-3``
 were seen, because the shipped model (whose old test numbers were known) gains from a
 vocabulary cut to 1,000 words, which is what a high minimum count does during training.
+
+Round 2 (``--round 2``; committed 2026-11-26 before any of its runs was trained). **Round 1's
+test numbers had been seen** when round 2 was designed (``r11-rarity0.3``, ``r11-combined``
+and its λ = 0 ablation, in docs/RESULTS.md), and so had the test numbers of the plan's earlier
+runs, among them that mini-batch negatives helped WLO (``wlo-minibatch``, ``wlo-minibatch-epoch``).
+Round 2's choice of families was made knowing them; its rules are round 1's, unchanged:
+
+1. Same reference (``r11-reference``, not retrained). New families, one change each
+   (``FAMILIES_2``), for the causes round 1 left untested: mini-batch negatives, mining on the
+   means' cosine with the loss unchanged, a cap on how much harder than the partner a negative
+   may be, three epochs, and no image captions (per-source weights: the text-only mixture).
+2. ``r12-combined``: the reference plus, of every family of both rounds, the member with the
+   highest news-dev accuracy where it beats the reference's by at least ``COMBINE_MARGIN``.
+3. The two selections (rule 3) over every candidate of both rounds (``r11-combined`` included),
+   then rules 4-6 as in round 1, into ``results/recipe2/``. A selected run whose seeds were
+   trained and evaluated in round 1 is not trained or evaluated again: its round-1 files are used.
+
+Dense Adam and a loose-then-close curriculum stay untested (no option for them yet).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from experiments.plan import MAIN_WLO, MIXTURE, Run
+from experiments.plan import MAIN_WLO, MIXTURE, TEXT_ONLY, Run
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS_DIR, RESULTS_DIR = REPO / "runs", REPO / "results" / "recipe"
+RUNS_DIR = REPO / "runs"
 EVAL_EVERY = 400
 COMBINE_MARGIN = 0.5  # news-dev accuracy points a family's best must gain to join ``combined``
 SEEDS = (2, 3)
@@ -62,11 +81,44 @@ FAMILIES: dict[str, list[Run]] = {
     "false_negatives": [_recipe("r11-remine", "false negatives mined again", false_negatives="remine")],
     "close_pairs": [_recipe("r11-close", "only pairs whose word overlap is >= 0.4", min_overlap=0.4)],
 }
-SINGLE_CHANGES = [run for members in FAMILIES.values() for run in members]
+# round 2: the families round 1 left untested
+FAMILIES_2: dict[str, list[Run]] = {
+    "negative_pool": [_recipe("r12-minibatch", "negatives mined within each mini-batch", megabatch=1)],
+    "mining_similarity": [_recipe("r12-mine-means", "negatives mined by cosine of the means, EIP loss",
+                                  mine_by="means")],
+    "hardness_cap": [_recipe("r12-cap0", "a negative may not score above the partner", hardness_cap=0.0)],
+    "epochs": [_recipe("r12-epoch3", "three epochs", epochs=3)],
+    "source_weights": [_recipe("r12-text", "no image captions (text-only mixture)", source_caps=TEXT_ONLY)],
+}
+
+
+@dataclass(frozen=True)
+class Round:
+    """One pre-registered round: its families of single changes, the name of its combination,
+    the earlier runs that compete too, and where its records go."""
+
+    number: int
+    families: dict[str, list[Run]]
+    combined_name: str
+    results_dir: Path
+    earlier: tuple["Round", ...] = field(default=())  # rounds whose combination competes too
+
+    @property
+    def single_changes(self) -> list[Run]:
+        return [run for members in self.families.values() for run in members]
+
+
+def _log_path(name: str) -> Path:
+    """A run's validation log: runs/<name>/log.jsonl, or the copy a round recorded (committed)."""
+    path = RUNS_DIR / name / "log.jsonl"
+    if not path.is_file():
+        path = next((d / f"{name}.jsonl" for d in (REPO / "results" / "recipe", REPO / "results" / "recipe2")
+                     if (d / f"{name}.jsonl").is_file()), path)
+    return path
 
 
 def _log(name: str) -> list[dict]:
-    path = RUNS_DIR / name / "log.jsonl"
+    path = _log_path(name)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
@@ -78,27 +130,27 @@ def dev_scores(name: str) -> dict[str, float]:
             "news_dev": max(r["news_train_accuracy"] for r in log)}
 
 
-def combined_run() -> Run:
+def combined_run(round_: Round) -> Run:
     """The pre-registered combination (rule 2 of the module docstring)."""
     reference = dev_scores(REFERENCE.name)["news_dev"]
     flags = dict(REFERENCE.flags)
     chosen = []
-    for members in FAMILIES.values():
+    for members in round_.families.values():
         best = max(members, key=lambda run: (dev_scores(run.name)["news_dev"], -members.index(run)))
         if dev_scores(best.name)["news_dev"] >= reference + COMBINE_MARGIN:
             flags.update({k: v for k, v in best.flags.items() if REFERENCE.flags.get(k) != v})
             chosen.append(best.name)
-    return Run("r11-combined", "recipe", flags, "the reference plus " + (", ".join(chosen) or "nothing"))
+    return Run(round_.combined_name, "recipe", flags, "the reference plus " + (", ".join(chosen) or "nothing"))
 
 
-def candidates() -> list[Run]:
-    """Every run that competes in the selections, in tie-breaking order."""
-    return [REFERENCE, *SINGLE_CHANGES, combined_run()]
+def candidates(round_: Round) -> list[Run]:
+    """Every run that competes in the round's selections, in tie-breaking order."""
+    return [REFERENCE, *round_.single_changes, *(combined_run(r) for r in round_.earlier), combined_run(round_)]
 
 
-def select() -> dict[str, str]:
+def select(round_: Round) -> dict[str, str]:
     """The two pre-registered selections: {"paper": name, "ours": name}."""
-    runs = candidates()
+    runs = candidates(round_)
     scores = {run.name: dev_scores(run.name) for run in runs}
     order = {run.name: i for i, run in enumerate(runs)}
     pick = lambda key: max(scores, key=lambda name: (scores[name][key], -order[name]))  # noqa: E731
@@ -111,27 +163,43 @@ def with_seed(run: Run, seed: int, suffix: str = "", **overrides: object) -> Run
                f"{run.note}; seed {seed}")
 
 
-def by_name(name: str) -> Run:
-    return next(run for run in candidates() if run.name == name)
+def by_name(round_: Round, name: str) -> Run:
+    return next(run for run in candidates(round_) if run.name == name)
 
 
-def seed_runs(selection: dict[str, str]) -> dict[str, list[str]]:
+def seed_runs(round_: Round, selection: dict[str, str]) -> dict[str, list[str]]:
     """Per selected run (and the prior ablation of our rule's run): its three seeds' names."""
     groups = {}
     for rule in ("paper", "ours"):
         name = selection[rule]
-        groups[name] = [name] + [with_seed(by_name(name), seed).name for seed in SEEDS]
-    ours = by_name(selection["ours"])
+        groups[name] = [name] + [with_seed(by_name(round_, name), seed).name for seed in SEEDS]
+    ours = by_name(round_, selection["ours"])
     groups["ablation"] = [with_seed(ours, seed, "-lambda0").name for seed in (1, *SEEDS)]
     return groups
 
 
-def extra_runs(selection: dict[str, str]) -> list[Run]:
+def extra_runs(round_: Round, selection: dict[str, str]) -> list[Run]:
     """The runs trained after the selection: seeds 2 and 3 of the selected runs, and our rule's
     run without the prior (seeds 1 to 3)."""
-    runs = [with_seed(by_name(selection[rule]), seed) for rule in ("paper", "ours") for seed in SEEDS]
-    runs += [with_seed(by_name(selection["ours"]), seed, "-lambda0", prior_weight=0.0) for seed in (1, *SEEDS)]
+    runs = [with_seed(by_name(round_, selection[rule]), seed) for rule in ("paper", "ours") for seed in SEEDS]
+    ours = by_name(round_, selection["ours"])
+    runs += [with_seed(ours, seed, "-lambda0", prior_weight=0.0) for seed in (1, *SEEDS)]
     return list({run.name: run for run in runs}.values())
+
+
+ROUND_1 = Round(1, FAMILIES, "r11-combined", REPO / "results" / "recipe")
+ROUND_2 = Round(2, {**FAMILIES, **FAMILIES_2}, "r12-combined", REPO / "results" / "recipe2", earlier=(ROUND_1,))
+ROUNDS = {1: ROUND_1, 2: ROUND_2}
+RESULTS_DIR = ROUND_1.results_dir  # round 1's records (and the baselines both rounds compare with)
+
+
+def evaluation_dir(round_: Round, name: str) -> Path:
+    """Where run ``name``'s test numbers are: this round's records, or an earlier round's
+    where that round evaluated the run already (a run is evaluated once)."""
+    for earlier in sorted(ROUNDS.values(), key=lambda r: r.number):
+        if earlier.number < round_.number and (earlier.results_dir / name / "evaluation.json").is_file():
+            return earlier.results_dir / name
+    return round_.results_dir / name
 
 
 def _final_diagnostics(name: str) -> dict[str, float]:
@@ -140,22 +208,24 @@ def _final_diagnostics(name: str) -> dict[str, float]:
                                  "active_hinge", "prior_gradient_share") if k in last}
 
 
-def write_dev_record() -> dict:
-    """results/recipe/dev.json: every candidate's flags, dev numbers and final diagnostics,
+def write_dev_record(round_: Round) -> dict:
+    """<round's results>/dev.json: every candidate's flags, dev numbers and final diagnostics,
     the combination and the two selections, and each candidate's validation log."""
     from probsent.io import write_json, write_text
 
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    record = {"candidates": [], "selection": select(), "combined": combined_run().note,
+    out = round_.results_dir
+    out.mkdir(parents=True, exist_ok=True)
+    runs = candidates(round_)
+    record = {"candidates": [], "selection": select(round_), "combined": combined_run(round_).note,
               "combine_margin": COMBINE_MARGIN}
-    for run in candidates():
+    for run in runs:
         record["candidates"].append({"name": run.name, "note": run.note, "flags": run.flags,
                                      **dev_scores(run.name), "diagnostics": _final_diagnostics(run.name),
                                      "steps": _log(run.name)[-1]["step"]})
-        write_text(RESULTS_DIR / f"{run.name}.jsonl", (RUNS_DIR / run.name / "log.jsonl").read_text(encoding="utf-8"))
-    write_json(RESULTS_DIR / "dev.json", record)
+        write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
+    write_json(out / "dev.json", record)
     from probsent.evaluation.plots import training_curves
-    training_curves(RESULTS_DIR / "curves.png", {run.name: _log(run.name) for run in candidates()})
+    training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs})
     return record
 
 
@@ -169,13 +239,14 @@ def _train(run: Run) -> None:
         print(failure, flush=True)
 
 
-def evaluate_selected(selection: dict[str, str]) -> None:
+def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
     """The test sets, once: ``probsent eval`` of each selected run's seeds (the paper's rule:
-    best/; ours: best-news/) and of the ablation (best-news/), into results/recipe/<name>/."""
+    best/; ours: best-news/) and of the ablation (best-news/), into <round's results>/<name>/
+    (skipped where this or an earlier round evaluated the run)."""
     from experiments.reproduce import evaluate
     from probsent.io import write_text
 
-    groups = seed_runs(selection)
+    groups = seed_runs(round_, selection)
     for base, names in groups.items():
         for name in names:
             models = []
@@ -183,7 +254,7 @@ def evaluate_selected(selection: dict[str, str]) -> None:
                 models.append(f"runs/{name}/best")
             if base in (selection["ours"], "ablation"):
                 models.append(f"runs/{name}/best-news")
-            out = RESULTS_DIR / name
+            out = evaluation_dir(round_, name)
             if (out / "evaluation.json").is_file():
                 continue
             print("evaluating", name, flush=True)
@@ -216,10 +287,10 @@ def write_baselines() -> None:
     write_json(path, rows)
 
 
-def ship_if_better(selection: dict[str, str]) -> dict:
+def ship_if_better(round_: Round, selection: dict[str, str]) -> dict:
     """Rule 6: our rule's run (seed 1), its vocabulary trimmed as the shipped model's was
     (the size chosen on the news training rows), replaces the shipped model if its news-train
-    accuracy beats the shipped model's. The decision goes to results/recipe/ship.json."""
+    accuracy beats the shipped model's. The decision goes to <round's results>/ship.json."""
     from experiments.reproduce import ship
     from experiments.selection import choose_shipped
     from probsent.io import write_json
@@ -232,33 +303,37 @@ def ship_if_better(selection: dict[str, str]) -> dict:
                 "shipped_news_train_accuracy": shipped_dev, "ship": accuracy[name][words] > shipped_dev}
     if decision["ship"]:
         ship([name])
-    write_json(RESULTS_DIR / "ship.json", decision)
+    write_json(round_.results_dir / "ship.json", decision)
     return decision
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--round", type=int, choices=sorted(ROUNDS), default=1)
     parser.add_argument("--stage", choices=["train", "combined", "select", "seeds", "evaluate", "ship"],
                         default="select")
     args = parser.parse_args()
+    round_ = ROUNDS[args.round]
     RUNS_DIR.mkdir(exist_ok=True)
     if args.stage == "train":
-        for run in [REFERENCE, *SINGLE_CHANGES]:
-            _train(run)
+        done = {run.name for r in ROUNDS.values() if r.number < round_.number for run in r.single_changes}
+        for run in [REFERENCE, *round_.single_changes]:
+            if run.name not in done:
+                _train(run)
     elif args.stage == "combined":
-        _train(combined_run())
+        _train(combined_run(round_))
     elif args.stage == "select":
-        print(json.dumps(write_dev_record()["selection"]))
+        print(json.dumps(write_dev_record(round_)["selection"]))
     else:
-        selection = json.loads((RESULTS_DIR / "dev.json").read_text(encoding="utf-8"))["selection"]
+        selection = json.loads((round_.results_dir / "dev.json").read_text(encoding="utf-8"))["selection"]
         if args.stage == "seeds":
-            for run in extra_runs(selection):
+            for run in extra_runs(round_, selection):
                 _train(run)
         elif args.stage == "ship":
-            print(json.dumps(ship_if_better(selection)))
+            print(json.dumps(ship_if_better(round_, selection)))
         else:
             write_baselines()
-            evaluate_selected(selection)
+            evaluate_selected(round_, selection)
     return 0
 
 

@@ -21,7 +21,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import (DiagnosticSample, prior_gradient_share,
                                            word_term_statistics)
 from probsent.training.false_negatives import (false_negative_mask, remine, shared_word_counts,
-                                               word_sets)
+                                               similarity_ceilings, word_sets)
 from probsent.training.fast_false_negatives import remine_fast
 from probsent.training.loss import probabilistic_batch_loss
 from probsent.training.trainer import Trainer, rarity_terms
@@ -105,7 +105,7 @@ def test_remine_is_the_brute_force_argmax_over_allowed_sentences() -> None:
     ids, offsets, encoded, partner, negative = _random_problem(60, 2)
     n = 60
     sets = [set(ids[offsets[k]:offsets[k + 1]].tolist()) for k in range(n)]
-    found = remine(encoded, word_sets(ids, offsets, np.arange(n)), partner, negative)
+    found = remine(encoded, partner, negative, words=word_sets(ids, offsets, np.arange(n)))
     mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
     for i in range(n):
         limit = max(1, len(sets[i] & sets[partner[i]]))
@@ -120,12 +120,49 @@ def test_remine_is_the_brute_force_argmax_over_allowed_sentences() -> None:
         assert found[i] == best
 
 
-def test_compiled_remine_equals_the_reference() -> None:
+def test_hardness_cap_is_the_brute_force_argmax_under_each_ceiling() -> None:
+    ids, offsets, encoded, partner, negative = _random_problem(60, 4)
+    n, cap = 60, 0.5
+    mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
+    eip = lambda i, j: _naive_eip(mean[i], var[i], mean[j], var[j])  # noqa: E731
+    ceiling = similarity_ceilings(encoded, partner, cap)
+    assert ceiling == pytest.approx([eip(i, partner[i]) + cap for i in range(n)], rel=1e-5)
+    found = remine(encoded, partner, negative, ceiling=ceiling)
+    replaced = 0
+    for i in range(n):
+        limit = eip(i, partner[i]) + cap
+        if eip(i, negative[i]) <= limit:
+            assert found[i] == negative[i]  # within the cap: kept
+            continue
+        allowed = [j for j in range(n) if j not in (i, partner[i]) and eip(i, j) <= limit]
+        expected = max(allowed, key=lambda j: eip(i, j)) if allowed else negative[i]
+        assert found[i] == expected
+        replaced += found[i] != negative[i]
+    assert replaced > 5
+
+
+def test_hardness_cap_and_false_negatives_together() -> None:
+    """Both rules at once: a replacement is neither a false negative nor above the ceiling."""
+    ids, offsets, encoded, partner, negative = _random_problem(80, 5)
+    words = word_sets(ids, offsets, np.arange(80))
+    ceiling = similarity_ceilings(encoded, partner, 0.0)
+    found = remine(encoded, partner, negative, words=words, ceiling=ceiling)
+    sets = [set(ids[offsets[k]:offsets[k + 1]].tolist()) for k in range(80)]
+    mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
+    for i in np.flatnonzero(found != negative):
+        limit = max(1, len(sets[i] & sets[partner[i]]))
+        assert len(sets[i] & sets[found[i]]) < limit
+        assert _naive_eip(mean[i], var[i], mean[found[i]], var[found[i]]) <= ceiling[i] + 1e-6
+
+
+@pytest.mark.parametrize("rules", ["words", "ceiling", "both"])
+def test_compiled_remine_equals_the_reference(rules: str) -> None:
     ids, offsets, encoded, partner, negative = _random_problem(400, 3)
-    words = word_sets(ids, offsets, np.arange(400))
-    expected = remine(encoded, words, partner, negative)
+    words = word_sets(ids, offsets, np.arange(400)) if rules != "ceiling" else None
+    ceiling = similarity_ceilings(encoded, partner, 1.0) if rules != "words" else None
+    expected = remine(encoded, partner, negative, words=words, ceiling=ceiling)
     assert (expected != negative).any()
-    assert np.array_equal(remine_fast(encoded, words, partner, negative), expected)
+    assert np.array_equal(remine_fast(encoded, partner, negative, words, ceiling), expected)
 
 
 def test_word_term_statistics_on_hand_made_terms() -> None:
@@ -197,6 +234,39 @@ def test_min_count_and_rarity_init_in_a_training_run(tmp_path, toy_pairs) -> Non
     for key in ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge",
                 "prior_gradient_share"):
         assert math.isfinite(record[key])
+
+
+@pytest.mark.parametrize("engine", ["torch", "fast"])
+@pytest.mark.parametrize("mine_by,cap", [("means", None), ("loss", 0.0), ("means", 0.1)])
+def test_trainer_negatives_follow_mine_by_and_the_cap(tmp_path, toy_pairs, engine, mine_by, cap) -> None:
+    """The negatives a run mines, checked by brute force on the model's own encodings: the
+    argmax of cosine of the means (``--mine-by means``) or of the expected inner product,
+    among sentences at most ``cap`` above the partner (``--hardness-cap``)."""
+    config = TrainConfig(data=str(toy_pairs(3)), out=str(tmp_path / "run"), batch_size=8, megabatch=3,
+                         engine=engine, mine_by=mine_by, hardness_cap=cap, shift_init_std=1.0)
+    trainer = Trainer(config, progress=False)
+    count = 8  # the eight distinct pairs (toy_pairs repeats them)
+    sentences = np.concatenate([2 * np.arange(count), 2 * np.arange(count) + 1])
+    negative = trainer._negatives(sentences, count)
+    with torch.no_grad():
+        encoded = encode_by_length(trainer.encoder, trainer.ids, trainer.corpus.offsets, sentences, 8)
+    mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
+    cosine = lambda i, j: mean[i] @ mean[j] / np.linalg.norm(mean[i]) / np.linalg.norm(mean[j])  # noqa: E731
+    eip = lambda i, j: _naive_eip(mean[i], var[i], mean[j], var[j])  # noqa: E731
+    mined_by = cosine if mine_by == "means" else eip
+    partner = np.concatenate([np.arange(count) + count, np.arange(count)])
+    checked = 0
+    for i in range(2 * count):
+        pool = [j for j in range(2 * count) if j not in (i, partner[i])]
+        if cap is not None and max(mined_by(i, j) for j in pool) > mined_by(i, partner[i]) + cap:
+            allowed = [j for j in pool if mined_by(i, j) <= mined_by(i, partner[i]) + cap]
+            checked += 1
+            pool = allowed or pool
+        values = sorted(mined_by(i, j) for j in pool)
+        if len(values) > 1 and values[-1] - values[-2] < 1e-5:
+            continue  # a near tie: float32 may order it either way
+        assert negative[i] == max(pool, key=lambda j: mined_by(i, j))
+    assert cap is None or checked > 0
 
 
 def test_shorter_specific_set() -> None:

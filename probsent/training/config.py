@@ -88,6 +88,13 @@ class TrainConfig:
                                           "sharing at least as many distinct words with the sentence as its "
                                           "partner is replaced by the hardest one that does not",
                                   choices=("keep", "remine"))
+    mine_by: str = option("loss", "similarity negatives are mined with: loss, the one the loss uses (the "
+                                  "paper); means (ours): cosine of the means, the loss unchanged",
+                          choices=("loss", "means"))
+    hardness_cap: float | None = option(None, "(ours) a mined negative may score at most this much above "
+                                              "the sentence's partner; one above it is replaced by the "
+                                              "hardest that is not (default: no cap, the paper)",
+                                        low=-1e6, high=1e6)
     init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)

@@ -5,7 +5,9 @@ on loose pairs it shares more words with the sentence than the sentence's own pa
 Pushing such a negative away teaches the model the wrong thing (issue 11). Here a mined
 negative j of sentence i is a *false negative* when it shares at least as many distinct
 words with i as i's partner does (and at least one); ``--false-negatives remine`` replaces
-it by the most similar sentence that is not one.
+it by the most similar sentence that is not one. ``--hardness-cap C`` likewise replaces a
+negative that scores more than C above the sentence's partner (a negative far harder than the
+paraphrase is most likely a paraphrase too).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import scipy.sparse as sp
 import torch
 
 from probsent.models.base import Encoding
-from probsent.similarity import pairwise_similarity
+from probsent.similarity import paired_similarity, pairwise_similarity
 
 REMINE_ROWS = 32  # rows of the similarity matrix computed at once when mining again
 
@@ -51,21 +53,51 @@ def false_negative_mask(words: sp.csr_matrix, partner: np.ndarray, negative: np.
     return shared_word_counts(words, np.arange(len(partner)), negative) >= limits
 
 
-def remine(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """``negative`` with every false negative replaced by the most similar sentence that is
-    neither the sentence, its partner nor a false negative (kept where none is left)."""
+def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float) -> np.ndarray:
+    """Per sentence i, the highest similarity a negative may have under ``--hardness-cap``:
+    d(i, partner[i]) + ``cap``, in float64."""
+    return _paired(encoded, partner) + cap
+
+
+def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
+    """d(i, other[i]) for every sentence i, float64."""
+    with torch.no_grad():
+        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)))
+    return values.double().numpy()
+
+
+def banned_negatives(encoded: Encoding, partner: np.ndarray, negative: np.ndarray,
+                     words: sp.csr_matrix | None, ceiling: np.ndarray | None) -> np.ndarray:
+    """Per sentence: is its mined ``negative`` disallowed, a false negative (when ``words`` is
+    given) or above its similarity ``ceiling`` (when given)?"""
+    banned = np.zeros(len(partner), dtype=bool)
+    if words is not None:
+        banned |= false_negative_mask(words, partner, negative)
+    if ceiling is not None:
+        banned |= _paired(encoded, negative) > ceiling
+    return banned
+
+
+def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, words: sp.csr_matrix | None = None,
+           ceiling: np.ndarray | None = None) -> np.ndarray:
+    """``negative`` with every disallowed negative replaced by the most similar sentence that
+    is allowed: neither the sentence nor its partner, not a false negative (with ``words``), and
+    not above the sentence's ``ceiling`` of similarity (with a ceiling). Kept where none is left."""
     negative = negative.copy()
-    threshold = false_negative_limits(words, partner)
-    flagged = np.flatnonzero(false_negative_mask(words, partner, negative, threshold))
+    threshold = false_negative_limits(words, partner) if words is not None else None
+    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling))
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
-        shared = (words[rows] @ words.T).toarray()  # [rows, all sentences]
-        banned = shared >= threshold[rows, None]
-        banned[np.arange(len(rows)), rows] = True
-        banned[np.arange(len(rows)), partner[rows]] = True
         pick = torch.from_numpy(rows)
         with torch.no_grad():
             similarity = pairwise_similarity(encoded.index(pick), encoded).double().numpy()
+        banned = np.zeros_like(similarity, dtype=bool)
+        if words is not None:
+            banned |= (words[rows] @ words.T).toarray() >= threshold[rows, None]
+        if ceiling is not None:
+            banned |= similarity > ceiling[rows, None]
+        banned[np.arange(len(rows)), rows] = True
+        banned[np.arange(len(rows)), partner[rows]] = True
         similarity[banned] = -np.inf
         best = similarity.argmax(axis=1)
         usable = np.isfinite(similarity[np.arange(len(rows)), best])

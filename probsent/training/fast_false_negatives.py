@@ -3,7 +3,8 @@
 The reference builds a dense matrix of shared-word counts and of similarities for the
 flagged rows; here one thread per flagged row walks every candidate once: the shared words by
 merging two sorted id lists, then (only for candidates that are not false negatives) the
-expected inner product in float64, with one log per eight dimensions (a product of eight
+expected inner product in float64 (a candidate above the row's similarity ceiling is skipped),
+with one log per eight dimensions (a product of eight
 variances sums, each within [2e^-80, 2e^88], stays inside float64's range).
 """
 from __future__ import annotations
@@ -15,14 +16,14 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from probsent.models.base import Encoding
-from probsent.training.false_negatives import false_negative_limits, false_negative_mask
+from probsent.training.false_negatives import banned_negatives, false_negative_limits
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_FLOOR = -80.0  # variances are floored at e^-80, as in probsent.gaussian
 
 
 @njit(parallel=True, cache=True)
-def _remine_rows(mean, var, word_ptr, word_ids, partner, threshold, rows, out):  # pragma: no cover - compiled
+def _remine_rows(mean, var, word_ptr, word_ids, partner, threshold, ceiling, rows, out):  # pragma: no cover - compiled
     n, dim = mean.shape
     for k in prange(len(rows)):
         i = rows[k]
@@ -53,13 +54,15 @@ def _remine_rows(mean, var, word_ptr, word_ids, partner, threshold, rows, out): 
                     total += math.log(product)
                     product = 1.0
             value = -0.5 * (total + math.log(product) + dim * LOG_2PI)
+            if value > ceiling[i]:
+                continue
             if value > best:
                 best, best_j = value, j
         out[k] = best_j
 
 
-def remine_fast(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray,
-                negative: np.ndarray) -> np.ndarray | None:
+def remine_fast(encoded: Encoding, partner: np.ndarray, negative: np.ndarray,
+                words: sp.csr_matrix | None = None, ceiling: np.ndarray | None = None) -> np.ndarray | None:
     """:func:`probsent.training.false_negatives.remine` for Gaussians, or None where it does
     not apply (vectors, or a variance beyond float32's range: the reference then runs)."""
     if encoded.logvar is None:
@@ -67,19 +70,24 @@ def remine_fast(encoded: Encoding, words: sp.csr_matrix, partner: np.ndarray,
     logvar = encoded.logvar.detach().cpu().double().numpy()
     if not np.isfinite(logvar).all() or logvar.max() > 88.0:
         return None
+    count = len(partner)
     negative = negative.copy()
-    threshold = false_negative_limits(words, partner)
-    flagged = np.flatnonzero(false_negative_mask(words, partner, negative, threshold))
+    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling))
     if not len(flagged):
         return negative
-    words = words.copy()
-    words.sum_duplicates()
-    words.sort_indices()
+    if words is None:  # no word rule: no sentence shares a word, none reaches the limit of 1
+        words, threshold = sp.csr_matrix((count, 1), dtype=np.int32), np.ones(count, np.int64)
+    else:
+        threshold = false_negative_limits(words, partner)
+        words = words.copy()
+        words.sum_duplicates()
+        words.sort_indices()
+    ceiling = np.full(count, np.inf) if ceiling is None else ceiling
     found = np.empty(len(flagged), np.int64)
     _remine_rows(np.ascontiguousarray(encoded.mean.detach().cpu().double().numpy()),
                  np.exp(np.maximum(logvar, LOG_FLOOR)), words.indptr.astype(np.int64),
                  words.indices.astype(np.int64), partner.astype(np.int64), threshold.astype(np.int64),
-                 flagged.astype(np.int64), found)
+                 np.ascontiguousarray(ceiling, dtype=np.float64), flagged.astype(np.int64), found)
     usable = found >= 0
     negative[flagged[usable]] = found[usable]
     return negative

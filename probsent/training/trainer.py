@@ -26,7 +26,7 @@ from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.false_negatives import remine, word_sets
+from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast_engine import (FastWLOEngine, compile_kernels, fast_engine_available,
                                            numba_threads_like_torch)
 from probsent.training.loss import margin_loss, probabilistic_batch_loss
@@ -232,25 +232,34 @@ class Trainer:
 
     def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
         """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
-        if self.fast is not None:
+        cfg = self.config
+        partner = partners_of_stacked_pairs(count)
+        if self.fast is not None and cfg.mine_by == "loss":
             negative, encoded = self.fast.negatives(sentences, count)
         else:
-            self.encoder.eval()
-            with torch.no_grad():
-                encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                           self.config.batch_size)
-            self.encoder.train()
-            negative = mine_negatives(encoded, partners_of_stacked_pairs(count)).numpy()
-        if self.config.false_negatives == "remine":
-            words = word_sets(self.ids, self.corpus.offsets, sentences)
-            on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
-            partner = partners_of_stacked_pairs(count).numpy()
-            found = None
-            if fast_engine_available():
-                from probsent.training.fast_false_negatives import remine_fast
-                found = remine_fast(on_cpu, words, partner, negative)
-            negative = found if found is not None else remine(on_cpu, words, partner, negative)
-        return negative
+            if self.fast is not None:
+                mean, logvar = self.fast.encode(sentences)
+                encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
+            else:
+                self.encoder.eval()
+                with torch.no_grad():
+                    encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
+                                               cfg.batch_size)
+                self.encoder.train()
+            if cfg.mine_by == "means":  # cosine of the means (--mine-by means)
+                encoded = Encoding(encoded.mean, None)
+            negative = mine_negatives(encoded, partner).numpy()
+        if cfg.false_negatives == "keep" and cfg.hardness_cap is None:
+            return negative
+        on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
+        words = word_sets(self.ids, self.corpus.offsets, sentences) if cfg.false_negatives == "remine" else None
+        partner = partner.numpy()
+        ceiling = None if cfg.hardness_cap is None else similarity_ceilings(on_cpu, partner, cfg.hardness_cap)
+        found = None
+        if fast_engine_available():
+            from probsent.training.fast_false_negatives import remine_fast
+            found = remine_fast(on_cpu, partner, negative, words, ceiling)
+        return found if found is not None else remine(on_cpu, partner, negative, words, ceiling)
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(
