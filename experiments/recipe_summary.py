@@ -1,14 +1,15 @@
-"""The issue-11 section of docs/RESULTS.md, from results/recipe/ (written by
-``python -m experiments.recipe``): candidates, selections, test numbers over three seeds, the
-prior ablation, the shorter-specific pairs and whether each goal was reached. Every number and
-every comparison is computed from the JSON files."""
+"""The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
+results/recipe/ and results/recipe2/ (written by ``python -m experiments.recipe --round N``):
+candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
+pairs and whether each goal was reached. Every number and every comparison is computed from the
+JSON files."""
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import RESULTS_DIR, SEEDS, seed_runs
+from experiments.recipe import REFERENCE, ROUND_1, ROUNDS, SEEDS, Round, evaluation_dir, seed_runs
 from experiments.selection import load_json
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 
@@ -71,13 +72,30 @@ def _paper_row(label: str) -> str:
     return "| " + " | ".join([f"{label} (paper's numbers)", *(_fmt(v) for v in cells)]) + " |"
 
 
-def section() -> list[str]:
-    """The Markdown lines of the section (a pointer to the command where nothing is evaluated yet)."""
-    dev = load_json(RESULTS_DIR / "dev.json")
-    lines = ["## Issue 11: do WLO's variances learn specificity? (our recipe)", "",
-             "Generated from `results/recipe/` by `python -m experiments.recipe --stage select`, "
+TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
+          2: "## Issue 11, round 2: the causes round 1 left untested"}
+
+
+def sections() -> list[str]:
+    """The Markdown lines of every round's section."""
+    lines: list[str] = []
+    for number in sorted(ROUNDS):
+        lines += ([""] if lines else []) + section(ROUNDS[number])
+    return lines
+
+
+def section(round_: Round = ROUND_1) -> list[str]:
+    """The Markdown lines of one round's section (a pointer to the command where nothing is
+    evaluated yet)."""
+    out = round_.results_dir
+    where = out.relative_to(REPO).as_posix()
+    flag = "" if round_.number == 1 else f" --round {round_.number}"
+    dev = load_json(out / "dev.json")
+    lines = [TITLES[round_.number], "",
+             f"Generated from `{where}/` by `python -m experiments.recipe{flag} --stage select`, "
              "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
-             "selection rules) is the docstring of `experiments/recipe.py`, committed before the runs."]
+             "selection rules" + (", and what had been seen before the round" if round_.number > 1 else "")
+             + ") is the docstring of `experiments/recipe.py`, committed before the runs."]
     if dev is None:
         return lines + ["", "(not run yet)"]
     lines += ["", "### Candidates (development numbers only)", "",
@@ -92,28 +110,26 @@ def section() -> list[str]:
                                          _fmt(d.get("active_hinge"), 3), _fmt(d.get("prior_gradient_share"), 4)]) + " |")
     selection = dev["selection"]
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
-              "their course over training, per run: [results/recipe/curves.png](../results/recipe/curves.png).",
-              f"`r11-combined` = {dev['combined']} (rule: each family's best on news-train accuracy, where it "
-              f"beats the reference by at least {dev['combine_margin']} points).", "",
+              f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
+              f"`{round_.combined_name}` = {dev['combined']} (rule: each family's best on news-train accuracy, "
+              f"where it beats the reference by at least {dev['combine_margin']} points).", "",
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
-    lines += _family_lines(dev)
-    lines += _test_lines(selection)
-    ship = load_json(RESULTS_DIR / "ship.json")
+    lines += _family_lines(round_, dev)
+    lines += _test_lines(round_, selection)
+    ship = load_json(out / "ship.json")
     if ship:
         verb = "replaced" if ship["ship"] else "did not replace"
         lines += ["", f"Shipping (rule 6): `{ship['run']}` with {ship['max_words']:,} words scores "
                   f"{ship['news_train_accuracy']:.2f} on the news training rows against the shipped model's "
                   f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
-                  f"words), so it {verb} the shipped model (`results/recipe/ship.json`)."]
+                  f"words), so it {verb} the shipped model (`{where}/ship.json`)."]
     return lines
 
 
-def _family_lines(dev: dict[str, Any]) -> list[str]:
+def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
     """Per family of changes: its members' development accuracy and word-term diagnostics
     against the reference's (what each change moved inside the model)."""
-    from experiments.recipe import FAMILIES, REFERENCE
-
     by_name = {c["name"]: c for c in dev["candidates"]}
     ref = by_name[REFERENCE.name]
 
@@ -127,7 +143,7 @@ def _family_lines(dev: dict[str, Any]) -> list[str]:
              f"correlation of word terms with log counts and the mean term of the 20 most frequent words "
              f"at the end of training. One seed each: these numbers choose (rules 2 and 3), they "
              f"do not show that one setting beats another.", ""]
-    for family, members in FAMILIES.items():
+    for family, members in round_.families.items():
         found = [by_name[run.name] for run in members if run.name in by_name]
         gain = max(c["news_dev"] for c in found) - ref["news_dev"]
         lines.append(f"- {family.replace('_', ' ')}: " + "; ".join(described(c) for c in found)
@@ -135,16 +151,18 @@ def _family_lines(dev: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _test_lines(selection: dict[str, str]) -> list[str]:
-    groups = seed_runs(selection)
-    paper_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups[selection["paper"]]]
-    ours_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups[selection["ours"]]]
-    ablation_entries = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in groups["ablation"]]
+def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
+    groups = seed_runs(round_, selection)
+    entries = {key: [_model_entry(evaluation_dir(round_, n) / "evaluation.json") for n in names]
+               for key, names in groups.items()}
+    paper_entries, ours_entries = entries[selection["paper"]], entries[selection["ours"]]
+    ablation_entries = entries["ablation"]
     if not any(paper_entries):
-        return ["", "(test sets not evaluated yet: `python -m experiments.recipe --stage evaluate`)"]
+        flag = "" if round_.number == 1 else f" --round {round_.number}"
+        return ["", f"(test sets not evaluated yet: `python -m experiments.recipe{flag} --stage evaluate`)"]
     # for the paper's rule, the best/ model of each run (the evaluation holds only that one for it)
     wordsum = [_model_entry(REPO / "results" / n / "evaluation.json") for n in WORDSUM]
-    baselines = load_json(RESULTS_DIR / "baselines.json") or {}
+    baselines = load_json(ROUND_1.results_dir / "baselines.json") or {}
     paper, ours, ablation, words = (seed_numbers(e) for e in (paper_entries, ours_entries, ablation_entries, wordsum))
     length = [[v] if v is not None else [] for v in baselines.get("Length", [None] * len(COLUMNS))]
     rarity = [[v] if v is not None else [] for v in baselines.get("Word Freq (sum)", [None] * len(COLUMNS))]

@@ -23,7 +23,7 @@ from probsent.io import write_text
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
-from experiments.recipe_summary import mean_sd, section as recipe_section
+from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, run_results
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
 
@@ -537,7 +537,7 @@ def render() -> str:
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
     lines.append("")
     lines += ["## The shipped model", ""] + _shipped_lines() + [""]
-    lines += recipe_section() + [""]
+    lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
               "on Ko et al. 2019, Pearson r ×100 on STS12-16) only report. The last column is the test News "
