@@ -44,7 +44,9 @@ Round 2's choice of families was made knowing them; its rules are round 1's, unc
    then rules 4-6 as in round 1, into ``results/recipe2/``. A selected run whose seeds were
    trained and evaluated in round 1 is not trained or evaluated again: its round-1 files are used.
 
-Dense Adam and a loose-then-close curriculum stay untested (no option for them yet).
+Amendment (before any test number of round 2): ``r12-dense-adam`` (family ``optimizer``,
+``--adam dense``) was added after the dev logs of ``r12-minibatch`` and ``r12-mine-means`` were
+seen; its option was written during the round. A loose-then-close curriculum stays untested.
 """
 from __future__ import annotations
 
@@ -89,6 +91,8 @@ FAMILIES_2: dict[str, list[Run]] = {
     "hardness_cap": [_recipe("r12-cap0", "a negative may not score above the partner", hardness_cap=0.0)],
     "epochs": [_recipe("r12-epoch3", "three epochs", epochs=3)],
     "source_weights": [_recipe("r12-text", "no image captions (text-only mixture)", source_caps=TEXT_ONLY)],
+    "optimizer": [_recipe("r12-dense-adam", "Adam moves every word's row every step (not only the "
+                                            "batch's words)", adam="dense")],  # added: see the amendment
 }
 
 

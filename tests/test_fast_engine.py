@@ -230,12 +230,13 @@ def _tables(trainer: Trainer) -> list[torch.Tensor]:
     return [p.detach().clone() for p in trainer.encoder.parameters()]
 
 
-@pytest.mark.parametrize("megabatch", [4, 1])  # negatives from 4 mini-batches, or from each one
-def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch, pairs_slice) -> None:
+@pytest.mark.parametrize("megabatch,adam", [(4, "lazy"), (1, "lazy"), (4, "dense")])  # negatives from 4 mini-batches, or from each one
+def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch, adam, pairs_slice) -> None:
     data = pairs_slice(800, stride=997)  # every source
     trainers = {}
     for engine in ("torch", "fast"):
-        trainer = Trainer(_config(tmp_path, data, engine, engine=engine, max_steps=40, megabatch=megabatch),
+        trainer = Trainer(_config(tmp_path, data, engine, engine=engine, max_steps=40, megabatch=megabatch,
+                                  adam=adam),
                           progress=False, log=lambda _: None)
         assert trainer.config.engine == engine
         trainer.train()

@@ -95,6 +95,9 @@ class TrainConfig:
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",
                                         low=-1e6, high=1e6)
+    adam: str = option("lazy", "lazy: Adam updates a word's row only in steps whose batch has the word "
+                               "(the paper's sparse updates); dense (ours): every row every step",
+                       choices=("lazy", "dense"))
     init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)

@@ -57,7 +57,7 @@ def compile_kernels() -> float:
     fast_wlo.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
                             np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
     fast_wlo.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
-                         1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64))
+                         1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), True)
     return time.perf_counter() - start
 
 
@@ -161,7 +161,7 @@ class FastWLOEngine:
         losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
                                    *self._tables(), first_step, float(group["lr"]), float(beta1),
                                    float(beta2), float(group["eps"]), float(margin), float(prior_weight),
-                                   self.slot_of)
+                                   self.slot_of, bool(self.adam.dense))
         for param in self.params:
             self.adam.state[param]["step"] = first_step + int(done)
         self.timings["steps"] += time.perf_counter() - start

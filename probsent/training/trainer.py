@@ -176,7 +176,7 @@ class Trainer:
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
-        return WordAwareAdam(encoder, lr=self.config.lr)
+        return WordAwareAdam(encoder, lr=self.config.lr, dense=self.config.adam == "dense")
 
     def _on_cpu(self) -> SentenceEncoder:
         """The model as validation and model files use it: itself, or a copy on the CPU."""
