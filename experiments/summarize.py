@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 from scipy import stats
 
 from probsent.io import write_text
+from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
@@ -36,8 +37,7 @@ INIT_STD = TrainConfig().scale_init_std
 MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
 # groups whose runs compete for the selection of their model (seed runs only report spread)
 MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
-LABELS = {"wlo": "WLO", "wordsum": "Wordsum", "wordavg": "Wordavg", "lstmavg": "LSTMavg",
-          "lstmgaussian": "LSTMGaussian"}
+LABELS = {model: model_class(model).label for model in MODELS}  # the registry's labels
 
 
 

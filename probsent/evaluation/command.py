@@ -2,7 +2,8 @@
 
 Writes into ``--out``: ``evaluation.json`` (every number, the data files' sha256, each model's
 config, the probsent version and the command), ``report.md`` (the paper's tables with our
-numbers beside the paper's), ``plots/*.png`` and, per WLO model, ``lexical-<model>.tsv``.
+numbers beside the paper's), ``plots/*.png`` and, per model with a lexical analysis (WLO),
+``lexical-<model>.tsv``.
 Each file is written atomically; a non-empty output directory is refused unless ``--force``
 (which replaces only the files named above).
 """
@@ -32,7 +33,6 @@ from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
 from probsent.io import write_json, write_text
-from probsent.models.wlo import WLO
 from probsent.training.config import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
@@ -84,7 +84,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         metavar="NAME", help=f"untrained baseline: {', '.join(BASELINE_NAMES)} or all; repeatable"
                         " (Majority and SPECITELLER rows are always computed)")
     parser.add_argument("--ablation-model", metavar="DIR",
-                        help="WLO trained without the KL prior (lambda = 0), compared with the first WLO of --model (Table 7)")
+                        help=f"{paper.TABLE7_MODEL} trained without the KL prior (lambda = 0), compared with the first"
+                             f" {paper.TABLE7_MODEL} of --model (Table 7)")
     parser.add_argument("--data-dir", metavar="DIR", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help="output directory (default: %(default)s)")
     parser.add_argument("--force", action="store_true",
@@ -150,13 +151,13 @@ def _check_data(data: ds.DataDir) -> None:
 
 def _model_system(path: str, name: str, model: probsent.SentenceModel) -> System:
     scorer = ModelScorer(name, model)
-    label = paper.MODEL_LABELS.get(model.encoder.type_name)
-    return System(name, "model", scorer, encoder=scorer, model=model, path=path, paper_label=label)
+    return System(name, "model", scorer, encoder=scorer, model=model, path=path,
+                  paper_label=paper.paper_row(model.encoder.label))
 
 
 def _model_names(paths: list[str], models: list[probsent.SentenceModel]) -> list[str]:
     """Paper labels (WLO, Wordsum, ...) of the models, with the path added where one repeats."""
-    types = [paper.MODEL_LABELS.get(m.encoder.type_name, m.encoder.type_name) for m in models]
+    types = [m.encoder.label for m in models]
     return [t if types.count(t) == 1 else f"{t} ({p})" for t, p in zip(types, paths)]
 
 
@@ -233,12 +234,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     systems = [_model_system(path, name, model) for path, name, model in zip(paths, _model_names(paths, models), models)]
     ablation = None
     if args.ablation_model:
-        ablation = _model_system(args.ablation_model, "WLO (no prior)", probsent.load(args.ablation_model))
-        if not isinstance(ablation.model.encoder, WLO):
-            raise ProbsentError(f"{args.ablation_model}: the prior ablation needs a WLO model,"
-                                f" not {ablation.model.encoder.type_name}")
-        if not any(s.model is not None and isinstance(s.model.encoder, WLO) for s in systems):
-            raise ProbsentError("--ablation-model needs a WLO model with the prior, given with --model")
+        # the paper's Table 7 is an ablation of one model: its numbers are for that model only
+        without_prior = probsent.load(args.ablation_model)
+        if without_prior.encoder.label != paper.TABLE7_MODEL:
+            raise ProbsentError(f"{args.ablation_model}: the prior ablation needs a {paper.TABLE7_MODEL} model,"
+                                f" not {without_prior.encoder.type_name}")
+        ablation = _model_system(args.ablation_model, f"{paper.TABLE7_MODEL} (no prior)", without_prior)
+        if not any(s.model is not None and s.model.encoder.type_name == without_prior.encoder.type_name
+                   for s in systems):
+            raise ProbsentError(f"--ablation-model needs a {paper.TABLE7_MODEL} model with the prior, given with --model")
     baseline_systems, notes = _baseline_systems(args.baseline, args.skip_transformer, data)
     systems += baseline_systems
 

@@ -1,5 +1,8 @@
 """Lexical analysis of WLO (paper Table 5): translation norms against single-word entropies.
 
+It applies to any model with per-word entropy terms (``has_word_entropy_terms``), whose
+``word_shifts`` are WLO's translations B_w.
+
 For every vocabulary word w seen at least ``min_count`` times in training, two numbers:
 
 - ``norm``: ||B_w||, the length of the word's translation vector;
@@ -20,10 +23,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.errors import ProbsentError
 from probsent.evaluation import metrics
 from probsent.evaluation.encoding import encode_ids, entropies
-from probsent.models.wlo import WLO
+from probsent.models import with_word_entropy_terms
 
 LISTS = {
     "small_norm_small_abs_entropy": ("small", "abs"),
@@ -52,13 +54,13 @@ class WordTable:
 
 
 def word_table(model: SentenceModel, counts: Mapping[str, int], min_count: int) -> WordTable:
-    """The eligible words of a WLO model (``<unk>`` excluded) with their norm and entropy."""
+    """The eligible words of a model with per-word entropy terms (WLO; ``<unk>`` excluded) with
+    their norm and entropy."""
     encoder = model.encoder
-    if not isinstance(encoder, WLO):
-        raise ProbsentError(f"the lexical analysis needs a WLO model, not {encoder.type_name}")
+    terms = with_word_entropy_terms(encoder, "the lexical analysis")
     ids = [i for i, w in enumerate(model.vocab.words) if i > 0 and counts.get(w, 0) >= min_count]
     _, logvar = encode_ids(encoder, [np.array([i]) for i in ids])
-    shift = encoder.shift.weight.detach().double().numpy()
+    shift = terms.word_shifts().detach().double().numpy()
     return WordTable(
         words=[model.vocab.words[i] for i in ids],
         counts=np.array([counts[model.vocab.words[i]] for i in ids], dtype=np.int64),

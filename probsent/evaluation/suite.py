@@ -2,9 +2,10 @@
 
 A *system* is a trained model or an untrained baseline. Each runs the specificity
 experiments (Tables 2-4) and, if it can encode, STS (Table 8); trained models also get the
-sentential analysis (Table 6) and WLO models the lexical analysis (Table 5). The Majority and
-SPECITELLER rows are always computed, and a second WLO trained without the prior gives the
-ablation (Table 7). The outcome is JSON-ready, plus the arrays the plots need.
+sentential analysis (Table 6) and models with per-word entropy terms (WLO) the lexical analysis
+(Table 5). The Majority and SPECITELLER rows are always computed, and a second WLO trained
+without the prior gives the ablation (Table 7). The outcome is JSON-ready, plus the arrays the
+plots need.
 """
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from probsent.evaluation.training_corpus import TrainingCorpus, load_training_co
 from probsent.training.config import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
-from probsent.models.wlo import WLO
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 
 
@@ -132,7 +132,7 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
             return {"skipped": loaded.note}
         return {**model_diagnostics(model, loaded.corpus), "corpus": loaded.note}
 
-    if isinstance(model.encoder, WLO):
+    if model.encoder.has_word_entropy_terms:
         tasks.append(("lexical", lexical))
     tasks.append(("sentential", sentential))
     tasks.append(("diagnostics", diagnostics))
@@ -208,7 +208,8 @@ def run_suite(systems: list[System], data: ds.DataDir, options: Options | None =
         if ablation_model is not None:
             bar.set_postfix_str(f"{ablation_model.name}: prior ablation", refresh=True)
             started = time.perf_counter()
-            with_prior = next((s for s in systems if s.model is not None and isinstance(s.model.encoder, WLO)), None)
+            kind = ablation_model.model.encoder.type_name if ablation_model.model else None
+            with_prior = next((s for s in systems if s.model is not None and s.model.encoder.type_name == kind), None)
             results["ablation"] = _ablation(with_prior, ablation_model, data, results)
             results["ablation"]["without_prior"]["config"] = ablation_model.model.config if ablation_model.model else None
             results["seconds"].setdefault(ablation_model.name, {})["ablation"] = time.perf_counter() - started
