@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import platform
 import re
 import shlex
 import sys
@@ -20,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 import probsent
@@ -31,8 +28,9 @@ from probsent.evaluation import experiments as ex
 from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
+from probsent.evaluation.results import EvaluationRun, save_evaluation
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
-from probsent.io import write_json, write_text
+from probsent.io import write_text
 from probsent.training.config import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
@@ -188,23 +186,19 @@ def _write_plots(out: Path, outcome: Outcome) -> list[str]:
     from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
 
     written = []
+    systems = outcome.results.systems
     for domain, by_system in outcome.scores.items():
-        spearman = {name: outcome.results["systems"][name]["specificity"][domain]["spearman"] for name in by_system}
+        spearman = {name: systems[name].specificity.domain(domain).spearman for name in by_system}
         relative = f"{PLOT_DIR}/specificity-{domain}.png"
         plots.specificity_scatter(out / relative, domain, outcome.ratings[domain], by_system, spearman)
         written.append(relative)
     for name, table in outcome.word_tables.items():
         relative = f"{PLOT_DIR}/lexical-{_slug(name)}.png"
-        plots.lexical_scatter(out / relative, name, table, outcome.results["systems"][name]["lexical"]["lists"])
+        plots.lexical_scatter(out / relative, name, table, systems[name].lexical.lists)
         written.append(relative)
         write_text(out / f"lexical-{_slug(name)}.tsv", table.to_tsv())
         written.append(f"lexical-{_slug(name)}.tsv")
     return written
-
-
-def _environment() -> dict[str, Any]:
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
-            "torch": torch.__version__, "numpy": np.__version__, "torch_threads": torch.get_num_threads()}
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -252,27 +246,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     outcome = run_suite(systems, data, options, ablation)
 
     out.mkdir(parents=True, exist_ok=True)
-    evaluation = {
-        "format": "probsent-eval",
-        "format_version": 1,
-        "command": command_line(args),
-        "probsent_version": probsent.__version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "data_root": str(data.root),
-        "data_sha256": dict(sorted(data.sha256.items())),
-        "environment": _environment(),
-        "options": {"min_count": options.min_count, "top_k": options.top_k, "norm_fraction": options.norm_fraction,
-                    "sentence_sample": options.sentence_sample, "sentence_lengths": list(options.sentence_lengths),
-                    "seed": options.seed, "train_data": options.train_data},
-        "notes": notes,
-        "results": outcome.results,
-        "paper": paper.as_json(),
-    }
-    evaluation["plots"] = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
-    evaluation["seconds_command"] = time.perf_counter() - started  # loading, checks and plots included
-    write_json(out / JSON_NAME, evaluation)
+    evaluation = EvaluationRun(
+        results=outcome.results, command=command_line(args), probsent_version=probsent.__version__,
+        created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), data_root=str(data.root),
+        data_sha256=dict(sorted(data.sha256.items())), options=options.recorded(), notes=notes)
+    evaluation.plots = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
+    evaluation.seconds_command = time.perf_counter() - started  # loading, checks and plots included
+    save_evaluation(out / JSON_NAME, evaluation)
     write_text(out / REPORT_NAME, render_report(evaluation))
     if not args.quiet:
-        print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation['plots'])} plots"
-              f" in {evaluation['seconds_command']:.1f} s")
+        print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation.plots)} plots"
+              f" in {evaluation.seconds_command:.1f} s")
     return 0
