@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 import probsent
 from probsent.io import write_text
 from probsent.api import DEFAULT_MODEL
+from probsent.evaluation.results import load_evaluation
 from experiments.selection import SHIP_WORDS
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
@@ -67,12 +68,11 @@ def render(data_dir: Path) -> str:
     config = training["config"]
     export = training.get("export", {})
     mixture = training.get("data_report", {}).get("mixture", {})
-    evaluation = json.loads(EVALUATION.read_text(encoding="utf-8"))
-    systems = evaluation["results"]["systems"]
-    ours = next(e for e in systems.values() if e.get("kind") == "model")
-    spec = ours["specificity"]
-    length = systems.get("Length", {}).get("specificity")
-    paper = evaluation["paper"]
+    evaluation = load_evaluation(EVALUATION)
+    systems = evaluation.results.systems
+    spec = evaluation.results.first_model().specificity
+    length = systems["Length"].specificity if "Length" in systems else None
+    paper = evaluation.paper
     calibration = model.require_calibration()
     lines = [
         "# probsent WLO (shipped model)", "",
@@ -118,25 +118,25 @@ def render(data_dir: Path) -> str:
               f"them better.", "",
               "## Results (test sets; from `probsent eval`)", "",
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
-              f"| this model | {spec['news']['accuracy']:.1f} | {spec['twitter']['spearman']:.1f} | "
-              f"{spec['yelp']['spearman']:.1f} | {spec['movie']['spearman']:.1f} |"]
+              f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "
+              f"{spec.yelp.spearman:.1f} | {spec.movie.spearman:.1f} |"]
     if length:
-        lines.append(f"| Length baseline (computed) | {length['news']['accuracy']:.1f} | "
-                     f"{length['twitter']['spearman']:.1f} | {length['yelp']['spearman']:.1f} | "
-                     f"{length['movie']['spearman']:.1f} |")
+        lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
+                     f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
+                     f"{length.movie.spearman:.1f} |")
     wlo_paper = paper.get("table2_specificity", {}).get("WLO")
     if wlo_paper:
         lines.append("| WLO, the paper's numbers (ParaNMT) | " + " | ".join(
             str(wlo_paper.get(k, "—")) for k in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
-        gap = spec["news"]["accuracy"] - length["news"]["accuracy"]
+        gap = spec.news.accuracy - length.news.accuracy
         where = ("ties" if abs(gap) < 1e-9 else
                  f"is {abs(gap):.1f} points {'above' if gap > 0 else 'below'}")
         lines += ["", f"On News accuracy this model {where} the Length baseline: on our training data "
                       f"and budget, WLO's learned specificity is largely a weighted word count. "
                       f"SPECITELLER, a supervised scorer, reaches "
-                      f"{systems['SPECITELLER']['specificity']['news']['accuracy']:.1f} on News."]
-    lines += ["", f"News: accuracy (%) on the {spec['news']['n_test']:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
+                      f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
+    lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "

@@ -270,24 +270,25 @@ def write_baselines() -> None:
     """results/recipe/baselines.json: Length, word rarity and the model shipped before issue 11,
     in the columns of the section (their test numbers from the plan's evaluations; the
     shorter-specific pairs scored now). Written once, before a new model may be shipped."""
+    import dataclasses
+
     import probsent
     from experiments.recipe_summary import numbers
-    from experiments.selection import load_json as _load
     from probsent.evaluation.baselines import LengthScorer, WordFrequencyScorer
     from probsent.evaluation.experiments import shorter_specific_experiment
+    from probsent.evaluation.results import load_evaluation
     from probsent.io import write_json
 
     path = RESULTS_DIR / "baselines.json"
     if path.is_file():
         return
-    plan = _load(REPO / "docs" / "results" / "evaluation.json")["results"]["systems"]
-    shipped = _load(REPO / "results" / "shipped" / "evaluation.json")["results"]["systems"]
-    shipped_model = next(e for e in shipped.values() if e.get("kind") == "model")
+    plan = load_evaluation(REPO / "docs" / "results" / "evaluation.json").results.systems
+    shipped_model = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
     rows = {}
     for name, entry, scorer in (("Length", plan["Length"], LengthScorer()),
                                 ("Word Freq (sum)", plan["Word Freq (sum)"], WordFrequencyScorer("sum")),
                                 ("shipped before issue 11", shipped_model, probsent.load())):
-        rows[name] = numbers({**entry, "shorter_specific": shorter_specific_experiment(scorer)})
+        rows[name] = numbers(dataclasses.replace(entry, shorter_specific=shorter_specific_experiment(scorer)))
     write_json(path, rows)
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from experiments.recipe import REFERENCE, ROUND_1, ROUNDS, SEEDS, Round, evaluation_dir, seed_runs
-from experiments.selection import load_json
+from experiments.selection import load_json, load_run
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
+from probsent.evaluation.results import SystemResult
 
 REPO = Path(__file__).resolve().parents[1]
 DOMAINS = ("twitter", "yelp", "movie")
@@ -20,25 +21,24 @@ COLUMNS = ("News acc", "Twitter ρ", "Yelp ρ", "Movie ρ", "STS-B r concat(mean
 WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
 
 
-def _model_entry(path: Path) -> dict[str, Any] | None:
-    evaluation = load_json(path)
-    if evaluation is None:
-        return None
-    return next((e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model"), None)
+def _model_entry(path: Path) -> SystemResult | None:
+    evaluation = load_run(path)
+    return evaluation.results.first_model() if evaluation is not None else None
 
 
-def numbers(entry: dict[str, Any] | None) -> list[float | None]:
+def numbers(entry: SystemResult | None) -> list[float | None]:
     """The columns of :data:`COLUMNS` of one evaluated system."""
     if entry is None:
         return [None] * len(COLUMNS)
-    spec = entry.get("specificity", {})
-    pearson = entry.get("sts", {}).get("pearson", {})
-    return [spec.get("news", {}).get("accuracy"), *(spec.get(d, {}).get("spearman") for d in DOMAINS),
-            pearson.get("cosine", {}).get("STSB-test"), pearson.get("cosine_mean", {}).get("STSB-test"),
-            entry.get("shorter_specific", {}).get("accuracy")]
+    spec = entry.specificity
+    rated = [spec.domain(d) for d in DOMAINS]
+    stsb = {measure: table.stsb_test for measure, table in entry.sts.pearson.items()} if entry.sts else {}
+    return [spec.news.accuracy, *(r.spearman if r is not None else None for r in rated),
+            stsb.get("cosine"), stsb.get("cosine_mean"),
+            entry.shorter_specific.accuracy if entry.shorter_specific is not None else None]
 
 
-def seed_numbers(entries: list[dict[str, Any] | None]) -> list[list[float]]:
+def seed_numbers(entries: list[SystemResult | None]) -> list[list[float]]:
     """Per column, the values of the seeds that have one."""
     columns = zip(*(numbers(e) for e in entries if e is not None)) if any(entries) else [()] * len(COLUMNS)
     return [[v for v in column if v is not None] for column in columns]

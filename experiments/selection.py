@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.plan import RUNS, runs_by_name
+from probsent.evaluation.results import EvaluationRun, SystemResult, load_evaluation
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR, RUNS_DIR = REPO / "results", REPO / "runs"
@@ -22,10 +23,15 @@ def load_json(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _entry(evaluation: dict[str, Any], suffix: str) -> dict[str, Any] | None:
+def load_run(path: Path) -> EvaluationRun | None:
+    """An evaluation.json, typed and checked, or None where it does not exist."""
+    return load_evaluation(path) if path.is_file() else None
+
+
+def _entry(evaluation: EvaluationRun, suffix: str) -> SystemResult | None:
     """The system of ``evaluation`` whose model path ends with ``suffix``."""
-    for entry in evaluation["results"]["systems"].values():
-        if entry.get("kind") == "model" and str(entry.get("path", "")).rstrip("/").endswith(suffix):
+    for entry in evaluation.results.systems.values():
+        if entry.kind == "model" and (entry.path or "").rstrip("/").endswith(suffix):
             return entry
     return None
 
@@ -34,7 +40,7 @@ def run_results(results_dir: Path = RESULTS_DIR) -> dict[str, dict[str, Any]]:
     """Per run of the plan that has been evaluated: its best/ and best-news/ entries."""
     found = {}
     for run in RUNS:
-        evaluation = load_json(results_dir / run.name / "evaluation.json")
+        evaluation = load_run(results_dir / run.name / "evaluation.json")
         if evaluation is None:
             continue
         found[run.name] = {"best": _entry(evaluation, f"{run.name}/best"),
@@ -43,12 +49,14 @@ def run_results(results_dir: Path = RESULTS_DIR) -> dict[str, dict[str, Any]]:
     return found
 
 
-def dev_sts(entry: dict[str, Any] | None) -> float:
-    return float(entry["config"]["training"].get("sts17_pearson", float("nan"))) if entry else float("nan")
+def dev_sts(entry: SystemResult | None) -> float:
+    """The STS 2017 Pearson a model was selected with (its training record), or NaN."""
+    return float(entry.training.get("sts17_pearson", float("nan"))) if entry else float("nan")
 
 
-def dev_news(entry: dict[str, Any] | None) -> float:
-    return float(entry["config"]["training"].get("news_train_accuracy", float("nan"))) if entry else float("nan")
+def dev_news(entry: SystemResult | None) -> float:
+    """The news-train accuracy a model was selected with (its training record), or NaN."""
+    return float(entry.training.get("news_train_accuracy", float("nan"))) if entry else float("nan")
 
 
 def select_run(model: str = "wlo", results_dir: Path = RESULTS_DIR, by: str = "sts") -> str:

@@ -19,12 +19,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 from scipy import stats
 
+from probsent.evaluation.results import SystemResult
 from probsent.io import write_text
+from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
-from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, run_results
+from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
@@ -36,8 +38,7 @@ INIT_STD = TrainConfig().scale_init_std
 MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
 # groups whose runs compete for the selection of their model (seed runs only report spread)
 MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
-LABELS = {"wlo": "WLO", "wordsum": "Wordsum", "wordavg": "Wordavg", "lstmavg": "LSTMavg",
-          "lstmgaussian": "LSTMGaussian"}
+LABELS = {model: model_class(model).label for model in MODELS}  # the registry's labels
 
 
 
@@ -45,21 +46,21 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "—" if value is None or value != value else f"{value:.{digits}f}"
 
 
-def _test(entry: dict[str, Any] | None) -> list[float | None]:
+def _test(entry: SystemResult | None) -> list[float | None]:
     if entry is None:
         return [None] * 4
-    spec = entry["specificity"]
-    return [spec["news"]["accuracy"], *(spec[d]["spearman"] for d in DOMAINS)]
+    spec = entry.specificity
+    return [spec.news.accuracy, *(spec.domain(d).spearman for d in DOMAINS)]
 
 
-def _sts_test(entry: dict[str, Any] | None) -> float | None:
-    if entry is None or "sts" not in entry:
+def _sts_test(entry: SystemResult | None) -> float | None:
+    if entry is None or entry.sts is None:
         return None
-    return entry["sts"]["pearson"]["cosine"]["STS12-16 sets mean"]
+    return entry.sts.pearson["cosine"].sets_mean
 
 
-def _steps(entry: dict[str, Any] | None) -> str:
-    return f"{entry['config']['training']['step']:,}" if entry else "—"
+def _steps(entry: SystemResult | None) -> str:
+    return f"{entry.training['step']:,}" if entry else "—"
 
 
 HEADER = ("| Run | Setting | STS17 r (dev) | News-train acc (dev) | News acc | Twitter ρ | Yelp ρ | "
@@ -98,10 +99,10 @@ def _seed_table(found: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
+def _mixture_lines(entry: SystemResult | None) -> list[str]:
     if entry is None:
         return ["(no evaluated run)"]
-    report = entry["config"]["training"].get("data_report", {})
+    report = entry.training.get("data_report", {})
     mixture = report.get("mixture")
     if not mixture:
         return ["(the run's config records no mixture)"]
@@ -116,11 +117,11 @@ def _mixture_lines(entry: dict[str, Any] | None) -> list[str]:
 
 
 def _shipped_lines() -> list[str]:
-    evaluation = load_json(RESULTS_DIR / "shipped" / "evaluation.json")
+    evaluation = load_run(RESULTS_DIR / "shipped" / "evaluation.json")
     if evaluation is None:
         return ["No shipped model has been evaluated (`python -m experiments.reproduce --ship`)."]
-    entry = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
-    export = entry["config"]["training"].get("export", {})
+    entry = evaluation.results.first_model()
+    export = entry.training.get("export", {})
     news, *rho = _test(entry)
     return [f"`probsent/pretrained/wlo`: exported from `{export.get('from')}` with the "
             f"{export.get('max_words'):,} most frequent words, {export.get('dtype')} weights. "
@@ -129,11 +130,11 @@ def _shipped_lines() -> list[str]:
             f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}", *_first_rule_lines()]
 
 
-def _shipped_engine_note(entry: dict[str, Any]) -> str:
+def _shipped_engine_note(entry: SystemResult) -> str:
     """Where the shipped model's training engine differs from the runs now in results/: they
     were retrained after it was chosen, and the choice was not redone."""
-    shipped = entry["config"]["training"].get("config", {}).get("engine", "torch")
-    now = {result["best"]["config"]["training"].get("config", {}).get("engine", "torch")
+    shipped = entry.training.get("config", {}).get("engine", "torch")
+    now = {result["best"].training.get("config", {}).get("engine", "torch")
            for name, result in run_results().items() if result["best"] and _model_of(name) == "wlo"}
     if now == {shipped}:
         return ""
@@ -146,19 +147,19 @@ def _shipped_engine_note(entry: dict[str, Any]) -> str:
 def _first_rule_lines() -> list[str]:
     """What the first shipping rule (every WLO run competing) chose, kept in
     results/shipped-first-rule/ because it is why the rule changed."""
-    evaluation = load_json(RESULTS_DIR / "shipped-first-rule" / "evaluation.json")
+    evaluation = load_run(RESULTS_DIR / "shipped-first-rule" / "evaluation.json")
     choice = load_json(RESULTS_DIR / "shipped-first-rule" / "choice.json")
     if evaluation is None or choice is None:
         return []
-    entry = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
-    news, *rho = _test(entry)
-    length = evaluation["results"]["systems"].get("Length", {}).get("specificity", {}).get("news", {})
+    news, *rho = _test(evaluation.results.first_model())
+    length_system = evaluation.results.systems.get("Length")
+    length = length_system.specificity.news if length_system else None
     dev = choice["news_train_accuracy"][choice["run"]][str(choice["max_words"])]
     return ["", f"How it was chosen, in full: at first every WLO run competed. With the whole-epoch runs "
             f"added, that rule picked `{choice['run']}` with {choice['max_words']:,} words (news-train "
             f"accuracy {_fmt(dev)} after trimming, the highest of {len(choice['news_train_accuracy'])} runs), "
             f"whose evaluation then gave News {_fmt(news)}"
-            + (f", below the Length baseline's {_fmt(length.get('accuracy'))}" if length else "")
+            + (f", below the Length baseline's {_fmt(length.accuracy)}" if length else "")
             + f", and Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)} "
             f"(`results/shipped-first-rule/`). A run's best-news/ checkpoint is the best of its "
             f"validations, and the whole-epoch runs have up to {max(_validations(n) for n in choice['news_train_accuracy'])} "
@@ -184,9 +185,9 @@ def _report_tables() -> list[str]:
 
 
 def _length_news(found: dict[str, dict[str, Any]]) -> float | None:
-    main_eval = load_json(REPORT_DIR / "evaluation.json")
-    length = (main_eval or {}).get("results", {}).get("systems", {}).get("Length")
-    return length["specificity"]["news"]["accuracy"] if length else None
+    main_eval = load_run(REPORT_DIR / "evaluation.json")
+    length = main_eval.results.systems.get("Length") if main_eval else None
+    return length.specificity.news.accuracy if length else None
 
 
 def _news(found: dict[str, dict[str, Any]], name: str, which: str = "best") -> str:
@@ -197,7 +198,7 @@ def _caption_share(found: dict[str, dict[str, Any]]) -> str:
     """The share of image-caption pairs in the main runs' mixture, e.g. "72%"."""
     if "wlo" not in found or not found["wlo"]["best"]:
         return "mostly"
-    counts = found["wlo"]["best"]["config"]["training"]["data_report"]["mixture"]["pairs_per_source"]
+    counts = found["wlo"]["best"].training["data_report"]["mixture"]["pairs_per_source"]
     captions = sum(n for name, n in counts.items() if "caption" in name)
     return f"{100 * captions / sum(counts.values()):.0f}%"
 
@@ -293,7 +294,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
 def _untrained(found: dict[str, dict[str, Any]], name: str) -> str:
     """STS 2017 Pearson of run ``name``'s model before its first step."""
     entry = found.get(name, {}).get("best")
-    value = entry["config"]["training"].get("untrained_sts17_pearson") if entry else None
+    value = entry.training.get("untrained_sts17_pearson") if entry else None
     return _fmt(value, 3)
 
 
@@ -353,7 +354,7 @@ def _length_line(found: dict[str, dict[str, Any]]) -> str:
     """Which runs see whole epochs, and where in them their best STS 2017 checkpoint fell."""
     parts = []
     for run in _whole_epoch_runs(found):
-        training = found[run.name]["best"]["config"]["training"]
+        training = found[run.name]["best"].training
         epochs = int(run.flags.get("epochs", 1))
         parts.append(f"`{run.name}` ({epochs} epoch{'s' if epochs > 1 else ''}; best STS 2017 checkpoint at "
                      f"step {training['step']:,})")
@@ -406,8 +407,8 @@ def _discussion(found: dict[str, dict[str, Any]], chosen: dict[str, str]) -> lis
         return []
     news, *_ = _test(found[selected]["best"])
     length = _length_news(found)
-    spec = found[selected]["best"]["specificity"]["news"]
-    news_sizes = (spec["n_test"], spec["n_train"])
+    spec = found[selected]["best"].specificity.news
+    news_sizes = (spec.n_test, spec.n_train)
     lines = ["## Where and why we differ from the paper", "",
              f"- **WLO is below the paper** (News {_fmt(news)} vs the paper's {PAPER_WLO_NEWS}"
              + (f"; the Length baseline computed here gives {_fmt(length)}" if length is not None else "")
@@ -447,9 +448,9 @@ def running_time(found: dict[str, dict[str, Any]], results_dir: Path = RESULTS_D
     tables' evaluations (one at a time); and the runs not counted."""
     training = {run.name: _training_seconds(run.name, results_dir) for run in RUNS if run.name in found}
     train = sum(value for value in training.values() if value is not None)
-    evaluations = sum(found[name]["evaluation"]["seconds_command"] for name in training)
-    after = [load_json(results_dir / "shipped" / "evaluation.json"), load_json(report_dir / "evaluation.json")]
-    once = sum(evaluation["seconds_command"] for evaluation in after if evaluation)
+    evaluations = sum(found[name]["evaluation"].seconds_command for name in training)
+    after = [load_run(results_dir / "shipped" / "evaluation.json"), load_run(report_dir / "evaluation.json")]
+    once = sum(evaluation.seconds_command for evaluation in after if evaluation)
     return {"training": train, "evaluation": evaluations, "once": once,
             "total": (train + evaluations) / jobs + once, "jobs": jobs,
             "missing": [run.name for run in RUNS if training.get(run.name) is None]}
@@ -482,7 +483,7 @@ def _engines(found: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     """The runs of each training engine (records made before the fast engine existed: torch)."""
     engines: dict[str, list[str]] = {}
     for name, result in found.items():
-        config = result["best"]["config"]["training"].get("config", {}) if result["best"] else {}
+        config = result["best"].training.get("config", {}) if result["best"] else {}
         engines.setdefault(config.get("engine", "torch"), []).append(name)
     return engines
 
@@ -491,15 +492,15 @@ def render() -> str:
     found = run_results()
     plan_models = {r.flags.get("model") for r in RUNS if r.name in found and r.group in SELECTABLE}
     chosen = {model: best_run(found, model) for model in MODELS if model in plan_models}
-    main_eval = load_json(REPORT_DIR / "evaluation.json")
+    main_eval = load_run(REPORT_DIR / "evaluation.json")
     lines = ["# Results", "",
              "Generated by `python -m experiments.summarize` from the committed evaluation JSONs "
              "(`results/<run>/evaluation.json`, `docs/results/evaluation.json`). "
              "`make reproduce` retrains every run of `experiments/plan.py`, re-evaluates it and "
              "regenerates this page; do not edit it by hand.", ""]
     if main_eval:
-        env = main_eval["environment"]
-        lines += [f"Hardware: {env['platform']}, {env['cpu_count']} CPUs, no GPU; torch {env['torch']}, "
+        env = main_eval.environment
+        lines += [f"Hardware: {env.platform}, {env.cpu_count} CPUs, no GPU; torch {env.torch}, "
                   f"one thread per training job (two jobs at a time).", ""]
     timing = load_json(RESULTS_DIR / "reproduce.json")
     if timing:
@@ -517,7 +518,7 @@ def render() -> str:
               f"ours is far less training: the shared 1.26M pairs are not ParaNMT, and a CPU budget bounds "
               f"every run.", ""]
     for name in dict.fromkeys(chosen.values()):
-        seconds = found[name]["best"]["config"]["training"].get("seconds")
+        seconds = found[name]["best"].training.get("seconds")
         if seconds:
             lines.append(f"- `{name}`: best checkpoint after {seconds / 60:.1f} minutes of training "
                          f"(one thread, the other core busy).")

@@ -17,7 +17,7 @@ from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
-from probsent.models import WLO, Encoding, SentenceEncoder
+from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity
 from probsent.tokenize import tokenize
 from probsent.training.config import check_batch_size
@@ -45,12 +45,12 @@ def saturated(values: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class Attribution:
-    """One token's share of a sentence's entropy (WLO)."""
+    """One token's share of a sentence's entropy (models with per-word entropy terms: WLO)."""
 
     token: str
     word: str | None  # the vocabulary entry, None for an unknown word (<unk>)
-    entropy: float  # sum_d log|A_w,d|: negative = makes the sentence more specific
-    shift_norm: float  # ||B_w||
+    entropy: float  # WLO: sum_d log|A_w,d|; negative = makes the sentence more specific
+    shift_norm: float  # how far the word moves the mean (WLO: ||B_w||)
 
 
 @dataclass
@@ -112,17 +112,19 @@ class SentenceModel:
         index = self.vocab.index
         return [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
 
-    def _wlo_entropy(self, sentences: Sequence[str]) -> np.ndarray:
-        """WLO's entropy from its closed form, in float64: the prior's, k/2 log(2 pi e), plus
-        every word's term sum_d log|A_w,d|. Exact, and the same bits however the sentences are
-        batched (a batched float32 pass can differ in the last bit with the batch's shape)."""
+    def _entropy_by_word_terms(self, sentences: Sequence[str]) -> np.ndarray:
+        """The entropy of a model with per-word entropy terms from its closed form, in float64:
+        the prior's, k/2 log(2 pi e), plus every word's term (WLO: sum_d log|A_w,d|). Exact, and
+        the same bits however the sentences are batched (a batched float32 pass can differ in
+        the last bit with the batch's shape)."""
         with torch.no_grad():
-            terms = self.encoder.word_entropy_terms(dtype=torch.float64).numpy()
+            terms = with_word_entropy_terms(self.encoder, "the closed-form entropy").word_entropy_terms(
+                dtype=torch.float64).numpy()
         prior = self._prior_entropy()
         return np.array([prior + terms[ids].sum() for ids in self._token_ids(sentences)])
 
     def _prior_entropy(self) -> float:
-        """The entropy of N(0, I) in the model's dimension: a WLO sentence's before any word."""
+        """The entropy of N(0, I) in the model's dimension: a sentence's before any word (WLO)."""
         return float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
 
     @staticmethod
@@ -163,9 +165,9 @@ class SentenceModel:
         if not self.probabilistic:
             raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
         items, single = self._checked(sentences)
-        if isinstance(self.encoder, WLO):
+        if self.encoder.has_word_entropy_terms:
             check_batch_size(batch_size)
-            values = self._wlo_entropy(items)
+            values = self._entropy_by_word_terms(items)
         else:
             values = saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).numpy()
         return float(values[0]) if single else values
@@ -212,21 +214,21 @@ class SentenceModel:
         return float(values[0]) if isinstance(sentences, str) else values
 
     def explain(self, sentence: str) -> "Explanation":
-        """WLO only: each word's exact additive share of the sentence's entropy.
+        """Models with per-word entropy terms (WLO): each word's exact additive share of the
+        sentence's entropy.
 
-        The entropy is k/2 log(2 pi e) (that of the prior N(0, I)) plus, for every word,
-        sum_d log|A_w,d|; a negative share makes the sentence more specific. As everywhere,
-        the sentence counts its first MAX_TOKENS tokens.
+        The entropy is k/2 log(2 pi e) (that of the prior N(0, I)) plus, for every word, its
+        term (WLO: sum_d log|A_w,d|); a negative share makes the sentence more specific. As
+        everywhere, the sentence counts its first MAX_TOKENS tokens.
         """
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        if not isinstance(self.encoder, WLO):
-            raise ProbsentError(f"explain needs a WLO model, not {self.encoder.type_name}")
+        terms = with_word_entropy_terms(self.encoder, "explain")
         tokens = tokenize(sentence)[:MAX_TOKENS]
         ids = torch.from_numpy(self.vocab.ids(tokens))
         with torch.no_grad():
-            shares = self.encoder.word_entropy_terms(ids, dtype=torch.float64).numpy()
-            shift_norms = self.encoder.shift.weight[ids].norm(dim=-1).double().numpy()
+            shares = terms.word_entropy_terms(ids, dtype=torch.float64).numpy()
+            shift_norms = terms.word_shifts()[ids].norm(dim=-1).double().numpy()
         prior = self._prior_entropy()
         words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
                  for t, i, h, n in zip(tokens, ids.tolist(), shares, shift_norms)]

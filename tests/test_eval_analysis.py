@@ -11,6 +11,7 @@ from probsent.data.corpus import PairCorpus
 from probsent.data.vocab import Vocabulary
 from probsent.evaluation import lexical, paper, report, sentential
 from probsent.evaluation.encoding import encode_ids
+from probsent.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
 from probsent.models import build_model
 
 LOG_2PI_E = math.log(2 * math.pi * math.e)
@@ -61,21 +62,21 @@ def test_entropy_is_the_sum_of_word_terms():
 def test_top_lists_follow_norm_and_entropy():
     table = lexical.word_table(hand_made_wlo(), COUNTS, min_count=100)
     lists = lexical.top_lists(table, top_k=2, norm_fraction=0.5)  # pools of 3 words at each end
-    words = {name: [item["word"] for item in items] for name, items in lists.items()}
+    words = {name: [item.word for item in items] for name, items in lists.items()}
     # Small-norm pool: the (0.1), a (0.2), zebra (0.5); large-norm pool: cat (6), dog (5), zebra (0.5).
     assert words["small_norm_small_abs_entropy"] == ["a", "the"]     # |H| 2.73, 2.84, 6.37
     assert words["small_norm_small_entropy"] == ["zebra", "a"]       # H -6.37, 2.73, 2.84
     assert words["large_norm_small_abs_entropy"] == ["cat", "dog"]   # |H| 1.45, 1.77, 6.37
     assert words["large_norm_small_entropy"] == ["zebra", "dog"]     # H -6.37, -1.77, 1.45
     first = lists["small_norm_small_entropy"][0]
-    assert first["count"] == 100 and first["norm"] == pytest.approx(0.5)
+    assert first.count == 100 and first.norm == pytest.approx(0.5)
 
 
 def test_lexical_analysis_summary_and_tsv():
     result, table = lexical.lexical_analysis(hand_made_wlo(), COUNTS, min_count=1, top_k=20)
-    assert result["n_words"] == 6 and result["pool_size"] == 6  # at least top_k, at most all words
-    assert all(len(items) == 6 for items in result["lists"].values())
-    assert result["norm_range"] == pytest.approx([0.1, 10.0])
+    assert result.n_words == 6 and result.pool_size == 6  # at least top_k, at most all words
+    assert all(len(items) == 6 for items in result.lists.values())
+    assert result.norm_range == pytest.approx([0.1, 10.0])
     header, first, *_ = table.to_tsv().splitlines()
     assert header == "word\tcount\tnorm\tentropy" and first.startswith("the\t500\t0.1\t")
 
@@ -104,15 +105,15 @@ def test_sentential_extremes_per_length():
         ["dog"],  # too short for lengths (2, 3)
     ])
     result = sentential.sentential_analysis(hand_made_wlo(), corpus, sample_size=100, lengths=(2, 3))
-    assert result["measure"] == "entropy"
-    assert result["n_drawn"] == 9 and result["n_kept"] == 6
-    two, three = result["by_length"]["2"], result["by_length"]["3"]
-    assert two["n"] == 3 and three["n"] == 3
-    assert two["most_specific"]["sentence"] == "the zebra"  # log|A| sum -9.21
-    assert two["most_general"]["sentence"] == "a cat"  # -1.49 (vs "the dog" -4.61)
-    assert three["most_specific"]["sentence"] == "zebra dog cat"
-    assert three["most_general"]["sentence"] == "a the a"
-    assert three["most_specific"]["value"] == pytest.approx(
+    assert result.measure == "entropy"
+    assert result.n_drawn == 9 and result.n_kept == 6
+    two, three = result.by_length["2"], result.by_length["3"]
+    assert two.n == 3 and three.n == 3
+    assert two.most_specific.sentence == "the zebra"  # log|A| sum -9.21
+    assert two.most_general.sentence == "a cat"  # -1.49 (vs "the dog" -4.61)
+    assert three.most_specific.sentence == "zebra dog cat"
+    assert three.most_general.sentence == "a the a"
+    assert three.most_specific.value == pytest.approx(
         LOG_2PI_E + sum(math.log(abs(a)) for w in ("zebra", "dog", "cat") for a in HAND[w][0]), abs=1e-4)
 
 
@@ -123,17 +124,16 @@ def test_sentential_uses_the_norm_for_deterministic_models():
     model = SentenceModel(encoder, Vocabulary(["<unk>", "x", "y"]))
     corpus = toy_corpus([["x", "x"], ["y", "y"], ["x", "y"]])
     result = sentential.sentential_analysis(model, corpus, lengths=(1, 5))
-    group = result["by_length"]["2"]
-    assert result["measure"] == "norm"
-    assert group["most_general"] == {"sentence": "x x", "value": pytest.approx(2.0)}
-    assert group["most_specific"] == {"sentence": "y y", "value": pytest.approx(6.0)}
+    group = result.by_length["2"]
+    assert result.measure == "norm"
+    assert group.most_general == Extreme("x x", pytest.approx(2.0))
+    assert group.most_specific == Extreme("y y", pytest.approx(6.0))
 
 
 def test_report_ablation_table_beside_the_paper():
-    evaluation = {"results": {"systems": {}, "ablation": {
-        "with_prior": {"system": "WLO", "prior_weight": 1e-4, "accuracy": 71.25, "f1": 72.0},
-        "without_prior": {"system": "WLO (no prior)", "prior_weight": 0.0, "accuracy": 65.0, "f1": 60.04},
-    }}}
+    evaluation = EvaluationRun(Results(ablation=Ablation(
+        with_prior=AblationEntry(system="WLO", prior_weight=1e-4, accuracy=71.25, f1=72.0),
+        without_prior=AblationEntry(system="WLO (no prior)", prior_weight=0.0, accuracy=65.0, f1=60.04))))
     text = report.render_report(evaluation)
     section = text[text.index("## Table 7"):text.index("## Table 8")]
     rows = [line for line in section.splitlines() if line.startswith("| WLO")]
@@ -143,7 +143,7 @@ def test_report_ablation_table_beside_the_paper():
 
 
 def test_report_without_ablation_says_how_to_run_it():
-    text = report.render_report({"results": {"systems": {}}})
+    text = report.render_report(EvaluationRun(Results()))
     assert "--ablation-model" in text[text.index("## Table 7"):]
     # Every paper row of Table 2 is listed, the unrunnable ones as not run.
     for row in paper.TABLE2:

@@ -12,6 +12,7 @@ from probsent.cli import main
 from probsent.data.corpus import load_corpus
 from probsent.evaluation import paper
 from probsent.evaluation.command import JSON_NAME, REPORT_NAME
+from probsent.evaluation.results import load_evaluation
 from probsent.models import build_model
 
 def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
@@ -55,40 +56,41 @@ def full_run(workspace, data_dir):
 def test_json_holds_every_part(full_run):
     status, out = full_run
     assert status == 0
-    evaluation = json.loads((out / JSON_NAME).read_text())
-    assert {"command", "probsent_version", "data_sha256", "results", "paper", "plots", "environment"} <= set(evaluation)
-    assert evaluation["probsent_version"] == __import__("probsent").__version__
-    assert "specificity/news-test/tknsents.txt" in evaluation["data_sha256"]
-    assert all(len(h) == 64 for h in evaluation["data_sha256"].values())
-    systems = evaluation["results"]["systems"]
-    assert evaluation["results"]["system_order"] == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
-    assert set(systems) == set(evaluation["results"]["system_order"])
+    raw = json.loads((out / JSON_NAME).read_text())
+    assert raw["format"] == "probsent-eval" and raw["format_version"] == 1
+    assert raw["results"]["system_order"] == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
+    evaluation = load_evaluation(out / JSON_NAME)
+    assert evaluation.probsent_version == __import__("probsent").__version__
+    assert "specificity/news-test/tknsents.txt" in evaluation.data_sha256
+    assert all(len(h) == 64 for h in evaluation.data_sha256.values())
+    systems = evaluation.results.systems
+    assert list(systems) == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
     wlo = systems["WLO"]
-    assert wlo["config"]["model"]["type"] == "wlo"
-    assert {"specificity", "length_normalized_news", "snli", "sts", "lexical", "sentential"} <= set(wlo)
-    assert "lexical" not in systems["Wordsum"] and "sts" not in systems["Length"]
-    assert wlo["lexical"]["n_words"] > 0 and set(wlo["lexical"]["lists"]) == {
+    assert wlo.config["model"]["type"] == "wlo"
+    assert None not in (wlo.length_normalized_news, wlo.snli, wlo.sts, wlo.lexical, wlo.sentential)
+    assert systems["Wordsum"].lexical is None and systems["Length"].sts is None
+    assert wlo.lexical.n_words > 0 and set(wlo.lexical.lists) == {
         "small_norm_small_abs_entropy", "small_norm_small_entropy",
         "large_norm_small_abs_entropy", "large_norm_small_entropy"}
-    assert wlo["sentential"]["measure"] == "entropy" and systems["Wordsum"]["sentential"]["measure"] == "norm"
-    ablation = evaluation["results"]["ablation"]
-    assert ablation["with_prior"]["prior_weight"] == 1e-4 and ablation["without_prior"]["prior_weight"] == 0.0
-    assert ablation["with_prior"]["accuracy"] == wlo["specificity"]["news"]["accuracy"]
-    assert systems["Majority"]["specificity"]["news"]["accuracy"] == pytest.approx(54.576, abs=0.01)
+    assert wlo.sentential.measure == "entropy" and systems["Wordsum"].sentential.measure == "norm"
+    ablation = evaluation.results.ablation
+    assert ablation.with_prior.prior_weight == 1e-4 and ablation.without_prior.prior_weight == 0.0
+    assert ablation.with_prior.accuracy == wlo.specificity.news.accuracy
+    assert systems["Majority"].specificity.news.accuracy == pytest.approx(54.576, abs=0.01)
 
 
 def test_report_has_the_tables_in_order_beside_the_paper(full_run):
     _, out = full_run
     text = (out / REPORT_NAME).read_text()
-    evaluation = json.loads((out / JSON_NAME).read_text())
+    evaluation = load_evaluation(out / JSON_NAME)
     section = text[text.index("## Table 2"):text.index("## Table 3")]
     for name in ("WLO", "Wordsum", "Length", "Majority"):
         # | name | news acc | paper | twitter rho | paper | yelp | paper | movie | paper | F1 | note |
         cells = next(line for line in section.splitlines() if line.startswith(f"| {name} |")).split(" | ")
-        spec = evaluation["results"]["systems"][name]["specificity"]
-        assert cells[1] == f"{spec['news']['accuracy']:.1f}" and cells[9] == f"{spec['news']['f1']:.1f}", name
-        if "twitter" in spec:
-            assert cells[3::2][:3] == [f"{spec[d]['spearman']:.1f}" for d in ("twitter", "yelp", "movie")], name
+        spec = evaluation.results.systems[name].specificity
+        assert cells[1] == f"{spec.news.accuracy:.1f}" and cells[9] == f"{spec.news.f1:.1f}", name
+        if spec.twitter is not None:
+            assert cells[3::2][:3] == [f"{spec.domain(d).spearman:.1f}" for d in ("twitter", "yelp", "movie")], name
     titles = [f"## Table {n}" for n in (2, 3, 4, 5, 6, 7, 8)]
     positions = [text.index(title) for title in titles]
     assert positions == sorted(positions)
@@ -103,9 +105,9 @@ def test_report_has_the_tables_in_order_beside_the_paper(full_run):
 
 def test_plots_are_pngs(full_run):
     _, out = full_run
-    evaluation = json.loads((out / JSON_NAME).read_text())
+    evaluation = load_evaluation(out / JSON_NAME)
     expected = {f"plots/specificity-{d}.png" for d in ("twitter", "yelp", "movie")} | {"plots/lexical-wlo.png"}
-    assert set(evaluation["plots"]) == expected
+    assert set(evaluation.plots) == expected
     for relative in expected:
         assert (out / relative).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "lexical-wlo.tsv").read_text().startswith("word\tcount\tnorm\tentropy\n")

@@ -10,41 +10,42 @@ from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import experiments as ex
 from probsent.evaluation.baselines import LengthScorer
+from probsent.evaluation.results import RatedCorrelation
 from probsent.tokenize import tokenize
 
 
 def test_majority_row(eval_data):
-    news = ex.majority_baseline(eval_data)["news"]
-    assert news["majority"] == "specific"
-    assert round(news["accuracy"], 1) == 54.6
+    news = ex.majority_baseline(eval_data).news
+    assert news.majority == "specific"
+    assert round(news.accuracy, 1) == 54.6
 
 
 def test_speciteller_row(eval_data):
-    assert round(ex.speciteller_baseline(eval_data)["news"]["accuracy"], 1) == 81.6
+    assert round(ex.speciteller_baseline(eval_data).news.accuracy, 1) == 81.6
 
 
 def test_length_baseline(eval_data):
     result = ex.specificity_experiment(LengthScorer(), eval_data)
-    news = result["news"]
-    assert news["n_train"] == 2730 and news["n_test"] == 885
-    assert news["threshold"] == 20.5  # specific iff at least 21 tokens
+    news = result.news
+    assert news.n_train == 2730 and news.n_test == 885
+    assert news.threshold == 20.5  # specific iff at least 21 tokens
     # 646 of 885 right: 72.99, which reads 73.0 at the paper's one-decimal precision.
-    assert news["accuracy"] == pytest.approx(100 * 646 / 885)
+    assert news.accuracy == pytest.approx(100 * 646 / 885)
     for domain in ds.KO2019_DOMAINS:
         # x100 Spearman correlation of the token count with the mean human rating, by scipy
         rated = ds.load_ko2019(eval_data, domain)
         lengths = [len(tokenize(sentence)) for sentence in rated.sentences]
         expected = 100 * stats.spearmanr(lengths, rated.ratings).statistic
-        assert result[domain] == {"spearman": pytest.approx(expected, abs=1e-9), "n": len(rated.sentences)}
+        assert result.domain(domain) == RatedCorrelation(pytest.approx(expected, abs=1e-9), len(rated.sentences))
 
 
 def test_length_normalized_news_with_length_is_the_floor(eval_data):
     result = ex.length_normalized_news(LengthScorer(), eval_data)
-    assert result["pool_size"] == 3602  # the paper reports 3,582
-    assert result["n_tested"] + result["n_untested"] == result["pool_size"]
+    assert result.pool_size == 3602  # the paper reports 3,582
+    assert result.n_tested + result.n_untested == result.pool_size
     # Within a length group the length scorer is constant, so it scores exactly the floor.
-    assert result["accuracy"] == pytest.approx(result["majority_floor"])
-    assert result["majority_floor"] <= result["tested_group_majority"]
+    assert result.accuracy == pytest.approx(result.majority_floor)
+    assert result.majority_floor <= result.tested_group_majority
 
 
 def test_snli_equal_length_filter(eval_data):
@@ -61,15 +62,15 @@ class CharacterCount:
 
 def test_snli_entailment_reports_each_label(eval_data):
     result = ex.snli_entailment(CharacterCount(), eval_data)
-    assert result["n"] == ex.SNLI_EQUAL_LENGTH_COUNTS
+    assert result.n == ex.SNLI_EQUAL_LENGTH_COUNTS
     pairs = ex.snli_equal_length_pairs(eval_data)
     for k, label in enumerate(ds.SNLI_LABELS):  # a plain loop over the pairs of each label
         shorter = [len(h) < len(p) for p, h, y in zip(pairs.premises, pairs.hypotheses, pairs.labels) if y == k]
-        assert result[label] == pytest.approx(100 * sum(shorter) / len(shorter), abs=1e-9)
+        assert result.less_specific(label) == pytest.approx(100 * sum(shorter) / len(shorter), abs=1e-9)
         assert 0 < sum(shorter) < len(shorter)  # the toy scorer tells some pairs apart, not all
     # Same length in tokens, so the Length scorer always ties: never "less specific".
     tied = ex.snli_entailment(LengthScorer(), eval_data)
-    assert [tied[label] for label in ds.SNLI_LABELS] == [0.0, 0.0, 0.0]
+    assert [tied.less_specific(label) for label in ds.SNLI_LABELS] == [0.0, 0.0, 0.0]
 
 
 class BrokenScorer:
@@ -107,34 +108,30 @@ class GaussianBagOfWords:
         return mean, 1.0 / (1.0 + mean)
 
 
-def _flatten(table):
-    for value in table.values():
-        if isinstance(value, dict):
-            yield from _flatten(value)
-        else:
-            yield value
-
-
 def test_sts_experiment_deterministic(eval_data):
     result = ex.sts_experiment(BagOfWords(), eval_data)
-    assert result["is_probabilistic"] is False
-    assert list(result["pearson"]) == ["cosine"]
-    table = result["pearson"]["cosine"]
-    assert {"STSB-test", "STS17", "STS12-16 sets mean", "STS12-16 years mean"} <= set(table)
+    assert result.is_probabilistic is False
+    assert list(result.pearson) == ["cosine"]
+    table = result.pearson["cosine"]
+    assert set(table.years) == set(ds.SENTEVAL_STS_SETS)
     for year, names in ds.SENTEVAL_STS_SETS.items():
-        assert set(table[year]) == {*names, "mean"}
-        assert table[year]["mean"] == pytest.approx(np.mean([table[year][n] for n in names]))
-    assert all(-100.0 <= v <= 100.0 for v in _flatten(table))
-    assert table["STSB-test"] > 20  # word overlap correlates with similarity
+        assert set(table.years[year]) == {*names, "mean"}
+        assert table.years[year]["mean"] == pytest.approx(np.mean([table.years[year][n] for n in names]))
+    every_set = [table.years[year][n] for year, names in ds.SENTEVAL_STS_SETS.items() for n in names]
+    assert table.sets_mean == pytest.approx(np.mean(every_set))
+    assert table.years_mean == pytest.approx(np.mean([table.years[year]["mean"] for year in ds.SENTEVAL_STS_SETS]))
+    values = [table.stsb_test, table.sts17, *every_set]
+    assert all(-100.0 <= v <= 100.0 for v in values)
+    assert table.stsb_test > 20  # word overlap correlates with similarity
 
 
 def test_sts_experiment_probabilistic(eval_data):
     result = ex.sts_experiment(GaussianBagOfWords(), eval_data)
-    assert result["is_probabilistic"] is True
-    assert set(result["pearson"]) == {"cosine", "cosine_mean", "expected_inner_product"}
+    assert result.is_probabilistic is True
+    assert set(result.pearson) == {"cosine", "cosine_mean", "expected_inner_product"}
     # The means alone are the deterministic bag of words.
-    deterministic = ex.sts_experiment(BagOfWords(), eval_data)["pearson"]["cosine"]
-    assert result["pearson"]["cosine_mean"]["STS17"] == pytest.approx(deterministic["STS17"])
+    deterministic = ex.sts_experiment(BagOfWords(), eval_data).pearson["cosine"]
+    assert result.pearson["cosine_mean"].sts17 == pytest.approx(deterministic.sts17)
 
 
 class FixedGaussians:

@@ -12,16 +12,21 @@ REPO = Path(__file__).resolve().parents[1]
 
 from experiments.selection import run_results, select_run
 from experiments.summarize import running_time
+from probsent.evaluation.results import (EvaluationRun, NewsAccuracy, RatedCorrelation, Results, Specificity,
+                                         SystemResult, load_evaluation, save_evaluation)
+
+
+def _model(news: float = 0.0, path: str | None = None, **training: object) -> SystemResult:
+    """A model's result with News accuracy ``news`` and the training record ``training``."""
+    specificity = Specificity(NewsAccuracy(news, 0.0), *(RatedCorrelation(0.0, 0) for _ in range(3)))
+    return SystemResult(kind="model", path=path, specificity=specificity, config={"training": training})
 
 
 def _write(results: Path, run: str, sts: float, news: float) -> None:
-    def entry(kind: str, training: dict) -> dict:
-        return {"kind": "model", "path": f"runs/{run}/{kind}", "config": {"training": training}}
-
-    systems = {f"{run} best": entry("best", {"sts17_pearson": sts}),
-               f"{run} news": entry("best-news", {"news_train_accuracy": news})}
+    systems = {f"{run} best": _model(path=f"runs/{run}/best", sts17_pearson=sts),
+               f"{run} news": _model(path=f"runs/{run}/best-news", news_train_accuracy=news)}
     (results / run).mkdir(parents=True)
-    (results / run / "evaluation.json").write_text(json.dumps({"results": {"systems": systems}}))
+    save_evaluation(results / run / "evaluation.json", EvaluationRun(Results(systems)))
 
 
 def test_selects_per_model_and_never_a_seed_run(tmp_path: Path) -> None:
@@ -49,9 +54,11 @@ def test_running_time_adds_the_measured_parts(tmp_path: Path) -> None:
         (results / run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
     for run, seconds in (("wlo", 30.0), ("wordsum", 10.0), ("wlo-seed2", 5.0)):
         path = results / run / "evaluation.json"
-        path.write_text(json.dumps({**json.loads(path.read_text()), "seconds_command": seconds}))
+        evaluation = load_evaluation(path)
+        evaluation.seconds_command = seconds
+        save_evaluation(path, evaluation)
     report.mkdir()
-    (report / "evaluation.json").write_text(json.dumps({"seconds_command": 40.0}))
+    save_evaluation(report / "evaluation.json", EvaluationRun(Results(), seconds_command=40.0))
     cost = running_time(run_results(results), results, report, jobs=2)
     assert cost["training"] == 160.0
     assert cost["evaluation"] == 45.0
@@ -69,10 +76,8 @@ def test_comparative_claims_follow_the_numbers() -> None:
     assert verdict(None, 60.0, 4.0, "better", "worse", "same") == "not measured"
 
     def run(news: float) -> dict:
-        return {"best": {"specificity": {"news": {"accuracy": news}, "twitter": {"spearman": 0},
-                                         "yelp": {"spearman": 0}, "movie": {"spearman": 0}},
-                         "config": {"training": {"sts17_pearson": 0.7, "data_report": {"mixture": {
-                             "pairs_per_source": {"coco_captions": 1, "qqp": 3}}}}}}, "news": None}
+        mixture = {"pairs_per_source": {"coco_captions": 1, "qqp": 3}}
+        return {"best": _model(news, sts17_pearson=0.7, data_report={"mixture": mixture}), "news": None}
 
     def minibatch_line(minibatch: float) -> str:
         found = {"wlo": run(60.0), "wlo-seed2": run(62.0), "wlo-seed3": run(64.0), "wlo-minibatch": run(minibatch)}

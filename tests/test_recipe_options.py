@@ -273,7 +273,7 @@ def test_shorter_specific_set() -> None:
     specific, vague = load_shorter_specific()
     assert len(specific) >= 50
     assert all(len(tokenize(s)) < len(tokenize(v)) for s, v in zip(specific, vague))
-    assert shorter_specific_experiment(LengthScorer())["accuracy"] == 0.0
+    assert shorter_specific_experiment(LengthScorer()).accuracy == 0.0
 
     class Digits:
         def specificity(self, sentences):
@@ -281,7 +281,7 @@ def test_shorter_specific_set() -> None:
 
     expected = 100.0 * np.mean([sum(c.isdigit() for c in s) > sum(c.isdigit() for c in v)
                                 for s, v in zip(specific, vague)])
-    assert shorter_specific_experiment(Digits())["accuracy"] == pytest.approx(expected)
+    assert shorter_specific_experiment(Digits()).accuracy == pytest.approx(expected)
 
 
 def test_recipe_goals_are_computed_from_the_numbers() -> None:

@@ -108,9 +108,10 @@ def test_news_accuracy_is_documented_and_at_least_the_length_baseline(model, dat
     from probsent.evaluation.encoding import ModelScorer
     from probsent.evaluation.experiments import news_experiment
 
-    shipped = news_experiment(ModelScorer("shipped", model), data_dir)["accuracy"]
-    evaluation = json.loads((REPO / "results" / "shipped" / "evaluation.json").read_text())
-    documented = next(e for e in evaluation["results"]["systems"].values() if e.get("kind") == "model")
-    assert shipped == pytest.approx(documented["specificity"]["news"]["accuracy"], abs=1e-9)
-    length = news_experiment(LengthScorer(), data_dir)["accuracy"]
+    from probsent.evaluation.results import load_evaluation
+
+    shipped = news_experiment(ModelScorer("shipped", model), data_dir).accuracy
+    documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
+    assert shipped == pytest.approx(documented.specificity.news.accuracy, abs=1e-9)
+    length = news_experiment(LengthScorer(), data_dir).accuracy
     assert shipped >= length, (shipped, length)

@@ -2,7 +2,8 @@
 
 Writes into ``--out``: ``evaluation.json`` (every number, the data files' sha256, each model's
 config, the probsent version and the command), ``report.md`` (the paper's tables with our
-numbers beside the paper's), ``plots/*.png`` and, per WLO model, ``lexical-<model>.tsv``.
+numbers beside the paper's), ``plots/*.png`` and, per model with a lexical analysis (WLO),
+``lexical-<model>.tsv``.
 Each file is written atomically; a non-empty output directory is refused unless ``--force``
 (which replaces only the files named above).
 """
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import platform
 import re
 import shlex
 import sys
@@ -19,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 import probsent
@@ -30,9 +28,9 @@ from probsent.evaluation import experiments as ex
 from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
+from probsent.evaluation.results import EvaluationRun, save_evaluation
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
-from probsent.io import write_json, write_text
-from probsent.models.wlo import WLO
+from probsent.io import write_text
 from probsent.training.config import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
@@ -84,7 +82,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         metavar="NAME", help=f"untrained baseline: {', '.join(BASELINE_NAMES)} or all; repeatable"
                         " (Majority and SPECITELLER rows are always computed)")
     parser.add_argument("--ablation-model", metavar="DIR",
-                        help="WLO trained without the KL prior (lambda = 0), compared with the first WLO of --model (Table 7)")
+                        help=f"{paper.TABLE7_MODEL} trained without the KL prior (lambda = 0), compared with the first"
+                             f" {paper.TABLE7_MODEL} of --model (Table 7)")
     parser.add_argument("--data-dir", metavar="DIR", help=f"evaluation data root (default: ${ds.DATA_DIR_ENV} or ../shared/data)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help="output directory (default: %(default)s)")
     parser.add_argument("--force", action="store_true",
@@ -150,13 +149,13 @@ def _check_data(data: ds.DataDir) -> None:
 
 def _model_system(path: str, name: str, model: probsent.SentenceModel) -> System:
     scorer = ModelScorer(name, model)
-    label = paper.MODEL_LABELS.get(model.encoder.type_name)
-    return System(name, "model", scorer, encoder=scorer, model=model, path=path, paper_label=label)
+    return System(name, "model", scorer, encoder=scorer, model=model, path=path,
+                  paper_label=paper.paper_row(model.encoder.label))
 
 
 def _model_names(paths: list[str], models: list[probsent.SentenceModel]) -> list[str]:
     """Paper labels (WLO, Wordsum, ...) of the models, with the path added where one repeats."""
-    types = [paper.MODEL_LABELS.get(m.encoder.type_name, m.encoder.type_name) for m in models]
+    types = [m.encoder.label for m in models]
     return [t if types.count(t) == 1 else f"{t} ({p})" for t, p in zip(types, paths)]
 
 
@@ -187,23 +186,19 @@ def _write_plots(out: Path, outcome: Outcome) -> list[str]:
     from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
 
     written = []
+    systems = outcome.results.systems
     for domain, by_system in outcome.scores.items():
-        spearman = {name: outcome.results["systems"][name]["specificity"][domain]["spearman"] for name in by_system}
+        spearman = {name: systems[name].specificity.domain(domain).spearman for name in by_system}
         relative = f"{PLOT_DIR}/specificity-{domain}.png"
         plots.specificity_scatter(out / relative, domain, outcome.ratings[domain], by_system, spearman)
         written.append(relative)
     for name, table in outcome.word_tables.items():
         relative = f"{PLOT_DIR}/lexical-{_slug(name)}.png"
-        plots.lexical_scatter(out / relative, name, table, outcome.results["systems"][name]["lexical"]["lists"])
+        plots.lexical_scatter(out / relative, name, table, systems[name].lexical.lists)
         written.append(relative)
         write_text(out / f"lexical-{_slug(name)}.tsv", table.to_tsv())
         written.append(f"lexical-{_slug(name)}.tsv")
     return written
-
-
-def _environment() -> dict[str, Any]:
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
-            "torch": torch.__version__, "numpy": np.__version__, "torch_threads": torch.get_num_threads()}
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -233,12 +228,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     systems = [_model_system(path, name, model) for path, name, model in zip(paths, _model_names(paths, models), models)]
     ablation = None
     if args.ablation_model:
-        ablation = _model_system(args.ablation_model, "WLO (no prior)", probsent.load(args.ablation_model))
-        if not isinstance(ablation.model.encoder, WLO):
-            raise ProbsentError(f"{args.ablation_model}: the prior ablation needs a WLO model,"
-                                f" not {ablation.model.encoder.type_name}")
-        if not any(s.model is not None and isinstance(s.model.encoder, WLO) for s in systems):
-            raise ProbsentError("--ablation-model needs a WLO model with the prior, given with --model")
+        # the paper's Table 7 is an ablation of one model: its numbers are for that model only
+        without_prior = probsent.load(args.ablation_model)
+        if without_prior.encoder.label != paper.TABLE7_MODEL:
+            raise ProbsentError(f"{args.ablation_model}: the prior ablation needs a {paper.TABLE7_MODEL} model,"
+                                f" not {without_prior.encoder.type_name}")
+        ablation = _model_system(args.ablation_model, f"{paper.TABLE7_MODEL} (no prior)", without_prior)
+        if not any(s.model is not None and s.model.encoder.type_name == without_prior.encoder.type_name
+                   for s in systems):
+            raise ProbsentError(f"--ablation-model needs a {paper.TABLE7_MODEL} model with the prior, given with --model")
     baseline_systems, notes = _baseline_systems(args.baseline, args.skip_transformer, data)
     systems += baseline_systems
 
@@ -248,27 +246,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     outcome = run_suite(systems, data, options, ablation)
 
     out.mkdir(parents=True, exist_ok=True)
-    evaluation = {
-        "format": "probsent-eval",
-        "format_version": 1,
-        "command": command_line(args),
-        "probsent_version": probsent.__version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "data_root": str(data.root),
-        "data_sha256": dict(sorted(data.sha256.items())),
-        "environment": _environment(),
-        "options": {"min_count": options.min_count, "top_k": options.top_k, "norm_fraction": options.norm_fraction,
-                    "sentence_sample": options.sentence_sample, "sentence_lengths": list(options.sentence_lengths),
-                    "seed": options.seed, "train_data": options.train_data},
-        "notes": notes,
-        "results": outcome.results,
-        "paper": paper.as_json(),
-    }
-    evaluation["plots"] = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
-    evaluation["seconds_command"] = time.perf_counter() - started  # loading, checks and plots included
-    write_json(out / JSON_NAME, evaluation)
+    evaluation = EvaluationRun(
+        results=outcome.results, command=command_line(args), probsent_version=probsent.__version__,
+        created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), data_root=str(data.root),
+        data_sha256=dict(sorted(data.sha256.items())), options=options.recorded(), notes=notes)
+    evaluation.plots = [p for p in _write_plots(out, outcome) if p.endswith(".png")]
+    evaluation.seconds_command = time.perf_counter() - started  # loading, checks and plots included
+    save_evaluation(out / JSON_NAME, evaluation)
     write_text(out / REPORT_NAME, render_report(evaluation))
     if not args.quiet:
-        print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation['plots'])} plots"
-              f" in {evaluation['seconds_command']:.1f} s")
+        print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation.plots)} plots"
+              f" in {evaluation.seconds_command:.1f} s")
     return 0

@@ -1,4 +1,5 @@
-"""The paper's evaluations, run on any scorer or encoder; each returns a plain dict of numbers.
+"""The paper's evaluations, run on any scorer or encoder; each returns its typed result
+(:mod:`probsent.evaluation.results`).
 
 A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = more
 specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
@@ -19,6 +20,8 @@ import torch
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import metrics
+from probsent.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
+                                         SnliEntailment, Specificity, Sts, StsTable)
 from probsent.gaussian import expected_inner_product
 from probsent.tokenize import tokenize
 
@@ -68,7 +71,7 @@ def _threshold(value: float) -> float | None:
 
 # --- specificity -------------------------------------------------------------------------
 
-def news_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+def news_experiment(scorer: Scorer, data: DataLike = None) -> NewsAccuracy:
     """News accuracy and F1 (x100) with the threshold tuned on the cleaned news-train rows.
 
     Training rows: PDTB-derived rows 0..2795 minus those equal to test sentences; a sentence
@@ -79,16 +82,12 @@ def news_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
     _prepare(scorer, train.sentences, test.sentences)
     threshold = metrics.tune_threshold(_scores(scorer, train.sentences), train.specific)
     predicted = metrics.predict_specific(_scores(scorer, test.sentences), threshold)
-    return {
-        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
-        "f1": _pct(metrics.f1_score(predicted, test.specific)),
-        "threshold": _threshold(threshold),
-        "n_train": len(train.sentences),
-        "n_test": len(test.sentences),
-    }
+    return NewsAccuracy(accuracy=_pct(metrics.accuracy(predicted, test.specific)),
+                        f1=_pct(metrics.f1_score(predicted, test.specific)),
+                        threshold=_threshold(threshold), n_train=len(train.sentences), n_test=len(test.sentences))
 
 
-def specificity_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+def specificity_experiment(scorer: Scorer, data: DataLike = None) -> Specificity:
     """News accuracy/F1 and Spearman correlations on Twitter, Yelp and Movie (paper Table 2).
 
     News is :func:`news_experiment`; each Ko et al. (2019) domain gives the Spearman
@@ -98,34 +97,30 @@ def specificity_experiment(scorer: Scorer, data: DataLike = None) -> dict[str, A
     rated = {d: ds.load_ko2019(data, d) for d in ds.KO2019_DOMAINS}
     train, test = ds.load_news_train(data), ds.load_news_test(data)
     _prepare(scorer, train.sentences, test.sentences, *(r.sentences for r in rated.values()))
-    result: dict[str, Any] = {"news": news_experiment(scorer, data)}
-    for domain, sample in rated.items():
-        rho = metrics.spearman(_scores(scorer, sample.sentences), sample.ratings)
-        result[domain] = {"spearman": _pct(rho), "n": len(sample.sentences)}
-    return result
+    news = news_experiment(scorer, data)
+    domains = {domain: RatedCorrelation(_pct(metrics.spearman(_scores(scorer, sample.sentences), sample.ratings)),
+                                        len(sample.sentences))
+               for domain, sample in rated.items()}
+    return Specificity(news, **domains)
 
 
-def majority_baseline(data: DataLike = None) -> dict[str, Any]:
+def majority_baseline(data: DataLike = None) -> Specificity:
     """News accuracy/F1 of predicting the majority class of the cleaned training rows."""
     data = ds.as_data_dir(data)
     train, test = ds.load_news_train(data), ds.load_news_test(data)
     majority_specific = 2 * int(train.specific.sum()) >= train.specific.size
     predicted = np.full(len(test.sentences), majority_specific)
-    return {"news": {
-        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
-        "f1": _pct(metrics.f1_score(predicted, test.specific)),
-        "majority": "specific" if majority_specific else "general",
-    }}
+    return Specificity(NewsAccuracy(accuracy=_pct(metrics.accuracy(predicted, test.specific)),
+                                    f1=_pct(metrics.f1_score(predicted, test.specific)),
+                                    majority="specific" if majority_specific else "general"))
 
 
-def speciteller_baseline(data: DataLike = None) -> dict[str, Any]:
+def speciteller_baseline(data: DataLike = None) -> Specificity:
     """News accuracy/F1 of SPECITELLER's own probabilities (``ref.probs``) thresholded at 0.5."""
     test = ds.load_news_test(ds.as_data_dir(data))
     predicted = metrics.predict_specific(test.speciteller_probs, 0.5)
-    return {"news": {
-        "accuracy": _pct(metrics.accuracy(predicted, test.specific)),
-        "f1": _pct(metrics.f1_score(predicted, test.specific)),
-    }}
+    return Specificity(NewsAccuracy(accuracy=_pct(metrics.accuracy(predicted, test.specific)),
+                                    f1=_pct(metrics.f1_score(predicted, test.specific))))
 
 
 def news_length_pool(data: DataLike = None) -> tuple[list[str], np.ndarray, int]:
@@ -148,7 +143,7 @@ def news_length_pool(data: DataLike = None) -> tuple[list[str], np.ndarray, int]
     return list(seen), np.fromiter(seen.values(), dtype=bool, count=len(seen)), conflicts
 
 
-def length_normalized_news(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+def length_normalized_news(scorer: Scorer, data: DataLike = None) -> LengthNormalizedNews:
     """News accuracy with sentence length factored out (paper Table 3).
 
     See :func:`news_length_pool` for the pool and
@@ -159,16 +154,11 @@ def length_normalized_news(scorer: Scorer, data: DataLike = None) -> dict[str, A
     _prepare(scorer, sentences)
     lengths = [len(tokenize(s)) for s in sentences]
     outcome = metrics.length_normalized_accuracy(lengths, _scores(scorer, sentences), specific)
-    return {
-        "accuracy": _pct(outcome.accuracy),
-        "majority_floor": _pct(outcome.majority_floor),
-        "tested_group_majority": _pct(outcome.tested_group_majority),
-        "pool_size": outcome.pool_size,
-        "n_tested": outcome.n_tested,
-        "n_untested": outcome.n_untested,
-        "n_groups_tested": outcome.n_groups_tested,
-        "duplicate_label_conflicts": conflicts,
-    }
+    return LengthNormalizedNews(
+        accuracy=_pct(outcome.accuracy), majority_floor=_pct(outcome.majority_floor),
+        tested_group_majority=_pct(outcome.tested_group_majority), pool_size=outcome.pool_size,
+        n_tested=outcome.n_tested, n_untested=outcome.n_untested, n_groups_tested=outcome.n_groups_tested,
+        duplicate_label_conflicts=conflicts)
 
 
 def snli_equal_length_pairs(data: DataLike = None) -> ds.NliPairs:
@@ -186,7 +176,7 @@ def snli_equal_length_pairs(data: DataLike = None) -> ds.NliPairs:
     return pairs
 
 
-def snli_entailment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
+def snli_entailment(scorer: Scorer, data: DataLike = None) -> SnliEntailment:
     """Per SNLI label, % of equal-length pairs whose hypothesis is less specific than its premise.
 
     "Less specific" means a strictly lower specificity score (for a probabilistic model: a
@@ -195,12 +185,9 @@ def snli_entailment(scorer: Scorer, data: DataLike = None) -> dict[str, Any]:
     pairs = snli_equal_length_pairs(data)
     _prepare(scorer, pairs.premises, pairs.hypotheses)
     less = _scores(scorer, pairs.hypotheses) < _scores(scorer, pairs.premises)
-    result: dict[str, Any] = {}
-    for k, name in enumerate(ds.SNLI_LABELS):
-        chosen = pairs.labels == k
-        result[name] = _pct(np.mean(less[chosen]))
-    result["n"] = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
-    return result
+    less_by_label = {name: _pct(np.mean(less[pairs.labels == k])) for k, name in enumerate(ds.SNLI_LABELS)}
+    counts = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
+    return SnliEntailment(**less_by_label, n=counts)
 
 
 SHORTER_SPECIFIC = Path(__file__).with_name("data") / "shorter_specific_pairs.tsv"
@@ -223,14 +210,14 @@ def load_shorter_specific(path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> tu
     return specific, vague
 
 
-def shorter_specific_experiment(scorer: Scorer, path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> dict[str, Any]:
+def shorter_specific_experiment(scorer: Scorer, path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> ShorterSpecific:
     """% of pairs of :func:`load_shorter_specific` whose specific (shorter) sentence scores
     strictly higher than the long vague one. Length scores 0 by construction: a score that
     mostly counts words fails here."""
     specific, vague = load_shorter_specific(path)
     _prepare(scorer, specific, vague)
     higher = _scores(scorer, specific) > _scores(scorer, vague)
-    return {"accuracy": _pct(np.mean(higher)), "n": len(specific)}
+    return ShorterSpecific(accuracy=_pct(np.mean(higher)), n=len(specific))
 
 
 # --- STS ---------------------------------------------------------------------------------
@@ -299,7 +286,7 @@ def sts_similarities(model: Encoder, pairs: ds.StsPairs, probabilistic: bool) ->
     }
 
 
-def sts_experiment(model: Encoder, data: DataLike = None) -> dict[str, Any]:
+def sts_experiment(model: Encoder, data: DataLike = None) -> Sts:
     """Pearson x100 between similarities and gold scores (paper Table 8).
 
     Sets: STS Benchmark test, STS17 track 5, and each STS12-16 set, with the mean of each
@@ -319,22 +306,16 @@ def sts_experiment(model: Encoder, data: DataLike = None) -> dict[str, Any]:
         similarities = sts_similarities(model, pairs, probabilistic)
         return {measure: _pct(metrics.pearson(sim, pairs.scores)) for measure, sim in similarities.items()}
 
-    per_measure: dict[str, dict[str, Any]] = {}
-    for key, pairs in collections.items():
-        for measure, r in correlations(pairs).items():
-            per_measure.setdefault(measure, {})[key] = r
-    for year, sets in years.items():
-        for name, pairs in sets.items():
-            for measure, r in correlations(pairs).items():
-                per_measure.setdefault(measure, {}).setdefault(year, {})[name] = r
-    for table in per_measure.values():
-        all_sets: list[float] = []
-        year_means: list[float] = []
-        for year in years:
-            values = list(table[year].values())
-            table[year]["mean"] = float(np.mean(values))
-            all_sets += values
-            year_means.append(table[year]["mean"])
-        table["STS12-16 sets mean"] = float(np.mean(all_sets))
-        table["STS12-16 years mean"] = float(np.mean(year_means))
-    return {"is_probabilistic": probabilistic, "pearson": per_measure}
+    whole = {key: correlations(pairs) for key, pairs in collections.items()}  # set -> measure -> r
+    per_year = {year: {name: correlations(pairs) for name, pairs in sets.items()} for year, sets in years.items()}
+    tables: dict[str, StsTable] = {}
+    for measure in whole["STSB-test"]:
+        by_year = {year: {name: rs[measure] for name, rs in sets.items()} for year, sets in per_year.items()}
+        all_sets = [r for sets in by_year.values() for r in sets.values()]
+        for sets in by_year.values():
+            sets["mean"] = float(np.mean(list(sets.values())))
+        tables[measure] = StsTable(stsb_test=whole["STSB-test"][measure], sts17=whole["STS17"][measure],
+                                   sets_mean=float(np.mean(all_sets)),
+                                   years_mean=float(np.mean([sets["mean"] for sets in by_year.values()])),
+                                   years=by_year)
+    return Sts(is_probabilistic=probabilistic, pearson=tables)

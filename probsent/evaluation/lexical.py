@@ -1,5 +1,8 @@
 """Lexical analysis of WLO (paper Table 5): translation norms against single-word entropies.
 
+It applies to any model with per-word entropy terms (``has_word_entropy_terms``), whose
+``word_shifts`` are WLO's translations B_w.
+
 For every vocabulary word w seen at least ``min_count`` times in training, two numbers:
 
 - ``norm``: ||B_w||, the length of the word's translation vector;
@@ -15,15 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.errors import ProbsentError
 from probsent.evaluation import metrics
 from probsent.evaluation.encoding import encode_ids, entropies
-from probsent.models.wlo import WLO
+from probsent.evaluation.results import Lexical, LexicalWord
+from probsent.models import with_word_entropy_terms
 
 LISTS = {
     "small_norm_small_abs_entropy": ("small", "abs"),
@@ -52,13 +55,13 @@ class WordTable:
 
 
 def word_table(model: SentenceModel, counts: Mapping[str, int], min_count: int) -> WordTable:
-    """The eligible words of a WLO model (``<unk>`` excluded) with their norm and entropy."""
+    """The eligible words of a model with per-word entropy terms (WLO; ``<unk>`` excluded) with
+    their norm and entropy."""
     encoder = model.encoder
-    if not isinstance(encoder, WLO):
-        raise ProbsentError(f"the lexical analysis needs a WLO model, not {encoder.type_name}")
+    terms = with_word_entropy_terms(encoder, "the lexical analysis")
     ids = [i for i, w in enumerate(model.vocab.words) if i > 0 and counts.get(w, 0) >= min_count]
     _, logvar = encode_ids(encoder, [np.array([i]) for i in ids])
-    shift = encoder.shift.weight.detach().double().numpy()
+    shift = terms.word_shifts().detach().double().numpy()
     return WordTable(
         words=[model.vocab.words[i] for i in ids],
         counts=np.array([counts[model.vocab.words[i]] for i in ids], dtype=np.int64),
@@ -67,7 +70,7 @@ def word_table(model: SentenceModel, counts: Mapping[str, int], min_count: int) 
     )
 
 
-def top_lists(table: WordTable, top_k: int = 20, norm_fraction: float = 0.1) -> dict[str, list[dict[str, Any]]]:
+def top_lists(table: WordTable, top_k: int = 20, norm_fraction: float = 0.1) -> dict[str, list[LexicalWord]]:
     """The four lists of :data:`LISTS`, each of up to ``top_k`` words, best first.
 
     Ties are broken by the word itself so the lists never depend on vocabulary order.
@@ -76,31 +79,26 @@ def top_lists(table: WordTable, top_k: int = 20, norm_fraction: float = 0.1) -> 
     pool_size = min(n, max(top_k, math.ceil(norm_fraction * n)))
     by_norm = np.array(sorted(range(n), key=lambda i: (table.norms[i], table.words[i])), dtype=np.int64)
     pools = {"small": by_norm[:pool_size], "large": by_norm[n - pool_size:][::-1]}
-    lists: dict[str, list[dict[str, Any]]] = {}
+    lists: dict[str, list[LexicalWord]] = {}
     for name, (end, criterion) in LISTS.items():
         pool = pools[end]
         key = np.abs(table.entropies[pool]) if criterion == "abs" else table.entropies[pool]
         chosen = pool[sorted(range(len(pool)), key=lambda j: (key[j], table.words[pool[j]]))[:top_k]]
-        lists[name] = [{"word": table.words[i], "count": int(table.counts[i]),
-                        "norm": float(table.norms[i]), "entropy": float(table.entropies[i])} for i in chosen]
+        lists[name] = [LexicalWord(table.words[i], int(table.counts[i]), float(table.norms[i]),
+                                   float(table.entropies[i])) for i in chosen]
     return lists
 
 
 def lexical_analysis(model: SentenceModel, counts: Mapping[str, int], min_count: int = 100,
-                     top_k: int = 20, norm_fraction: float = 0.1) -> tuple[dict[str, Any], WordTable]:
-    """The four top lists and summary figures (JSON-ready), and the full word table."""
+                     top_k: int = 20, norm_fraction: float = 0.1) -> tuple[Lexical, WordTable]:
+    """The four top lists and summary figures, and the full word table."""
     table = word_table(model, counts, min_count)
     n = len(table.words)
-    result: dict[str, Any] = {
-        "min_count": min_count,
-        "top_k": top_k,
-        "norm_fraction": norm_fraction,
-        "n_words": n,
-        "pool_size": min(n, max(top_k, math.ceil(norm_fraction * n))),
-        "lists": top_lists(table, top_k, norm_fraction),
-    }
+    result = Lexical(min_count=min_count, top_k=top_k, norm_fraction=norm_fraction, n_words=n,
+                     pool_size=min(n, max(top_k, math.ceil(norm_fraction * n))),
+                     lists=top_lists(table, top_k, norm_fraction))
     if n >= 2:
-        result["spearman_norm_entropy"] = 100.0 * metrics.spearman(table.norms, table.entropies)
-        result["norm_range"] = [float(table.norms.min()), float(table.norms.max())]
-        result["entropy_range"] = [float(table.entropies.min()), float(table.entropies.max())]
+        result.spearman_norm_entropy = 100.0 * metrics.spearman(table.norms, table.entropies)
+        result.norm_range = [float(table.norms.min()), float(table.norms.max())]
+        result.entropy_range = [float(table.entropies.min()), float(table.entropies.max())]
     return result, table

@@ -11,14 +11,6 @@ from dataclasses import dataclass, field
 CITATION = "Chen & Gimpel (2020)"
 """How the report labels the paper's numbers."""
 
-MODEL_LABELS = {
-    "wlo": "WLO",
-    "wordsum": "Wordsum",
-    "wordavg": "Wordavg",
-    "lstmavg": "LSTMavg",
-    "lstmgaussian": "LSTMGaussian",
-}
-"""Paper row label of each model type (``config["model"]["type"]``)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +64,9 @@ TABLE4_SNLI = {
 }
 """% of equal-length pairs whose hypothesis is less specific than its premise."""
 
+TABLE7_MODEL = "WLO"
+"""The model (its label) of the paper's prior ablation."""
+
 TABLE7_PRIOR_ABLATION = {
     "with_prior": {"accuracy": 77.4, "f1": 78.4},
     "without_prior": {"accuracy": 67.9, "f1": 68.2},
@@ -80,6 +75,11 @@ TABLE7_PRIOR_ABLATION = {
 
 TABLE8_STSB = {"WLO": 73.7, "LSTMGaussian": 74.3, "LSTMavg": 73.6, "Wordavg": 73.4}
 """STS Benchmark test Pearson x100."""
+
+
+def paper_row(label: str) -> str | None:
+    """``label`` (a model's label, e.g. "WLO") if the paper's Table 2 has a row of that name, else None."""
+    return label if any(row.label == label for row in TABLE2) else None
 
 
 def as_json() -> dict[str, object]:

@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from probsent.evaluation.lexical import LISTS, WordTable
+from probsent.evaluation.results import LexicalWord
 from probsent.io import atomic_path
 
 DPI = 110
@@ -51,7 +52,7 @@ _LIST_STYLE = {
 
 
 def lexical_scatter(path: str | os.PathLike[str], model_name: str, table: WordTable,
-                    lists: Mapping[str, list[dict]], label_per_list: int = 5) -> None:
+                    lists: Mapping[str, list[LexicalWord]], label_per_list: int = 5) -> None:
     """||B_w|| (x) against the single-word sentence entropy (y), with the top lists marked.
 
     Every eligible word is a grey point; the members of each top list are coloured and the
@@ -63,7 +64,7 @@ def lexical_scatter(path: str | os.PathLike[str], model_name: str, table: WordTa
     position = {w: i for i, w in enumerate(table.words)}
     for name in LISTS:
         colour, label = _LIST_STYLE[name]
-        members = [position[item["word"]] for item in lists.get(name, [])]
+        members = [position[item.word] for item in lists.get(name, [])]
         if not members:
             continue
         if name.endswith("abs_entropy"):  # hollow and larger, so a list equal to its neighbour still shows

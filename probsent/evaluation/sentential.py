@@ -8,13 +8,12 @@ with a word outside the model's vocabulary is left out, and duplicates count onc
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from probsent.api import SentenceModel
 from probsent.data.corpus import PairCorpus
 from probsent.evaluation.encoding import encode_ids, natural_measure
+from probsent.evaluation.results import Extreme, LengthGroup, Sentential
 
 
 def sample_sentences(corpus: PairCorpus, known: set[str], sample_size: int, lengths: tuple[int, int],
@@ -38,37 +37,30 @@ def sample_sentences(corpus: PairCorpus, known: set[str], sample_size: int, leng
 
 
 def extremes_by_length(sentences: list[tuple[str, ...]], values: np.ndarray,
-                       specificity: np.ndarray) -> dict[str, dict[str, Any]]:
+                       specificity: np.ndarray) -> dict[str, LengthGroup]:
     """Per length (as a string key, increasing): group size and the two extreme sentences.
 
     Ties go to the earlier sentence.
     """
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, LengthGroup] = {}
     lengths = np.array([len(s) for s in sentences])
     for length in sorted(set(lengths.tolist())):
         rows = np.flatnonzero(lengths == length)
         general, specific = rows[np.argmin(specificity[rows])], rows[np.argmax(specificity[rows])]
-        out[str(length)] = {
-            "n": int(rows.size),
-            "most_general": {"sentence": " ".join(sentences[general]), "value": float(values[general])},
-            "most_specific": {"sentence": " ".join(sentences[specific]), "value": float(values[specific])},
-        }
+        out[str(length)] = LengthGroup(
+            n=int(rows.size),
+            most_general=Extreme(" ".join(sentences[general]), float(values[general])),
+            most_specific=Extreme(" ".join(sentences[specific]), float(values[specific])))
     return out
 
 
 def sentential_analysis(model: SentenceModel, corpus: PairCorpus, sample_size: int = 20000,
-                        lengths: tuple[int, int] = (3, 15), seed: int = 0) -> dict[str, Any]:
-    """The Table 6 analysis of ``model`` on a sample of ``corpus`` (JSON-ready)."""
+                        lengths: tuple[int, int] = (3, 15), seed: int = 0) -> Sentential:
+    """The Table 6 analysis of ``model`` on a sample of ``corpus``."""
     known = set(model.vocab.words[1:])
     sentences, drawn = sample_sentences(corpus, known, sample_size, lengths, seed)
     mean, logvar = encode_ids(model.encoder, [model.vocab.ids(s) for s in sentences])
     measure, values, specificity = natural_measure(mean, logvar)
-    return {
-        "measure": measure,
-        "sample_size": sample_size,
-        "seed": seed,
-        "lengths": list(lengths),
-        "n_drawn": drawn,
-        "n_kept": len(sentences),
-        "by_length": extremes_by_length(sentences, values, specificity) if sentences else {},
-    }
+    return Sentential(measure=measure, sample_size=sample_size, seed=seed, lengths=list(lengths), n_drawn=drawn,
+                      n_kept=len(sentences),
+                      by_length=extremes_by_length(sentences, values, specificity) if sentences else {})

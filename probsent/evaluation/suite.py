@@ -2,12 +2,14 @@
 
 A *system* is a trained model or an untrained baseline. Each runs the specificity
 experiments (Tables 2-4) and, if it can encode, STS (Table 8); trained models also get the
-sentential analysis (Table 6) and WLO models the lexical analysis (Table 5). The Majority and
-SPECITELLER rows are always computed, and a second WLO trained without the prior gives the
-ablation (Table 7). The outcome is JSON-ready, plus the arrays the plots need.
+sentential analysis (Table 6) and models with per-word entropy terms (WLO) the lexical analysis
+(Table 5). The Majority and SPECITELLER rows are always computed, and a second WLO trained
+without the prior gives the ablation (Table 7). The outcome is the typed :class:`Results`
+(:mod:`probsent.evaluation.results`), plus the arrays the plots need.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,12 +23,13 @@ from probsent.api import SentenceModel
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import experiments as ex
 from probsent.evaluation.lexical import WordTable, lexical_analysis
+from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Lexical, Results,
+                                         Sentential, Skipped, SystemResult)
 from probsent.evaluation.sentential import sentential_analysis
 from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
 from probsent.training.config import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
-from probsent.models.wlo import WLO
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 
 
@@ -44,24 +47,21 @@ class System:
 
 
 @dataclass
-class Options:
-    """Settings of the analyses (Tables 5 and 6)."""
+class Options(AnalysisOptions):
+    """Settings of the analyses (Tables 5 and 6), and whether to show progress."""
 
-    min_count: int = 100
-    top_k: int = 20
-    norm_fraction: float = 0.1
-    sentence_sample: int = 20000
-    sentence_lengths: tuple[int, int] = (3, 15)
-    seed: int = 0
-    train_data: str | None = None
     progress: bool = True
+
+    def recorded(self) -> AnalysisOptions:
+        """The settings a run records (progress aside)."""
+        return AnalysisOptions(**{spec.name: getattr(self, spec.name) for spec in dataclasses.fields(AnalysisOptions)})
 
 
 @dataclass
 class Outcome:
-    """Everything the suite computed: ``results`` is JSON-ready, the rest feeds the plots."""
+    """Everything the suite computed: ``results`` goes into evaluation.json, the rest feeds the plots."""
 
-    results: dict[str, Any]
+    results: Results
     ratings: dict[str, np.ndarray] = field(default_factory=dict)  # Ko et al. domain -> ratings
     scores: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # domain -> system -> scores
     word_tables: dict[str, WordTable] = field(default_factory=dict)  # model name -> lexical table
@@ -109,30 +109,30 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
     if model is None:
         return tasks
 
-    def lexical() -> dict[str, Any]:
+    def lexical() -> Lexical | Skipped:
         loaded = corpora.get(model)
         if loaded.corpus is None:
-            return {"skipped": loaded.note}
+            return Skipped(loaded.note)
         counts = dict(zip(loaded.corpus.words, loaded.corpus.counts.tolist()))
         result, table = lexical_analysis(model, counts, options.min_count, options.top_k, options.norm_fraction)
         outcome.word_tables[system.name] = table
-        return {**result, "corpus": loaded.note}
+        return dataclasses.replace(result, corpus=loaded.note)
 
-    def sentential() -> dict[str, Any]:
+    def sentential() -> Sentential | Skipped:
         loaded = corpora.get(model)
         if loaded.corpus is None:
-            return {"skipped": loaded.note}
+            return Skipped(loaded.note)
         result = sentential_analysis(model, loaded.corpus, options.sentence_sample, options.sentence_lengths,
                                      options.seed)
-        return {**result, "corpus": loaded.note}
+        return dataclasses.replace(result, corpus=loaded.note)
 
-    def diagnostics() -> dict[str, Any]:
+    def diagnostics() -> Diagnostics | Skipped:
         loaded = corpora.get(model)
         if loaded.corpus is None:
-            return {"skipped": loaded.note}
-        return {**model_diagnostics(model, loaded.corpus), "corpus": loaded.note}
+            return Skipped(loaded.note)
+        return Diagnostics(**model_diagnostics(model, loaded.corpus), corpus=loaded.note)
 
-    if isinstance(model.encoder, WLO):
+    if model.encoder.has_word_entropy_terms:
         tasks.append(("lexical", lexical))
     tasks.append(("sentential", sentential))
     tasks.append(("diagnostics", diagnostics))
@@ -165,56 +165,60 @@ def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:
             system.scorer.specificity(rated.sentences), dtype=np.float64)
 
 
-def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir,
-              results: dict[str, Any]) -> dict[str, Any]:
-    """Table 7: News accuracy and F1 of the WLO with the prior and of the one without."""
-    entry: dict[str, Any] = {}
-    for key, system in (("with_prior", with_prior), ("without_prior", without_prior)):
+def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir, results: Results) -> Ablation:
+    """Table 7: News accuracy and F1 of the model with the prior and of the one without."""
+
+    def side(system: System | None) -> AblationEntry | Skipped:
         if system is None:
-            entry[key] = {"skipped": "no WLO model given with --model"}
-            continue
-        news = (results["systems"][system.name]["specificity"]["news"] if system.name in results["systems"]
+            return Skipped("no model of the ablation's type given with --model")
+        news = (results.systems[system.name].specificity.news if system.name in results.systems
                 else ex.news_experiment(system.scorer, data))
-        entry[key] = {"system": system.name, "path": system.path, "prior_weight": _prior_weight(system.model),
-                      "accuracy": news["accuracy"], "f1": news["f1"]}
-    return entry
+        return AblationEntry(system=system.name, path=system.path, prior_weight=_prior_weight(system.model),
+                             accuracy=news.accuracy, f1=news.f1)
+
+    ablation = Ablation(with_prior=side(with_prior), without_prior=side(without_prior))
+    if isinstance(ablation.without_prior, AblationEntry) and without_prior.model is not None:
+        ablation.without_prior.config = without_prior.model.config
+    return ablation
 
 
 def run_suite(systems: list[System], data: ds.DataDir, options: Options | None = None,
               ablation_model: System | None = None) -> Outcome:
-    """Evaluate every system; ``ablation_model`` is a WLO trained without the prior (Table 7)."""
+    """Evaluate every system; ``ablation_model`` is a model trained without the prior, compared
+    with the first of ``systems`` of its type (Table 7)."""
     options = options or Options()
-    outcome = Outcome(results={"systems": {}, "seconds": {}})
+    outcome = Outcome(results=Results())
     results = outcome.results
     start_all = time.perf_counter()
     for name, run in (("Majority", ex.majority_baseline), ("SPECITELLER", ex.speciteller_baseline)):
-        results["systems"][name] = {"kind": "baseline", "paper_row": name, "specificity": run(data)}
+        results.systems[name] = SystemResult(kind="baseline", paper_row=name, specificity=run(data))
     corpora = _Corpora(options, data.root)
     plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]
+    measured: dict[str, dict[str, Any]] = {}  # system -> experiment -> its result
     with tqdm(total=len(plan) + (ablation_model is not None), desc="evaluating", unit="step",
               disable=not options.progress, file=sys.stderr) as bar:
         for system, (experiment, run) in plan:
             bar.set_postfix_str(f"{system.name}: {experiment}", refresh=True)
-            entry = results["systems"].setdefault(system.name, {
-                "kind": system.kind, "path": system.path, "paper_row": system.paper_label,
-                **({"config": system.model.config} if system.model is not None else {}),
-            })
             started = time.perf_counter()
-            entry[experiment] = run()
+            measured.setdefault(system.name, {})[experiment] = run()
             if experiment == "specificity":
                 _domain_scores(system, data, outcome)
-            results["seconds"].setdefault(system.name, {})[experiment] = time.perf_counter() - started
+            results.seconds.setdefault(system.name, {})[experiment] = time.perf_counter() - started
             bar.update()
+        for system in systems:
+            if system.name in measured:
+                results.systems[system.name] = SystemResult(
+                    kind=system.kind, path=system.path, paper_row=system.paper_label,
+                    config=system.model.config if system.model is not None else None, **measured[system.name])
         if ablation_model is not None:
             bar.set_postfix_str(f"{ablation_model.name}: prior ablation", refresh=True)
             started = time.perf_counter()
-            with_prior = next((s for s in systems if s.model is not None and isinstance(s.model.encoder, WLO)), None)
-            results["ablation"] = _ablation(with_prior, ablation_model, data, results)
-            results["ablation"]["without_prior"]["config"] = ablation_model.model.config if ablation_model.model else None
-            results["seconds"].setdefault(ablation_model.name, {})["ablation"] = time.perf_counter() - started
+            kind = ablation_model.model.encoder.type_name if ablation_model.model else None
+            with_prior = next((s for s in systems if s.model is not None and s.model.encoder.type_name == kind), None)
+            results.ablation = _ablation(with_prior, ablation_model, data, results)
+            results.seconds.setdefault(ablation_model.name, {})["ablation"] = time.perf_counter() - started
             bar.update()
-    for name, steps in results["seconds"].items():
+    for name, steps in results.seconds.items():
         steps["total"] = sum(steps.values())
-    results["system_order"] = list(results["systems"])
-    results["seconds_total"] = time.perf_counter() - start_all
+    results.seconds_total = time.perf_counter() - start_all
     return outcome

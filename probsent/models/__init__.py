@@ -1,27 +1,17 @@
-"""The five sentence encoders, by the names used on the command line and in model files."""
+"""The sentence encoders, registered by the names used on the command line and in model files.
+
+Importing this package registers the built-in models (each file registers its own classes
+with :func:`register_model`); the import order below is the order of ``MODEL_TYPES``.
+"""
 from __future__ import annotations
 
-from typing import Any
-
-from probsent.errors import InvalidValueError
-from probsent.models.base import Encoding, SentenceEncoder
-from probsent.models.lstm import LSTMAverage, LSTMGaussian
+from probsent.models.base import Encoding, SentenceEncoder, WordEntropyTerms
+from probsent.models.registry import (MODEL_TYPES, build_model, model_class, model_types, register_model,
+                                      unregister_model, with_word_entropy_terms)
 from probsent.models.wlo import WLO
 from probsent.models.word_average import WordAverage, WordSum
+from probsent.models.lstm import LSTMAverage, LSTMGaussian
 
-MODEL_TYPES: dict[str, type[SentenceEncoder]] = {
-    cls.type_name: cls for cls in (WLO, WordAverage, WordSum, LSTMAverage, LSTMGaussian)
-}
-
-
-def build_model(config: dict[str, Any]) -> SentenceEncoder:
-    """Rebuild an encoder from :meth:`SentenceEncoder.config` output."""
-    config = dict(config)
-    name = config.pop("type", None)
-    if name not in MODEL_TYPES:
-        raise InvalidValueError(f"unknown model type {name!r}; expected one of {', '.join(MODEL_TYPES)}")
-    return MODEL_TYPES[name](**config)
-
-
-__all__ = ["MODEL_TYPES", "Encoding", "SentenceEncoder", "build_model", "WLO", "WordAverage",
-           "WordSum", "LSTMAverage", "LSTMGaussian"]
+__all__ = ["MODEL_TYPES", "Encoding", "SentenceEncoder", "WordEntropyTerms", "build_model", "model_class",
+           "model_types", "register_model", "unregister_model", "with_word_entropy_terms", "WLO",
+           "WordAverage", "WordSum", "LSTMAverage", "LSTMGaussian"]

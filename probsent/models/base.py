@@ -1,8 +1,9 @@
 """What every sentence encoder in probsent shares: its input, its output and its interface."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import torch
 from torch import Tensor, nn
@@ -35,17 +36,47 @@ class SentenceEncoder(nn.Module):
 
     Index 0 of the vocabulary is the unknown word; positions at or beyond a sentence's length
     are padding and never change its result.
+
+    A model declares what the rest of probsent needs to know about it (class attributes), and
+    is registered under its ``type_name`` (:func:`probsent.models.registry.register_model`):
+
+    - ``type_name``: its name on the command line and in model files ("wlo");
+    - ``label``: its name in tables and reports ("WLO"; the paper's row label where the paper
+      has the model);
+    - ``probabilistic``: sentences are diagonal Gaussians (entropy, the KL prior in training)
+      rather than vectors (a norm, the L2 penalty);
+    - ``default_margin``: the margin delta of training when ``--margin`` is not given;
+    - ``order_sensitive``: False where word order cannot matter (training then does not scramble);
+    - ``has_word_entropy_terms``: a sentence's entropy is the prior's plus one exact term per
+      word, and the model has the methods of :class:`WordEntropyTerms` (what explain, the
+      lexical analysis, the word-term diagnostics and ``--rarity-init`` use).
+
+    Its hyper-parameters are its constructor's keyword arguments after ``vocab_size``, with
+    their defaults (:meth:`hyper_parameters`); training gives each the ``probsent train``
+    setting of the same name where there is one.
     """
 
     type_name: ClassVar[str]
+    label: ClassVar[str]
     probabilistic: ClassVar[bool]
     default_margin: ClassVar[float]
-    order_sensitive: ClassVar[bool] = True  # False: word order cannot matter (no scrambling)
+    order_sensitive: ClassVar[bool] = True
+    has_word_entropy_terms: ClassVar[bool] = False
+    dim: int
+    """The size of a sentence's vector (of its Gaussian's mean and variance)."""
 
     def __init__(self, vocab_size: int, **hyper: Any) -> None:
         super().__init__()
         self.vocab_size = vocab_size
         self.hyper = dict(hyper)
+
+    @classmethod
+    def hyper_parameters(cls) -> dict[str, Any]:
+        """Name -> default of each hyper-parameter: the constructor's keyword arguments after
+        ``vocab_size``, in their order."""
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[2:]  # self, vocab_size
+        return {p.name: p.default for p in parameters
+                if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
     @property
     def device(self) -> torch.device:
@@ -77,6 +108,30 @@ class SentenceEncoder(nn.Module):
             else:
                 total = total + sum(p.square().sum() for p in module.parameters(recurse=False))
         return total
+
+
+class WordEntropyTerms(Protocol):
+    """The capability ``has_word_entropy_terms``: a sentence's entropy is the prior's,
+    dim/2 log(2 pi e), plus one exact additive term per word (WLO's sum_d log|A_w,d|)."""
+
+    dim: int
+
+    def word_entropy_terms(self, ids: Tensor | None = None, dtype: torch.dtype | None = None) -> Tensor:
+        """Per word (of ``ids``, default all), its term of a sentence's entropy (computed in
+        ``dtype``, default the weights')."""
+        ...
+
+    def shift_entropy_terms(self, terms: Tensor) -> None:
+        """Add ``terms[w]`` to word w's entropy term (an initialization)."""
+        ...
+
+    def entropy_weights(self) -> Tensor:
+        """The weight table the entropy terms are computed from (for gradients)."""
+        ...
+
+    def word_shifts(self) -> Tensor:
+        """[vocab, dim]: how each word moves a sentence's mean (WLO's translation B_w)."""
+        ...
 
 
 def lookup_real(table: nn.Embedding, ids: Tensor, real: Tensor, fill: float) -> Tensor:

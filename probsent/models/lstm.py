@@ -7,12 +7,15 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
+from probsent.models.registry import register_model
 
 
+@register_model
 class LSTMAverage(SentenceEncoder):
     """LSTMavg: average of the LSTM's hidden states over the real positions."""
 
     type_name = "lstmavg"
+    label = "LSTMavg"
     probabilistic = False
     default_margin = 0.4
 
@@ -38,11 +41,13 @@ class LSTMAverage(SentenceEncoder):
         return Encoding(self.average_hidden(ids, lengths))
 
 
+@register_model
 class LSTMGaussian(LSTMAverage):
     """LSTMGaussian: LSTMavg followed by two linear maps to a diagonal Gaussian's mean and
     log-variance."""
 
     type_name = "lstmgaussian"
+    label = "LSTMGaussian"
     probabilistic = True
     default_margin = 1.0
 

@@ -33,17 +33,19 @@ from torch import Tensor, nn
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
+from probsent.models.registry import register_model
 from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
 
 
-
-
+@register_model
 class WLO(SentenceEncoder):
     """Word Linear Operator model: a sentence is the Gaussian its words' operators produce."""
 
     type_name = "wlo"
+    label = "WLO"
     probabilistic = True
     default_margin = 1.0
+    has_word_entropy_terms = True
 
     def __init__(self, vocab_size: int, dim: int = 50, scale_init_std: float = 0.1,
                  shift_init_std: float = 0.1, scale_init_mean: float = 1.0) -> None:
@@ -142,6 +144,14 @@ class WLO(SentenceEncoder):
         every dimension (an initialization: rare words may start specific, frequent ones general)."""
         with torch.no_grad():
             self.scale.weight.mul_(torch.exp(terms.to(self.scale.weight) / self.dim)[:, None])
+
+    def entropy_weights(self) -> Tensor:
+        """The scales A, from which the entropy terms are computed."""
+        return self.scale.weight
+
+    def word_shifts(self) -> Tensor:
+        """The translations B_w, [vocab, dim]."""
+        return self.shift.weight
 
     def word_entropy_terms(self, ids: Tensor | None = None, dtype: torch.dtype | None = None) -> Tensor:
         """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|

@@ -5,6 +5,7 @@ import torch
 from torch import Tensor, nn
 
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
+from probsent.models.registry import register_model
 
 
 class WordPooling(SentenceEncoder):
@@ -28,15 +29,19 @@ class WordPooling(SentenceEncoder):
         return Encoding(total)
 
 
+@register_model
 class WordAverage(WordPooling):
     """Wordavg: the average of the word vectors."""
 
     type_name = "wordavg"
+    label = "Wordavg"
     pooling = "mean"
 
 
+@register_model
 class WordSum(WordPooling):
     """Wordsum: the sum of the word vectors (its norm grows with length and rare words)."""
 
     type_name = "wordsum"
+    label = "Wordsum"
     pooling = "sum"

@@ -17,15 +17,17 @@ from typing import Any, Callable
 
 from probsent.data.mixture import parse_source_caps
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.models import MODEL_TYPES
+from probsent.models import model_types
 
 
 def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
-           above: float | None = None, choices: tuple[str, ...] | None = None,
+           above: float | None = None,
+           choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
            required: bool = False) -> Any:
     """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
-    above``, or one of ``choices``. ``required``: a flag the command line must give. The type
-    (and whether None is allowed) comes from the field's annotation."""
+    above``, or one of ``choices`` (a tuple, or a function giving the tuple when asked: the
+    registered models). ``required``: a flag the command line must give. The type (and whether
+    None is allowed) comes from the field's annotation."""
     return field(default=default, metadata={"help": help, "low": low, "high": high, "above": above,
                                             "choices": choices, "required": required})
 
@@ -36,14 +38,17 @@ _NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": No
 def setting_rules(name: str) -> dict[str, Any]:
     """The :func:`option` declaration of a setting (help, range, choices, required); a plain
     field (declared without option) has no help text and no range."""
-    return {**_NO_RULES, **SETTINGS[name].metadata}
+    rules = {**_NO_RULES, **SETTINGS[name].metadata}
+    if callable(rules["choices"]):
+        rules["choices"] = rules["choices"]()
+    return rules
 
 
 @dataclass
 class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
 
-    model: str = option("wlo", "model to train", choices=tuple(MODEL_TYPES))
+    model: str = option("wlo", "model to train", choices=model_types)
     data: str = option("", "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz", required=True)
     out: str = option("", "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
                       required=True)

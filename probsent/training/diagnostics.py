@@ -3,17 +3,18 @@
 Logged at every validation of ``probsent train`` (``log.jsonl``, plotted in the report) and
 shown by ``probsent eval`` for a finished model (issue 11):
 
-- ``term_count_spearman``: Spearman correlation of a word's entropy term sum_d log|A_w,d| with
-  the log of its training count (WLO). Specific words are rare, so a model whose variances
+- ``term_count_spearman``: Spearman correlation of a word's entropy term (WLO's sum_d log|A_w,d|)
+  with the log of its training count (models with per-word entropy terms). Specific words are rare, so a model whose variances
   learned specificity has a clearly *positive* value (frequent words: larger terms, more general).
-- ``frequent_term``: the mean term of the 20 most frequent words (WLO): positive when function
+- ``frequent_term``: the mean term of the 20 most frequent words (the same models): positive when function
   words make a sentence more general, as they should.
 - ``negatives_sharing_more``: share of mined negatives that share more distinct words with
   their sentence than its own partner does (likely false negatives).
 - ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) that
   are above zero.
 - ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin
-  loss||, both with respect to the scales A (probabilistic models): whether the prior acts.
+  loss||, both with respect to the weights of the entropy terms (WLO's scales A): whether the
+  prior acts.
 
 The sample is fixed per run (the same training pairs at every validation) and encoded without
 scrambling, so the numbers move only because the model does.
@@ -27,7 +28,7 @@ import torch
 from scipy import stats
 
 from probsent.batching import encode_by_length
-from probsent.models import WLO, SentenceEncoder
+from probsent.models import SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity
 from probsent.training.false_negatives import shared_word_counts, word_sets
 from probsent.training.loss import probabilistic_batch_loss
@@ -39,11 +40,12 @@ SAMPLE_PAIRS = 2000
 
 
 def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:
-    """``term_count_spearman`` and ``frequent_term`` of a WLO model; ``counts[i]``: the training
-    count of vocabulary word i (index 0, ``<unk>``, is left out). Empty for other models."""
-    if not isinstance(encoder, WLO):
+    """``term_count_spearman`` and ``frequent_term`` of a model with per-word entropy terms;
+    ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, is left out).
+    Empty for other models."""
+    if not encoder.has_word_entropy_terms:
         return {}
-    terms = encoder.word_entropy_terms().detach().cpu().double().numpy()[1:]
+    terms = with_word_entropy_terms(encoder, "the word-term diagnostics").word_entropy_terms().detach().cpu().double().numpy()[1:]
     known = np.asarray(counts[1:len(terms) + 1], dtype=np.float64)
     order = np.argsort(-known, kind="stable")
     rho = stats.spearmanr(terms[:len(known)], np.log(np.maximum(known, 1))).statistic
@@ -102,10 +104,12 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
                          sample: DiagnosticSample, margin: float, prior_weight: float,
                          batch_size: int) -> dict[str, float]:
     """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
-    within that mini-batch): the norm of the prior's gradient on the scales A over the margin
-    loss's. Empty for models without scales or without a prior."""
-    if not isinstance(encoder, WLO) or prior_weight <= 0:
+    within that mini-batch): the norm of the prior's gradient on the weights of the entropy
+    terms (WLO's scales A) over the margin loss's. Empty for models without per-word entropy
+    terms or without a prior."""
+    if not encoder.has_word_entropy_terms or prior_weight <= 0:
         return {}
+    weights = with_word_entropy_terms(encoder, "the prior's gradient share").entropy_weights()
     pairs = sample.pairs[:batch_size]
     count = len(pairs)
     if count < 2:
@@ -119,7 +123,7 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
     parts = probabilistic_batch_loss(out, count, margin, prior_weight)
     norms = []
     for part in parts:
-        (grad,) = torch.autograd.grad(part, encoder.scale.weight, retain_graph=True)
+        (grad,) = torch.autograd.grad(part, weights, retain_graph=True)
         norms.append(float((grad.coalesce().values() if grad.is_sparse else grad).norm()))
     return {"prior_gradient_share": norms[1] / norms[0] if norms[0] > 0 else float("inf")}
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from probsent.models import WLO
-from probsent.models.base import Encoding
+from probsent.models.base import Encoding, SentenceEncoder
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 
 
@@ -65,8 +65,12 @@ class FastWLOEngine:
     """Runs WLO mega-batches through :mod:`probsent.training.fast_wlo` and
     :mod:`probsent.training.fast_mining` on ``encoder``'s weights and ``optimizer``'s state."""
 
+    model_class = WLO
+    """The model this engine trains: its kernels compute WLO's exact recurrence on its two word
+    tables, so it declares the class (not a capability)."""
+
     def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
-        if not isinstance(encoder, WLO):
+        if not isinstance(encoder, self.model_class):
             raise TypeError("the fast engine trains WLO models only")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
@@ -175,3 +179,12 @@ def numba_threads_like_torch() -> None:
 
     numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS,
                                      os.cpu_count() or 1)))
+
+
+FAST_ENGINES: tuple[type[FastWLOEngine], ...] = (FastWLOEngine,)
+"""Every compiled training engine; each names the model class it trains (``model_class``)."""
+
+
+def fast_engine_for(encoder: SentenceEncoder) -> type[FastWLOEngine] | None:
+    """The compiled engine that trains ``encoder``'s model, or None (the torch loop trains any)."""
+    return next((engine for engine in FAST_ENGINES if isinstance(encoder, engine.model_class)), None)

@@ -20,15 +20,15 @@ from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
-from probsent.models import WLO, Encoding, SentenceEncoder, build_model
+from probsent.models import Encoding, SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
                                           load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
-from probsent.training.fast_engine import (FastWLOEngine, compile_kernels, fast_engine_available,
-                                           numba_threads_like_torch)
+from probsent.training.fast_engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
+                                           fast_engine_for, numba_threads_like_torch)
 from probsent.training.loss import margin_loss, probabilistic_batch_loss
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 from probsent.training.optimizer import WordAwareAdam
@@ -72,18 +72,12 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
 
 
 def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
-    """A freshly initialized model of ``config.model``."""
-    settings: dict[str, Any] = {"type": config.model, "vocab_size": vocab_size, "dim": config.dim}
-    if config.model == "wlo":
-        settings.update(scale_init_mean=config.scale_init_mean, scale_init_std=config.scale_init_std,
-                        shift_init_std=config.shift_init_std)
-    else:
-        settings["init_std"] = config.init_std
-    if config.model.startswith("lstm"):
-        settings["hidden"] = config.hidden
-    if config.model == "lstmgaussian":
-        settings["mean_init_gain"] = config.mean_init_gain
-    return build_model(settings)
+    """A freshly initialized model of ``config.model``: each hyper-parameter the model declares
+    (:meth:`SentenceEncoder.hyper_parameters`) takes the training setting of the same name, or
+    the model's own default where ``TrainConfig`` has no such setting."""
+    cls = model_class(config.model)
+    settings = config.to_dict()
+    return cls(vocab_size, **{name: settings.get(name, default) for name, default in cls.hyper_parameters().items()})
 
 
 class Trainer:
@@ -148,23 +142,24 @@ class Trainer:
         else:
             self.encoder = build_encoder(config, len(self.vocab))
             if config.rarity_init:
-                if not isinstance(self.encoder, WLO):
-                    raise ProbsentError(f"--rarity-init is for WLO, not {config.model}")
-                self.encoder.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
+                terms = with_word_entropy_terms(self.encoder, "--rarity-init")
+                terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
 
     def _fast_engine(self) -> "FastWLOEngine | None":
-        """The compiled engine for ``config.engine`` (fast, or auto for WLO when numba is
-        installed; its kernels compiled now, once per machine), or None for the torch loop."""
+        """The compiled engine for ``config.engine`` (fast, or auto for a model that has one
+        when numba is installed; its kernels compiled now, once per machine), or None for the
+        torch loop."""
         engine = self.config.engine  # a valid name: the config checked it
-        is_wlo = isinstance(self.encoder, WLO)
-        if engine == "fast" and not is_wlo:
-            raise ProbsentError(f"--engine fast trains WLO only; use --engine torch for {self.config.model}")
+        engine_class = fast_engine_for(self.encoder)
+        if engine == "fast" and engine_class is None:
+            trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
+            raise ProbsentError(f"--engine fast trains {trained} only; use --engine torch for {self.config.model}")
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
-        if engine == "torch" or not is_wlo or not fast_engine_available() or self.device.type != "cpu":
+        if engine == "torch" or engine_class is None or not fast_engine_available() or self.device.type != "cpu":
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
@@ -172,7 +167,7 @@ class Trainer:
         seconds = compile_kernels()
         if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
             self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
-        return FastWLOEngine(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
+        return engine_class(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
