@@ -7,7 +7,7 @@ the JSON, a committed JSON regenerates it without re-running anything.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from probsent.evaluation import paper
 from probsent.evaluation.datasets import KO2019_DOMAINS, SENTEVAL_STS_SETS, SNLI_LABELS
@@ -167,59 +167,56 @@ def _table4(evaluation: EvaluationRun) -> str:
 
 # --- Tables 5 and 6 ----------------------------------------------------------------------
 
+def _analysis_sections(evaluation: EvaluationRun, key: str, render: Callable[[str, Any], list[str]],
+                       none_evaluated: str) -> list[str]:
+    """Per system with the analysis ``key`` (Table 5 or 6): its lines from ``render(name,
+    result)``, or why it was skipped; ``none_evaluated`` where no system has it."""
+    text: list[str] = []
+    for name, entry in _systems(evaluation, key).items():
+        result = getattr(entry, key)
+        text += ["", f"**{name}**: skipped — {result.skipped}."] if isinstance(result, Skipped) else render(name, result)
+    return text or ["", none_evaluated]
+
+
 def _table5(evaluation: EvaluationRun) -> str:
-    text = ["## Table 5: lexical analysis (WLO)", "",
-            "Per word: ‖B_w‖ (translation norm) and H, the entropy of the one-word sentence."
-            " Each list takes the words at one end of the norm ranking (the stated share of the"
-            " eligible words) and orders them by |H| or by H, smallest first."
-            " The paper's word lists are not transcribed here; see its Table 5."]
-    found = False
-    for name, entry in _systems(evaluation, "lexical").items():
-        found = True
-        lexical = entry.lexical
-        if isinstance(lexical, Skipped):
-            text += ["", f"**{name}**: skipped — {lexical.skipped}."]
-            continue
+    def lists_of(name: str, lexical: Any) -> list[str]:
         lists = lexical.lists
         depth = max((len(v) for v in lists.values()), default=0)
         rows = [[str(i + 1)] + [f"{lists[key][i].word} ({lists[key][i].norm:.2f}, {lists[key][i].entropy:.1f})"
                                 if i < len(lists[key]) else "" for key in LISTS] for i in range(depth)]
         all_positive = (lexical.entropy_range or [0.0])[0] > 0
-        text += ["", f"**{name}**: {lexical.n_words:,} words seen at least {lexical.min_count:,} times"
-                 f" in training; each list drawn from the {lexical.pool_size:,} words at that end of the"
-                 f" norm ranking ({100 * lexical.norm_fraction:.0f}%). Spearman(‖B‖, H) ="
-                 f" {_num(lexical.spearman_norm_entropy)}. Cells: word (‖B‖, H)."
-                 + (" Every single-word entropy is positive here, so each |H| list equals its H list."
-                    if all_positive else ""),
-                 "", _table(["#"] + [_LIST_TITLES[key] for key in LISTS], rows)]
-    if not found:
-        text += ["", "No WLO model was evaluated."]
-    return "\n".join(text)
+        return ["", f"**{name}**: {lexical.n_words:,} words seen at least {lexical.min_count:,} times"
+                f" in training; each list drawn from the {lexical.pool_size:,} words at that end of the"
+                f" norm ranking ({100 * lexical.norm_fraction:.0f}%). Spearman(‖B‖, H) ="
+                f" {_num(lexical.spearman_norm_entropy)}. Cells: word (‖B‖, H)."
+                + (" Every single-word entropy is positive here, so each |H| list equals its H list."
+                   if all_positive else ""),
+                "", _table(["#"] + [_LIST_TITLES[key] for key in LISTS], rows)]
+
+    return "\n".join(["## Table 5: lexical analysis (WLO)", "",
+                      "Per word: ‖B_w‖ (translation norm) and H, the entropy of the one-word sentence."
+                      " Each list takes the words at one end of the norm ranking (the stated share of the"
+                      " eligible words) and orders them by |H| or by H, smallest first."
+                      " The paper's word lists are not transcribed here; see its Table 5."]
+                     + _analysis_sections(evaluation, "lexical", lists_of, "No WLO model was evaluated."))
 
 
 def _table6(evaluation: EvaluationRun) -> str:
-    text = ["## Table 6: sentential analysis", "",
-            "A random sample of each model's training sentences, grouped by length: the most general"
-            " and the most specific sentence of each length (entropy for probabilistic models, norm"
-            " for deterministic ones). The paper's sentences are not transcribed here; see its Table 6."]
-    found = False
-    for name, entry in _systems(evaluation, "sentential").items():
-        found = True
-        result = entry.sentential
-        if isinstance(result, Skipped):
-            text += ["", f"**{name}**: skipped — {result.skipped}."]
-            continue
+    def groups_of(name: str, result: Any) -> list[str]:
         measure = result.measure
         rows = [[length, str(group.n), f"{group.most_general.sentence} ({group.most_general.value:.1f})",
                  f"{group.most_specific.sentence} ({group.most_specific.value:.1f})"]
                 for length, group in result.by_length.items()]
-        text += ["", f"**{name}** ({measure}): {result.n_kept:,} distinct in-vocabulary sentences of"
-                 f" {result.lengths[0]}–{result.lengths[1]} tokens out of {result.n_drawn:,} drawn"
-                 f" (seed {result.seed}).", "",
-                 _table(["Length", "n", f"Most general ({measure})", f"Most specific ({measure})"], rows)]
-    if not found:
-        text += ["", "No trained model was evaluated."]
-    return "\n".join(text)
+        return ["", f"**{name}** ({measure}): {result.n_kept:,} distinct in-vocabulary sentences of"
+                f" {result.lengths[0]}–{result.lengths[1]} tokens out of {result.n_drawn:,} drawn"
+                f" (seed {result.seed}).", "",
+                _table(["Length", "n", f"Most general ({measure})", f"Most specific ({measure})"], rows)]
+
+    return "\n".join(["## Table 6: sentential analysis", "",
+                      "A random sample of each model's training sentences, grouped by length: the most general"
+                      " and the most specific sentence of each length (entropy for probabilistic models, norm"
+                      " for deterministic ones). The paper's sentences are not transcribed here; see its Table 6."]
+                     + _analysis_sections(evaluation, "sentential", groups_of, "No trained model was evaluated."))
 
 
 # --- Tables 7 and 8 ----------------------------------------------------------------------
