@@ -116,6 +116,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _family_lines(round_, dev)
+    lines += _after_lines(round_, dev)
     lines += _test_lines(round_, selection)
     ship = load_json(out / "ship.json")
     if ship:
@@ -148,6 +149,36 @@ def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
         gain = max(c["news_dev"] for c in found) - ref["news_dev"]
         lines.append(f"- {family.replace('_', ' ')}: " + "; ".join(described(c) for c in found)
                      + f". Best gain over the reference: {gain:+.1f} points.")
+    return lines
+
+
+def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
+    """The runs trained after the round's test numbers, outside its selection (after.json)."""
+    after = load_json(round_.results_dir / "after.json")
+    if not after:
+        return []
+    ref = next(c for c in dev["candidates"] if c["name"] == REFERENCE.name)
+    lines = ["", "### After the round (outside the selection)", "",
+             "Trained after this round's test numbers were seen (see the erratum in `experiments/recipe.py`); "
+             "they choose nothing. Development numbers and final diagnostics, against the reference's "
+             f"{ref['news_dev']:.1f} news-train accuracy:", ""]
+    for c in after:
+        d = c["diagnostics"]
+        lines.append(f"- `{c['name']}` ({c['note']}): news-train accuracy {c['news_dev']:.1f} "
+                     f"({c['news_dev'] - ref['news_dev']:+.1f}), STS17 r {c['sts17']:.3f}, Spearman(term, log count) "
+                     f"{d.get('term_count_spearman', float('nan')):+.2f}, frequent-word term "
+                     f"{d.get('frequent_term', float('nan')):+.2f}, active hinge {d.get('active_hinge', float('nan')):.3f}.")
+        by_name = {x["name"]: x for x in dev["candidates"]}
+        paper, ours = (by_name[dev["selection"][rule]] for rule in ("paper", "ours"))
+        joins = c["news_dev"] - ref["news_dev"] >= dev["combine_margin"]
+        changes = [what for what, hit in (("the combination", joins),
+                                          ("the paper's-rule selection", c["sts17"] > paper["sts17"]),
+                                          ("our-rule selection", c["news_dev"] > ours["news_dev"])) if hit]
+        lines.append(f"  Had it competed, it would have changed {' and '.join(changes)}." if changes else
+                     f"  Had it competed, it would have changed neither the combination (gain "
+                     f"{c['news_dev'] - ref['news_dev']:+.1f} < {dev['combine_margin']}) nor either selection "
+                     f"(STS17 r {c['sts17']:.3f} against `{paper['name']}`'s {paper['sts17']:.3f}; news-train "
+                     f"{c['news_dev']:.1f} against `{ours['name']}`'s {ours['news_dev']:.1f}).")
     return lines
 
 

@@ -317,3 +317,18 @@ def test_device_choice(tmp_path, monkeypatch, toy_pairs) -> None:
     with pytest.raises(ProbsentError, match="--device"):
         Trainer(_config(tmp_path, data, "e", device="tpu"), progress=False)
     assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()  # nothing left behind
+
+
+@pytest.mark.parametrize("engine", ["torch", "fast"])
+def test_dense_adam_moves_rows_the_step_did_not_touch(tmp_path, toy_pairs, engine) -> None:
+    """``--adam dense`` trains differently from lazy Adam, on either engine, and the two
+    engines agree on it: a word row trained once keeps moving in steps without the word."""
+    data = toy_pairs(30)
+    tables = {}
+    for adam in ("lazy", "dense"):
+        trainer = Trainer(_config(tmp_path, data, f"{adam}-{engine}", engine=engine, adam=adam, max_steps=12),
+                          progress=False, log=lambda _: None)
+        assert trainer.optimizer.optimizers[0].dense is (adam == "dense")
+        trainer.train()
+        tables[adam] = _tables(trainer)
+    assert any(not torch.equal(a, b) for a, b in zip(tables["lazy"], tables["dense"]))

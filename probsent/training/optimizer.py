@@ -87,12 +87,12 @@ class WordAwareAdam:
     def __init__(self, encoder: SentenceEncoder, lr: float, dense: bool = False) -> None:
         sparse = [m.weight for m in encoder.modules() if isinstance(m, nn.Embedding) and m.sparse]
         sparse_ids = {id(p) for p in sparse}
-        dense = [p for p in encoder.parameters() if id(p) not in sparse_ids]
+        others = [p for p in encoder.parameters() if id(p) not in sparse_ids]
         self.optimizers: list[torch.optim.Optimizer] = []
         if sparse:
             self.optimizers.append(RowAdam(sparse, lr=lr, dense=dense))
-        if dense:
-            self.optimizers.append(torch.optim.Adam(dense, lr=lr))
+        if others:
+            self.optimizers.append(torch.optim.Adam(others, lr=lr))
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for optimizer in self.optimizers:
