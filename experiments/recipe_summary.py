@@ -121,7 +121,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
     ship = load_json(out / "ship.json")
     if ship:
         verb = "replaced" if ship["ship"] else "did not replace"
-        lines += ["", f"Shipping (rule 6): `{ship['run']}` with {ship['max_words']:,} words scores "
+        lines += ["", f"Shipping (rule 6): `{ship['run']}` trimmed to at most {ship['max_words']:,} words scores "
                   f"{ship['news_train_accuracy']:.2f} on the news training rows against the shipped model's "
                   f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
                   f"words), so it {verb} the shipped model (`{where}/ship.json`)."]

@@ -30,6 +30,9 @@ from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
+# the plan's shipping choice (every WLO run of the plan x each vocabulary size), kept when
+# issue 11's recipe shipped another model
+PLAN_CHOICE = RESULTS_DIR / "shipped-before-issue-11" / "choice.json"
 OUT = REPO / "docs" / "RESULTS.md"
 DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
@@ -123,8 +126,11 @@ def _shipped_lines() -> list[str]:
     entry = evaluation.results.first_model()
     export = entry.training.get("export", {})
     news, *rho = _test(entry)
+    vocab = REPO / "probsent" / "pretrained" / "wlo" / "vocab.txt"  # <unk>, then a word a line
+    words = len(vocab.read_text(encoding="utf-8").splitlines()) - 1
     return [f"`probsent/pretrained/wlo`: exported from `{export.get('from')}` with the "
-            f"{export.get('max_words'):,} most frequent words, {export.get('dtype')} weights. "
+            f"{min(words, export.get('max_words')):,} most frequent words (at most {export.get('max_words'):,} "
+            f"were allowed), {export.get('dtype')} weights. "
             f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
             f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
             f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}", *_first_rule_lines()]
@@ -266,7 +272,8 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term helps: "
-        f"{_trim_share()} (see the shipped model above and its card). {_small_vocab_line(found)}",
+        f"{_trim_share()} (the plan's shipping choice, `results/shipped-before-issue-11/choice.json`). "
+        f"{_small_vocab_line(found)}",
         f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
         f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
         f"{_untrained(found, 'wordsum-minibatch')} (its best checkpoint: {sts('wordsum')}). Hard negatives "
@@ -300,7 +307,7 @@ def _untrained(found: dict[str, dict[str, Any]], name: str) -> str:
 
 def _trim_share() -> str:
     """For how many WLO runs the smallest vocabulary tried was the best on the news training rows."""
-    choice = load_json(RESULTS_DIR / "shipped" / "choice.json")
+    choice = load_json(PLAN_CHOICE)
     if not choice:
         return "it raised the news-train accuracy of the shipped model's checkpoint"
     tried = choice["news_train_accuracy"]
@@ -314,7 +321,7 @@ def _small_vocab_line(found: dict[str, dict[str, Any]]) -> str:
     """Training with a small vocabulary against trimming a trained one (news-train accuracy of
     best-news/ models, the development set)."""
     runs = [name for name in ("wlo-vocab5k", "wlo-vocab2k") if name in found and found[name]["news"]]
-    choice = load_json(RESULTS_DIR / "shipped" / "choice.json")
+    choice = load_json(PLAN_CHOICE)
     trimmed = (choice or {}).get("news_train_accuracy", {}).get("wlo")
     if not runs or "wlo" not in found or not trimmed:
         return ""
