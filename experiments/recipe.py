@@ -128,8 +128,8 @@ def _log_path(name: str) -> Path:
     """A run's validation log: runs/<name>/log.jsonl, or the copy a round recorded (committed)."""
     path = RUNS_DIR / name / "log.jsonl"
     if not path.is_file():
-        path = next((d / f"{name}.jsonl" for d in (REPO / "results" / "recipe", REPO / "results" / "recipe2")
-                     if (d / f"{name}.jsonl").is_file()), path)
+        path = next((r.results_dir / f"{name}.jsonl" for r in ROUNDS.values()
+                     if (r.results_dir / f"{name}.jsonl").is_file()), path)
     return path
 
 
@@ -228,7 +228,7 @@ def _final_diagnostics(name: str) -> dict[str, float]:
 def write_dev_record(round_: Round) -> dict:
     """<round's results>/dev.json: every candidate's flags, dev numbers and final diagnostics,
     the combination and the two selections, and each candidate's validation log."""
-    from probsent.io import write_json, write_text
+    from probsent.io import write_json
 
     out = round_.results_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -236,10 +236,7 @@ def write_dev_record(round_: Round) -> dict:
     record = {"candidates": [], "selection": select(round_), "combined": combined_run(round_).note,
               "combine_margin": COMBINE_MARGIN}
     for run in runs:
-        record["candidates"].append({"name": run.name, "note": run.note, "flags": run.flags,
-                                     **dev_scores(run.name), "diagnostics": _final_diagnostics(run.name),
-                                     "steps": _log(run.name)[-1]["step"]})
-        write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
+        record["candidates"].append(_run_record(run, out))
     write_json(out / "dev.json", record)
     from probsent.evaluation.plots import training_curves
     training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs})
@@ -249,14 +246,19 @@ def write_dev_record(round_: Round) -> dict:
 def write_after_record(round_: Round) -> None:
     """<round's results>/after.json: the dev numbers and final diagnostics of the runs trained
     after the round (outside its selection), and their validation logs."""
-    from probsent.io import write_json, write_text
+    from probsent.io import write_json
 
-    record = []
-    for run in round_.after:
-        record.append({"name": run.name, "note": run.note, "flags": run.flags, **dev_scores(run.name),
-                       "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"]})
-        write_text(round_.results_dir / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
-    write_json(round_.results_dir / "after.json", record)
+    write_json(round_.results_dir / "after.json", [_run_record(run, round_.results_dir) for run in round_.after])
+
+
+def _run_record(run: Run, out: Path) -> dict:
+    """A run's flags, dev numbers, final diagnostics and steps; its validation log is copied to
+    ``out/<name>.jsonl``."""
+    from probsent.io import write_text
+
+    write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
+    return {"name": run.name, "note": run.note, "flags": run.flags, **dev_scores(run.name),
+            "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"]}
 
 
 def _train(run: Run) -> None:

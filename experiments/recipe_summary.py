@@ -84,15 +84,20 @@ def sections() -> list[str]:
     return lines
 
 
+def _command(round_: Round, stage: str) -> str:
+    """The command that runs ``stage`` of the round."""
+    flag = "" if round_.number == 1 else f" --round {round_.number}"
+    return f"python -m experiments.recipe{flag} --stage {stage}"
+
+
 def section(round_: Round = ROUND_1) -> list[str]:
     """The Markdown lines of one round's section (a pointer to the command where nothing is
     evaluated yet)."""
     out = round_.results_dir
     where = out.relative_to(REPO).as_posix()
-    flag = "" if round_.number == 1 else f" --round {round_.number}"
     dev = load_json(out / "dev.json")
     lines = [TITLES[round_.number], "",
-             f"Generated from `{where}/` by `python -m experiments.recipe{flag} --stage select`, "
+             f"Generated from `{where}/` by `{_command(round_, 'select')}`, "
              "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
              "selection rules" + (", and what had been seen before the round" if round_.number > 1 else "")
              + ") is the docstring of `experiments/recipe.py`, committed before the runs."]
@@ -162,14 +167,14 @@ def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
              "Trained after this round's test numbers were seen (see the erratum in `experiments/recipe.py`); "
              "they choose nothing. Development numbers and final diagnostics, against the reference's "
              f"{ref['news_dev']:.1f} news-train accuracy:", ""]
+    by_name = {x["name"]: x for x in dev["candidates"]}
+    paper, ours = (by_name[dev["selection"][rule]] for rule in ("paper", "ours"))
     for c in after:
         d = c["diagnostics"]
         lines.append(f"- `{c['name']}` ({c['note']}): news-train accuracy {c['news_dev']:.1f} "
                      f"({c['news_dev'] - ref['news_dev']:+.1f}), STS17 r {c['sts17']:.3f}, Spearman(term, log count) "
                      f"{d.get('term_count_spearman', float('nan')):+.2f}, frequent-word term "
                      f"{d.get('frequent_term', float('nan')):+.2f}, active hinge {d.get('active_hinge', float('nan')):.3f}.")
-        by_name = {x["name"]: x for x in dev["candidates"]}
-        paper, ours = (by_name[dev["selection"][rule]] for rule in ("paper", "ours"))
         joins = c["news_dev"] - ref["news_dev"] >= dev["combine_margin"]
         changes = [what for what, hit in (("the combination", joins),
                                           ("the paper's-rule selection", c["sts17"] > paper["sts17"]),
@@ -189,8 +194,7 @@ def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
     paper_entries, ours_entries = entries[selection["paper"]], entries[selection["ours"]]
     ablation_entries = entries["ablation"]
     if not any(paper_entries):
-        flag = "" if round_.number == 1 else f" --round {round_.number}"
-        return ["", f"(test sets not evaluated yet: `python -m experiments.recipe{flag} --stage evaluate`)"]
+        return ["", f"(test sets not evaluated yet: `{_command(round_, 'evaluate')}`)"]
     # for the paper's rule, the best/ model of each run (the evaluation holds only that one for it)
     wordsum = [_model_entry(REPO / "results" / n / "evaluation.json") for n in WORDSUM]
     baselines = load_json(ROUND_1.results_dir / "baselines.json") or {}

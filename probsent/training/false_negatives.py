@@ -67,12 +67,14 @@ def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
 
 
 def banned_negatives(encoded: Encoding, partner: np.ndarray, negative: np.ndarray,
-                     words: sp.csr_matrix | None, ceiling: np.ndarray | None) -> np.ndarray:
+                     words: sp.csr_matrix | None, ceiling: np.ndarray | None,
+                     limits: np.ndarray | None = None) -> np.ndarray:
     """Per sentence: is its mined ``negative`` disallowed, a false negative (when ``words`` is
-    given) or above its similarity ``ceiling`` (when given)?"""
+    given; ``limits``: :func:`false_negative_limits`, if already computed) or above its
+    similarity ``ceiling`` (when given)?"""
     banned = np.zeros(len(partner), dtype=bool)
     if words is not None:
-        banned |= false_negative_mask(words, partner, negative)
+        banned |= false_negative_mask(words, partner, negative, limits)
     if ceiling is not None:
         banned |= _paired(encoded, negative) > ceiling
     return banned
@@ -85,7 +87,7 @@ def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, words: 
     not above the sentence's ``ceiling`` of similarity (with a ceiling). Kept where none is left."""
     negative = negative.copy()
     threshold = false_negative_limits(words, partner) if words is not None else None
-    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling))
+    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling, threshold))
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
         pick = torch.from_numpy(rows)

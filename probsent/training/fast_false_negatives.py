@@ -72,13 +72,13 @@ def remine_fast(encoded: Encoding, partner: np.ndarray, negative: np.ndarray,
         return None
     count = len(partner)
     negative = negative.copy()
-    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling))
+    threshold = false_negative_limits(words, partner) if words is not None else None
+    flagged = np.flatnonzero(banned_negatives(encoded, partner, negative, words, ceiling, threshold))
     if not len(flagged):
         return negative
     if words is None:  # no word rule: no sentence shares a word, none reaches the limit of 1
         words, threshold = sp.csr_matrix((count, 1), dtype=np.int32), np.ones(count, np.int64)
     else:
-        threshold = false_negative_limits(words, partner)
         words = words.copy()
         words.sum_duplicates()
         words.sort_indices()

@@ -243,40 +243,40 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
 
 
 @njit(**_jit)
-def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
-    """SparseAdam's update (in float32, as the reference) of the rows ``touched[:count]``:
+def _adam_row(row, m_row, v_row, g_row, one_minus_beta1, one_minus_beta2, step32, eps32):
+    """SparseAdam's update of one row (in float32, as the reference):
     m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v), w <- w - step_size m / (sqrt(v) + eps)."""
+    for d in range(len(row)):
+        g = np.float32(g_row[d])
+        m = m_row[d] + one_minus_beta1 * (g - m_row[d])
+        v = v_row[d] + one_minus_beta2 * (g * g - v_row[d])
+        m_row[d] = m
+        v_row[d] = v
+        row[d] -= step32 * (m / (np.sqrt(v) + eps32))
+
+
+@njit(**_jit)
+def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
+    """:func:`_adam_row` on the rows ``touched[:count]`` with their gradients."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
     for slot in range(count):
         w = touched[slot]
-        row, m_row, v_row, g_row = table[w], exp_avg[w], exp_avg_sq[w], grads[slot]
-        for d in range(len(row)):
-            g = np.float32(g_row[d])
-            m = m_row[d] + one_minus_beta1 * (g - m_row[d])
-            v = v_row[d] + one_minus_beta2 * (g * g - v_row[d])
-            m_row[d] = m
-            v_row[d] = v
-            row[d] -= step32 * (m / (np.sqrt(v) + eps32))
+        _adam_row(table[w], exp_avg[w], exp_avg_sq[w], grads[slot], one_minus_beta1, one_minus_beta2,
+                  step32, eps32)
 
 
 @njit(**_jit)
 def _dense_adam_rest(table, exp_avg, exp_avg_sq, slot_of, step_size, beta1, beta2, eps):
-    """``--adam dense``: the update of :func:`_lazy_adam` with gradient 0 on every row the step
-    did not touch (``slot_of`` < 0): the moments decay and the momentum still moves the row."""
+    """``--adam dense``: :func:`_adam_row` with gradient 0 on every row the step did not touch
+    (``slot_of`` < 0): the moments decay and the momentum still moves the row."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
-    zero = np.float32(0.0)
+    zero = np.zeros(table.shape[1], REAL)
     for w in range(table.shape[0]):
-        if slot_of[w] >= 0:
-            continue
-        row, m_row, v_row = table[w], exp_avg[w], exp_avg_sq[w]
-        for d in range(len(row)):
-            m = m_row[d] + one_minus_beta1 * (zero - m_row[d])
-            v = v_row[d] + one_minus_beta2 * (zero - v_row[d])
-            m_row[d] = m
-            v_row[d] = v
-            row[d] -= step32 * (m / (np.sqrt(v) + eps32))
+        if slot_of[w] < 0:
+            _adam_row(table[w], exp_avg[w], exp_avg_sq[w], zero, one_minus_beta1, one_minus_beta2,
+                      step32, eps32)
 
 
 @njit(**_jit)
