@@ -1,0 +1,36 @@
+"""A work-around for a numerical defect of the libraries underneath, applied once at import.
+
+torch's CPU builds compute many float unary functions (sqrt, exp, log, tanh, ...) with Intel
+oneMKL's vector math library (VML), in chunks spread over the intra-op threads. oneMKL 2024.2
+(the version inside torch's wheels, ``torch.__config__.show()``) picks each function's kernel
+on its first call; when the first calls come from two threads at once, one thread's chunk can
+run the low-accuracy kernel (about 11 correct bits instead of a correctly rounded result)
+although high accuracy was asked for (pytorch/pytorch issue 188792). It happens in a few
+percent of fresh processes, at random: a training run resumed in such a process leaves the
+bit-exact path of the uninterrupted run (measured here: Adam's ``sqrt`` of the second moments
+off by up to 3e-4 relative in half the entries, the chunk of the main thread).
+
+Calling each function once on a single element, before anything runs in parallel, settles the
+choice on the accurate kernel for the life of the process. ``probsent/__init__.py`` does it.
+"""
+from __future__ import annotations
+
+import torch
+
+# the unary functions torch may hand to VML on the CPU (ATen's cpu/vml.h), float32 and float64
+VML_FUNCTIONS = ("abs", "acos", "asin", "atan", "cos", "cosh", "erf", "erfc", "erfinv", "exp",
+                 "expm1", "lgamma", "log", "log10", "log1p", "log2", "sin", "sinh", "sqrt",
+                 "tan", "tanh", "trunc")
+_done = False
+
+
+def settle_vector_math() -> None:
+    """Make VML choose its kernels now, on this thread alone (idempotent, well under 1 ms)."""
+    global _done
+    if _done:
+        return
+    for dtype in (torch.float32, torch.float64):
+        one = torch.full((1,), 0.5, dtype=dtype)
+        for name in VML_FUNCTIONS:
+            getattr(torch, name)(one)
+    _done = True
