@@ -7,8 +7,11 @@ on its first call; when the first calls come from two threads at once, one threa
 run the low-accuracy kernel (about 11 correct bits instead of a correctly rounded result)
 although high accuracy was asked for (pytorch/pytorch issue 188792). It happens in a few
 percent of fresh processes, at random: a training run resumed in such a process leaves the
-bit-exact path of the uninterrupted run (measured here: Adam's ``sqrt`` of the second moments
-off by up to 3e-4 relative in half the entries, the chunk of the main thread).
+bit-exact path of the uninterrupted run. Measured here (2026-11-26, 2 cores): Adam's ``sqrt``
+of the second moments off by up to 3e-4 relative in half the entries, the main thread's chunk;
+in a loop replaying CI's kill-and-resume test, 5 of 37 resumed processes ended with other
+weights before this fix and 0 of 40 after it; ``torch.sqrt`` of 2,400 floats as the first
+work of a fresh process was wrong in 1 of 40 processes.
 
 Calling each function once on a single element, before anything runs in parallel, settles the
 choice on the accurate kernel for the life of the process. ``probsent/__init__.py`` does it.

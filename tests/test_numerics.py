@@ -1,6 +1,6 @@
-"""probsent.numerics: torch's vector math settled before any parallel work (the defect it works
-around shows in a few percent of fresh processes, at random; benchmarks/bench_vector_math.py
-counts it. These tests check what can be checked every time)."""
+"""probsent.numerics: torch's vector math settled before any parallel work. The defect it works
+around shows in a few percent of fresh processes, at random, so no test can provoke it on
+demand; these check what can be checked every time."""
 from __future__ import annotations
 
 import ast
