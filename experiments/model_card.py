@@ -21,6 +21,7 @@ import probsent
 from probsent.io import write_text
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
+from experiments.recipe import SHIPPED_BEFORE
 from experiments.selection import SHIP_WORDS
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
@@ -58,7 +59,7 @@ def _choice_sentence() -> str:
                 f"(`{decision['shipped_run']}`, {decision['shipped_max_words']:,} words: "
                 f"{decision['shipped_news_train_accuracy']:.2f} %) by {margin:.2f} points (`{where}`). "
                 f"Its test numbers below are the reader's to weigh against that model's "
-                f"(`results/shipped-before-issue-11/`).")
+                f"(`{SHIPPED_BEFORE.relative_to(REPO).as_posix()}/`).")
     return (f"The run (`{choice['run']}`, of {len(tried)} WLO runs trained for the same number of steps) "
             f"and the vocabulary size (of {sizes} "
             f"words) were chosen together by accuracy on the news training rows after trimming: "

@@ -208,6 +208,9 @@ ROUND_2 = Round(2, {**FAMILIES, **FAMILIES_2}, "r12-combined", REPO / "results" 
                 after=tuple(AFTER_2))
 ROUNDS = {1: ROUND_1, 2: ROUND_2}
 RESULTS_DIR = ROUND_1.results_dir  # round 1's records (and the baselines both rounds compare with)
+# the shipped model's files and the plan's shipping choice as they were before round 2's rule 6
+# replaced the model
+SHIPPED_BEFORE = REPO / "results" / "shipped-before-issue-11"
 
 
 def evaluation_dir(round_: Round, name: str) -> Path:
@@ -311,8 +314,7 @@ def write_baselines() -> None:
     if path.is_file():
         return
     plan = load_evaluation(REPO / "docs" / "results" / "evaluation.json").results.systems
-    before = REPO / "results" / "shipped-before-issue-11" / "evaluation.json"  # kept when issue 11 shipped a model
-    shipped_model = load_evaluation(before).results.first_model()
+    shipped_model = load_evaluation(SHIPPED_BEFORE / "evaluation.json").results.first_model()
     rows = {}
     for name, entry, scorer in (("Length", plan["Length"], LengthScorer()),
                                 ("Word Freq (sum)", plan["Word Freq (sum)"], WordFrequencyScorer("sum")),

@@ -25,6 +25,7 @@ from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
+from experiments.recipe import SHIPPED_BEFORE
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
@@ -32,7 +33,7 @@ from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, 
 RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 # the plan's shipping choice (every WLO run of the plan x each vocabulary size), kept when
 # issue 11's recipe shipped another model
-PLAN_CHOICE = RESULTS_DIR / "shipped-before-issue-11" / "choice.json"
+PLAN_CHOICE = SHIPPED_BEFORE / "choice.json"
 OUT = REPO / "docs" / "RESULTS.md"
 DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
@@ -272,7 +273,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term helps: "
-        f"{_trim_share()} (the plan's shipping choice, `results/shipped-before-issue-11/choice.json`). "
+        f"{_trim_share()} (the plan's shipping choice, `{PLAN_CHOICE.relative_to(REPO).as_posix()}`). "
         f"{_small_vocab_line(found)}",
         f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
         f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "

@@ -24,16 +24,11 @@ import torch
 VML_FUNCTIONS = ("abs", "acos", "asin", "atan", "cos", "cosh", "erf", "erfc", "erfinv", "exp",
                  "expm1", "lgamma", "log", "log10", "log1p", "log2", "sin", "sinh", "sqrt",
                  "tan", "tanh", "trunc")
-_done = False
 
 
 def settle_vector_math() -> None:
-    """Make VML choose its kernels now, on this thread alone (idempotent, well under 1 ms)."""
-    global _done
-    if _done:
-        return
+    """Make VML choose its kernels now, on this thread alone (well under 1 ms)."""
     for dtype in (torch.float32, torch.float64):
         one = torch.full((1,), 0.5, dtype=dtype)
         for name in VML_FUNCTIONS:
             getattr(torch, name)(one)
-    _done = True
