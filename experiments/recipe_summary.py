@@ -1,5 +1,5 @@
 """The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
-results/recipe/ and results/recipe2/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/, results/recipe2/ and results/recipe3/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files."""
@@ -73,7 +73,8 @@ def _paper_row(label: str) -> str:
 
 
 TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
-          2: "## Issue 11, round 2: the causes round 1 left untested"}
+          2: "## Issue 11, round 2: the causes round 1 left untested",
+          3: "## Issue 11, round 3: loose then close, and the hardness cap with a smaller vocabulary"}
 
 
 def sections() -> list[str]:
@@ -116,8 +117,9 @@ def section(round_: Round = ROUND_1) -> list[str]:
     selection = dev["selection"]
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
               f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
-              f"`{round_.combined_name}` = {dev['combined']} (rule: each family's best on news-train accuracy, "
-              f"where it beats the reference by at least {dev['combine_margin']} points).", "",
+              *([f"`{round_.combined_name}` = {dev['combined']} (rule: each family's best on news-train accuracy, "
+                 f"where it beats the reference by at least {dev['combine_margin']} points)."]
+                if dev["combined"] else ["This round adds no combination; the earlier rounds' compete."]), "",
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _family_lines(round_, dev)
@@ -129,7 +131,8 @@ def section(round_: Round = ROUND_1) -> list[str]:
         lines += ["", f"Shipping (rule 6): `{ship['run']}` trimmed to at most {ship['max_words']:,} words scores "
                   f"{ship['news_train_accuracy']:.2f} on the news training rows against the shipped model's "
                   f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
-                  f"words), so it {verb} the shipped model (`{where}/ship.json`)."]
+                  f"words)" + (f", a lead it had to make of at least {ship['ship_margin']} points" if ship.get("ship_margin")
+                               else "") + f", so it {verb} the shipped model (`{where}/ship.json`)."]
     return lines
 
 

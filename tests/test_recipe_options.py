@@ -299,3 +299,46 @@ def test_recipe_goals_are_computed_from_the_numbers() -> None:
     assert "higher in ≥ 90% of the pairs: **yes** (93.0%)" in lines[6]
     worse = _goal_lines(seven([70], [50], [71], [60], [55], [62], [10]), wordsum, length, ours)
     assert "News acc: **no** (70.0 vs 73.0)" in worse[0] and "≥ 60: **no**" in worse[4]
+
+
+def test_loose_then_close_trains_later_epochs_on_the_close_pairs_only(tmp_path) -> None:
+    """``--then-min-overlap``: the first epoch shuffles every pair, later ones only the pairs
+    whose word sets overlap at least the threshold (Jaccard by Python sets, hand-made cases)."""
+    rows = []
+    for k in range(12):  # identical sides: overlap 1
+        rows.append(f"red fox {k} jumps\tred fox {k} jumps")
+    for k in range(9):  # {a b c} vs {a b d}: 2 / 4 = 0.5
+        rows.append(f"blue cat w{k}\tblue cat z{k}")
+    for k in range(15):  # {a b c d} vs {a e f g}: 1 / 7
+        rows.append(f"green owl q{k} sings\tgreen sky r{k} falls")
+    for k in range(11):  # nothing shared
+        rows.append(f"one two t{k}\tthree four u{k}")
+    data = tmp_path / "pairs.tsv"
+    data.write_text("\n".join(rows) + "\n")
+
+    def jaccard(a: str, b: str) -> float:
+        x, y = set(tokenize(a)), set(tokenize(b))
+        return len(x & y) / len(x | y)
+
+    close_texts = {row for row in rows if jaccard(*row.split("\t")) >= 0.4}
+    assert len(close_texts) == 12 + 9
+    settings = dict(data=str(data), out=str(tmp_path / "run"), batch_size=5, megabatch=2, epochs=3,
+                    then_min_overlap=0.4, eval_every=1000)
+    trainer = Trainer(TrainConfig(**settings), progress=False)
+    corpus = trainer.corpus
+
+    def text(pair: int) -> str:
+        sides = [" ".join(corpus.words[t] for t in corpus.tokens[corpus.offsets[2 * pair + s]:
+                                                               corpus.offsets[2 * pair + s + 1]]) for s in (0, 1)]
+        return "\t".join(sides)
+
+    first, second, third = (trainer._epoch_order(epoch) for epoch in range(3))
+    assert sorted(first) == list(range(len(rows)))
+    assert {text(p) for p in second} == close_texts and len(second) == len(close_texts)
+    assert sorted(second) == sorted(third) and list(second) != list(third)  # reshuffled
+    state = trainer.train()
+    # mega-batches of 10 pairs, 2 steps each: 47 pairs -> 10+10+10+10+7 (10 steps); 21 close
+    # pairs -> 10+10 (4 steps) and a lone pair, which has nothing to contrast with and is skipped
+    assert state["step"] == 10 + 4 + 4
+    with pytest.raises(ValueError, match="--then-min-overlap applies from the second epoch on"):
+        TrainConfig(**{**settings, "epochs": 1})

@@ -65,6 +65,9 @@ class TrainConfig:
                                      "(Jaccard; 1 keeps all)", low=0.0, high=1.0)
     min_overlap: float = option(0.0, "drop pairs whose sides' word sets overlap less than this "
                                      "(Jaccard; 0 keeps all)", low=0.0, high=1.0)
+    then_min_overlap: float = option(0.0, "(ours) loose then close: every epoch after the first trains only on "
+                                          "the pairs whose sides' word sets overlap at least this much (Jaccard; "
+                                          "0 = every epoch on every pair, as the paper)", low=0.0, high=1.0)
     vocab_size: int = option(50_000, "most frequent words kept (plus <unk>)", low=1, high=10_000_000)
     min_count: int = option(1, "words seen fewer times in the training pairs become <unk> (ours; 1 keeps "
                                "every word, as the paper)", low=1, high=10**12)
@@ -134,6 +137,9 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{label('min_overlap')} {self.min_overlap} is above "
                                     f"{label('max_overlap')} {self.max_overlap}: no pair could be kept")
+        if self.then_min_overlap > 0.0 and self.epochs < 2:
+            raise InvalidValueError(f"{label('then_min_overlap')} applies from the second epoch on: "
+                                    f"set {label('epochs')} to 2 or more")
         if self.source_caps is not None:
             try:
                 parse_source_caps(self.source_caps)

@@ -17,7 +17,7 @@ from torch import Tensor
 from probsent.version import __version__
 from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
-from probsent.data.mixture import apply_mixture
+from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
 from probsent.models import Encoding, SentenceEncoder, model_class, with_word_entropy_terms
@@ -119,6 +119,15 @@ class Trainer:
             mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
                             self.corpus.report["mixture"]["pairs_per_source"].items())
             self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
+        # loose then close (--then-min-overlap): the pairs every epoch after the first trains on
+        self.close_pairs: np.ndarray | None = None
+        if config.then_min_overlap > 0.0:
+            self.close_pairs = np.flatnonzero(word_overlap(self.corpus) >= config.then_min_overlap)
+            if not len(self.close_pairs):
+                raise ProbsentError(f"{config.data}: no training pair overlaps at least "
+                                    f"{config.then_min_overlap} (--then-min-overlap)")
+            self.log(f"loose then close: epochs after the first train on {len(self.close_pairs):,} pairs "
+                     f"of word overlap >= {config.then_min_overlap}")
         kept = min(config.vocab_size, int(np.sum(self.corpus.counts >= config.min_count)))
         self.vocab = self.corpus.vocabulary(kept)
         # training count of each vocabulary word; <unk> (rare words) counts as the rarest kept word
@@ -334,18 +343,31 @@ class Trainer:
         return ((cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds)
                 or (cfg.max_steps is not None and self.state["step"] >= cfg.max_steps))
 
+    def _epoch_order(self, epoch: int) -> np.ndarray:
+        """The pairs epoch ``epoch`` (from 0) trains on, in its shuffled order: every pair, or
+        with ``--then-min-overlap`` after the first epoch the close pairs only."""
+        pool = self.close_pairs if self.close_pairs is not None and epoch > 0 else None
+        count = self.corpus.num_pairs if pool is None else len(pool)
+        order = torch.randperm(count, generator=torch.Generator().manual_seed(
+            self.config.seed * 1_000_003 + epoch)).numpy()
+        return order if pool is None else pool[order]
+
+    def _steps_in_epoch(self, epoch: int) -> int:
+        closing = self.close_pairs is not None and epoch > 0
+        pairs = len(self.close_pairs) if closing else self.corpus.num_pairs
+        per_mega = self.config.batch_size * self.config.megabatch
+        sizes = [min(per_mega, pairs - start) for start in range(0, pairs, per_mega)]
+        return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)  # see _megabatch
+
     def train(self) -> dict[str, Any]:
         """Train until ``epochs`` (or ``max_seconds`` / ``max_steps``) are done; return the final
         loop state."""
         cfg = self.config
         per_mega = cfg.batch_size * cfg.megabatch
-        num_pairs = self.corpus.num_pairs
-        steps_per_epoch = sum(math.ceil(min(per_mega, num_pairs - s) / cfg.batch_size)
-                              for s in range(0, num_pairs, per_mega))
         bar = None
         if self.progress:
             from tqdm import tqdm
-            bar = tqdm(total=steps_per_epoch * cfg.epochs, initial=self.state["step"], unit=" steps",
+            bar = tqdm(total=sum(self._steps_in_epoch(epoch) for epoch in range(cfg.epochs)), initial=self.state["step"], unit=" steps",
                        file=sys.stderr, dynamic_ncols=True)
         if self.state["step"] == 0 and self.validator is not None:
             self.state["untrained_sts17_pearson"] = self.validator(self._on_cpu().eval())
@@ -355,9 +377,8 @@ class Trainer:
         base_seconds = self.state["seconds"]
         stopped_early = False
         while self.state["epoch"] < cfg.epochs and not stopped_early:
-            order = torch.randperm(num_pairs, generator=torch.Generator().manual_seed(
-                cfg.seed * 1_000_003 + self.state["epoch"])).numpy()
-            while self.state["pairs_done"] < num_pairs:
+            order = self._epoch_order(self.state["epoch"])
+            while self.state["pairs_done"] < len(order):
                 if self._budget_spent():
                     stopped_early = True  # e.g. resumed after the budget was spent
                     break
