@@ -69,7 +69,7 @@ candidates, each one run (``FAMILIES_3``):
   0.03 of the reference (``--min-count 100``; 1,000 cost 0.08). A pair chosen knowing the
   single changes' dev numbers and rounds 1-2's test numbers, as said above.
 
-Amendment (21:15, before any development number of round 3 was seen; its two runs had
+Amendment (21:11, before any development number of round 3 was seen; its two runs had
 started): ``r13-cap0-rarity0.3`` joins, the two changes of rounds 1-2 with the highest STS
 2017 (``--hardness-cap 0``, 0.743; ``--rarity-init 0.3``, 0.731, the only change that made
 word terms track rarity, Spearman +0.44). Why: in the trained reference runs the mean word
