@@ -9,7 +9,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import REFERENCE, ROUND_1, ROUNDS, SEEDS, Round, evaluation_dir, seed_runs
+from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, earlier_round_of,
+                               evaluation_dir, seed_runs)
 from experiments.selection import load_json, load_run
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 from probsent.evaluation.results import SystemResult
@@ -126,6 +127,10 @@ def section(round_: Round = ROUND_1) -> list[str]:
     lines += _after_lines(round_, dev)
     lines += _test_lines(round_, selection)
     ship = load_json(out / "ship.json")
+    earlier = earlier_round_of(round_, selection["ours"])
+    if earlier is not None:
+        lines += ["", f"Shipping (rule 6): our rule chose `{selection['ours']}`, a run of round {earlier.number}, "
+                  f"whose shipping decision was made there; nothing changes."]
     if ship:
         verb = "replaced" if ship["ship"] else "did not replace"
         lines += ["", f"Shipping (rule 6): `{ship['run']}` trimmed to at most {ship['max_words']:,} words scores "
@@ -133,6 +138,8 @@ def section(round_: Round = ROUND_1) -> list[str]:
                   f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
                   f"words)" + (f", a lead it had to make of at least {ship['ship_margin']} points" if ship.get("ship_margin")
                                else "") + f", so it {verb} the shipped model (`{where}/ship.json`)."]
+    if round_.number == max(ROUNDS):
+        lines += ["", "### Still untested after this round", "", *(f"- {item}" for item in UNTESTED)]
     return lines
 
 

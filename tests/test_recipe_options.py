@@ -342,3 +342,22 @@ def test_loose_then_close_trains_later_epochs_on_the_close_pairs_only(tmp_path) 
     assert state["step"] == 10 + 4 + 4
     with pytest.raises(ValueError, match="--then-min-overlap applies from the second epoch on"):
         TrainConfig(**{**settings, "epochs": 1})
+
+
+def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
+    """Round 3 adds no combination; both earlier combinations compete; a selected run of an
+    earlier round is neither trained nor evaluated again (its round's records are used)."""
+    from experiments.recipe import (FAMILIES_3, ROUND_1, ROUND_2, ROUND_3, candidates, earlier_round_of,
+                                    evaluation_dir, extra_runs)
+
+    names = [run.name for run in candidates(ROUND_3)]
+    assert len(names) == len(set(names))
+    assert {"r11-combined", "r12-combined"} <= set(names) and not any(n.startswith("r13-combined") for n in names)
+    assert {run.name for members in FAMILIES_3.values() for run in members} <= set(names)
+    assert earlier_round_of(ROUND_3, "r12-combined") is ROUND_2
+    assert earlier_round_of(ROUND_3, "r11-reference") is ROUND_1
+    assert earlier_round_of(ROUND_3, "r13-cap0-rarity0.3") is None
+    selection = {"paper": "r13-cap0-rarity0.3", "ours": "r12-combined"}
+    assert [run.name for run in extra_runs(ROUND_3, selection)] == ["r13-cap0-rarity0.3-seed2",
+                                                                    "r13-cap0-rarity0.3-seed3"]
+    assert evaluation_dir(ROUND_3, "r12-combined-seed2") == ROUND_2.results_dir / "r12-combined-seed2"
