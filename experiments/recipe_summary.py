@@ -1,5 +1,5 @@
 """The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
-results/recipe/, results/recipe2/ and results/recipe3/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/ to results/recipe4/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files."""
@@ -75,7 +75,8 @@ def _paper_row(label: str) -> str:
 
 TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           2: "## Issue 11, round 2: the causes round 1 left untested",
-          3: "## Issue 11, round 3: loose then close, and the hardness cap with a smaller vocabulary"}
+          3: "## Issue 11, round 3: loose then close, and the hardness cap with a smaller vocabulary",
+          4: "## Issue 11, round 4: the prior on top of the rarity initialization"}
 
 
 def sections() -> list[str]:
