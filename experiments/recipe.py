@@ -365,13 +365,17 @@ def write_after_record(round_: Round) -> None:
 
 
 def _run_record(run: Run, out: Path) -> dict:
-    """A run's flags, dev numbers, final diagnostics and steps; its validation log is copied to
-    ``out/<name>.jsonl``."""
+    """A run's flags, dev numbers, final diagnostics, steps and the mean word term of each
+    frequency-rank band of its ``best/`` model; its validation log is copied to ``out/<name>.jsonl``."""
     from probsent.io import write_text
+
+    import probsent
+    from probsent.training.diagnostics import term_by_rank_band
 
     write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
     return {"name": run.name, "note": run.note, "flags": run.flags, **dev_scores(run.name),
-            "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"]}
+            "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"],
+            "term_bands": term_by_rank_band(probsent.load(RUNS_DIR / run.name / "best").encoder)}
 
 
 def _train(run: Run) -> None:

@@ -9,11 +9,12 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, earlier_round_of,
+from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, candidates, earlier_round_of,
                                evaluation_dir, seed_runs)
 from experiments.selection import load_json, load_run
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 from probsent.evaluation.results import SystemResult
+from probsent.training.diagnostics import RANK_BAND_LABELS
 
 REPO = Path(__file__).resolve().parents[1]
 DOMAINS = ("twitter", "yelp", "movie")
@@ -111,13 +112,20 @@ def section(round_: Round = ROUND_1) -> list[str]:
               "| Run | Change | Steps | STS17 r (dev) | News-train acc (dev) | Spearman(term, log count) | "
               "frequent-word term | negatives sharing more words | active hinge | prior/margin gradient on A |",
               "|---|---|---|---|---|---|---|---|---|---|"]
+    shown = new_in_round(round_)
     for c in dev["candidates"]:
+        if c["name"] not in shown:
+            continue
         d = c["diagnostics"]
         lines.append("| " + " | ".join([f"`{c['name']}`", c["note"], f"{c['steps']:,}", _fmt(c["sts17"], 3),
                                          _fmt(c["news_dev"]), _fmt(d.get("term_count_spearman"), 3),
                                          _fmt(d.get("frequent_term"), 3), _fmt(d.get("negatives_sharing_more"), 3),
                                          _fmt(d.get("active_hinge"), 3), _fmt(d.get("prior_gradient_share"), 4)]) + " |")
     selection = dev["selection"]
+    earlier = len(dev["candidates"]) - len(shown & {c["name"] for c in dev["candidates"]})
+    lines += ([] if not earlier else
+              ["", f"The reference and this round's runs; the {earlier} other candidates, of earlier rounds, "
+               "compete too (their rows are in those rounds' sections)."])
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
               f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
               *([f"`{round_.combined_name}` = {dev['combined']} (rule: each family's best on news-train accuracy, "
@@ -125,6 +133,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
                 if dev["combined"] else ["This round adds no combination; the earlier rounds' compete."]), "",
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
+    lines += _band_lines(dev, shown)
     lines += _family_lines(round_, dev)
     lines += _after_lines(round_, dev)
     lines += _test_lines(round_, selection)
@@ -145,6 +154,25 @@ def section(round_: Round = ROUND_1) -> list[str]:
     return lines
 
 
+def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
+    """The mean word term per frequency-rank band of the shown runs' ``best/`` models."""
+    rows = [c for c in dev["candidates"] if c["name"] in shown and c.get("term_bands")]
+    if not rows:
+        return []
+    bands = [band for band in RANK_BAND_LABELS if any(band in c["term_bands"] for c in rows)]
+    return ["", "Mean entropy term of the words of each frequency-rank band (rank 1: the most frequent word), "
+            "`best/` model of each run; a variance that learned specificity falls from left to right "
+            "(`probsent.training.diagnostics.term_by_rank_band`):", "",
+            "| Run | " + " | ".join(f"ranks {b}" for b in bands) + " |", "|---|" + "---|" * len(bands),
+            *("| " + " | ".join([f"`{c['name']}`", *(_fmt(c["term_bands"].get(b), 2) for b in bands)]) + " |"
+              for c in rows)]
+
+
+def new_in_round(round_: Round) -> set[str]:
+    """The runs a round's tables show: the reference and the candidates no earlier round had."""
+    return {REFERENCE.name} | {run.name for run in candidates(round_) if earlier_round_of(round_, run.name) is None}
+
+
 def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
     """Per family of changes: its members' development accuracy and word-term diagnostics
     against the reference's (what each change moved inside the model)."""
@@ -161,8 +189,11 @@ def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
              f"correlation of word terms with log counts and the mean term of the 20 most frequent words "
              f"at the end of training. One seed each: these numbers choose (rules 2 and 3), they "
              f"do not show that one setting beats another.", ""]
+    shown = new_in_round(round_)
     for family, members in round_.families.items():
-        found = [by_name[run.name] for run in members if run.name in by_name]
+        found = [by_name[run.name] for run in members if run.name in by_name and run.name in shown]
+        if not found:
+            continue
         gain = max(c["news_dev"] for c in found) - ref["news_dev"]
         lines.append(f"- {family.replace('_', ' ')}: " + "; ".join(described(c) for c in found)
                      + f". Best gain over the reference: {gain:+.1f} points.")
@@ -215,7 +246,10 @@ def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
     rarity = [[v] if v is not None else [] for v in baselines.get("Word Freq (sum)", [None] * len(COLUMNS))]
     shipped = [[v] if v is not None else [] for v in baselines.get("shipped before issue 11", [None] * len(COLUMNS))]
     lines = ["", "### Test sets (evaluated once, after the selection)", "",
-             "Mean ± sd over seeds 1, " + ", ".join(map(str, SEEDS)) + " (×100).", "",
+             "Mean ± sd over seeds 1, " + ", ".join(map(str, SEEDS)) + " (×100)."
+             + "".join(f" `{selection[rule]}` is round {r.number}'s run: these are that round's numbers, not "
+                       "evaluated again." for rule in ("paper", "ours")
+                       for r in [earlier_round_of(round_, selection[rule])] if r is not None), "",
              "| System | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS),
              _row(f"WLO, paper's rule: `{selection['paper']}` (best/)", paper),
              _row(f"WLO, our rule: `{selection['ours']}` (best-news/)", ours),

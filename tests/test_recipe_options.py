@@ -361,3 +361,16 @@ def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
     assert [run.name for run in extra_runs(ROUND_3, selection)] == ["r13-cap0-rarity0.3-seed2",
                                                                     "r13-cap0-rarity0.3-seed3"]
     assert evaluation_dir(ROUND_3, "r12-combined-seed2") == ROUND_2.results_dir / "r12-combined-seed2"
+
+
+def test_term_by_rank_band_on_a_hand_made_model() -> None:
+    from probsent.training.diagnostics import term_by_rank_band
+
+    model = WLO(151, dim=2)
+    with torch.no_grad():  # word w (rank w) gets |A| = e^(w/2) in both dimensions: term w
+        model.scale.weight.copy_(torch.exp(torch.arange(151, dtype=torch.float64) / 2)[:, None].repeat(1, 2))
+    bands = term_by_rank_band(model)
+    assert list(bands) == ["1-20", "21-100", "101-1000"]  # ranks stop at 150
+    assert bands["1-20"] == pytest.approx(10.5, rel=1e-5)  # mean of 1..20
+    assert bands["21-100"] == pytest.approx(60.5, rel=1e-5)
+    assert bands["101-1000"] == pytest.approx(125.5, rel=1e-5)  # mean of 101..150
