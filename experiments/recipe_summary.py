@@ -76,7 +76,7 @@ def _paper_row(label: str) -> str:
 
 TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           2: "## Issue 11, round 2: the causes round 1 left untested",
-          3: "## Issue 11, round 3: loose then close, and the hardness cap with a smaller vocabulary",
+          3: "## Issue 11, round 3: loose then close, and the hardness cap with one more change",
           4: "## Issue 11, round 4: the prior on top of the rarity initialization",
           5: "## Issue 11, round 5: the best-STS recipes over three epochs"}
 
