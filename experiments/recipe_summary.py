@@ -150,6 +150,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
                   f"words)" + (f", a lead it had to make of at least {ship['ship_margin']} points" if ship.get("ship_margin")
                                else "") + f", so it {verb} the shipped model (`{where}/ship.json`)."]
     if round_.number == max(ROUNDS):
+        lines += _across_rounds_lines(dev)
         lines += ["", "### Still untested after this round", "", *(f"- {item}" for item in UNTESTED)]
     return lines
 
@@ -166,6 +167,36 @@ def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
             "| Run | " + " | ".join(f"ranks {b}" for b in bands) + " |", "|---|" + "---|" * len(bands),
             *("| " + " | ".join([f"`{c['name']}`", *(_fmt(c["term_bands"].get(b), 2) for b in bands)]) + " |"
               for c in rows)]
+
+
+def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
+    """Rank correlations, over every distinct candidate of the rounds (one seed each), between
+    the frequent-word term, the active-hinge share and the development numbers."""
+    from scipy import stats
+
+    seen, runs = set(), []
+    for c in dev["candidates"]:  # a run that repeats another's numbers (r12-dense-adam) counts once
+        key = tuple(round(v, 6) for v in (c["sts17"], c["news_dev"], *c["diagnostics"].values()))
+        if key not in seen:
+            seen.add(key)
+            runs.append(c)
+    column = {"frequent": [c["diagnostics"]["frequent_term"] for c in runs],
+              "hinge": [c["diagnostics"]["active_hinge"] for c in runs],
+              "news": [c["news_dev"] for c in runs], "sts": [c["sts17"] for c in runs]}
+    rho = lambda a, b: float(stats.spearmanr(column[a], column[b]).statistic)  # noqa: E731
+    moves = lambda r: "rises" if r > 0 else "falls"  # noqa: E731
+    hinge, news, sts = rho("frequent", "hinge"), rho("frequent", "news"), rho("frequent", "sts")
+    duplicates = len(dev["candidates"]) - len(runs)
+    return ["", "### Across the rounds (development numbers, one seed per candidate)", "",
+            f"Over the {len(runs)} distinct candidates of every round"
+            + (f" ({duplicates} {'repeats' if duplicates == 1 else 'repeat'} another's numbers and "
+               f"{'counts' if duplicates == 1 else 'count'} once)" if duplicates else "")
+            + f", the mean term of the 20 most frequent words {moves(hinge)} with the share of active hinge "
+            f"terms (Spearman ρ = {hinge:+.2f}) and {moves(news)} with the news-train accuracy (ρ = {news:+.2f}; "
+            f"with STS 2017 r: ρ = {sts:+.2f}). A positive frequent-word term is what the shorter-specific pairs "
+            f"need (function words make a sentence more general)"
+            + (": the changes that raised the development accuracy made frequent words more specific, so "
+               "selecting on it works against those pairs." if news < 0 else ".")]
 
 
 def new_in_round(round_: Round) -> set[str]:
