@@ -255,10 +255,21 @@ def combined_run(round_: Round) -> Run:
     return Run(round_.combined_name, "recipe", flags, "the reference plus " + (", ".join(chosen) or "nothing"))
 
 
+def _combining(round_: Round) -> list[Round]:
+    """The rounds whose combination competes in ``round_``: the earlier ones, then its own."""
+    return [r for r in (*round_.earlier, round_) if r.combined_name]
+
+
 def candidates(round_: Round) -> list[Run]:
     """Every run that competes in the round's selections, in tie-breaking order."""
-    own = [combined_run(round_)] if round_.combined_name else []
-    return [REFERENCE, *round_.single_changes, *(combined_run(r) for r in round_.earlier), *own]
+    return [REFERENCE, *round_.single_changes, *(combined_run(r) for r in _combining(round_))]
+
+
+def candidate_names(round_: Round) -> list[str]:
+    """The names of :func:`candidates`, read from no log (a combination's name is fixed, its
+    flags come from the development logs)."""
+    return [REFERENCE.name, *(run.name for run in round_.single_changes),
+            *(r.combined_name for r in _combining(round_))]
 
 
 def select(round_: Round) -> dict[str, str]:
@@ -321,7 +332,7 @@ SHIPPED_BEFORE = REPO / "results" / "shipped-before-issue-11"
 def earlier_round_of(round_: Round, name: str) -> Round | None:
     """The earliest round before ``round_`` in which run ``name`` was a candidate, if any."""
     return next((r for r in sorted(ROUNDS.values(), key=lambda r: r.number)
-                 if r.number < round_.number and name in {run.name for run in candidates(r)}), None)
+                 if r.number < round_.number and name in candidate_names(r)), None)
 
 
 def evaluation_dir(round_: Round, name: str) -> Path:
@@ -368,9 +379,8 @@ def write_after_record(round_: Round) -> None:
 def _run_record(run: Run, out: Path) -> dict:
     """A run's flags, dev numbers, final diagnostics, steps and the mean word term of each
     frequency-rank band of its ``best/`` model; its validation log is copied to ``out/<name>.jsonl``."""
-    from probsent.io import write_text
-
     import probsent
+    from probsent.io import write_text
     from probsent.training.diagnostics import term_by_rank_band
 
     write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))

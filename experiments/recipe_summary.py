@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, candidates, earlier_round_of,
+from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, candidate_names, earlier_round_of,
                                evaluation_dir, seed_runs)
 from experiments.selection import load_json, load_run
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
@@ -122,9 +122,9 @@ def section(round_: Round = ROUND_1) -> list[str]:
                                          _fmt(d.get("frequent_term"), 3), _fmt(d.get("negatives_sharing_more"), 3),
                                          _fmt(d.get("active_hinge"), 3), _fmt(d.get("prior_gradient_share"), 4)]) + " |")
     selection = dev["selection"]
-    earlier = len(dev["candidates"]) - len(shown & {c["name"] for c in dev["candidates"]})
-    lines += ([] if not earlier else
-              ["", f"The reference and this round's runs; the {earlier} other candidates, of earlier rounds, "
+    others = len(dev["candidates"]) - len(shown & {c["name"] for c in dev["candidates"]})
+    lines += ([] if not others else
+              ["", f"The reference and this round's runs; the {others} other candidates, of earlier rounds, "
                "compete too (their rows are in those rounds' sections)."])
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
               f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
@@ -201,7 +201,7 @@ def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
 
 def new_in_round(round_: Round) -> set[str]:
     """The runs a round's tables show: the reference and the candidates no earlier round had."""
-    return {REFERENCE.name} | {run.name for run in candidates(round_) if earlier_round_of(round_, run.name) is None}
+    return {REFERENCE.name} | {name for name in candidate_names(round_) if earlier_round_of(round_, name) is None}
 
 
 def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:

@@ -347,11 +347,13 @@ def test_loose_then_close_trains_later_epochs_on_the_close_pairs_only(tmp_path) 
 def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
     """Round 3 adds no combination; both earlier combinations compete; a selected run of an
     earlier round is neither trained nor evaluated again (its round's records are used)."""
-    from experiments.recipe import (FAMILIES_3, ROUND_1, ROUND_2, ROUND_3, candidates, earlier_round_of,
-                                    evaluation_dir, extra_runs)
+    from experiments.recipe import (FAMILIES_3, ROUND_1, ROUND_2, ROUND_3, ROUNDS, candidate_names, candidates,
+                                    earlier_round_of, evaluation_dir, extra_runs)
 
     names = [run.name for run in candidates(ROUND_3)]
     assert len(names) == len(set(names))
+    for round_ in ROUNDS.values():  # the names read from no log are the candidates' own
+        assert candidate_names(round_) == [run.name for run in candidates(round_)]
     assert {"r11-combined", "r12-combined"} <= set(names) and not any(n.startswith("r13-combined") for n in names)
     assert {run.name for members in FAMILIES_3.values() for run in members} <= set(names)
     assert earlier_round_of(ROUND_3, "r12-combined") is ROUND_2

@@ -343,18 +343,22 @@ class Trainer:
         return ((cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds)
                 or (cfg.max_steps is not None and self.state["step"] >= cfg.max_steps))
 
+    def _epoch_pool(self, epoch: int) -> np.ndarray | None:
+        """The pairs epoch ``epoch`` (from 0) draws from: None for every pair, or with
+        ``--then-min-overlap`` after the first epoch the close pairs."""
+        return self.close_pairs if epoch > 0 else None
+
     def _epoch_order(self, epoch: int) -> np.ndarray:
-        """The pairs epoch ``epoch`` (from 0) trains on, in its shuffled order: every pair, or
-        with ``--then-min-overlap`` after the first epoch the close pairs only."""
-        pool = self.close_pairs if self.close_pairs is not None and epoch > 0 else None
+        """The pairs epoch ``epoch`` trains on, in its shuffled order."""
+        pool = self._epoch_pool(epoch)
         count = self.corpus.num_pairs if pool is None else len(pool)
         order = torch.randperm(count, generator=torch.Generator().manual_seed(
             self.config.seed * 1_000_003 + epoch)).numpy()
         return order if pool is None else pool[order]
 
     def _steps_in_epoch(self, epoch: int) -> int:
-        closing = self.close_pairs is not None and epoch > 0
-        pairs = len(self.close_pairs) if closing else self.corpus.num_pairs
+        pool = self._epoch_pool(epoch)
+        pairs = self.corpus.num_pairs if pool is None else len(pool)
         per_mega = self.config.batch_size * self.config.megabatch
         sizes = [min(per_mega, pairs - start) for start in range(0, pairs, per_mega)]
         return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)  # see _megabatch
@@ -367,8 +371,8 @@ class Trainer:
         bar = None
         if self.progress:
             from tqdm import tqdm
-            bar = tqdm(total=sum(self._steps_in_epoch(epoch) for epoch in range(cfg.epochs)), initial=self.state["step"], unit=" steps",
-                       file=sys.stderr, dynamic_ncols=True)
+            total = sum(self._steps_in_epoch(epoch) for epoch in range(cfg.epochs))
+            bar = tqdm(total=total, initial=self.state["step"], unit=" steps", file=sys.stderr, dynamic_ncols=True)
         if self.state["step"] == 0 and self.validator is not None:
             self.state["untrained_sts17_pearson"] = self.validator(self._on_cpu().eval())
             self.encoder.train()
