@@ -90,6 +90,11 @@ class SentenceEncoder(nn.Module):
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:  # pragma: no cover
         raise NotImplementedError
 
+    # What ``forward(..., with_kl=True)``'s prior penalizes, a training setting (``--prior-on``)
+    # that the trainer sets and no model file stores: True, the KL of the whole distribution to
+    # N(0, I) (the paper); False, the KL of its variances alone (the means are left free).
+    prior_on_mean: bool = True
+
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]], with_kl: bool = False) -> list[Encoding]:
         """One :class:`Encoding` per (ids, lengths) batch. Here, one ``forward`` per batch; a
         model may share work across the batches, with the same results."""

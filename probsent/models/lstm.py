@@ -67,5 +67,5 @@ class LSTMGaussian(LSTMAverage):
     def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         pooled = self.average_hidden(ids, lengths)
         mean, logvar = self.to_mean(pooled), self.to_logvar(pooled)
-        kl = kl_to_standard_normal(mean, logvar) if with_kl else None
+        kl = kl_to_standard_normal(mean, logvar, self.prior_on_mean) if with_kl else None
         return Encoding(mean, logvar, kl)

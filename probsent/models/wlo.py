@@ -129,7 +129,7 @@ class WLO(SentenceEncoder):
             return fused
         # the prior applies to the distribution after every operator
         mean, logvar = self.trajectory(ids, lengths)
-        kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
+        kl = (kl_to_standard_normal(mean, logvar, self.prior_on_mean) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]], with_kl: bool = False) -> list[Encoding]:

@@ -29,8 +29,9 @@ GROUP_OVERHEAD = 300
 
 def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Encoding | None:
     """``model.forward(ids, lengths, with_kl=True)`` in one fused step, or None where a
-    sentence leaves the direct range (the reference path then runs)."""
-    if not ids.shape[1]:
+    sentence leaves the direct range, or the prior leaves the means out (the reference path
+    then runs)."""
+    if not ids.shape[1] or not model.prior_on_mean:
         return None
     mask = padding_mask(ids, lengths)
     a = lookup_real(model.scale, ids, mask, 1.0)
@@ -55,10 +56,11 @@ def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> 
     sparse gradients, accumulated in the same order), each KL is summed over its own
     batch's width, and a batch beyond the direct range takes the reference's path.
 
-    Returns None where it does not apply (the caller then encodes batch by batch).
+    Returns None where it does not apply (the caller then encodes batch by batch), among
+    them a prior that leaves the means out (``model.prior_on_mean`` False).
     """
     lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
-    if (not len(lengths) or lengths.device.type != "cpu"
+    if (not len(lengths) or lengths.device.type != "cpu" or not model.prior_on_mean
             or any(ids.shape[1] == 0 for ids, _ in batches)
             or bool((lengths.diff() < 0).any())):
         return None

@@ -82,6 +82,10 @@ class TrainConfig:
                                   low=0.0, high=1e6)
     prior_weight: float = option(1e-4, "lambda: weight of the KL prior terms (probabilistic models)",
                                  low=0.0, high=1e6)
+    prior_on: str = option("distribution", "what the prior pulls toward N(0, I) after every word: distribution, "
+                                           "the mean and the variance (the paper's KL); variance (ours): the "
+                                           "variance alone, 1/2 (sigma^2 - 1 - log sigma^2), the means left free",
+                           choices=("distribution", "variance"))
     l2_weight: float = option(1e-6, "L2 weight (deterministic models)", low=0.0, high=1e6)
     scramble: float = option(0.4, "probability of shuffling a sentence's word order (lstm models, wlo)",
                              low=0.0, high=1.0)

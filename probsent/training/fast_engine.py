@@ -148,10 +148,11 @@ class FastWLOEngine:
         return tokens, sorted_starts[position_all], lengths[position_all]
 
     def run_steps(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
-                  generator: torch.Generator, margin: float, prior_weight: float) -> list[float]:
+                  generator: torch.Generator, margin: float, prior_weight: float,
+                  prior_on_mean: bool = True) -> list[float]:
         """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
         reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
-        from ``generator``). Returns the losses of the steps taken; when a loss is not finite it
+        from ``generator``), the prior on the means too where ``prior_on_mean`` (as the paper). Returns the losses of the steps taken; when a loss is not finite it
         is the last one returned and its step was not taken."""
         from probsent.training.fast_wlo import train_steps
 
@@ -165,7 +166,7 @@ class FastWLOEngine:
         losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
                                    *self._tables(), first_step, float(group["lr"]), float(beta1),
                                    float(beta2), float(group["eps"]), float(margin), float(prior_weight),
-                                   self.slot_of, bool(self.adam.dense))
+                                   self.slot_of, bool(self.adam.dense), 1.0 if prior_on_mean else 0.0)
         for param in self.params:
             self.adam.state[param]["step"] = first_step + int(done)
         self.timings["steps"] += time.perf_counter() - start

@@ -119,15 +119,16 @@ def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a
 
 
 @njit(**_jit)
-def _forward(slots, a, b, means, variances, buffers) -> float:
+def _forward(slots, a, b, means, variances, buffers, mean_prior) -> float:
     """mu_i and sigma^2_i of every prefix of one sentence into rows i of ``means`` and
-    ``variances``; returns the sum over its prefixes and dimensions of 1/2 (sigma^2 + mu^2 - 1)
-    (the KL terms but for -S, which the caller sums per word). ``buffers`` [5, dim] is scratch.
+    ``variances``; returns the sum over its prefixes and dimensions of
+    1/2 (sigma^2 + mean_prior mu^2 - 1) (the KL terms but for -S, which the caller sums per
+    word; ``mean_prior`` 1 is the paper's KL, 0 the variances' alone). ``buffers`` [5, dim] is scratch.
 
     The inner loops touch only rows indexed by a word's slot and small buffers; rows indexed
     by the position are copied by loops of their own (combined, the loops do not vectorize).
     """
-    half, one = REAL(0.5), REAL(1.0)  # no float64 in the loops
+    half, one, on_mean = REAL(0.5), REAL(1.0), REAL(mean_prior)  # no float64 in the loops
     mean, var, kl = buffers[0], buffers[1], buffers[2]
     for d in range(len(mean)):
         mean[d], var[d], kl[d] = 0.0, 1.0, 0.0
@@ -137,7 +138,7 @@ def _forward(slots, a, b, means, variances, buffers) -> float:
             mean[d] = a_row[d] * (mean[d] + b_row[d])
             var[d] *= a_row[d] * a_row[d]
         for d in range(len(mean)):
-            kl[d] += half * (var[d] + mean[d] * mean[d] - one)
+            kl[d] += half * (var[d] + on_mean * mean[d] * mean[d] - one)
         for d in range(len(mean)):
             means[i, d], variances[i, d] = mean[d], var[d]
     total = 0.0
@@ -212,15 +213,16 @@ def _add_similarity_gradient(weight, terms, g_mean1, g_cum1, g_mean2, g_cum2):
 
 
 @njit(**_jit)
-def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, buffers, grad_a, grad_b):
+def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, mean_prior, buffers,
+              grad_a, grad_b):
     """Adjoint sweep of one sentence, whose prefixes :func:`_forward` wrote into ``means`` and
     ``variances``; adds the gradients to the rows of its words' slots.
 
     With lambda the adjoint of mu_i and sigma that of S_i, from the last word back:
-    lambda += g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
+    lambda += mean_prior g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
     dL/dB_i = A_i lambda, dL/dA_i = lambda (mu_{i-1} + B_i) + sigma / A_i, lambda <- A_i lambda.
     """
-    one, weight = REAL(1.0), REAL(kl_weight)
+    one, weight, mean_weight = REAL(1.0), REAL(kl_weight), REAL(kl_weight * mean_prior)
     var, adjoint_mean, adjoint_cum = buffers[1], buffers[3], buffers[4]
     dim = len(var)
     n = len(slots)
@@ -235,7 +237,7 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
         slot = slots[i]
         a_row, b_row, inv_row, grad_a_row, grad_b_row = a[slot], b[slot], inv_a[slot], grad_a[slot], grad_b[slot]
         for d in range(dim):
-            adjoint_mean[d] += weight * mean[d]
+            adjoint_mean[d] += mean_weight * mean[d]
             adjoint_cum[d] += weight * (var[d] - one)
             grad_b_row[d] += a_row[d] * adjoint_mean[d]
             grad_a_row[d] += adjoint_mean[d] * (mean_before[d] + b_row[d]) + adjoint_cum[d] * inv_row[d]
@@ -282,14 +284,15 @@ def _dense_adam_rest(table, exp_avg, exp_avg_sq, slot_of, step_size, beta1, beta
 @njit(**_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
-                slot_of, dense=False):
+                slot_of, dense=False, mean_prior=1.0):
     """Run consecutive WLO training steps, updating weights and Adam moments in place.
 
     Step k trains on ``step_pairs[k]`` = r pairs whose 4r sentences (s1 rows, s2 rows, n1
     rows, n2 rows, each already scrambled) follow the previous step's in ``starts`` /
     ``lengths``. Its loss is the reference's:
     mean over rows of [max(0, m - d(s1,s2) + d(s1,n1)) + max(0, m - d(s1,s2) + d(s2,n2))]
-    + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I)).
+    + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I)),
+    the KL's mu^2 term times ``mean_prior`` (1: the paper's; 0: ``--prior-on variance``).
     ``first_step`` is the optimizer's step count before the first step (Adam's bias
     correction); ``slot_of`` is scratch, -1 everywhere (and left so); ``dense``: Adam moves
     every row every step (``--adam dense``), not only the touched ones.
@@ -342,7 +345,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         prior = 0.0
         for s in range(size):
             here = slice(offset[s], offset[s + 1])
-            prior += _forward(slots[here], a, b, means[here], variances[here], buffers)
+            prior += _forward(slots[here], a, b, means[here], variances[here], buffers, mean_prior)
             finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
             for p in range(offset[s], offset[s + 1]):
                 prior -= (offset[s + 1] - p) * log_a_sum[slots[p]]
@@ -376,7 +379,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         for s in range(size):
             here = slice(offset[s], offset[s + 1])
             _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
-                      prior_weight / r, buffers, grad_a, grad_b)
+                      prior_weight / r, mean_prior, buffers, grad_a, grad_b)
         step = first_step + k + 1
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
         _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)

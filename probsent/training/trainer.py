@@ -154,6 +154,7 @@ class Trainer:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
+        self.encoder.prior_on_mean = config.prior_on == "distribution"  # a training setting, not stored
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
 
@@ -227,7 +228,8 @@ class Trainer:
             steps.append((sentences[picked], len(rows)))
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
-        losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight)
+        losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
+                                     self.encoder.prior_on_mean)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
