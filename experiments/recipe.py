@@ -246,6 +246,7 @@ class Round:
     earlier: tuple["Round", ...] = field(default=())  # rounds whose combination competes too
     after: tuple[Run, ...] = field(default=())  # trained after the round's test numbers, outside it
     ship_margin: float = 0.0  # rule 6: points of news-train accuracy a new model must gain to be shipped
+    shown_with: tuple[str, ...] = field(default=())  # earlier candidates its tables show beside its own runs
 
     @property
     def single_changes(self) -> list[Run]:
@@ -355,7 +356,9 @@ ROUND_4 = Round(4, {**ROUND_3.families, **FAMILIES_4}, None, REPO / "results" / 
 ROUND_5 = Round(5, {**ROUND_4.families, **FAMILIES_5}, None, REPO / "results" / "recipe5",
                 earlier=(ROUND_1, ROUND_2), ship_margin=SHIP_MARGIN)
 ROUND_6 = Round(6, {**ROUND_5.families, **FAMILIES_6}, None, REPO / "results" / "recipe6",
-                earlier=(ROUND_1, ROUND_2), ship_margin=SHIP_MARGIN)
+                earlier=(ROUND_1, ROUND_2), ship_margin=SHIP_MARGIN,
+                # the same weights on the paper's KL, and the base of two of the round's runs
+                shown_with=("r11-lambda1e-2", "r13-cap0-rarity0.3", "r14-cap0-rarity0.3-lambda1e-2"))
 ROUNDS = {1: ROUND_1, 2: ROUND_2, 3: ROUND_3, 4: ROUND_4, 5: ROUND_5, 6: ROUND_6}
 RESULTS_DIR = ROUND_1.results_dir  # round 1's records (and the baselines both rounds compare with)
 # the shipped model's files and the plan's shipping choice as they were before round 2's rule 6
@@ -411,16 +414,21 @@ def write_after_record(round_: Round) -> None:
 
 
 def _run_record(run: Run, out: Path) -> dict:
-    """A run's flags, dev numbers, final diagnostics, steps and the mean word term of each
-    frequency-rank band of its ``best/`` model; its validation log is copied to ``out/<name>.jsonl``."""
+    """A run's flags, dev numbers, final diagnostics, steps, the mean word term of each
+    frequency-rank band of its ``best/`` model and that model's sentence scale on the STS 2017
+    sentences (a development set); its validation log is copied to ``out/<name>.jsonl``."""
     import probsent
+    from probsent.evaluation.datasets import DataDir, load_sts17
     from probsent.io import write_text
-    from probsent.training.diagnostics import term_by_rank_band
+    from probsent.training.diagnostics import sentence_scale, term_by_rank_band
 
     write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
+    model = probsent.load(RUNS_DIR / run.name / "best")
+    sts17 = load_sts17(DataDir())
     return {"name": run.name, "note": run.note, "flags": run.flags, **dev_scores(run.name),
             "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"],
-            "term_bands": term_by_rank_band(probsent.load(RUNS_DIR / run.name / "best").encoder)}
+            "term_bands": term_by_rank_band(model.encoder),
+            "scale": sentence_scale(*model.encode(sts17.first + sts17.second, log_variance=True))}
 
 
 def _train(run: Run) -> None:

@@ -78,7 +78,8 @@ TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           2: "## Issue 11, round 2: the causes round 1 left untested",
           3: "## Issue 11, round 3: loose then close, and the hardness cap with one more change",
           4: "## Issue 11, round 4: the prior on top of the rarity initialization",
-          5: "## Issue 11, round 5: the best-STS recipes over three epochs"}
+          5: "## Issue 11, round 5: the best-STS recipes over three epochs",
+          6: "## Issue 11, round 6: a prior on the variances alone"}
 
 
 def sections() -> list[str]:
@@ -112,7 +113,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               "| Run | Change | Steps | STS17 r (dev) | News-train acc (dev) | Spearman(term, log count) | "
               "frequent-word term | negatives sharing more words | active hinge | prior/margin gradient on A |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    shown = new_in_round(round_)
+    shown = new_in_round(round_) | set(round_.shown_with)
     for c in dev["candidates"]:
         if c["name"] not in shown:
             continue
@@ -124,7 +125,10 @@ def section(round_: Round = ROUND_1) -> list[str]:
     selection = dev["selection"]
     others = len(dev["candidates"]) - len(shown & {c["name"] for c in dev["candidates"]})
     lines += ([] if not others else
-              ["", f"The reference and this round's runs; the {others} other candidates, of earlier rounds, "
+              ["", "The reference" + (", the earlier runs this round is compared with ("
+                                       + ", ".join(f"`{name}`" for name in round_.shown_with) + ")"
+                                       if round_.shown_with else "")
+               + f" and this round's runs; the {others} other candidates, of earlier rounds, "
                "compete too (their rows are in those rounds' sections)."])
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
               f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
@@ -161,11 +165,18 @@ def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
     if not rows:
         return []
     bands = [band for band in RANK_BAND_LABELS if any(band in c["term_bands"] for c in rows)]
+    scaled = any("scale" in c for c in rows)  # recorded from round 6 on
     return ["", "Mean entropy term of the words of each frequency-rank band (rank 1: the most frequent word), "
             "`best/` model of each run; a variance that learned specificity falls from left to right "
-            "(`probsent.training.diagnostics.term_by_rank_band`):", "",
-            "| Run | " + " | ".join(f"ranks {b}" for b in bands) + " |", "|---|" + "---|" * len(bands),
-            *("| " + " | ".join([f"`{c['name']}`", *(_fmt(c["term_bands"].get(b), 2) for b in bands)]) + " |"
+            "(`probsent.training.diagnostics.term_by_rank_band`)"
+            + ("; then where the run put the scale of its similarities, on the STS 2017 sentences: the mean "
+               "norm of the means and the mean log-variance per dimension (0: the prior's; "
+               "`probsent.training.diagnostics.sentence_scale`)" if scaled else "") + ":", "",
+            "| Run | " + " | ".join(f"ranks {b}" for b in bands) + (" | ‖mean‖ | log-variance" if scaled else "")
+            + " |", "|---|" + "---|" * (len(bands) + 2 * scaled),
+            *("| " + " | ".join([f"`{c['name']}`", *(_fmt(c["term_bands"].get(b), 2) for b in bands),
+                                 *((_fmt(c.get("scale", {}).get("mean_norm"), 2),
+                                    _fmt(c.get("scale", {}).get("log_variance"), 3)) if scaled else ())]) + " |"
               for c in rows)]
 
 

@@ -391,3 +391,40 @@ def test_across_rounds_correlations_on_hand_made_candidates() -> None:
     assert "rises with the share of active hinge terms (Spearman ρ = +1.00)" in text
     assert "falls with the news-train accuracy (ρ = -1.00; with STS 2017 r: ρ = +0.50)" in text
     assert text.endswith("so selecting on it works against those pairs.")
+
+
+def test_sentence_scale_of_a_hand_made_model() -> None:
+    # one word, A = (2, 0.5) and B = (1, 2): "x" has mean (2, 1), "x x" has mean A (mean + B) =
+    # (6, 1.5); log-variances 2 log|A| per word: (log 4, log 1/4) and (log 16, log 1/16)
+    from probsent.api import SentenceModel
+    from probsent.data.vocab import Vocabulary
+    from probsent.training.diagnostics import sentence_scale
+
+    encoder = WLO(2, dim=2)
+    with torch.no_grad():
+        encoder.scale.weight[1] = torch.tensor([2.0, 0.5])
+        encoder.shift.weight[1] = torch.tensor([1.0, 2.0])
+    model = SentenceModel(encoder, Vocabulary(["<unk>", "x"]))
+    scale = sentence_scale(*model.encode(["x", "x x"], log_variance=True))
+    assert scale["mean_norm"] == pytest.approx((math.hypot(2, 1) + math.hypot(6, 1.5)) / 2, rel=1e-6)
+    assert scale["log_variance"] == pytest.approx(0.0, abs=1e-6)  # log 4 and log 1/4 cancel
+    encoder_b = WLO(2, dim=2)
+    with torch.no_grad():
+        encoder_b.scale.weight[1] = torch.tensor([0.5, 0.5])
+    scale_b = sentence_scale(*SentenceModel(encoder_b, Vocabulary(["<unk>", "x"])).encode(["x", "x x"],
+                                                                                          log_variance=True))
+    assert scale_b["log_variance"] == pytest.approx((2 * math.log(0.25) + 2 * math.log(1 / 16)) / 4, rel=1e-6)
+
+
+def test_band_table_shows_the_sentence_scale_where_recorded() -> None:
+    from experiments.recipe_summary import _band_lines
+
+    bands = {"1-20": -0.1, "21-100": -0.5}
+    dev = {"candidates": [{"name": "old", "term_bands": bands},
+                          {"name": "new", "term_bands": bands, "scale": {"mean_norm": 3.456, "log_variance": -0.2345}}]}
+    lines = _band_lines(dev, {"old", "new"})
+    assert lines[-4].endswith("| ranks 1-20 | ranks 21-100 | ‖mean‖ | log-variance |")
+    assert lines[-3] == "|---|---|---|---|---|"
+    assert lines[-1] == "| `new` | -0.10 | -0.50 | 3.46 | -0.234 |"
+    assert lines[-2] == "| `old` | -0.10 | -0.50 | — | — |"
+    assert _band_lines({"candidates": dev["candidates"][:1]}, {"old"})[-1] == "| `old` | -0.10 | -0.50 |"

@@ -76,6 +76,17 @@ def term_by_rank_band(encoder: SentenceEncoder) -> dict[str, float]:
     return bands
 
 
+def sentence_scale(mean: np.ndarray, logvar: np.ndarray) -> dict[str, float]:
+    """Where a probabilistic model puts the scale of its similarities, from the encodings of
+    some sentences (``mean`` and ``logvar`` [n, dim]): ``mean_norm``, the average Euclidean
+    norm of the means, and ``log_variance``, the average log-variance per dimension (0 is the
+    prior's N(0, I)). The expected inner product compares (mu1 - mu2)^2 with the summed
+    variances, so the margin can be met by spreading the means or by shrinking every
+    variance; these two numbers show which one a run did."""
+    return {"mean_norm": float(np.linalg.norm(np.asarray(mean, np.float64), axis=1).mean()),
+            "log_variance": float(np.asarray(logvar, np.float64).mean())}
+
+
 @dataclass
 class DiagnosticSample:
     """Training pairs to diagnose a model on, split as training mines them (mega-batches)."""
