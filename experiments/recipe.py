@@ -132,7 +132,7 @@ Rules: round 5's (no new combination; the candidates of every round compete; an 
 round's selection keeps its records; rule 6 needs a ``SHIP_MARGIN`` lead; test sets only once
 every selected run's seeds and our rule's ablation are trained), into ``results/recipe6/``.
 
-Amendment (23:55, after round 6's development numbers, which left both selections unchanged, so
+Amendment (23:51, after round 6's development numbers, which left both selections unchanged, so
 no test set is evaluated in this round): its one-seed dev numbers suggest that the prior on the
 variances keeps STS 2017 where the paper's KL at the same weight loses it (0.743 against 0.691
 on ``r13-cap0-rarity0.3``'s recipe), lifts the frequent-word term (-0.01 against -0.19 without a
