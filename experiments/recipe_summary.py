@@ -1,5 +1,5 @@
 """The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
-results/recipe/ to results/recipe5/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/ to results/recipe6/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files."""
@@ -50,13 +50,13 @@ def _mean(values: list[float]) -> float | None:
     return statistics.mean(values) if values else None
 
 
-def mean_sd(values: list[float]) -> str:
+def mean_sd(values: list[float], digits: int = 1) -> str:
     """"mean ± sample sd" of seed values (one value alone; "—" for none)."""
     if not values:
         return "—"
     if len(values) == 1:
-        return f"{values[0]:.1f}"
-    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -139,6 +139,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _band_lines(dev, shown)
     lines += _family_lines(round_, dev)
+    lines += _seed_check_lines(load_json(out / "seed_checks.json"))
     lines += _after_lines(round_, dev)
     lines += _test_lines(round_, selection)
     ship = load_json(out / "ship.json")
@@ -239,6 +240,49 @@ def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
         gain = max(c["news_dev"] for c in found) - ref["news_dev"]
         lines.append(f"- {family.replace('_', ' ')}: " + "; ".join(described(c) for c in found)
                      + f". Best gain over the reference: {gain:+.1f} points.")
+    return lines
+
+
+# (label, how to read it from a run record, digits) of the seed checks' table
+SEED_CHECK_COLUMNS = (
+    ("STS17 r (dev)", lambda c: c["sts17"], 3),
+    ("News-train acc (dev)", lambda c: c["news_dev"], 1),
+    ("Spearman(term, log count)", lambda c: c["diagnostics"].get("term_count_spearman"), 2),
+    ("frequent-word term", lambda c: c["diagnostics"].get("frequent_term"), 2),
+    ("active hinge", lambda c: c["diagnostics"].get("active_hinge"), 3),
+    ("‖mean‖", lambda c: c["scale"]["mean_norm"], 2),
+    ("log-variance", lambda c: c["scale"]["log_variance"], 3),
+)
+
+
+def _seed_check_lines(checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+    """The seed checks (development numbers of seeds 1-3, mean ± sd), and each run against
+    the first: the columns where the means differ by more than either run's sd."""
+    if not checks:
+        return []
+    values = {name: [[read(c) for c in records] for _, read, _ in SEED_CHECK_COLUMNS]
+              for name, records in checks.items()}
+    lines = ["", "### Seed checks (development numbers, mean ± sd over seeds 1-3)", "",
+             "Seeds 2 and 3 of the runs whose one-seed contrast this round's discussion rests on (see the "
+             "amendment in `experiments/recipe.py`); they choose nothing. Diagnostics as above (the last "
+             "validation; scale on the STS 2017 sentences, `best/`).", "",
+             "| Run | " + " | ".join(label for label, _, _ in SEED_CHECK_COLUMNS) + " |",
+             "|---|" + "---|" * len(SEED_CHECK_COLUMNS)]
+    for name, columns in values.items():
+        lines.append("| " + " | ".join([f"`{name}` ({len(checks[name])} seeds)",
+                                         *(mean_sd(v, digits) for v, (_, _, digits) in zip(columns, SEED_CHECK_COLUMNS))])
+                     + " |")
+    base, *others = values
+    lines.append("")
+    for name in others:
+        parts, clear = [], []
+        for (label, _, digits), ours, theirs in zip(SEED_CHECK_COLUMNS, values[name], values[base]):
+            gap = statistics.mean(ours) - statistics.mean(theirs)
+            parts.append(f"{label} {gap:+.{digits}f}")
+            if len(ours) > 1 and len(theirs) > 1 and abs(gap) > max(statistics.stdev(ours), statistics.stdev(theirs)):
+                clear.append(label)
+        lines.append(f"- `{name}` against `{base}`: " + ", ".join(parts) + "; larger than either run's sd: "
+                     + (", ".join(clear) if clear else "none") + ".")
     return lines
 
 
