@@ -1,7 +1,7 @@
 """Issue 11: can WLO's variances learn specificity? Candidate runs and selection rules, fixed
 before any test number is seen.
 
-    python -m experiments.recipe [--round 1|2|3|4|5|6] [--stage train|combined|select|seeds|evaluate|ship]
+    python -m experiments.recipe [--round 1|2|3|4|5|6|7] [--stage train|combined|select|seeds|evaluate|ship]
 
 Protocol (committed before the runs were trained; see git history of this file):
 
@@ -142,6 +142,17 @@ and ``r14-cap0-rarity0.3-lambda1e-2`` are trained (``--stage seed-checks``; roun
 ``r13-cap0-rarity0.3``'s) and their development numbers and diagnostics reported as mean +- sd
 over seeds 1-3 (``seed_checks``, ``results/recipe6/seed_checks.json``). They choose nothing:
 the selections stay those of seed 1, as rule 3 says.
+
+Round 7 (``--round 7``; committed 2026-11-26 at 23:53, after round 6's one-seed development
+numbers and before any of its seed checks; no test number of rounds 6-7 exists). Round 6's
+``r16-cap0-rarity0.3-varprior1e-2`` had its best STS 2017 at its last validation (0.743,
+still rising), and three epochs raised ``r13-cap0-rarity0.3``'s (0.750 to 0.754) and its test
+numbers on Twitter and Yelp by more than the seeds' sd. One candidate (``FAMILIES_7``):
+``r17-cap0-rarity0.3-varprior1e-2-epoch3``, that run over three epochs. Rules: round 5's
+(no new combination; every round's candidates compete; an earlier round's selection keeps
+its records; rule 6 needs a ``SHIP_MARGIN`` lead; test sets only once the selected runs'
+seeds and our rule's ablation are trained, else development numbers only, said so), into
+``results/recipe7/``.
 """
 from __future__ import annotations
 
@@ -222,6 +233,13 @@ FAMILIES_6: dict[str, list[Run]] = {
         *(_recipe(f"r16-cap0-rarity0.3-varprior{value}", f"hardness cap 0, rarity init 0.3, prior on the "
                   f"variances alone, weight {value}", hardness_cap=0.0, rarity_init=0.3, prior_on="variance",
                   prior_weight=value) for value in ("1e-2", "1e-1"))],
+}
+# round 7: round 6's best-STS run over three epochs
+FAMILIES_7: dict[str, list[Run]] = {
+    "variance_prior_longer": [
+        _recipe("r17-cap0-rarity0.3-varprior1e-2-epoch3", "hardness cap 0, rarity init 0.3, prior on the variances "
+                "alone (1e-2), three epochs", hardness_cap=0.0, rarity_init=0.3, prior_on="variance",
+                prior_weight="1e-2", epochs=3)],
 }
 # what no round has tried (shown under the last round in docs/RESULTS.md)
 UNTESTED = (
@@ -373,7 +391,10 @@ ROUND_6 = Round(6, {**ROUND_5.families, **FAMILIES_6}, None, REPO / "results" / 
                 shown_with=("r11-lambda1e-2", "r13-cap0-rarity0.3", "r14-cap0-rarity0.3-lambda1e-2"),
                 seed_checks=("r13-cap0-rarity0.3", "r14-cap0-rarity0.3-lambda1e-2",
                              "r16-cap0-rarity0.3-varprior1e-2", "r16-cap0-rarity0.3-varprior1e-1"))
-ROUNDS = {1: ROUND_1, 2: ROUND_2, 3: ROUND_3, 4: ROUND_4, 5: ROUND_5, 6: ROUND_6}
+ROUND_7 = Round(7, {**ROUND_6.families, **FAMILIES_7}, None, REPO / "results" / "recipe7",
+                earlier=(ROUND_1, ROUND_2), ship_margin=SHIP_MARGIN,
+                shown_with=("r15-cap0-rarity0.3-epoch3", "r16-cap0-rarity0.3-varprior1e-2"))
+ROUNDS = {1: ROUND_1, 2: ROUND_2, 3: ROUND_3, 4: ROUND_4, 5: ROUND_5, 6: ROUND_6, 7: ROUND_7}
 RESULTS_DIR = ROUND_1.results_dir  # round 1's records (and the baselines both rounds compare with)
 # the shipped model's files and the plan's shipping choice as they were before round 2's rule 6
 # replaced the model

@@ -1,5 +1,5 @@
 """The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
-results/recipe/ to results/recipe6/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/ to results/recipe7/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files."""
@@ -79,7 +79,8 @@ TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           3: "## Issue 11, round 3: loose then close, and the hardness cap with one more change",
           4: "## Issue 11, round 4: the prior on top of the rarity initialization",
           5: "## Issue 11, round 5: the best-STS recipes over three epochs",
-          6: "## Issue 11, round 6: a prior on the variances alone"}
+          6: "## Issue 11, round 6: a prior on the variances alone",
+          7: "## Issue 11, round 7: the variance prior over three epochs"}
 
 
 def sections() -> list[str]:
