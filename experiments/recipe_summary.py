@@ -140,7 +140,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _band_lines(dev, shown)
     lines += _family_lines(round_, dev)
-    lines += _seed_check_lines(load_json(out / "seed_checks.json"))
+    lines += _seed_check_lines(round_, load_json(out / "seed_checks.json"))
     lines += _after_lines(round_, dev)
     lines += _test_lines(round_, selection)
     ship = load_json(out / "ship.json")
@@ -256,21 +256,22 @@ SEED_CHECK_COLUMNS = (
 )
 
 
-def _seed_check_lines(checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
     """The seed checks (development numbers of seeds 1-3, mean ± sd), and each run against
-    the first: the columns where the means differ by more than either run's sd."""
+    the first of ``round_.seed_checks``: the columns where the means differ by more than
+    either run's sd."""
     if not checks:
         return []
-    values = {name: [[read(c) for c in records] for _, read, _ in SEED_CHECK_COLUMNS]
-              for name, records in checks.items()}
+    values = {name: [[read(c) for c in checks[name]] for _, read, _ in SEED_CHECK_COLUMNS]
+              for name in round_.seed_checks}
     lines = ["", "### Seed checks (development numbers, mean ± sd over seeds 1-3)", "",
              "Seeds 2 and 3 of the runs whose one-seed contrast this round's discussion rests on (see the "
-             "amendment in `experiments/recipe.py`); they choose nothing. Diagnostics as above (the last "
-             "validation; scale on the STS 2017 sentences, `best/`).", "",
+             f"amendment in `experiments/recipe.py`; `{_command(round_, 'seed-checks')}`); they choose nothing. "
+             "Diagnostics as above (the last validation; scale on the STS 2017 sentences, `best/`).", "",
              "| Run | " + " | ".join(label for label, _, _ in SEED_CHECK_COLUMNS) + " |",
              "|---|" + "---|" * len(SEED_CHECK_COLUMNS)]
     for name, columns in values.items():
-        lines.append("| " + " | ".join([f"`{name}` ({len(checks[name])} seeds)",
+        lines.append("| " + " | ".join([f"`{name}` ({len(columns[0])} seeds)",
                                          *(mean_sd(v, digits) for v, (_, _, digits) in zip(columns, SEED_CHECK_COLUMNS))])
                      + " |")
     base, *others = values

@@ -4,6 +4,7 @@ the diagnostics on hand-made models, the rarity initialization, --min-count, and
 shorter-specific pair set."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -431,6 +432,7 @@ def test_band_table_shows_the_sentence_scale_where_recorded() -> None:
 
 
 def test_seed_check_lines_on_hand_made_records() -> None:
+    from experiments.recipe import ROUND_1
     from experiments.recipe_summary import _seed_check_lines
 
     def record(sts: float, news: float, norm: float) -> dict:
@@ -440,11 +442,13 @@ def test_seed_check_lines_on_hand_made_records() -> None:
 
     base = [record(0.70, 60.0, 3.0), record(0.72, 62.0, 3.0), record(0.74, 64.0, 3.0)]  # sd 0.02, 2.0, 0
     other = [record(0.75, 60.0, 4.0), record(0.76, 61.0, 4.0), record(0.77, 62.0, 4.0)]  # sd 0.01, 1.0, 0
-    lines = _seed_check_lines({"base": base, "other": other})
+    round_ = dataclasses.replace(ROUND_1, seed_checks=("base", "other"))
+    lines = _seed_check_lines(round_, {"other": other, "base": base})  # the round's order, not the file's
     assert "| `base` (3 seeds) | 0.720 ± 0.020 | 62.0 ± 2.0 | 0.50 ± 0.00 | -0.10 ± 0.00 | 0.700 ± 0.000 | " \
            "3.00 ± 0.00 | -0.200 ± 0.000 |" in lines
     # STS +0.040 beats both sds (0.02, 0.01); news -1.0 does not (sd 2.0); the norm's +1.00 does (sd 0)
     assert lines[-1] == ("- `other` against `base`: STS17 r (dev) +0.040, News-train acc (dev) -1.0, Spearman(term, "
                          "log count) +0.00, frequent-word term +0.00, active hinge +0.000, ‖mean‖ +1.00, log-variance "
                          "+0.000; larger than either run's sd: STS17 r (dev), ‖mean‖.")
-    assert _seed_check_lines(None) == []
+    assert "`python -m experiments.recipe --stage seed-checks`" in lines[3]
+    assert _seed_check_lines(round_, None) == []
