@@ -152,6 +152,7 @@ def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, flo
     np.add.at(counts, to_model, mixture.counts)
     sample = DiagnosticSample.draw(mixture.num_pairs, settings.batch_size * settings.megabatch, settings.seed)
     margin = settings.margin if settings.margin is not None else model.encoder.default_margin
+    model.encoder.prior_on_mean = settings.prior_on == "distribution"  # the prior it trained with
     return diagnose(model.encoder, ids, mixture.offsets, counts, sample, margin, settings.prior_weight,
                     settings.batch_size)
 
