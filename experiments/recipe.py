@@ -154,7 +154,7 @@ its records; rule 6 needs a ``SHIP_MARGIN`` lead; test sets only once the select
 seeds and our rule's ablation are trained, else development numbers only, said so), into
 ``results/recipe7/``.
 
-Amendment (00:42, after round 7's development numbers: neither selection changed, the
+Amendment (00:41, after round 7's development numbers: neither selection changed, the
 paper's rule kept ``r15-cap0-rarity0.3-epoch3`` at STS 2017 0.7541 against this run's 0.7535,
 a gap far below round 6's seed sds of 0.007-0.009): seeds 2 and 3 of
 ``r17-cap0-rarity0.3-varprior1e-2-epoch3`` are trained (``--stage seed-checks``; round 5 trained
