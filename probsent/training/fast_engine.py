@@ -152,8 +152,9 @@ class FastWLOEngine:
                   prior_on_mean: bool = True) -> list[float]:
         """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
         reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
-        from ``generator``), the prior on the means too where ``prior_on_mean`` (as the paper). Returns the losses of the steps taken; when a loss is not finite it
-        is the last one returned and its step was not taken."""
+        from ``generator``), the prior on the means too where ``prior_on_mean`` (as the paper).
+        Returns the losses of the steps taken; when a loss is not finite it is the last one
+        returned and its step was not taken."""
         from probsent.training.fast_wlo import train_steps
 
         start = time.perf_counter()
