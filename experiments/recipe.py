@@ -164,6 +164,7 @@ are compared over three seeds each. They choose nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -463,8 +464,16 @@ def write_after_record(round_: Round) -> None:
 
 def seed_check_runs(round_: Round) -> dict[str, list[Run]]:
     """Per name of ``round_.seed_checks``: the candidate and its seeds 2 and 3."""
-    return {name: [by_name(round_, name), *(with_seed(by_name(round_, name), seed) for seed in SEEDS)]
-            for name in round_.seed_checks}
+    runs = {run.name: run for run in candidates(round_)}  # built once: it reads the dev logs
+    return {name: [runs[name], *(with_seed(runs[name], seed) for seed in SEEDS)] for name in round_.seed_checks}
+
+
+def _finished(name: str) -> bool:
+    """Whether run ``name`` trained to its end (its last checkpoint says so)."""
+    from probsent.training.checkpoint import LAST, STATE
+
+    path = RUNS_DIR / name / LAST / STATE
+    return path.is_file() and bool(json.loads(path.read_text(encoding="utf-8")).get("finished"))
 
 
 def write_seed_check_record(round_: Round) -> None:
@@ -482,17 +491,24 @@ def _run_record(run: Run, out: Path) -> dict:
     frequency-rank band of its ``best/`` model and that model's sentence scale on the STS 2017
     sentences (a development set); its validation log is copied to ``out/<name>.jsonl``."""
     import probsent
-    from probsent.evaluation.datasets import DataDir, load_sts17
     from probsent.io import write_text
     from probsent.training.diagnostics import sentence_scale, term_by_rank_band
 
     write_text(out / f"{run.name}.jsonl", _log_path(run.name).read_text(encoding="utf-8"))
     model = probsent.load(RUNS_DIR / run.name / "best")
-    sts17 = load_sts17(DataDir())
     return {"name": run.name, "note": run.note, "flags": run.flags, **dev_scores(run.name),
             "diagnostics": _final_diagnostics(run.name), "steps": _log(run.name)[-1]["step"],
             "term_bands": term_by_rank_band(model.encoder),
-            "scale": sentence_scale(*model.encode(sts17.first + sts17.second, log_variance=True))}
+            "scale": sentence_scale(*model.encode(_sts17_sentences(), log_variance=True))}
+
+
+@functools.cache
+def _sts17_sentences() -> list[str]:
+    """Both sides of the STS 2017 pairs (a development set), read once."""
+    from probsent.evaluation.datasets import DataDir, load_sts17
+
+    sts17 = load_sts17(DataDir())
+    return sts17.first + sts17.second
 
 
 def _train(run: Run) -> None:
@@ -602,7 +618,7 @@ def main() -> int:
     elif args.stage == "seed-checks":
         for runs in seed_check_runs(round_).values():
             for run in runs[1:]:
-                if not (RUNS_DIR / run.name / "log.jsonl").is_file():
+                if not _finished(run.name):  # resumes one cut off; a finished one is left as it is
                     _train(run)
         write_seed_check_record(round_)
     else:

@@ -474,3 +474,15 @@ def test_eval_diagnostics_use_the_prior_the_model_trained_with(tmp_path, toy_pai
     other = model_diagnostics(as_paper, corpus)["prior_gradient_share"]
     assert trained.encoder.prior_on_mean is False and as_paper.encoder.prior_on_mean is True
     assert got > 0 and other > 0 and got != pytest.approx(other, rel=1e-3)
+
+
+def test_seed_checks_train_a_run_unless_its_last_checkpoint_says_finished(tmp_path, monkeypatch) -> None:
+    import experiments.recipe as recipe
+
+    monkeypatch.setattr(recipe, "RUNS_DIR", tmp_path)
+    for name, state in (("done", {"finished": True}), ("cut-off", {"finished": False})):
+        (tmp_path / name / "last").mkdir(parents=True)
+        (tmp_path / name / "last" / "trainer_state.json").write_text(json.dumps({"step": 9, **state}))
+    (tmp_path / "log-only").mkdir()
+    (tmp_path / "log-only" / "log.jsonl").write_text("{}\n")  # a log is not a finished run
+    assert [recipe._finished(n) for n in ("done", "cut-off", "log-only", "absent")] == [True, False, False, False]
