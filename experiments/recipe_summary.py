@@ -80,7 +80,8 @@ TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           4: "## Issue 11, round 4: the prior on top of the rarity initialization",
           5: "## Issue 11, round 5: the best-STS recipes over three epochs",
           6: "## Issue 11, round 6: a prior on the variances alone",
-          7: "## Issue 11, round 7: the variance prior over three epochs"}
+          7: "## Issue 11, round 7: the variance prior over three epochs",
+          8: "## Issue 11, round 8: paraphrases made by translation (Bible verse versions)"}
 
 
 def sections() -> list[str]:
