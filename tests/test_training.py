@@ -299,3 +299,18 @@ def test_a_run_killed_before_its_first_checkpoint_can_be_started_again(tmp_path,
     (tmp_path / "empty").mkdir()
     assert main(args[:2] + [str(tmp_path / "missing.tsv")] + args[3:] + ["--out", str(tmp_path / "empty")]) == 2
     assert (tmp_path / "empty").is_dir() and not any((tmp_path / "empty").iterdir())
+
+
+def test_each_validation_is_logged_once_and_resuming_a_finished_run_changes_nothing(tmp_path, toy_pairs) -> None:
+    data = toy_pairs(30)  # 240 pairs, 4 steps a mega-batch: validations at steps 8, 16 and 24, the last step
+    state = Trainer(config(tmp_path, data, epochs=2), progress=False).train()
+    assert state["finished"] and state["step"] == 24
+    out = Path(tmp_path / "out")
+    log = (out / "log.jsonl").read_text()
+    assert [json.loads(line)["step"] for line in log.splitlines()] == [8, 16, 24]
+    saved = json.loads((out / "last" / "trainer_state.json").read_text())
+    assert saved["finished"] and saved["epoch"] == 2
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    again = Trainer(config(tmp_path, data, epochs=2), resume=True, progress=False).train()
+    assert again["step"] == 24 and again["finished"]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files

@@ -313,15 +313,19 @@ class Trainer:
             self.state[state_key] = {"score": score, "step": self.state["step"]}
             save_best(self.out, model, self.vocab, {**training, metric: score}, name=directory)
 
+    def _training_record(self) -> dict[str, Any]:
+        """What a saved model records about the training that made it."""
+        return {"config": self.config.to_dict(), "step": self.state["step"],
+                "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
+                "untrained_sts17_pearson": self.state.get("untrained_sts17_pearson"),
+                "probsent_version": __version__,
+                "data_report": self.corpus.report}
+
     def _validate_and_save(self, loss: float) -> None:
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
                                 f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
-        training = {"config": self.config.to_dict(), "step": self.state["step"],
-                    "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
-                    "untrained_sts17_pearson": self.state.get("untrained_sts17_pearson"),
-                    "probsent_version": __version__,
-                    "data_report": self.corpus.report}
+        training = self._training_record()
         record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
@@ -409,10 +413,14 @@ class Trainer:
             if not stopped_early:
                 self.state["epoch"] += 1
                 self.state["pairs_done"] = 0
+        newly_finished = not stopped_early and not self.state["finished"]
         if not stopped_early:
             self.state["finished"] = True
-        if self.state["step"] != last_saved or self.state["finished"]:
+        if self.state["step"] != last_saved:
             self._validate_and_save(float(np.mean(recent)) if recent else float("nan"))
+        elif newly_finished:  # the last step was just validated: only record that the run is done
+            save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
+                            self.state, self._training_record())
         if bar is not None:
             bar.close()
         return self.state
