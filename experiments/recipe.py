@@ -336,6 +336,7 @@ class Round:
     ship_margin: float = 0.0  # rule 6: points of news-train accuracy a new model must gain to be shipped
     shown_with: tuple[str, ...] = field(default=())  # earlier candidates its tables show beside its own runs
     seed_checks: tuple[str, ...] = field(default=())  # candidates whose dev numbers get seeds 2-3 (choose nothing)
+    untrained: bool = False  # record the shown runs' news-dev before training (and Length's), from round 8 on
 
     @property
     def single_changes(self) -> list[Run]:
@@ -458,7 +459,7 @@ ROUND_8 = Round(8, {**ROUND_7.families, **FAMILIES_8}, None, REPO / "results" / 
                 earlier=(ROUND_1, ROUND_2), ship_margin=SHIP_MARGIN,
                 shown_with=("r13-cap0-rarity0.3", "r15-cap0-rarity0.3-epoch3"),
                 seed_checks=("r13-cap0-rarity0.3", "r18-cap0-rarity0.3-bible-for-captions",
-                             "r18-cap0-rarity0.3-allpairs"))
+                             "r18-cap0-rarity0.3-allpairs"), untrained=True)
 ROUNDS = {1: ROUND_1, 2: ROUND_2, 3: ROUND_3, 4: ROUND_4, 5: ROUND_5, 6: ROUND_6, 7: ROUND_7, 8: ROUND_8}
 RESULTS_DIR = ROUND_1.results_dir  # round 1's records (and the baselines both rounds compare with)
 # the shipped model's files and the plan's shipping choice as they were before round 2's rule 6
@@ -487,6 +488,49 @@ def _final_diagnostics(name: str) -> dict[str, float]:
                                  "active_hinge", "prior_gradient_share") if k in last}
 
 
+def new_in_round(round_: Round) -> set[str]:
+    """The reference and the candidates no earlier round had."""
+    return {REFERENCE.name} | {name for name in candidate_names(round_) if earlier_round_of(round_, name) is None}
+
+
+def shown_runs(round_: Round) -> set[str]:
+    """The runs a round's tables show: its new runs and the earlier ones it is compared with."""
+    return new_in_round(round_) | set(round_.shown_with)
+
+
+def untrained_news_dev(name: str) -> float:
+    """News-train accuracy (a development set) of run ``name``'s model before its first step:
+    recorded by the trainer since round 8, else rebuilt from the run's recorded settings (the
+    same data, vocabulary, seed and initialization) and scored."""
+    import tempfile
+
+    from probsent.evaluation.validation import NewsDevScorer
+    from probsent.training.config import TrainConfig
+    from probsent.training.trainer import Trainer
+
+    last = RUNS_DIR / name / "last"
+    recorded = json.loads((last / "trainer_state.json").read_text(encoding="utf-8"))
+    if recorded.get("untrained_news_train_accuracy") is not None:
+        return float(recorded["untrained_news_train_accuracy"])
+    settings = json.loads((last / "config.json").read_text(encoding="utf-8"))["training"]["config"]
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = Trainer(TrainConfig.from_dict({**settings, "out": f"{tmp}/run"}), progress=False,
+                          log=lambda message: None)
+        return NewsDevScorer.from_data_dir(trainer.vocab, settings.get("data_dir"))(trainer.encoder.eval())
+
+
+def length_news_dev() -> float:
+    """News-train accuracy of the Length baseline (more tokens = more specific), the threshold
+    tuned on those rows as for every run."""
+    from probsent.evaluation.baselines import LengthScorer
+    from probsent.evaluation.datasets import DataDir, load_news_train
+    from probsent.evaluation.metrics import accuracy, predict_specific, tune_threshold
+
+    news = load_news_train(DataDir())
+    scores = LengthScorer().specificity(news.sentences)
+    return 100.0 * accuracy(predict_specific(scores, tune_threshold(scores, news.specific)), news.specific)
+
+
 def write_dev_record(round_: Round) -> dict:
     """<round's results>/dev.json: every candidate's flags, dev numbers and final diagnostics,
     the combination and the two selections, and each candidate's validation log."""
@@ -499,6 +543,11 @@ def write_dev_record(round_: Round) -> dict:
               "combine_margin": COMBINE_MARGIN}
     for run in runs:
         record["candidates"].append(_run_record(run, out))
+    if round_.untrained:  # what training added to the development accuracy (the runs the round shows)
+        for entry in record["candidates"]:
+            if entry["name"] in shown_runs(round_):
+                entry["untrained_news_dev"] = untrained_news_dev(entry["name"])
+        record["length_news_dev"] = length_news_dev()
     write_json(out / "dev.json", record)
     from probsent.evaluation.plots import training_curves
     training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs})

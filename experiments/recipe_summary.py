@@ -9,8 +9,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, candidate_names, earlier_round_of,
-                               evaluation_dir, seed_runs)
+from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, earlier_round_of, evaluation_dir,
+                               new_in_round, seed_runs, shown_runs)
 from experiments.selection import load_json, load_run
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 from probsent.evaluation.results import SystemResult
@@ -115,7 +115,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               "| Run | Change | Steps | STS17 r (dev) | News-train acc (dev) | Spearman(term, log count) | "
               "frequent-word term | negatives sharing more words | active hinge | prior/margin gradient on A |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    shown = new_in_round(round_) | set(round_.shown_with)
+    shown = shown_runs(round_)
     for c in dev["candidates"]:
         if c["name"] not in shown:
             continue
@@ -140,6 +140,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
               f"Selected: the paper's rule (best STS17 r of `best/`) chose **`{selection['paper']}`**; ours "
               f"(best news-train accuracy of `best-news/`) chose **`{selection['ours']}`**."]
     lines += _band_lines(dev, shown)
+    lines += _untrained_lines(dev, shown)
     lines += _family_lines(round_, dev)
     lines += _seed_check_lines(round_, load_json(out / "seed_checks.json"))
     lines += _after_lines(round_, dev)
@@ -160,6 +161,19 @@ def section(round_: Round = ROUND_1) -> list[str]:
         lines += _across_rounds_lines(dev)
         lines += ["", "### Still untested after this round", "", *(f"- {item}" for item in UNTESTED)]
     return lines
+
+
+def _untrained_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
+    """What training added to the shown runs' news-train accuracy (recorded from round 8 on)."""
+    rows = [c for c in dev["candidates"] if c["name"] in shown and "untrained_news_dev" in c]
+    if not rows:
+        return []
+    return ["", "What training added on the news training rows: the accuracy of each run's model before its "
+            "first step (its initialization: `experiments.recipe.untrained_news_dev`) and of its `best-news/` "
+            f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows:", "",
+            "| Run | News-train acc untrained | News-train acc best-news/ (dev) | gain |", "|---|---|---|---|",
+            *(f"| `{c['name']}` | {c['untrained_news_dev']:.1f} | {c['news_dev']:.1f} | "
+              f"{c['news_dev'] - c['untrained_news_dev']:+.1f} |" for c in rows)]
 
 
 def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
@@ -211,11 +225,6 @@ def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
             f"need (function words make a sentence more general)"
             + (": the changes that raised the development accuracy made frequent words more specific, so "
                "selecting on it works against those pairs." if news < 0 else ".")]
-
-
-def new_in_round(round_: Round) -> set[str]:
-    """The runs a round's tables show: the reference and the candidates no earlier round had."""
-    return {REFERENCE.name} | {name for name in candidate_names(round_) if earlier_round_of(round_, name) is None}
 
 
 def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:

@@ -486,3 +486,34 @@ def test_seed_checks_train_a_run_unless_its_last_checkpoint_says_finished(tmp_pa
     (tmp_path / "log-only").mkdir()
     (tmp_path / "log-only" / "log.jsonl").write_text("{}\n")  # a log is not a finished run
     assert [recipe._finished(n) for n in ("done", "cut-off", "log-only", "absent")] == [True, False, False, False]
+
+
+def test_untrained_news_dev_rebuilds_the_initialization_the_trainer_scored(tmp_path, monkeypatch, data_dir,
+                                                                          toy_pairs) -> None:
+    # the trainer scores the model before its first step; for a run trained before it did,
+    # untrained_news_dev rebuilds that model from the recorded settings (rarity init: from the counts)
+    import experiments.recipe as recipe
+    from probsent.cli import main
+
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(recipe, "RUNS_DIR", tmp_path / "runs")
+    assert main(["train", "--data", str(toy_pairs(6)), "--out", str(tmp_path / "runs" / "toy"), "--batch-size", "4",
+                 "--megabatch", "2", "--max-steps", "2", "--eval-every", "2", "--rarity-init", "0.3",
+                 "--data-dir", str(data_dir), "--quiet"]) == 0
+    state_file = tmp_path / "runs" / "toy" / "last" / "trainer_state.json"
+    state = json.loads(state_file.read_text())
+    measured = state["untrained_news_train_accuracy"]
+    assert 40.0 < measured < 80.0 and recipe.untrained_news_dev("toy") == measured
+    del state["untrained_news_train_accuracy"]
+    state_file.write_text(json.dumps(state))
+    assert recipe.untrained_news_dev("toy") == pytest.approx(measured, abs=1e-9)
+
+
+def test_length_news_dev_is_the_best_threshold_on_token_counts(data_dir) -> None:
+    import experiments.recipe as recipe
+    from probsent.evaluation.datasets import as_data_dir, load_news_train
+
+    news = load_news_train(as_data_dir(str(data_dir)))
+    counts = np.array([len(tokenize(s)) for s in news.sentences])
+    brute = max(np.mean((counts > t) == news.specific) for t in np.concatenate([[-1], np.unique(counts)]))
+    assert recipe.length_news_dev() == pytest.approx(100 * brute, abs=1e-9)

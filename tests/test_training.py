@@ -36,6 +36,12 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
 
 
+def best_threshold_accuracy(scores: np.ndarray, specific: np.ndarray) -> float:
+    """The accuracy of "specific if the score is above t" at the best threshold t (brute force)."""
+    cuts = np.concatenate([[-np.inf], np.unique(scores)])
+    return max(np.mean((scores > t) == specific) for t in cuts)
+
+
 @pytest.mark.parametrize("model,extra", [("wlo", {"prior_weight": 1e-5, "engine": "torch"}),
                                          ("wlo", {"prior_weight": 1e-5, "engine": "fast"}), ("wordavg", {})])
 def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, pairs_slice) -> None:
@@ -47,6 +53,8 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, p
     trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(data_dir))
     trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(data_dir))
     untrained = trainer.validator(trainer.encoder.eval())
+    news = load_news_train(as_data_dir(str(data_dir)))
+    untrained_scores = probsent.SentenceModel(trainer.encoder, trainer.vocab).specificity(news.sentences)
     trainer.encoder.train()
     losses = []
     megabatch = trainer._megabatch
@@ -67,14 +75,14 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, p
     assert loaded.encoder.type_name == model
     # the untrained model's score, measured above before any step, is part of the record
     assert loaded.config["training"]["untrained_sts17_pearson"] == pytest.approx(untrained, abs=1e-9)
+    # and so is its news-train accuracy, recomputed here by brute force over every threshold
+    assert loaded.config["training"]["untrained_news_train_accuracy"] == pytest.approx(
+        100 * best_threshold_accuracy(untrained_scores, news.specific), abs=1e-9)
     assert trainer.validator(loaded.encoder) == pytest.approx(best, abs=1e-6)
     # best-news/ holds the model with the best news-train accuracy, recomputed here by brute
     # force over every threshold
-    news = load_news_train(as_data_dir(str(data_dir)))
     scores = probsent.load(os.path.join(cfg.out, "best-news")).specificity(news.sentences)
-    cuts = np.concatenate([[-np.inf], np.unique(scores)])
-    brute = max(np.mean((scores > t) == news.specific) for t in cuts)
-    assert 100 * brute == pytest.approx(state["best_news"]["score"], abs=1e-9)
+    assert 100 * best_threshold_accuracy(scores, news.specific) == pytest.approx(state["best_news"]["score"], abs=1e-9)
     logged = [json.loads(line) for line in open(os.path.join(cfg.out, "log.jsonl"))]
     assert max(r["news_train_accuracy"] for r in logged) == state["best_news"]["score"]
 

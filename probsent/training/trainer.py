@@ -318,6 +318,7 @@ class Trainer:
         return {"config": self.config.to_dict(), "step": self.state["step"],
                 "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
                 "untrained_sts17_pearson": self.state.get("untrained_sts17_pearson"),
+                "untrained_news_train_accuracy": self.state.get("untrained_news_train_accuracy"),
                 "probsent_version": __version__,
                 "data_report": self.corpus.report}
 
@@ -379,10 +380,13 @@ class Trainer:
             from tqdm import tqdm
             total = sum(self._steps_in_epoch(epoch) for epoch in range(cfg.epochs))
             bar = tqdm(total=total, initial=self.state["step"], unit=" steps", file=sys.stderr, dynamic_ncols=True)
-        if self.state["step"] == 0 and self.validator is not None:
-            self.state["untrained_sts17_pearson"] = self.validator(self._on_cpu().eval())
-            self.encoder.train()
-            self.log(f"untrained STS 2017 Pearson: {self.state['untrained_sts17_pearson']:.4f}")
+        if self.state["step"] == 0:  # the untrained model's development numbers: what training adds
+            for scorer, key, shown in ((self.validator, "untrained_sts17_pearson", "STS 2017 Pearson"),
+                                       (self.dev_scorer, "untrained_news_train_accuracy", "news-train accuracy")):
+                if scorer is not None:
+                    self.state[key] = scorer(self._on_cpu().eval())
+                    self.encoder.train()
+                    self.log(f"untrained {shown}: {self.state[key]:.4f}")
         last_saved, recent, started = self.state["step"], [], time.monotonic()
         base_seconds = self.state["seconds"]
         stopped_early = False
