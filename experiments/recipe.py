@@ -297,14 +297,16 @@ FAMILIES_8: dict[str, list[Run]] = {
 }
 # what no round has tried (shown under the last round in docs/RESULTS.md)
 UNTESTED = (
-    "Three seeds per single change: each change's dev effect is one run; only the selected runs and round 6's "
-    "seed checks have three seeds.",
+    "Three seeds per single change: each change's dev effect is one run; only the selected runs and the seed "
+    "checks of rounds 6-8 have three seeds.",
     "More than three epochs, and three epochs of the changes other than round 5's (`--epochs 3` was tried "
     "alone, inside `r12-combined` and in round 5).",
     "A near-copy rule for negatives other than the shared-word one (`--false-negatives remine`), such as edit "
     "distance.",
-    "Per-source weights other than dropping the image captions (`r12-text`), and data larger or cleaner than "
-    "the shared pairs (the paper trains on ParaNMT).",
+    "Per-source weights other than dropping the image captions (`r12-text`) or putting the Bible verse versions "
+    "in their place (round 8); the whole file (round 8) with changes other than the hardness cap and the rarity "
+    "initialization, or over more than one epoch; and data larger or cleaner than the shared file's 1.26M pairs "
+    "(the paper trains on ParaNMT, 5M pairs used, which is not obtainable here).",
     "A change to the loss or the model that ties a word's entropy term to how much it moves the mean (its "
     "translation B), or a frequency-aware prior; and learning rates that let rare words' rows move as far as "
     "frequent ones (their terms stay near the initialization's).",
