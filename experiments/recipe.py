@@ -338,7 +338,8 @@ class Round:
     ship_margin: float = 0.0  # rule 6: points of news-train accuracy a new model must gain to be shipped
     shown_with: tuple[str, ...] = field(default=())  # earlier candidates its tables show beside its own runs
     seed_checks: tuple[str, ...] = field(default=())  # candidates whose dev numbers get seeds 2-3 (choose nothing)
-    untrained: bool = False  # record the shown runs' news-dev before training (and Length's), from round 8 on
+    untrained: bool = False  # record the shown runs' news-dev before training (with Length's and the
+    # word-score ceiling's), from round 8 on
 
     @property
     def single_changes(self) -> list[Run]:
@@ -550,6 +551,8 @@ def write_dev_record(round_: Round) -> dict:
             if entry["name"] in shown_runs(round_):
                 entry["untrained_news_dev"] = untrained_news_dev(entry["name"])
         record["length_news_dev"] = length_news_dev()
+        from experiments.word_score_ceiling import news_dev_ceiling
+        record["word_score_ceiling"] = news_dev_ceiling()
     write_json(out / "dev.json", record)
     from probsent.evaluation.plots import training_curves
     training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs})

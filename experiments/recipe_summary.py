@@ -170,10 +170,22 @@ def _untrained_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
         return []
     return ["", "What training added on the news training rows: the accuracy of each run's model before its "
             "first step (its initialization: `experiments.recipe.untrained_news_dev`) and of its `best-news/` "
-            f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows:", "",
+            f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows"
+            + (_ceiling_sentence(dev["word_score_ceiling"], max(c["news_dev"] for c in rows))
+               if "word_score_ceiling" in dev else "") + ":", "",
             "| Run | News-train acc untrained | News-train acc best-news/ (dev) | gain |", "|---|---|---|---|",
             *(f"| `{c['name']}` | {c['untrained_news_dev']:.1f} | {c['news_dev']:.1f} | "
               f"{c['news_dev'] - c['untrained_news_dev']:+.1f} |" for c in rows)]
+
+
+def _ceiling_sentence(ceiling: dict[str, Any], best_run: float) -> str:
+    """What a sum of per-word terms (the form of WLO's entropy) reaches when fit to the rows' labels,
+    against the best of the runs shown."""
+    return (f", and a sum of per-word terms, the form of WLO's entropy, fit to these rows' labels (logistic "
+            f"regression on word counts, {ceiling['folds']}-fold cross-validation, the best of "
+            f"{len(ceiling['per_l2'])} L2 weights: `python -m experiments.word_score_ceiling`) scores "
+            f"{ceiling['best']:.1f}, {ceiling['best'] - best_run:+.1f} points against the best run below: what "
+            f"the form of the score allows when it learns from these labels, not from paraphrases")
 
 
 def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:

@@ -517,3 +517,18 @@ def test_length_news_dev_is_the_best_threshold_on_token_counts(data_dir) -> None
     counts = np.array([len(tokenize(s)) for s in news.sentences])
     brute = max(np.mean((counts > t) == news.specific) for t in np.concatenate([[-1], np.unique(counts)]))
     assert recipe.length_news_dev() == pytest.approx(100 * brute, abs=1e-9)
+
+
+def test_untrained_lines_show_what_training_added_and_the_ceiling() -> None:
+    from experiments.recipe_summary import _untrained_lines
+
+    dev = {"length_news_dev": 68.06, "word_score_ceiling": {"folds": 10, "per_l2": {"0.1": 70.0, "0.01": 76.6},
+                                                            "best": 76.6},
+           "candidates": [{"name": "a", "news_dev": 65.7, "untrained_news_dev": 66.85},
+                          {"name": "b", "news_dev": 67.8, "untrained_news_dev": 66.4},
+                          {"name": "hidden", "news_dev": 99.0, "untrained_news_dev": 1.0},
+                          {"name": "c", "news_dev": 70.0}]}  # not measured: not shown
+    lines = _untrained_lines(dev, {"a", "b", "c"})
+    assert lines[-2:] == ["| `a` | 66.8 | 65.7 | -1.1 |", "| `b` | 66.4 | 67.8 | +1.4 |"]
+    assert "Length baseline scores 68.1" in lines[1] and "scores 76.6, +8.8 points against the best run" in lines[1]
+    assert _untrained_lines({"candidates": [{"name": "c", "news_dev": 70.0}]}, {"c"}) == []
