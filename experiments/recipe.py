@@ -160,6 +160,7 @@ a gap far below round 6's seed sds of 0.007-0.009): seeds 2 and 3 of
 ``r17-cap0-rarity0.3-varprior1e-2-epoch3`` are trained (``--stage seed-checks``; round 5 trained
 ``r15-cap0-rarity0.3-epoch3``'s) so that the two recipes' development numbers and diagnostics
 are compared over three seeds each. They choose nothing.
+
 Round 8 (``--round 8``; committed 2026-11-27 at 01:56, before any of its runs was trained).
 **The test numbers of rounds 1-5 had been seen**; rounds 6-7 evaluated none. Every change of
 rounds 1-7 acted on the loss, the model or the selection of pairs *within* the main mixture,
@@ -547,8 +548,9 @@ def write_dev_record(round_: Round) -> dict:
     for run in runs:
         record["candidates"].append(_run_record(run, out))
     if round_.untrained:  # what training added to the development accuracy (the runs the round shows)
+        shown = shown_runs(round_)
         for entry in record["candidates"]:
-            if entry["name"] in shown_runs(round_):
+            if entry["name"] in shown:
                 entry["untrained_news_dev"] = untrained_news_dev(entry["name"])
         record["length_news_dev"] = length_news_dev()
         from experiments.word_score_ceiling import news_dev_ceiling
