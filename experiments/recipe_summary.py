@@ -81,7 +81,8 @@ TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
           5: "## Issue 11, round 5: the best-STS recipes over three epochs",
           6: "## Issue 11, round 6: a prior on the variances alone",
           7: "## Issue 11, round 7: the variance prior over three epochs",
-          8: "## Issue 11, round 8: paraphrases made by translation (Bible verse versions)"}
+          8: "## Issue 11, round 8: paraphrases made by translation (Bible verse versions)",
+          9: "## Issue 11, round 9: the whole file over three epochs"}
 
 
 def sections() -> list[str]:
