@@ -570,8 +570,8 @@ def write_dev_record(round_: Round) -> dict:
               "combine_margin": COMBINE_MARGIN}
     for run in runs:
         record["candidates"].append(_run_record(run, out))
+    shown = shown_runs(round_)
     if round_.untrained:  # what training added to the development accuracy (the runs the round shows)
-        shown = shown_runs(round_)
         for entry in record["candidates"]:
             if entry["name"] in shown:
                 entry["untrained_news_dev"] = untrained_news_dev(entry["name"])
@@ -580,7 +580,7 @@ def write_dev_record(round_: Round) -> dict:
         record["word_score_ceiling"] = news_dev_ceiling()
     write_json(out / "dev.json", record)
     from probsent.evaluation.plots import training_curves
-    training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs})
+    training_curves(out / "curves.png", {run.name: _log(run.name) for run in runs if run.name in shown})
     return record
 
 

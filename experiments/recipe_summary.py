@@ -134,7 +134,7 @@ def section(round_: Round = ROUND_1) -> list[str]:
                + f" and this round's runs; the {others} other candidates, of earlier rounds, "
                "compete too (their rows are in those rounds' sections)."])
     lines += ["", "Diagnostics at each run's last validation, on a fixed sample of 2,000 training pairs; "
-              f"their course over training, per run: [{where}/curves.png](../{where}/curves.png).",
+              f"the course over training of the runs shown: [{where}/curves.png](../{where}/curves.png).",
               *([f"`{round_.combined_name}` = {dev['combined']} (rule: each family's best on news-train accuracy, "
                  f"where it beats the reference by at least {dev['combine_margin']} points)."]
                 if dev["combined"] else ["This round adds no combination; the earlier rounds' compete."]), "",
