@@ -323,8 +323,8 @@ UNTESTED = (
     "A near-copy rule for negatives other than the shared-word one (`--false-negatives remine`), such as edit "
     "distance.",
     "Per-source weights other than dropping the image captions (`r12-text`) or putting the Bible verse versions "
-    "in their place (round 8); the whole file (round 8) with changes other than the hardness cap and the rarity "
-    "initialization, or over more than one epoch; and data larger or cleaner than the shared file's 1.26M pairs "
+    "in their place (round 8); the whole file (rounds 8-9) with changes other than the hardness cap and the "
+    "rarity initialization, or over more than three epochs; and data larger or cleaner than the shared file's 1.26M pairs "
     "(the paper trains on ParaNMT, 5M pairs used, which is not obtainable here).",
     "A change to the loss or the model that ties a word's entropy term to how much it moves the mean (its "
     "translation B), or a frequency-aware prior; and learning rates that let rare words' rows move as far as "
