@@ -551,11 +551,10 @@ def length_news_dev() -> float:
     tuned on those rows as for every run."""
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.datasets import DataDir, load_news_train
-    from probsent.evaluation.metrics import accuracy, predict_specific, tune_threshold
+    from probsent.evaluation.metrics import accuracy_at_tuned_threshold
 
     news = load_news_train(DataDir())
-    scores = LengthScorer().specificity(news.sentences)
-    return 100.0 * accuracy(predict_specific(scores, tune_threshold(scores, news.specific)), news.specific)
+    return 100.0 * accuracy_at_tuned_threshold(LengthScorer().specificity(news.sentences), news.specific)
 
 
 def write_dev_record(round_: Round) -> dict:

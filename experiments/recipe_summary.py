@@ -1,5 +1,5 @@
 """The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
-results/recipe/ to results/recipe7/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/ and results/recipe<N>/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files."""

@@ -96,3 +96,12 @@ def test_length_normalized_toy_pool():
 def test_length_normalized_needs_a_neighbouring_group():
     with pytest.raises(ValueError, match="one token longer"):
         metrics.length_normalized_accuracy([1, 3], [0.1, 0.2], [True, False])
+
+
+def test_accuracy_at_tuned_threshold_by_hand() -> None:
+    from probsent.evaluation.metrics import accuracy_at_tuned_threshold
+
+    assert accuracy_at_tuned_threshold([1.0, 2.0, 3.0, 4.0], [False, False, True, True]) == 1.0
+    # no threshold separates these: the best one (between 1 and 2) gets 3 of 4 right
+    assert accuracy_at_tuned_threshold([1.0, 2.0, 3.0, 4.0], [False, True, False, True]) == 0.75
+    assert accuracy_at_tuned_threshold([5.0, 5.0, 5.0], [True, False, True]) == 2 / 3  # all specific

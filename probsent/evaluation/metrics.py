@@ -95,6 +95,12 @@ def predict_specific(scores: ArrayLike, threshold: float) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64) > threshold
 
 
+def accuracy_at_tuned_threshold(scores: ArrayLike, specific: ArrayLike) -> float:
+    """Accuracy (a fraction) of "specific iff score > t" with t tuned on these same rows, as a
+    development score is read."""
+    return accuracy(predict_specific(scores, tune_threshold(scores, specific)), specific)
+
+
 @dataclass(frozen=True)
 class LengthNormalizedResult:
     """Outcome of :func:`length_normalized_accuracy` (accuracies are fractions)."""

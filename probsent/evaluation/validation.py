@@ -7,7 +7,7 @@ from probsent.data.vocab import Vocabulary
 from probsent.evaluation.datasets import (LabelledSentences, StsPairs, as_data_dir,
                                          load_news_train, load_sts17)
 from probsent.evaluation.experiments import sts_similarities
-from probsent.evaluation.metrics import accuracy, pearson, predict_specific, tune_threshold
+from probsent.evaluation.metrics import accuracy_at_tuned_threshold, pearson
 from probsent.models import SentenceEncoder
 
 
@@ -46,5 +46,4 @@ class NewsDevScorer:
 
     def __call__(self, encoder: SentenceEncoder) -> float:
         scores = SentenceModel(encoder, self.vocab).specificity(self.news.sentences)
-        predicted = predict_specific(scores, tune_threshold(scores, self.news.specific))
-        return 100.0 * accuracy(predicted, self.news.specific)
+        return 100.0 * accuracy_at_tuned_threshold(scores, self.news.specific)
