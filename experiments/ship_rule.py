@@ -107,7 +107,7 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.evaluation import datasets as ds
     from probsent.evaluation import length_controlled as lc
-    from probsent.evaluation.experiments import sts_similarities
+    from probsent.evaluation.experiments import load_shorter_specific, sts_similarities
     from probsent.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
@@ -117,8 +117,7 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
         "news_length_groups": lc.news_length_groups_accuracy(model),
         "equal_length": lc.equal_length_accuracy(model),
         "one_word_explain": lc.one_word_explain_accuracy(model),
-        "shorter_specific": lc.pair_accuracy(model, *lc.read_two_columns(lc.DATA / "shorter_specific_pairs.tsv",
-                                                                          "specific\tvague")),
+        "shorter_specific": lc.pair_accuracy(model, *load_shorter_specific()),
         "stsb_dev_concat": 100.0 * pearson(similarities["cosine"], stsb_dev.scores),
         "stsb_dev_means": 100.0 * pearson(similarities["cosine_mean"], stsb_dev.scores),
         "vocabulary": len(model.vocab),
