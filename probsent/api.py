@@ -209,9 +209,14 @@ class SentenceModel:
 
     def probability(self, sentences: Sentences, batch_size: int = 256):
         """P(specific) from the model's calibration (see ``probsent calibrate``)."""
-        calibration = self.require_calibration()
-        values = calibration.probability(np.atleast_1d(self.specificity(sentences, batch_size)))
-        return float(values[0]) if isinstance(sentences, str) else values
+        items, single = self._checked(sentences)
+        values = self.probability_of_scores(np.atleast_1d(self.specificity(items, batch_size)), items)
+        return float(values[0]) if single else values
+
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """P(specific) of sentences already scored by :meth:`specificity` (the calibration also
+        reads each sentence's token count, up to MAX_TOKENS; a missing sentence counts 0)."""
+        return self.require_calibration().probability(scores, token_counts(sentences))
 
     def explain(self, sentence: str) -> "Explanation":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -237,6 +242,12 @@ class SentenceModel:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
         save_model(path, self.encoder, self.vocab, self.config.get("training"))
+
+
+def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
+    """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
+    return np.array([min(len(tokenize(s)), MAX_TOKENS) if isinstance(s, str) else 0 for s in sentences],
+                    dtype=np.float64)
 
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
