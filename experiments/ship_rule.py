@@ -22,6 +22,8 @@ development sets only (the test sets are evaluated once, after the choice):
     python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
+    python -m experiments.ship_rule --round 1 --stage test     # the test sets, once, for the winner
+    python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo
 """
 from __future__ import annotations
 
@@ -156,10 +158,99 @@ def finalists(records: dict[str, dict[str, Any]], names: list[str], count: int =
     return sorted(passing, key=lambda name: -records[name]["score"])[:count]
 
 
+class CalibratedProbability:
+    """A scorer whose specificity is a model's calibrated, length-aware P(specific)."""
+
+    name = "P(specific)"
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def specificity(self, sentences: list[str]) -> np.ndarray:
+        """P(specific) of each sentence."""
+        return np.asarray(self.model.probability(sentences), dtype=np.float64)
+
+
+def specificity_row(scorer: Any) -> dict[str, float]:
+    """News accuracy and the Twitter, Yelp and Movie Spearman correlations (x100) of a scorer."""
+    from probsent.evaluation.experiments import specificity_experiment
+
+    result = specificity_experiment(scorer)
+    return {"news": result.news.accuracy, **{d: result.domain(d).spearman for d in ("twitter", "yelp", "movie")}}
+
+
+def test_measures(model_dir: Path) -> dict[str, Any]:
+    """The test sets, for one model: the entropy's row, the calibrated probability's row (the
+    model is calibrated on the news training rows first if it is not) and the STS Benchmark
+    test Pearson of the cosine of concat(mean, var) and of the means."""
+    import probsent
+    from probsent.cli import main as cli
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.experiments import sts_similarities
+    from probsent.evaluation.metrics import pearson
+
+    model = probsent.load(model_dir)
+    if model.calibration is None or model.calibration.length_slope == 0.0:
+        cli(["calibrate", "--model", str(model_dir)])
+        model = probsent.load(model_dir)
+    stsb = ds.load_sts_benchmark(ds.as_data_dir(None), "test")
+    similarities = sts_similarities(model, stsb, probabilistic=True)
+    return {"entropy": specificity_row(model), "probability": specificity_row(CalibratedProbability(model)),
+            "stsb_test_concat": 100.0 * pearson(similarities["cosine"], stsb.scores),
+            "stsb_test_means": 100.0 * pearson(similarities["cosine_mean"], stsb.scores)}
+
+
+def write_test_record(round_: Round, record: dict[str, Any]) -> dict[str, Any]:
+    """The test sets, once, after the choice: the winner's three seeds, and Length."""
+    from probsent.evaluation.baselines import LengthScorer
+
+    winner = next(r for r in round_.candidates if r.name == record["winner"])
+    names = [winner.name, *(with_seed(winner, s).name for s in SEEDS)]
+    tested = {"winner": winner.name, "runs": {name: test_measures(RUNS_DIR / name / "best") for name in names},
+              "length": specificity_row(LengthScorer())}
+    write_json(RECORDS / f"round{round_.number}-test.json", tested)
+    return tested
+
+
+def ship(record: dict[str, Any], record_path: Path) -> None:
+    """Ship the winner's seed-1 ``best/`` model into the package: float16, every word kept (the
+    vocabulary floor is checked on the files written), calibrated with length. The files it
+    replaces go to results/shipped-before-rule/ first (the shipped model's records too)."""
+    import shutil
+
+    import probsent
+    from probsent.cli import main as cli
+    from probsent.export import export_model
+
+    source = RUNS_DIR / record["winner"] / "best"
+    package = REPO / "probsent" / "pretrained" / "wlo"
+    staged = REPO / "runs" / f"{record['winner']}-ship"
+    shutil.rmtree(staged, ignore_errors=True)
+    export_model(probsent.load(source), staged, float16=True, source=str(source.relative_to(REPO)))
+    trained = training_vocabulary_size(source.parent)
+    if len(probsent.load(staged).vocab) != trained:
+        raise SystemExit(f"{staged}: {len(probsent.load(staged).vocab)} words, training kept {trained}")
+    keep = PREVIOUSLY_SHIPPED.parent
+    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json", "MODEL_CARD.md"):
+        if (package / name).is_file() and not (keep / name).is_file():
+            shutil.copy2(package / name, keep / name)
+    for name in ("choice.json", "evaluation.json", "report.md"):
+        shipped_record = REPO / "results" / "shipped" / name
+        if shipped_record.is_file() and not (keep / f"shipped-{name}").is_file():
+            shutil.copy2(shipped_record, keep / f"shipped-{name}")
+    (package / "calibration.json").unlink(missing_ok=True)
+    for name in ("config.json", "model.safetensors", "vocab.txt"):
+        shutil.copy2(staged / name, package / name)
+    cli(["calibrate", "--model", str(package)])
+    choice = {"rule": "experiments/ship_rule.py", "record": record_path.relative_to(REPO).as_posix(),
+              "run": record["winner"], "words": trained, "dtype": "float16"}
+    write_json(REPO / "results" / "shipped" / "choice.json", choice)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
-    parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select"), required=True)
+    parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select", "test", "ship"), required=True)
     args = parser.parse_args(argv)
     if args.stage == "reference":  # the model shipped before this rule: the equal-length floor
         write_json(PREVIOUSLY_SHIPPED, dev_measures(REPO / "probsent" / "pretrained" / "wlo"))
@@ -170,6 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     shipped = json.loads(PREVIOUSLY_SHIPPED.read_text(encoding="utf-8"))
     record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {"runs": {}}
     runs = list(round_.candidates)
+    if args.stage == "ship":
+        ship(record, record_path)
+        return 0
+    if args.stage == "test":  # once, after the choice
+        if not record.get("winner"):
+            raise SystemExit(f"{record_path}: no winner chosen (run --stage select first)")
+        print(json.dumps(write_test_record(round_, record), indent=1))
+        return 0
     if args.stage in ("seeds", "select"):
         chosen = finalists(record["runs"], [r.name for r in round_.candidates])
         record["finalists"] = chosen
