@@ -130,6 +130,16 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
     return record
 
 
+DIAGNOSTICS = ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge")
+
+
+def last_diagnostics(run_dir: Path) -> dict[str, float]:
+    """The word-term and loss diagnostics of a run's last validation (``log.jsonl``)."""
+    lines = (run_dir / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    last = json.loads(lines[-1])
+    return {key: last[key] for key in DIAGNOSTICS if key in last} | {"step": last["step"]}
+
+
 def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabulary: int) -> list[str]:
     """The floors a candidate misses (empty: it may ship)."""
     missed = []
@@ -280,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = dev_measures(best)
         measured["missed"] = floors(measured, shipped["equal_length"], training_vocabulary_size(best.parent))
         measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
+        measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
         record["runs"][run.name] = measured
         write_json(record_path, record)
         print(run.name, json.dumps(measured), flush=True)
