@@ -17,7 +17,7 @@ from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.gaussian import entropy as gaussian_entropy
-from probsent.inputs import Texts, texts
+from probsent.inputs import texts
 from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
