@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-
 from scipy import stats
 
 from probsent.evaluation.results import SystemResult
@@ -25,23 +23,20 @@ from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
-from experiments.recipe import SHIPPED_BEFORE
+from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
+from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
-from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
+from experiments.table_columns import DOMAINS
 
-RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 # the plan's shipping choice (every WLO run of the plan x each vocabulary size), kept when
-# issue 11's recipe shipped another model
+# the recipe study shipped another model
 PLAN_CHOICE = SHIPPED_BEFORE / "choice.json"
 OUT = REPO / "docs" / "RESULTS.md"
-DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
 DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
 MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
-# groups whose runs compete for the selection of their model (seed runs only report spread)
-MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
 LABELS = {model: model_class(model).label for model in MODELS}  # the registry's labels
 
 
