@@ -88,7 +88,8 @@ def section(round_: Round) -> list[str]:
              f"Generated from `{where}/` by `{_command(round_, 'select')}`, "
              "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
              "selection rules" + (", and what had been seen before the round" if round_.number > 1 else "")
-             + ") is the docstring of `experiments/recipe.py`, committed before the runs."]
+             + f") is `experiments/rounds/round_{round_.number}.py` with the rules of `experiments/protocol.py`, "
+             "told in [docs/EXPERIMENTS.md](EXPERIMENTS.md) with the commits that fixed it before the runs."]
     if dev is None:
         return lines + ["", "(not run yet)"]
     lines += ["", "### Candidates (development numbers only)", "",
@@ -156,7 +157,7 @@ def _untrained_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
     if not rows:
         return []
     return ["", "What training added on the news training rows: the accuracy of each run's model before its "
-            "first step (its initialization: `experiments.recipe.untrained_news_dev`) and of its `best-news/` "
+            "first step (its initialization: `experiments.recipe_records.untrained_news_dev`) and of its `best-news/` "
             f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows"
             + (_ceiling_sentence(dev["word_score_ceiling"], max(trained for _, _, trained, _ in rows))
                if "word_score_ceiling" in dev else "") + ":", "",
@@ -309,7 +310,7 @@ def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | N
     values = seed_check_values(round_, checks)
     lines = ["", "### Seed checks (development numbers, mean ± sd over seeds 1-3)", "",
              "Seeds 2 and 3 of the runs whose one-seed contrast this round's discussion rests on (see the "
-             f"amendment in `experiments/recipe.py`; `{_command(round_, 'seed-checks')}`); they choose nothing. "
+             f"amendment in [docs/EXPERIMENTS.md](EXPERIMENTS.md); `{_command(round_, 'seed-checks')}`); they choose nothing. "
              "Diagnostics as above (the last validation; scale on the STS 2017 sentences, `best/`).", "",
              "| Run | " + " | ".join(label for label, _, _ in SEED_CHECK_COLUMNS) + " |",
              "|---|" + "---|" * len(SEED_CHECK_COLUMNS)]
@@ -335,7 +336,7 @@ def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
         return []
     ref = next(c for c in dev["candidates"] if c["name"] == round_.reference.name)
     lines = ["", "### After the round (outside the selection)", "",
-             "Trained after this round's test numbers were seen (see the erratum in `experiments/recipe.py`); "
+             "Trained after this round's test numbers were seen (see the erratum in [docs/EXPERIMENTS.md](EXPERIMENTS.md)); "
              "they choose nothing. Development numbers and final diagnostics, against the reference's "
              f"{ref['news_dev']:.1f} news-train accuracy:", ""]
     by_name = {x["name"]: x for x in dev["candidates"]}
@@ -384,11 +385,11 @@ def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
              _row("the same without the prior (λ = 0; best-news/)", ablation),
              _row("Wordsum `wordsum-minibatch-long` (best/)", words),
              _row("Length", length), _row("Word rarity (wordfreq ranks, sum)", rarity),
-             _row("shipped model before issue 11", shipped),
+             _row("shipped model before the recipe study", shipped),
              _paper_row("WLO"), _paper_row("Wordsum")]
     lines += ["", f"Table 7 at this budget (our rule's recipe, 3 seeds each): News accuracy "
               f"{mean_sd(ours[0])} with the prior against {mean_sd(ablation[0])} without it (λ = 0)."]
-    lines += ["", "### Goals of issue 11, checked on these numbers", ""]
+    lines += ["", "### Goals of the study, checked on these numbers", ""]
     lines += _goal_lines(paper, words, length, ours)
     return lines
 

@@ -263,7 +263,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"{TABLE7['without_prior']['accuracy']} without): at this budget ({STEPS:,} steps) the prior "
         + verdict(_news_value(found, 'wlo'), _news_value(found, 'wlo-lambda0'), spread, "helps",
                   "hurts", "makes no difference beyond the seed spread")
-        + f" ({bar}); the 3-seed comparison over one epoch is in the issue-11 section (Table 7 at its budget).",
+        + f" ({bar}); the 3-seed comparison over one epoch is in the recipe study's sections (Table 7 at its budget).",
         "- **Rare words**: a word seen a few times in training keeps a term close to its random "
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "

@@ -4,7 +4,7 @@ from experiments.protocol import Round
 from experiments.rounds.reference import REFERENCE, recipe, records
 
 ROUND = Round(
-    1, "Issue 11: do WLO's variances learn specificity? (our recipe)",
+    1, "The recipe study: do WLO's variances learn specificity? (our recipe)",
     "one change at a time against the paper's recipe, and the best of each family combined",
     REFERENCE, {
         "prior": [recipe(f"r11-lambda{value}", f"prior weight lambda = {value}", prior_weight=value)

@@ -10,7 +10,7 @@ from experiments.rounds.reference import REFERENCE, recipe, records
 AFTER = (recipe("r12-dense-adam-fixed", "Adam moves every word's row every step (the bug fixed)", adam="dense"),)
 
 ROUND = Round(
-    2, "Issue 11, round 2: the causes round 1 left untested",
+    2, "The recipe study, round 2: the causes round 1 left untested",
     "mini-batch negatives, mining on the means, a hardness cap, three epochs, no captions, dense Adam",
     REFERENCE, {
         "negative_pool": [recipe("r12-minibatch", "negatives mined within each mini-batch", megabatch=1)],

@@ -4,7 +4,7 @@ from experiments.rounds import round_2
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    3, "Issue 11, round 3: loose then close, and the hardness cap with one more change",
+    3, "The recipe study, round 3: loose then close, and the hardness cap with one more change",
     "the curriculum left untested, and the best-STS change with a vocabulary or rarity change",
     REFERENCE, {
         "curriculum": [recipe("r13-loose-then-close", "one epoch of every pair, then one of the close pairs "

@@ -4,7 +4,7 @@ from experiments.rounds import round_3
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    4, "Issue 11, round 4: the prior on top of the rarity initialization",
+    4, "The recipe study, round 4: the prior on top of the rarity initialization",
     "the prior makes frequent words general while the rarity initialization keeps rare words specific",
     REFERENCE, {
         "prior_with_rarity_init": [

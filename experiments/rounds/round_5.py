@@ -4,7 +4,7 @@ from experiments.rounds import round_4
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    5, "Issue 11, round 5: the best-STS recipes over three epochs",
+    5, "The recipe study, round 5: the best-STS recipes over three epochs",
     "training longer, the one cause left untested for the best-STS recipe",
     REFERENCE, {
         "longer_training": [

@@ -5,7 +5,7 @@ from experiments.rounds import round_5
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    6, "Issue 11, round 6: a prior on the variances alone",
+    6, "The recipe study, round 6: a prior on the variances alone",
     "a prior on the variances alone fixes their scale and leaves the margin to the means",
     REFERENCE, {
         "variance_prior": [

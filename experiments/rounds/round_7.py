@@ -4,7 +4,7 @@ from experiments.rounds import round_6
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    7, "Issue 11, round 7: the variance prior over three epochs",
+    7, "The recipe study, round 7: the variance prior over three epochs",
     "the variance prior's STS 2017 was still rising at the end of its one epoch",
     REFERENCE, {
         "variance_prior_longer": [

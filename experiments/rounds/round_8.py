@@ -8,7 +8,7 @@ CAPTIONS_FOR_BIBLE = ("multi30k_flickr30k_captions=0,mscoco_val2017_captions=0,f
                       "bible_parallel_versions=355000")
 
 ROUND = Round(
-    8, "Issue 11, round 8: paraphrases made by translation (Bible verse versions)",
+    8, "The recipe study, round 8: paraphrases made by translation (Bible verse versions)",
     "pairs made by translation keep the rare words a partner shares, so their rarity counts",
     REFERENCE, {
         "translation_pairs": [

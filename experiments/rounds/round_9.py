@@ -4,7 +4,7 @@ from experiments.rounds import round_8
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = Round(
-    9, "Issue 11, round 9: the whole file over three epochs",
+    9, "The recipe study, round 9: the whole file over three epochs",
     "more data raised news-dev and three epochs raised STS 2017: both at once",
     REFERENCE, {
         "more_data_longer": [
