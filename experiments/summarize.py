@@ -167,7 +167,7 @@ def _first_rule_lines() -> list[str]:
             f"validations, and the whole-epoch runs have up to {max(_validations(n) for n in choice['news_train_accuracy'])} "
             f"of them against {STEPS // EVAL_EVERY} for the others, so their news-train maxima are the most inflated "
             f"by the noise of that development set. The rule now compares only runs trained for the common "
-            f"budget of {STEPS:,} steps (`ship_candidates` in `experiments/reproduce.py`). We changed it after "
+            f"budget of {STEPS:,} steps (`ship_candidates` in `experiments/selection.py`). We changed it after "
             f"seeing that test result, which the reader should weigh."]
 
 
