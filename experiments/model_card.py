@@ -15,24 +15,22 @@ import re
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-
 import probsent
-from probsent.io import write_text
+from experiments.paths import REPO, RESULTS_DIR, SHIPPED_BEFORE
+from experiments.selection import SHIP_WORDS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
-from experiments.recipe import SHIPPED_BEFORE
-from experiments.selection import SHIP_WORDS
+from probsent.io import write_text
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
-EVALUATION = REPO / "results" / "shipped" / "evaluation.json"
-CHOICE = REPO / "results" / "shipped" / "choice.json"
+EVALUATION = RESULTS_DIR / "shipped" / "evaluation.json"
+CHOICE = RESULTS_DIR / "shipped" / "choice.json"
 
 
 def _recipe_decision(run: str) -> tuple[str, dict] | None:
-    """(where, decision) of the issue-11 recipe round whose rule 6 shipped ``run``, if one did."""
-    for path in sorted((REPO / "results").glob("recipe*/ship.json")):
+    """(where, decision) of the recipe study's round whose rule 6 shipped ``run``, if one did."""
+    for path in sorted(RESULTS_DIR.glob("recipe*/ship.json")):
         decision = json.loads(path.read_text(encoding="utf-8"))
         if decision.get("ship") and decision.get("run") == run:
             return path.relative_to(REPO).as_posix(), decision
@@ -41,7 +39,7 @@ def _recipe_decision(run: str) -> tuple[str, dict] | None:
 
 def _choice_sentence() -> str:
     """How the shipped run and vocabulary size were chosen, from results/shipped/choice.json
-    (and, where issue 11's recipe shipped it, that round's ship.json)."""
+    (and, where the recipe study shipped it, that round's ship.json)."""
     sizes = ", ".join(f"{n:,}" for n in SHIP_WORDS)
     choice = json.loads(CHOICE.read_text(encoding="utf-8")) if CHOICE.is_file() else {}
     if choice.get("rule"):
@@ -58,8 +56,9 @@ def _choice_sentence() -> str:
     if recipe is not None:
         where, decision = recipe
         margin = decision["news_train_accuracy"] - decision["shipped_news_train_accuracy"]
-        return (f"The run (`{choice['run']}`) is the one issue 11's pre-registered protocol selected by "
-                f"accuracy on the news training rows (`experiments/recipe.py`, rule 3, ours); rule 6 shipped "
+        return (f"The run (`{choice['run']}`) is the one the recipe study's pre-registered protocol selected by "
+                f"accuracy on the news training rows (rule 3, ours, of `experiments/protocol.py`; the rounds "
+                f"are told in docs/EXPERIMENTS.md); rule 6 shipped "
                 f"it because, with the best of the vocabulary sizes {sizes} words, its news-train accuracy "
                 f"({accuracy:.2f} %) beat the model shipped before "
                 f"(`{decision['shipped_run']}`, {decision['shipped_max_words']:,} words: "

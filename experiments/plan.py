@@ -20,6 +20,9 @@ MIXTURE = {"source_caps": "bible_parallel_versions=0"}
 TEXT_ONLY = ("bible_parallel_versions=0,multi30k_flickr30k_captions=0,mscoco_val2017_captions=0,"
              "flickr8k_captions=0")
 MAIN_WLO = {"prior_weight": 1e-4, "scale_init_mean": 1.0, "scale_init_std": 0.1}
+# the five models of the paper's tables: the runs of each compete for its selection (seed runs
+# only report spread)
+MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
 
 
 @dataclass

@@ -1,43 +1,33 @@
-"""The issue-11 sections of docs/RESULTS.md, one per round of ``experiments/recipe.py``, from
+"""The recipe study's sections of docs/RESULTS.md, one per round (experiments/rounds/), from
 results/recipe/ and results/recipe<N>/ (written by ``python -m experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
-JSON files."""
+JSON files: the functions without a leading underscore return the numbers, the others write
+them as Markdown."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from experiments.recipe import (REFERENCE, ROUND_1, ROUNDS, SEEDS, UNTESTED, Round, earlier_round_of, evaluation_dir,
-                               new_in_round, seed_runs, shown_runs)
+from scipy import stats
+
+from experiments.paths import REPO, RESULTS_DIR
+from experiments.protocol import SEEDS, Round, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
+from experiments.rounds import LATEST, ROUNDS, UNTESTED
 from experiments.selection import load_json, load_run
+from experiments.table_columns import BASELINES, COLUMNS, DOMAINS, numbers
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 from probsent.evaluation.results import SystemResult
 from probsent.training.diagnostics import RANK_BAND_LABELS
 
-REPO = Path(__file__).resolve().parents[1]
-DOMAINS = ("twitter", "yelp", "movie")
-COLUMNS = ("News acc", "Twitter ρ", "Yelp ρ", "Movie ρ", "STS-B r concat(mean, var)", "STS-B r means",
-           "shorter-specific %")
 WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
 
 
 def _model_entry(path: Path) -> SystemResult | None:
     evaluation = load_run(path)
     return evaluation.results.first_model() if evaluation is not None else None
-
-
-def numbers(entry: SystemResult | None) -> list[float | None]:
-    """The columns of :data:`COLUMNS` of one evaluated system."""
-    if entry is None:
-        return [None] * len(COLUMNS)
-    spec = entry.specificity
-    rated = [spec.domain(d) for d in DOMAINS]
-    stsb = {measure: table.stsb_test for measure, table in entry.sts.pearson.items()} if entry.sts else {}
-    return [spec.news.accuracy, *(r.spearman if r is not None else None for r in rated),
-            stsb.get("cosine"), stsb.get("cosine_mean"),
-            entry.shorter_specific.accuracy if entry.shorter_specific is not None else None]
 
 
 def seed_numbers(entries: list[SystemResult | None]) -> list[list[float]]:
@@ -74,17 +64,6 @@ def _paper_row(label: str) -> str:
     return "| " + " | ".join([f"{label} (paper's numbers)", *(_fmt(v) for v in cells)]) + " |"
 
 
-TITLES = {1: "## Issue 11: do WLO's variances learn specificity? (our recipe)",
-          2: "## Issue 11, round 2: the causes round 1 left untested",
-          3: "## Issue 11, round 3: loose then close, and the hardness cap with one more change",
-          4: "## Issue 11, round 4: the prior on top of the rarity initialization",
-          5: "## Issue 11, round 5: the best-STS recipes over three epochs",
-          6: "## Issue 11, round 6: a prior on the variances alone",
-          7: "## Issue 11, round 7: the variance prior over three epochs",
-          8: "## Issue 11, round 8: paraphrases made by translation (Bible verse versions)",
-          9: "## Issue 11, round 9: the whole file over three epochs"}
-
-
 def sections() -> list[str]:
     """The Markdown lines of every round's section."""
     lines: list[str] = []
@@ -99,17 +78,18 @@ def _command(round_: Round, stage: str) -> str:
     return f"python -m experiments.recipe{flag} --stage {stage}"
 
 
-def section(round_: Round = ROUND_1) -> list[str]:
+def section(round_: Round) -> list[str]:
     """The Markdown lines of one round's section (a pointer to the command where nothing is
     evaluated yet)."""
     out = round_.results_dir
     where = out.relative_to(REPO).as_posix()
     dev = load_json(out / "dev.json")
-    lines = [TITLES[round_.number], "",
+    lines = [f"## {round_.title}", "",
              f"Generated from `{where}/` by `{_command(round_, 'select')}`, "
              "`--stage seeds`, `--stage evaluate`; the protocol (candidates, combination rule, the two "
              "selection rules" + (", and what had been seen before the round" if round_.number > 1 else "")
-             + ") is the docstring of `experiments/recipe.py`, committed before the runs."]
+             + f") is `experiments/rounds/round_{round_.number}.py` with the rules of `experiments/protocol.py`, "
+             "told in [docs/EXPERIMENTS.md](EXPERIMENTS.md) with the commits that fixed it before the runs."]
     if dev is None:
         return lines + ["", "(not run yet)"]
     lines += ["", "### Candidates (development numbers only)", "",
@@ -158,25 +138,31 @@ def section(round_: Round = ROUND_1) -> list[str]:
                   f"{ship['shipped_news_train_accuracy']:.2f} (`{ship['shipped_run']}`, {ship['shipped_max_words']:,} "
                   f"words)" + (f", a lead it had to make of at least {ship['ship_margin']} points" if ship.get("ship_margin")
                                else "") + f", so it {verb} the shipped model (`{where}/ship.json`)."]
-    if round_.number == max(ROUNDS):
+    if round_ is LATEST:
         lines += _across_rounds_lines(dev)
         lines += ["", "### Still untested after this round", "", *(f"- {item}" for item in UNTESTED)]
     return lines
 
 
+def training_gains(dev: dict[str, Any], shown: set[str]) -> list[tuple[str, float, float, float]]:
+    """Per shown run whose untrained accuracy was recorded (from round 8 on): (name, news-train
+    accuracy before its first step, of its ``best-news/`` checkpoint, the gain)."""
+    return [(c["name"], c["untrained_news_dev"], c["news_dev"], c["news_dev"] - c["untrained_news_dev"])
+            for c in dev["candidates"] if c["name"] in shown and "untrained_news_dev" in c]
+
+
 def _untrained_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
     """What training added to the shown runs' news-train accuracy (recorded from round 8 on)."""
-    rows = [c for c in dev["candidates"] if c["name"] in shown and "untrained_news_dev" in c]
+    rows = training_gains(dev, shown)
     if not rows:
         return []
     return ["", "What training added on the news training rows: the accuracy of each run's model before its "
-            "first step (its initialization: `experiments.recipe.untrained_news_dev`) and of its `best-news/` "
+            "first step (its initialization: `experiments.recipe_records.untrained_news_dev`) and of its `best-news/` "
             f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows"
-            + (_ceiling_sentence(dev["word_score_ceiling"], max(c["news_dev"] for c in rows))
+            + (_ceiling_sentence(dev["word_score_ceiling"], max(trained for _, _, trained, _ in rows))
                if "word_score_ceiling" in dev else "") + ":", "",
             "| Run | News-train acc untrained | News-train acc best-news/ (dev) | gain |", "|---|---|---|---|",
-            *(f"| `{c['name']}` | {c['untrained_news_dev']:.1f} | {c['news_dev']:.1f} | "
-              f"{c['news_dev'] - c['untrained_news_dev']:+.1f} |" for c in rows)]
+            *(f"| `{name}` | {untrained:.1f} | {trained:.1f} | {gain:+.1f} |" for name, untrained, trained, gain in rows)]
 
 
 def _ceiling_sentence(ceiling: dict[str, Any], best_run: float) -> str:
@@ -189,13 +175,23 @@ def _ceiling_sentence(ceiling: dict[str, Any], best_run: float) -> str:
             f"the form of the score allows when it learns from these labels, not from paraphrases")
 
 
-def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
-    """The mean word term per frequency-rank band of the shown runs' ``best/`` models."""
+def band_rows(dev: dict[str, Any], shown: set[str]) -> tuple[list[str], bool, list[tuple[str, list, tuple]]]:
+    """The mean word term per frequency-rank band of the shown runs' ``best/`` models: the bands
+    any run has, whether any run recorded its sentence scale (from round 6 on), and per run its
+    name, its band terms (None where missing) and its (mean norm, log-variance), None where missing."""
     rows = [c for c in dev["candidates"] if c["name"] in shown and c.get("term_bands")]
+    bands = [band for band in RANK_BAND_LABELS if any(band in c["term_bands"] for c in rows)]
+    scaled = any("scale" in c for c in rows)
+    return bands, scaled, [(c["name"], [c["term_bands"].get(b) for b in bands],
+                            (c.get("scale", {}).get("mean_norm"), c.get("scale", {}).get("log_variance")))
+                           for c in rows]
+
+
+def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
+    """The table of :func:`band_rows`."""
+    bands, scaled, rows = band_rows(dev, shown)
     if not rows:
         return []
-    bands = [band for band in RANK_BAND_LABELS if any(band in c["term_bands"] for c in rows)]
-    scaled = any("scale" in c for c in rows)  # recorded from round 6 on
     return ["", "Mean entropy term of the words of each frequency-rank band (rank 1: the most frequent word), "
             "`best/` model of each run; a variance that learned specificity falls from left to right "
             "(`probsent.training.diagnostics.term_by_rank_band`)"
@@ -204,17 +200,15 @@ def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
                "`probsent.training.diagnostics.sentence_scale`)" if scaled else "") + ":", "",
             "| Run | " + " | ".join(f"ranks {b}" for b in bands) + (" | ‖mean‖ | log-variance" if scaled else "")
             + " |", "|---|" + "---|" * (len(bands) + 2 * scaled),
-            *("| " + " | ".join([f"`{c['name']}`", *(_fmt(c["term_bands"].get(b), 2) for b in bands),
-                                 *((_fmt(c.get("scale", {}).get("mean_norm"), 2),
-                                    _fmt(c.get("scale", {}).get("log_variance"), 3)) if scaled else ())]) + " |"
-              for c in rows)]
+            *("| " + " | ".join([f"`{name}`", *(_fmt(v, 2) for v in terms),
+                                 *((_fmt(scale[0], 2), _fmt(scale[1], 3)) if scaled else ())]) + " |"
+              for name, terms, scale in rows)]
 
 
-def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
-    """Rank correlations, over every distinct candidate of the rounds (one seed each), between
-    the frequent-word term, the active-hinge share and the development numbers."""
-    from scipy import stats
-
+def across_rounds(dev: dict[str, Any]) -> dict[str, float]:
+    """Spearman correlations, over every distinct candidate of the rounds (one seed each), of the
+    frequent-word term with the active-hinge share ("hinge"), the news-train accuracy ("news") and
+    STS 2017 ("sts"); "distinct" candidates, and "repeats" of another's numbers (counted once)."""
     seen, runs = set(), []
     for c in dev["candidates"]:  # a run that repeats another's numbers (r12-dense-adam) counts once
         key = tuple(round(v, 6) for v in (c["sts17"], c["news_dev"], *c["diagnostics"].values()))
@@ -224,12 +218,18 @@ def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
     column = {"frequent": [c["diagnostics"]["frequent_term"] for c in runs],
               "hinge": [c["diagnostics"]["active_hinge"] for c in runs],
               "news": [c["news_dev"] for c in runs], "sts": [c["sts17"] for c in runs]}
-    rho = lambda a, b: float(stats.spearmanr(column[a], column[b]).statistic)  # noqa: E731
+    rho = lambda other: float(stats.spearmanr(column["frequent"], column[other]).statistic)  # noqa: E731
+    return {"distinct": len(runs), "repeats": len(dev["candidates"]) - len(runs),
+            "hinge": rho("hinge"), "news": rho("news"), "sts": rho("sts")}
+
+
+def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
+    """The correlations of :func:`across_rounds`, in words."""
+    found = across_rounds(dev)
     moves = lambda r: "rises" if r > 0 else "falls"  # noqa: E731
-    hinge, news, sts = rho("frequent", "hinge"), rho("frequent", "news"), rho("frequent", "sts")
-    duplicates = len(dev["candidates"]) - len(runs)
+    hinge, news, sts, duplicates = found["hinge"], found["news"], found["sts"], found["repeats"]
     return ["", "### Across the rounds (development numbers, one seed per candidate)", "",
-            f"Over the {len(runs)} distinct candidates of every round"
+            f"Over the {found['distinct']} distinct candidates of every round"
             + (f" ({duplicates} {'repeats' if duplicates == 1 else 'repeat'} another's numbers and "
                f"{'counts' if duplicates == 1 else 'count'} once)" if duplicates else "")
             + f", the mean term of the 20 most frequent words {moves(hinge)} with the share of active hinge "
@@ -244,7 +244,7 @@ def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
     """Per family of changes: its members' development accuracy and word-term diagnostics
     against the reference's (what each change moved inside the model)."""
     by_name = {c["name"]: c for c in dev["candidates"]}
-    ref = by_name[REFERENCE.name]
+    ref = by_name[round_.reference.name]
 
     def described(c: dict[str, Any]) -> str:
         d = c["diagnostics"]
@@ -279,17 +279,38 @@ SEED_CHECK_COLUMNS = (
 )
 
 
+def seed_check_values(round_: Round, checks: dict[str, list[dict[str, Any]]]) -> dict[str, list[list[float]]]:
+    """Per run of ``round_.seed_checks`` (in the round's order): per column of
+    :data:`SEED_CHECK_COLUMNS`, its seeds' values."""
+    return {name: [[read(c) for c in checks[name]] for _, read, _ in SEED_CHECK_COLUMNS]
+            for name in round_.seed_checks}
+
+
+def seed_check_contrasts(values: dict[str, list[list[float]]]) -> dict[str, dict[str, tuple[float, bool]]]:
+    """Each run against the first one: per column label, (difference of the means, whether it is
+    larger than either run's sd)."""
+    base, *others = values
+    contrasts = {}
+    for name in others:
+        contrasts[name] = {}
+        for (label, _, _), ours, theirs in zip(SEED_CHECK_COLUMNS, values[name], values[base]):
+            gap = statistics.mean(ours) - statistics.mean(theirs)
+            clear = len(ours) > 1 and len(theirs) > 1 and abs(gap) > max(statistics.stdev(ours),
+                                                                           statistics.stdev(theirs))
+            contrasts[name][label] = (gap, clear)
+    return contrasts
+
+
 def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
     """The seed checks (development numbers of seeds 1-3, mean ± sd), and each run against
     the first of ``round_.seed_checks``: the columns where the means differ by more than
     either run's sd."""
     if not checks:
         return []
-    values = {name: [[read(c) for c in checks[name]] for _, read, _ in SEED_CHECK_COLUMNS]
-              for name in round_.seed_checks}
+    values = seed_check_values(round_, checks)
     lines = ["", "### Seed checks (development numbers, mean ± sd over seeds 1-3)", "",
              "Seeds 2 and 3 of the runs whose one-seed contrast this round's discussion rests on (see the "
-             f"amendment in `experiments/recipe.py`; `{_command(round_, 'seed-checks')}`); they choose nothing. "
+             f"amendment in [docs/EXPERIMENTS.md](EXPERIMENTS.md); `{_command(round_, 'seed-checks')}`); they choose nothing. "
              "Diagnostics as above (the last validation; scale on the STS 2017 sentences, `best/`).", "",
              "| Run | " + " | ".join(label for label, _, _ in SEED_CHECK_COLUMNS) + " |",
              "|---|" + "---|" * len(SEED_CHECK_COLUMNS)]
@@ -297,15 +318,12 @@ def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | N
         lines.append("| " + " | ".join([f"`{name}` ({len(columns[0])} seeds)",
                                          *(mean_sd(v, digits) for v, (_, _, digits) in zip(columns, SEED_CHECK_COLUMNS))])
                      + " |")
-    base, *others = values
+    base = next(iter(values))
     lines.append("")
-    for name in others:
-        parts, clear = [], []
-        for (label, _, digits), ours, theirs in zip(SEED_CHECK_COLUMNS, values[name], values[base]):
-            gap = statistics.mean(ours) - statistics.mean(theirs)
-            parts.append(f"{label} {gap:+.{digits}f}")
-            if len(ours) > 1 and len(theirs) > 1 and abs(gap) > max(statistics.stdev(ours), statistics.stdev(theirs)):
-                clear.append(label)
+    digits = {label: d for label, _, d in SEED_CHECK_COLUMNS}
+    for name, contrast in seed_check_contrasts(values).items():
+        parts = [f"{label} {gap:+.{digits[label]}f}" for label, (gap, _) in contrast.items()]
+        clear = [label for label, (_, larger) in contrast.items() if larger]
         lines.append(f"- `{name}` against `{base}`: " + ", ".join(parts) + "; larger than either run's sd: "
                      + (", ".join(clear) if clear else "none") + ".")
     return lines
@@ -316,9 +334,9 @@ def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
     after = load_json(round_.results_dir / "after.json")
     if not after:
         return []
-    ref = next(c for c in dev["candidates"] if c["name"] == REFERENCE.name)
+    ref = next(c for c in dev["candidates"] if c["name"] == round_.reference.name)
     lines = ["", "### After the round (outside the selection)", "",
-             "Trained after this round's test numbers were seen (see the erratum in `experiments/recipe.py`); "
+             "Trained after this round's test numbers were seen (see the erratum in [docs/EXPERIMENTS.md](EXPERIMENTS.md)); "
              "they choose nothing. Development numbers and final diagnostics, against the reference's "
              f"{ref['news_dev']:.1f} news-train accuracy:", ""]
     by_name = {x["name"]: x for x in dev["candidates"]}
@@ -350,8 +368,8 @@ def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
     if not any(paper_entries):
         return ["", f"(test sets not evaluated yet: `{_command(round_, 'evaluate')}`)"]
     # for the paper's rule, the best/ model of each run (the evaluation holds only that one for it)
-    wordsum = [_model_entry(REPO / "results" / n / "evaluation.json") for n in WORDSUM]
-    baselines = load_json(ROUND_1.results_dir / "baselines.json") or {}
+    wordsum = [_model_entry(RESULTS_DIR / n / "evaluation.json") for n in WORDSUM]
+    baselines = load_json(BASELINES) or {}
     paper, ours, ablation, words = (seed_numbers(e) for e in (paper_entries, ours_entries, ablation_entries, wordsum))
     length = [[v] if v is not None else [] for v in baselines.get("Length", [None] * len(COLUMNS))]
     rarity = [[v] if v is not None else [] for v in baselines.get("Word Freq (sum)", [None] * len(COLUMNS))]
@@ -367,13 +385,44 @@ def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
              _row("the same without the prior (λ = 0; best-news/)", ablation),
              _row("Wordsum `wordsum-minibatch-long` (best/)", words),
              _row("Length", length), _row("Word rarity (wordfreq ranks, sum)", rarity),
-             _row("shipped model before issue 11", shipped),
+             _row("shipped model before the recipe study", shipped),
              _paper_row("WLO"), _paper_row("Wordsum")]
     lines += ["", f"Table 7 at this budget (our rule's recipe, 3 seeds each): News accuracy "
               f"{mean_sd(ours[0])} with the prior against {mean_sd(ablation[0])} without it (λ = 0)."]
-    lines += ["", "### Goals of issue 11, checked on these numbers", ""]
+    lines += ["", "### Goals of the study, checked on these numbers", ""]
     lines += _goal_lines(paper, words, length, ours)
     return lines
+
+
+@dataclass(frozen=True)
+class Check:
+    """One goal checked on the numbers: whether it is met (None: not measured), and the values compared."""
+
+    met: bool | None
+    values: tuple[float | None, ...]
+
+
+def _at_least(a: list[float], b: list[float]) -> Check:
+    return Check(None if not a or not b else _mean(a) >= _mean(b), (_mean(a), _mean(b)))
+
+
+def goals(paper: list[list[float]], wordsum: list[list[float]], length: list[list[float]],
+          ours: list[list[float]]) -> dict[str, Any]:
+    """The goals of the study on the seed values of each column (:data:`COLUMNS`): per one of the
+    four specificity columns, the paper's-rule WLO at least Wordsum and at least Length; its STS-B
+    r of concat(mean, var) at least its means' and 60; our-rule WLO above Length on all four by
+    more than its seed sd (values: the margins, then the sds); and the shorter-specific pairs."""
+    concat, means = paper[4], paper[5]
+    spread = [statistics.stdev(c) if len(c) > 1 else None for c in ours[:4]]
+    margins = [None if not o or not l_ else _mean(o) - _mean(l_) for o, l_ in zip(ours[:4], length[:4])]
+    short = ours[6]
+    return {"wordsum": [_at_least(paper[k], wordsum[k]) for k in range(4)],
+            "length": [_at_least(paper[k], length[k]) for k in range(4)],
+            "stsb": Check(None if not concat else _mean(concat) >= max(60.0, _mean(means) or 0.0),
+                          (_mean(concat), _mean(means))),
+            "beats_length": Check(all(m is not None and s is not None and m > s for m, s in zip(margins, spread)),
+                                  (*margins, *spread)),
+            "shorter_specific": Check(None if not short else _mean(short) >= 90.0, (_mean(short),))}
 
 
 def _goal_lines(paper: list[list[float]], wordsum: list[list[float]], length: list[list[float]],
@@ -381,25 +430,20 @@ def _goal_lines(paper: list[list[float]], wordsum: list[list[float]], length: li
     def verdict(ok: bool | None) -> str:
         return "not measured" if ok is None else ("**yes**" if ok else "**no**")
 
-    def at_least(a: list[float], b: list[float]) -> bool | None:
-        return None if not a or not b else _mean(a) >= _mean(b)
-
-    names = COLUMNS[:4]
+    checked = goals(paper, wordsum, length, ours)
     lines = []
-    for k, name in enumerate(names):
-        lines.append(f"- Paper's-rule WLO ≥ Wordsum on {name}: {verdict(at_least(paper[k], wordsum[k]))} "
-                     f"({_fmt(_mean(paper[k]))} vs {_fmt(_mean(wordsum[k]))}); ≥ Length: "
-                     f"{verdict(at_least(paper[k], length[k]))} ({_fmt(_mean(paper[k]))} vs {_fmt(_mean(length[k]))}).")
-    concat, means = paper[4], paper[5]
-    lines.append(f"- Its STS-B r of concat(mean, var) ≥ its means alone and ≥ 60: "
-                 f"{verdict(None if not concat else _mean(concat) >= max(60.0, _mean(means) or 0.0))} "
-                 f"({_fmt(_mean(concat))} vs {_fmt(_mean(means))}).")
-    spread = [statistics.stdev(c) if len(c) > 1 else None for c in ours[:4]]
-    margins = [None if not o or not l_ else _mean(o) - _mean(l_) for o, l_ in zip(ours[:4], length[:4])]
-    beats = all(m is not None and s is not None and m > s for m, s in zip(margins, spread))
-    lines.append(f"- Our-rule WLO beats Length on all four by more than its seed spread: {verdict(beats)} "
+    for name, words, short in zip(COLUMNS[:4], checked["wordsum"], checked["length"]):
+        lines.append(f"- Paper's-rule WLO ≥ Wordsum on {name}: {verdict(words.met)} "
+                     f"({_fmt(words.values[0])} vs {_fmt(words.values[1])}); ≥ Length: "
+                     f"{verdict(short.met)} ({_fmt(short.values[0])} vs {_fmt(short.values[1])}).")
+    stsb = checked["stsb"]
+    lines.append(f"- Its STS-B r of concat(mean, var) ≥ its means alone and ≥ 60: {verdict(stsb.met)} "
+                 f"({_fmt(stsb.values[0])} vs {_fmt(stsb.values[1])}).")
+    beats = checked["beats_length"]
+    margins, spread = beats.values[:4], beats.values[4:]
+    lines.append(f"- Our-rule WLO beats Length on all four by more than its seed spread: {verdict(beats.met)} "
                  f"(margins {' / '.join(_fmt(m) for m in margins)}, sd {' / '.join(_fmt(s) for s in spread)}).")
-    short = ours[6]
+    short = checked["shorter_specific"]
     lines.append(f"- Our-rule WLO ranks the specific (shorter) sentence higher in ≥ 90% of the pairs: "
-                 f"{verdict(None if not short else _mean(short) >= 90.0)} ({_fmt(_mean(short))}%).")
+                 f"{verdict(short.met)} ({_fmt(short.values[0])}%).")
     return lines

@@ -17,46 +17,27 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-
-from experiments.plan import RUNS, runs_by_name
+from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR, SHIPPED
+from experiments.plan import MODELS, RUNS, runs_by_name
+from experiments.runner import evaluate, run_probsent, run_summarize
 from experiments.selection import choose_shipped, select_run, ship_candidates
 from probsent.io import write_json, write_text
 from probsent.training.checkpoint import LOG
 
-RUNS_DIR, RESULTS_DIR, REPORT_DIR = REPO / "runs", REPO / "results", REPO / "docs" / "results"
-SHIPPED = REPO / "probsent" / "pretrained" / "wlo"
-
-
-
-def probsent(*args: str, log: Path | None = None) -> None:
-    """Run the ``probsent`` command of this environment on one thread; raise if it fails."""
-    command = [sys.executable, "-m", "probsent.cli", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    with open(log, "a") if log else open(os.devnull, "w") as sink:
-        started = time.time()
-        result = subprocess.run(command, cwd=REPO, env=env, stdout=sink if log else None,
-                                stderr=sink if log else None)
-    if result.returncode != 0:
-        where = f" (log: {log})" if log else ""
-        raise SystemExit(f"failed after {time.time() - started:.0f} s: probsent {' '.join(args)}{where}")
-
 
 def train_and_evaluate(name: str, skip_train: bool) -> str:
+    """Train one run of the plan (unless ``skip_train``) and evaluate its models into results/<name>/."""
     run = runs_by_name()[name]
     out, log = RUNS_DIR / name, RUNS_DIR / f"{name}.log"
     RUNS_DIR.mkdir(exist_ok=True)
     started = time.time()
     if not skip_train:
-        probsent(*run.train_args(str(out.relative_to(REPO))), log=log)
+        run_probsent(*run.train_args(str(out.relative_to(REPO))), log=log)
     (RESULTS_DIR / name).mkdir(parents=True, exist_ok=True)
     # the validation curve (and the training seconds) of the run, committed with its results
     write_text(RESULTS_DIR / name / LOG, (out / LOG).read_text(encoding="utf-8"))
@@ -65,18 +46,6 @@ def train_and_evaluate(name: str, skip_train: bool) -> str:
         models.append(str((out / "best-news").relative_to(REPO)))
     evaluate(models, RESULTS_DIR / name, log=log)
     return f"{name}: done in {time.time() - started:.0f} s"
-
-
-def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: str | None = None,
-             log: Path | None = None, transformer: bool = True) -> None:
-    args = ["eval", "--out", str(out.relative_to(REPO)), "--force", "--quiet"]
-    args += [] if transformer else ["--skip-transformer"]
-    for model in models:
-        args += ["--model", model]
-    if ablation:
-        args += ["--ablation-model", ablation]
-    args += ["--baseline", "all"] if baselines else []
-    probsent(*args, log=log)
 
 
 def ship(candidates: list[str] | None = None) -> None:
@@ -89,9 +58,9 @@ def ship(candidates: list[str] | None = None) -> None:
     source = RUNS_DIR / name / "best-news"
     print(f"shipping {source.relative_to(REPO)} with {words:,} words (news-train accuracy "
           f"{accuracy[name][words]:.2f})", flush=True)
-    probsent("export", "--model", str(source.relative_to(REPO)), "--out", str(staging),
+    run_probsent("export", "--model", str(source.relative_to(REPO)), "--out", str(staging),
              "--max-words", str(words), "--float16")
-    probsent("calibrate", "--model", str(staging))
+    run_probsent("calibrate", "--model", str(staging))
     if SHIPPED.exists():
         shutil.rmtree(SHIPPED)
     staging.rename(SHIPPED)
@@ -103,7 +72,6 @@ def ship(candidates: list[str] | None = None) -> None:
 
 def report() -> None:
     """The paper's tables for the STS-selected run of each of the five models, and every baseline."""
-    from experiments.summarize import MODELS
     main_models = [str((RUNS_DIR / select_run(model, RESULTS_DIR) / "best").relative_to(REPO))
                    for model in MODELS]
     evaluate(main_models, REPORT_DIR, baselines=True,
@@ -128,7 +96,7 @@ def main() -> int:
         return 0
     if args.report_only:
         report()
-        subprocess.run([sys.executable, "-m", "experiments.summarize"], cwd=REPO, check=True)
+        run_summarize()
         return 0
     names = args.only or [run.name for run in RUNS]
     unknown = set(names) - set(runs_by_name())
@@ -143,7 +111,7 @@ def main() -> int:
         report()
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
                                                      "jobs": args.jobs, "runs": len(names)})
-        subprocess.run([sys.executable, "-m", "experiments.summarize"], cwd=REPO, check=True)
+        run_summarize()
     print(f"reproduce: {time.time() - started:.0f} s", flush=True)
     return 0
 

@@ -1,19 +1,18 @@
 """Every model-selection rule of the experiments, in one place: which run of a model the
 paper's rule (best STS 2017 Pearson of ``best/``) and ours (best news-train accuracy of
 ``best-news/``) choose, and which run and vocabulary size are shipped. Development numbers
-only: the test sets never choose. (The issue-11 protocol's rules are in
-``experiments/recipe.py``, beside its candidates, committed before its runs.)"""
+only: the test sets never choose. (The recipe study's rules are in ``experiments/protocol.py``,
+its rounds' candidates in ``experiments/rounds/``.)"""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
+from experiments.paths import RESULTS_DIR, RUNS_DIR
 from experiments.plan import RUNS, runs_by_name
 from probsent.evaluation.results import EvaluationRun, SystemResult, load_evaluation
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS_DIR, RUNS_DIR = REPO / "results", REPO / "runs"
 
 SELECTABLE = ("main", "prior", "negatives", "mixture", "model-mixture", "init", "long", "vocab", "l2")
 

@@ -36,13 +36,12 @@ from typing import Any
 
 import numpy as np
 
+from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments.plan import PAIRS, Run
 from probsent.io import write_json
 
-REPO = Path(__file__).resolve().parents[1]
-RUNS_DIR = REPO / "runs"
-RECORDS = REPO / "results" / "design"
-PREVIOUSLY_SHIPPED = REPO / "results" / "shipped-before-rule" / "dev.json"
+RECORDS = RESULTS_DIR / "design"
+PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
 
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
@@ -108,10 +107,10 @@ def with_seed(run: Run, seed: int) -> Run:
 
 def train(run: Run) -> None:
     """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is)."""
-    from experiments.reproduce import probsent
+    from experiments.runner import run_probsent
 
     RUNS_DIR.mkdir(exist_ok=True)
-    probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
+    run_probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
 
 
 def training_vocabulary_size(run_dir: Path) -> int:
@@ -124,7 +123,7 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.evaluation import datasets as ds
     from probsent.evaluation import length_controlled as lc
-    from probsent.evaluation.experiments import load_shorter_specific, sts_similarities
+    from probsent.evaluation.tables import load_shorter_specific, sts_similarities
     from probsent.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
@@ -198,7 +197,7 @@ class CalibratedProbability:
 
 def specificity_row(scorer: Any) -> dict[str, float]:
     """News accuracy and the Twitter, Yelp and Movie Spearman correlations (x100) of a scorer."""
-    from probsent.evaluation.experiments import specificity_experiment
+    from probsent.evaluation.tables import specificity_experiment
 
     result = specificity_experiment(scorer)
     return {"news": result.news.accuracy, **{d: result.domain(d).spearman for d in ("twitter", "yelp", "movie")}}
@@ -211,7 +210,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.cli import main as cli
     from probsent.evaluation import datasets as ds
-    from probsent.evaluation.experiments import sts_similarities
+    from probsent.evaluation.tables import sts_similarities
     from probsent.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
@@ -248,8 +247,8 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     from probsent.export import export_model
 
     source = RUNS_DIR / record["winner"] / "best"
-    package = REPO / "probsent" / "pretrained" / "wlo"
-    staged = REPO / "runs" / f"{record['winner']}-ship"
+    package = SHIPPED
+    staged = RUNS_DIR / f"{record['winner']}-ship"
     shutil.rmtree(staged, ignore_errors=True)
     export_model(probsent.load(source), staged, float16=True, source=str(source.relative_to(REPO)))
     trained = training_vocabulary_size(source.parent)
@@ -260,7 +259,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
         if (package / name).is_file() and not (keep / name).is_file():
             shutil.copy2(package / name, keep / name)
     for name in ("choice.json", "evaluation.json", "report.md"):
-        shipped_record = REPO / "results" / "shipped" / name
+        shipped_record = RESULTS_DIR / "shipped" / name
         if shipped_record.is_file() and not (keep / f"shipped-{name}").is_file():
             shutil.copy2(shipped_record, keep / f"shipped-{name}")
     (package / "calibration.json").unlink(missing_ok=True)
@@ -269,7 +268,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     cli(["calibrate", "--model", str(package)])
     choice = {"rule": "experiments/ship_rule.py", "record": record_path.relative_to(REPO).as_posix(),
               "run": record["winner"], "words": trained, "dtype": "float16"}
-    write_json(REPO / "results" / "shipped" / "choice.json", choice)
+    write_json(RESULTS_DIR / "shipped" / "choice.json", choice)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select", "test", "ship"), required=True)
     args = parser.parse_args(argv)
     if args.stage == "reference":  # the model shipped before this rule: the equal-length floor
-        write_json(PREVIOUSLY_SHIPPED, dev_measures(REPO / "probsent" / "pretrained" / "wlo"))
+        write_json(PREVIOUSLY_SHIPPED, dev_measures(SHIPPED))
         print(PREVIOUSLY_SHIPPED.read_text(encoding="utf-8"))
         return 0
     round_ = ROUNDS[args.round]

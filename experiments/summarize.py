@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-
 from scipy import stats
 
 from probsent.evaluation.results import SystemResult
@@ -25,23 +23,20 @@ from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
-from experiments.recipe import SHIPPED_BEFORE
+from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
+from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
-from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, RUNS, STEPS, Run, runs_by_name
+from experiments.table_columns import DOMAINS
 
-RESULTS_DIR, REPORT_DIR = REPO / "results", REPO / "docs" / "results"
 # the plan's shipping choice (every WLO run of the plan x each vocabulary size), kept when
-# issue 11's recipe shipped another model
+# the recipe study shipped another model
 PLAN_CHOICE = SHIPPED_BEFORE / "choice.json"
 OUT = REPO / "docs" / "RESULTS.md"
-DOMAINS = ("twitter", "yelp", "movie")
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
 DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
 MEGABATCH_SENTENCES = 2 * TrainConfig().batch_size * TrainConfig().megabatch  # both sides of its pairs
-# groups whose runs compete for the selection of their model (seed runs only report spread)
-MODELS = ("wlo", "wordsum", "wordavg", "lstmavg", "lstmgaussian")
 LABELS = {model: model_class(model).label for model in MODELS}  # the registry's labels
 
 
@@ -172,7 +167,7 @@ def _first_rule_lines() -> list[str]:
             f"validations, and the whole-epoch runs have up to {max(_validations(n) for n in choice['news_train_accuracy'])} "
             f"of them against {STEPS // EVAL_EVERY} for the others, so their news-train maxima are the most inflated "
             f"by the noise of that development set. The rule now compares only runs trained for the common "
-            f"budget of {STEPS:,} steps (`ship_candidates` in `experiments/reproduce.py`). We changed it after "
+            f"budget of {STEPS:,} steps (`ship_candidates` in `experiments/selection.py`). We changed it after "
             f"seeing that test result, which the reader should weigh."]
 
 
@@ -268,7 +263,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"{TABLE7['without_prior']['accuracy']} without): at this budget ({STEPS:,} steps) the prior "
         + verdict(_news_value(found, 'wlo'), _news_value(found, 'wlo-lambda0'), spread, "helps",
                   "hurts", "makes no difference beyond the seed spread")
-        + f" ({bar}); the 3-seed comparison over one epoch is in the issue-11 section (Table 7 at its budget).",
+        + f" ({bar}); the 3-seed comparison over one epoch is in the recipe study's sections (Table 7 at its budget).",
         "- **Rare words**: a word seen a few times in training keeps a term close to its random "
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "

@@ -1,65 +1,109 @@
-"""The layout docs/ARCHITECTURE.md describes: no module imports another in a cycle, and the
-lower rooms never import the upper ones (read from the source: top-level and local imports,
-not those only for type annotations)."""
+"""The layout docs/ARCHITECTURE.md describes, read from its map and from the source of
+``probsent/``, ``experiments/`` and ``benchmarks/``: every module is in exactly one room of the
+map, no room imports a room above it, and no module imports another in a cycle. Every import
+counts, those inside functions included; only those for type annotations do not."""
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "probsent"
-# room -> rooms it must never import
-FORBIDDEN = {
-    "inputs": {"api", "models", "training", "evaluation", "cli", "scoring", "spark", "workers", "integrations"},
-    "data": {"models", "training", "evaluation", "api", "cli", "scoring", "spark", "workers", "integrations"},
-    "models": {"training", "evaluation", "api", "cli", "scoring", "spark", "workers", "integrations"},
-    "training": {"evaluation", "api", "cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
-    "evaluation": {"cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
-    "api": {"evaluation", "cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
-}
+REPO = Path(__file__).resolve().parents[1]
+TOPS = ("probsent", "experiments", "benchmarks")  # the folders whose modules the map must place
+MAP = REPO / "docs" / "ARCHITECTURE.md"
+
+
+def _module(path: Path) -> str:
+    """``probsent/models/__init__.py`` -> ``probsent.models``; ``experiments/plan.py`` -> ``experiments.plan``."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _files() -> dict[str, Path]:
+    """Every module of the three folders, by its path from the repository root."""
+    return {path.relative_to(REPO).as_posix(): path for top in TOPS for path in sorted((REPO / top).rglob("*.py"))}
+
+
+def rooms_of_the_map(text: str) -> list[tuple[str, list[str]]]:
+    """The rooms of the map's table, bottom first: (name, path patterns). In a cell, an entry with
+    a ``/`` names a folder: from the repository root where it starts with one of :data:`TOPS`,
+    else from the cell's top folder (at first ``probsent``); a bare entry is in the last folder
+    named (at first ``probsent/``); ``.py`` may be left out and ``*`` matches any name."""
+    rows = re.findall(r"^\| ([^|]+) \| ([^|]+) \| [^|]+ \|$", text.split("## The rooms", 1)[1].split("\n## ", 1)[0],
+                      flags=re.MULTILINE)
+    rooms = []
+    for name, cell in (row for row in rows if row[0].strip() != "room"):  # the header row is no room
+        top = folder = "probsent"
+        patterns = []
+        for entry in re.findall(r"`([^`]+)`", cell):
+            entry = entry if entry.endswith(".py") else entry + ".py"
+            if "/" in entry:
+                top = entry.split("/")[0] if entry.split("/")[0] in TOPS else top
+                entry = entry if entry.split("/")[0] in TOPS else f"{top}/{entry}"
+                folder, entry = entry.rsplit("/", 1)
+            patterns.append(f"{folder}/{entry}")
+        rooms.append((name.strip(), patterns))
+    return rooms
+
+
+ROOMS = rooms_of_the_map(MAP.read_text(encoding="utf-8"))
+
+
+def _room_of() -> dict[str, int]:
+    """Module -> the index of its room on the map (0: the bottom one)."""
+    return {_module(path): index for relative, path in _files().items()
+            for index, (_, patterns) in enumerate(ROOMS) if any(fnmatch.fnmatch(relative, p) for p in patterns)}
 
 
 def _imports() -> dict[str, set[str]]:
-    """Module -> the probsent modules it imports."""
+    """Module -> the modules of the three folders it imports (``from a import b`` imports ``a.b``
+    where that is a module, else ``a``)."""
+    known = {_module(path) for path in _files().values()}
     found: dict[str, set[str]] = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        names = set()
+    for path in _files().values():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
                        and getattr(block.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(block)}
+        names: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in typing_only:  # annotations only: never imported at run time
                 continue
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("probsent"):
-                names.add(node.module)
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                          for a in node.names}
             elif isinstance(node, ast.Import):
-                names |= {a.name for a in node.names if a.name.startswith("probsent")}
-        found[module] = names
+                names |= {a.name for a in node.names}
+        found[_module(path)] = {name for name in names if name in known and name != _module(path)}
     return found
 
 
-def _room(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "probsent"
+def test_the_map_places_every_module_in_exactly_one_room() -> None:
+    files = _files()
+    placed = {relative: [name for name, patterns in ROOMS if any(fnmatch.fnmatch(relative, p) for p in patterns)]
+              for relative in files}
+    assert len(ROOMS) >= 10
+    assert [relative for relative, rooms in placed.items() if not rooms] == []  # on the map
+    assert {relative: rooms for relative, rooms in placed.items() if len(rooms) > 1} == {}  # in one room only
+    stale = [p for _, patterns in ROOMS for p in patterns if not any(fnmatch.fnmatch(f, p) for f in files)]
+    assert stale == []  # every entry of the map names a module that exists
 
 
-def test_lower_rooms_never_import_upper_ones() -> None:
-    wrong = [(m, i) for m, names in _imports().items() for i in names
-             if _room(i) in FORBIDDEN.get(_room(m), set())]
-    assert wrong == []
+def test_no_room_imports_a_room_above_it() -> None:
+    room = _room_of()
+    upward = [(module, ROOMS[room[module]][0], name, ROOMS[room[name]][0])
+              for module, names in _imports().items() for name in names if room[name] > room[module]]
+    assert upward == []
 
 
 def test_no_import_cycles_between_modules() -> None:
-    imports = _imports()
-    graph = {m: {i for i in names if i in imports} for m, names in imports.items()}
-    graph = {m: {i for i in names if i != m and i != "probsent"} for m, names in graph.items()}
+    graph = _imports()
     state: dict[str, int] = {}
     cycle: list[str] = []
 
     def visit(node: str, path: list[str]) -> bool:
         state[node] = 1
-        for nxt in graph.get(node, ()):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
                 cycle.extend(path + [node, nxt])
                 return True
@@ -69,3 +113,12 @@ def test_no_import_cycles_between_modules() -> None:
         return False
 
     assert not any(visit(m, []) for m in sorted(graph) if state.get(m) is None), cycle
+
+
+def test_the_map_reader_on_a_hand_made_table() -> None:
+    text = ("## The rooms, bottom to top\n\n| room | modules | job |\n|---|---|---|\n"
+            "| low | `errors`, `data/pairs.py`, `corpus.py` | x |\n"
+            "| high | `experiments/plan.py`, `rounds/round_*.py`, `benchmarks/bench_*.py` | y |\n\n## Next\n")
+    assert rooms_of_the_map(text) == [
+        ("low", ["probsent/errors.py", "probsent/data/pairs.py", "probsent/data/corpus.py"]),
+        ("high", ["experiments/plan.py", "experiments/rounds/round_*.py", "benchmarks/bench_*.py"])]

@@ -14,7 +14,7 @@ import torch
 
 from probsent.batching import encode_by_length
 from probsent.evaluation.baselines import LengthScorer
-from probsent.evaluation.experiments import load_shorter_specific, shorter_specific_experiment
+from probsent.evaluation.tables import load_shorter_specific, shorter_specific_experiment
 from probsent.models import WLO
 from probsent.models.base import Encoding
 from probsent.tokenize import tokenize
@@ -286,20 +286,25 @@ def test_shorter_specific_set() -> None:
 
 
 def test_recipe_goals_are_computed_from_the_numbers() -> None:
-    from experiments.recipe_summary import _goal_lines
+    from experiments.recipe_summary import Check, goals
 
     seven = lambda *values: [list(v) for v in values]  # noqa: E731 - one list of seed values per column
     paper = seven([74, 76], [50], [71], [60], [65], [62], [95])
     wordsum = seven([73], [40], [66], [56], [70], [], [])
     length = seven([73], [45], [70], [59], [], [], [0])
     ours = seven([80, 81], [50, 52], [75, 76], [65, 66], [65], [62], [95, 91])
-    lines = _goal_lines(paper, wordsum, length, ours)
-    assert lines[0].startswith("- Paper's-rule WLO ≥ Wordsum on News acc: **yes** (75.0 vs 73.0)")
-    assert "≥ 60: **yes**" in lines[4]
-    assert "by more than its seed spread: **yes**" in lines[5]
-    assert "higher in ≥ 90% of the pairs: **yes** (93.0%)" in lines[6]
-    worse = _goal_lines(seven([70], [50], [71], [60], [55], [62], [10]), wordsum, length, ours)
-    assert "News acc: **no** (70.0 vs 73.0)" in worse[0] and "≥ 60: **no**" in worse[4]
+    checked = goals(paper, wordsum, length, ours)
+    assert checked["wordsum"][0] == Check(True, (75.0, 73.0))
+    assert [c.met for c in checked["length"]] == [True, True, True, True]
+    assert checked["stsb"] == Check(True, (65.0, 62.0))  # concat 65 >= max(60, means 62)
+    margins_and_sds = checked["beats_length"].values  # margins 7.5 / 6 / 5.5 / 6.5 over sds 0.71 / 1.41 / ...
+    assert checked["beats_length"].met and margins_and_sds[:4] == (7.5, 6.0, 5.5, 6.5)
+    assert margins_and_sds[4:] == pytest.approx([0.7071, 1.4142, 0.7071, 0.7071], abs=1e-4)
+    assert checked["shorter_specific"] == Check(True, (93.0,))
+    worse = goals(seven([70], [50], [71], [60], [55], [62], [10]), wordsum, length, ours)
+    assert worse["wordsum"][0] == Check(False, (70.0, 73.0)) and worse["stsb"].met is False
+    unmeasured = goals(paper, wordsum, length, seven([80], [50], [75], [65], [], [], []))
+    assert unmeasured["beats_length"].met is False and unmeasured["shorter_specific"].met is None
 
 
 def test_loose_then_close_trains_later_epochs_on_the_close_pairs_only(tmp_path) -> None:
@@ -348,22 +353,41 @@ def test_loose_then_close_trains_later_epochs_on_the_close_pairs_only(tmp_path) 
 def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
     """Round 3 adds no combination; both earlier combinations compete; a selected run of an
     earlier round is neither trained nor evaluated again (its round's records are used)."""
-    from experiments.recipe import (FAMILIES_3, ROUND_1, ROUND_2, ROUND_3, ROUNDS, candidate_names, candidates,
-                                    earlier_round_of, evaluation_dir, extra_runs)
+    from experiments.protocol import candidate_names, candidates, earlier_round_of, evaluation_dir, extra_runs
+    from experiments.rounds import ROUNDS, round_3
 
-    names = [run.name for run in candidates(ROUND_3)]
+    round_1, round_2, round_3_ = ROUNDS[1], ROUNDS[2], ROUNDS[3]
+    names = [run.name for run in candidates(round_3_)]
     assert len(names) == len(set(names))
     for round_ in ROUNDS.values():  # the names read from no log are the candidates' own
         assert candidate_names(round_) == [run.name for run in candidates(round_)]
     assert {"r11-combined", "r12-combined"} <= set(names) and not any(n.startswith("r13-combined") for n in names)
-    assert {run.name for members in FAMILIES_3.values() for run in members} <= set(names)
-    assert earlier_round_of(ROUND_3, "r12-combined") is ROUND_2
-    assert earlier_round_of(ROUND_3, "r11-reference") is ROUND_1
-    assert earlier_round_of(ROUND_3, "r13-cap0-rarity0.3") is None
+    assert {run.name for members in round_3.ROUND.new_families.values() for run in members} <= set(names)
+    assert earlier_round_of(round_3_, "r12-combined") is round_2
+    assert earlier_round_of(round_3_, "r11-reference") is round_1
+    assert earlier_round_of(round_3_, "r13-cap0-rarity0.3") is None
     selection = {"paper": "r13-cap0-rarity0.3", "ours": "r12-combined"}
-    assert [run.name for run in extra_runs(ROUND_3, selection)] == ["r13-cap0-rarity0.3-seed2",
-                                                                    "r13-cap0-rarity0.3-seed3"]
-    assert evaluation_dir(ROUND_3, "r12-combined-seed2") == ROUND_2.results_dir / "r12-combined-seed2"
+    assert [run.name for run in extra_runs(round_3_, selection)] == ["r13-cap0-rarity0.3-seed2",
+                                                                     "r13-cap0-rarity0.3-seed3"]
+    assert evaluation_dir(round_3_, "r12-combined-seed2") == round_2.results_dir / "r12-combined-seed2"
+
+
+def test_the_round_files_give_the_recorded_candidates_and_selections() -> None:
+    """Every round's candidates (names, flags, notes), its combination and its two selections,
+    computed from the round files and the committed validation logs, are those its dev.json
+    recorded when the round was run."""
+    import json
+
+    from experiments.protocol import candidates, combined_run, select
+    from experiments.rounds import ROUNDS
+
+    for round_ in ROUNDS.values():
+        recorded = json.loads((round_.results_dir / "dev.json").read_text(encoding="utf-8"))
+        runs = candidates(round_)
+        assert [(r.name, r.note) for r in runs] == [(c["name"], c["note"]) for c in recorded["candidates"]]
+        assert [json.loads(json.dumps(r.flags)) for r in runs] == [c["flags"] for c in recorded["candidates"]]
+        assert select(round_) == recorded["selection"]
+        assert (combined_run(round_).note if round_.combined_name else None) == recorded["combined"]
 
 
 def test_term_by_rank_band_on_a_hand_made_model() -> None:
@@ -380,18 +404,17 @@ def test_term_by_rank_band_on_a_hand_made_model() -> None:
 
 
 def test_across_rounds_correlations_on_hand_made_candidates() -> None:
-    from experiments.recipe_summary import _across_rounds_lines
+    from experiments.recipe_summary import across_rounds
 
     def candidate(hinge: float, frequent: float, news: float, sts: float) -> dict:
         return {"sts17": sts, "news_dev": news, "diagnostics": {"active_hinge": hinge, "frequent_term": frequent}}
 
     # the frequent-word term grows with the hinge share and shrinks as news-dev grows: ranks +1 and -1
     runs = [candidate(0.5, -1.0, 70.0, 0.70), candidate(0.7, -0.2, 66.0, 0.74), candidate(0.9, 0.4, 61.0, 0.72)]
-    text = _across_rounds_lines({"candidates": [*runs, dict(runs[1])]})[-1]
-    assert "Over the 3 distinct candidates of every round (1 repeats another's numbers and counts once)" in text
-    assert "rises with the share of active hinge terms (Spearman ρ = +1.00)" in text
-    assert "falls with the news-train accuracy (ρ = -1.00; with STS 2017 r: ρ = +0.50)" in text
-    assert text.endswith("so selecting on it works against those pairs.")
+    found = across_rounds({"candidates": [*runs, dict(runs[1])]})
+    assert found["distinct"] == 3 and found["repeats"] == 1
+    assert found["hinge"] == pytest.approx(1.0) and found["news"] == pytest.approx(-1.0)
+    assert found["sts"] == pytest.approx(0.5)
 
 
 def test_sentence_scale_of_a_hand_made_model() -> None:
@@ -417,23 +440,22 @@ def test_sentence_scale_of_a_hand_made_model() -> None:
     assert scale_b["log_variance"] == pytest.approx((2 * math.log(0.25) + 2 * math.log(1 / 16)) / 4, rel=1e-6)
 
 
-def test_band_table_shows_the_sentence_scale_where_recorded() -> None:
-    from experiments.recipe_summary import _band_lines
+def test_band_rows_carry_the_sentence_scale_where_recorded() -> None:
+    from experiments.recipe_summary import band_rows
 
     bands = {"1-20": -0.1, "21-100": -0.5}
     dev = {"candidates": [{"name": "old", "term_bands": bands},
-                          {"name": "new", "term_bands": bands, "scale": {"mean_norm": 3.456, "log_variance": -0.2345}}]}
-    lines = _band_lines(dev, {"old", "new"})
-    assert lines[-4].endswith("| ranks 1-20 | ranks 21-100 | ‖mean‖ | log-variance |")
-    assert lines[-3] == "|---|---|---|---|---|"
-    assert lines[-1] == "| `new` | -0.10 | -0.50 | 3.46 | -0.234 |"
-    assert lines[-2] == "| `old` | -0.10 | -0.50 | — | — |"
-    assert _band_lines({"candidates": dev["candidates"][:1]}, {"old"})[-1] == "| `old` | -0.10 | -0.50 |"
+                          {"name": "new", "term_bands": bands, "scale": {"mean_norm": 3.456, "log_variance": -0.2345}},
+                          {"name": "hidden", "term_bands": {"101-1000": 1.0}}]}
+    labels, scaled, rows = band_rows(dev, {"old", "new"})
+    assert labels == ["1-20", "21-100"] and scaled
+    assert rows == [("old", [-0.1, -0.5], (None, None)), ("new", [-0.1, -0.5], (3.456, -0.2345))]
+    assert band_rows({"candidates": dev["candidates"][:1]}, {"old"})[1] is False
 
 
-def test_seed_check_lines_on_hand_made_records() -> None:
-    from experiments.recipe import ROUND_1
-    from experiments.recipe_summary import _seed_check_lines
+def test_seed_check_contrasts_on_hand_made_records() -> None:
+    from experiments.recipe_summary import seed_check_contrasts, seed_check_values
+    from experiments.rounds import ROUNDS
 
     def record(sts: float, news: float, norm: float) -> dict:
         return {"sts17": sts, "news_dev": news, "diagnostics": {"term_count_spearman": 0.5, "frequent_term": -0.1,
@@ -442,16 +464,15 @@ def test_seed_check_lines_on_hand_made_records() -> None:
 
     base = [record(0.70, 60.0, 3.0), record(0.72, 62.0, 3.0), record(0.74, 64.0, 3.0)]  # sd 0.02, 2.0, 0
     other = [record(0.75, 60.0, 4.0), record(0.76, 61.0, 4.0), record(0.77, 62.0, 4.0)]  # sd 0.01, 1.0, 0
-    round_ = dataclasses.replace(ROUND_1, seed_checks=("base", "other"))
-    lines = _seed_check_lines(round_, {"other": other, "base": base})  # the round's order, not the file's
-    assert "| `base` (3 seeds) | 0.720 ± 0.020 | 62.0 ± 2.0 | 0.50 ± 0.00 | -0.10 ± 0.00 | 0.700 ± 0.000 | " \
-           "3.00 ± 0.00 | -0.200 ± 0.000 |" in lines
+    round_ = dataclasses.replace(ROUNDS[1], seed_checks=("base", "other"))
+    values = seed_check_values(round_, {"other": other, "base": base})  # the round's order, not the file's
+    assert list(values) == ["base", "other"] and values["base"][1] == [60.0, 62.0, 64.0]
+    contrast = seed_check_contrasts(values)["other"]
     # STS +0.040 beats both sds (0.02, 0.01); news -1.0 does not (sd 2.0); the norm's +1.00 does (sd 0)
-    assert lines[-1] == ("- `other` against `base`: STS17 r (dev) +0.040, News-train acc (dev) -1.0, Spearman(term, "
-                         "log count) +0.00, frequent-word term +0.00, active hinge +0.000, ‖mean‖ +1.00, log-variance "
-                         "+0.000; larger than either run's sd: STS17 r (dev), ‖mean‖.")
-    assert "`python -m experiments.recipe --stage seed-checks`" in lines[3]
-    assert _seed_check_lines(round_, None) == []
+    assert contrast["STS17 r (dev)"] == (pytest.approx(0.04), True)
+    assert contrast["News-train acc (dev)"] == (pytest.approx(-1.0), False)
+    assert contrast["‖mean‖"] == (pytest.approx(1.0), True)
+    assert contrast["frequent-word term"] == (pytest.approx(0.0), False)
 
 
 def test_eval_diagnostics_use_the_prior_the_model_trained_with(tmp_path, toy_pairs) -> None:
@@ -477,58 +498,57 @@ def test_eval_diagnostics_use_the_prior_the_model_trained_with(tmp_path, toy_pai
 
 
 def test_seed_checks_train_a_run_unless_its_last_checkpoint_says_finished(tmp_path, monkeypatch) -> None:
-    import experiments.recipe as recipe
+    import experiments.recipe_records as records
 
-    monkeypatch.setattr(recipe, "RUNS_DIR", tmp_path)
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
     for name, state in (("done", {"finished": True}), ("cut-off", {"finished": False})):
         (tmp_path / name / "last").mkdir(parents=True)
         (tmp_path / name / "last" / "trainer_state.json").write_text(json.dumps({"step": 9, **state}))
     (tmp_path / "log-only").mkdir()
     (tmp_path / "log-only" / "log.jsonl").write_text("{}\n")  # a log is not a finished run
-    assert [recipe._finished(n) for n in ("done", "cut-off", "log-only", "absent")] == [True, False, False, False]
+    assert [records.finished(n) for n in ("done", "cut-off", "log-only", "absent")] == [True, False, False, False]
 
 
 def test_untrained_news_dev_rebuilds_the_initialization_the_trainer_scored(tmp_path, monkeypatch, data_dir,
                                                                           toy_pairs) -> None:
     # the trainer scores the model before its first step; for a run trained before it did,
     # untrained_news_dev rebuilds that model from the recorded settings (rarity init: from the counts)
-    import experiments.recipe as recipe
+    import experiments.recipe_records as records
     from probsent.cli import main
 
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(recipe, "RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path / "runs")
     assert main(["train", "--data", str(toy_pairs(6)), "--out", str(tmp_path / "runs" / "toy"), "--batch-size", "4",
                  "--megabatch", "2", "--max-steps", "2", "--eval-every", "2", "--rarity-init", "0.3",
                  "--data-dir", str(data_dir), "--quiet"]) == 0
     state_file = tmp_path / "runs" / "toy" / "last" / "trainer_state.json"
     state = json.loads(state_file.read_text())
     measured = state["untrained_news_train_accuracy"]
-    assert 40.0 < measured < 80.0 and recipe.untrained_news_dev("toy") == measured
+    assert 40.0 < measured < 80.0 and records.untrained_news_dev("toy") == measured
     del state["untrained_news_train_accuracy"]
     state_file.write_text(json.dumps(state))
-    assert recipe.untrained_news_dev("toy") == pytest.approx(measured, abs=1e-9)
+    assert records.untrained_news_dev("toy") == pytest.approx(measured, abs=1e-9)
 
 
 def test_length_news_dev_is_the_best_threshold_on_token_counts(data_dir) -> None:
-    import experiments.recipe as recipe
+    import experiments.recipe_records as records
     from probsent.evaluation.datasets import as_data_dir, load_news_train
 
     news = load_news_train(as_data_dir(str(data_dir)))
     counts = np.array([len(tokenize(s)) for s in news.sentences])
     brute = max(np.mean((counts > t) == news.specific) for t in np.concatenate([[-1], np.unique(counts)]))
-    assert recipe.length_news_dev() == pytest.approx(100 * brute, abs=1e-9)
+    assert records.length_news_dev() == pytest.approx(100 * brute, abs=1e-9)
 
 
-def test_untrained_lines_show_what_training_added_and_the_ceiling() -> None:
-    from experiments.recipe_summary import _untrained_lines
+def test_training_gains_of_the_shown_runs_that_recorded_them() -> None:
+    from experiments.recipe_summary import training_gains
 
-    dev = {"length_news_dev": 68.06, "word_score_ceiling": {"folds": 10, "per_l2": {"0.1": 70.0, "0.01": 76.6},
-                                                            "best": 76.6},
-           "candidates": [{"name": "a", "news_dev": 65.7, "untrained_news_dev": 66.85},
+    dev = {"candidates": [{"name": "a", "news_dev": 65.7, "untrained_news_dev": 66.85},
                           {"name": "b", "news_dev": 67.8, "untrained_news_dev": 66.4},
                           {"name": "hidden", "news_dev": 99.0, "untrained_news_dev": 1.0},
                           {"name": "c", "news_dev": 70.0}]}  # not measured: not shown
-    lines = _untrained_lines(dev, {"a", "b", "c"})
-    assert lines[-2:] == ["| `a` | 66.8 | 65.7 | -1.1 |", "| `b` | 66.4 | 67.8 | +1.4 |"]
-    assert "Length baseline scores 68.1" in lines[1] and "scores 76.6, +8.8 points against the best run" in lines[1]
-    assert _untrained_lines({"candidates": [{"name": "c", "news_dev": 70.0}]}, {"c"}) == []
+    gains = training_gains(dev, {"a", "b", "c"})
+    assert [(name, untrained, trained) for name, untrained, trained, _ in gains] == [("a", 66.85, 65.7),
+                                                                                     ("b", 66.4, 67.8)]
+    assert [gain for *_, gain in gains] == pytest.approx([-1.15, 1.4])
+    assert training_gains({"candidates": [{"name": "c", "news_dev": 70.0}]}, {"c"}) == []

@@ -106,7 +106,7 @@ def test_news_accuracy_is_documented_and_at_least_the_length_baseline(model, dat
     baseline's (issue 4's bar; the model shipped now ties it: 646 of 885 for both)."""
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer
-    from probsent.evaluation.experiments import news_experiment
+    from probsent.evaluation.tables import news_experiment
 
     from probsent.evaluation.results import load_evaluation
 

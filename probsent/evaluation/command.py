@@ -24,7 +24,7 @@ import probsent
 from probsent.errors import ProbsentError
 from probsent.evaluation import baselines as bl
 from probsent.evaluation import datasets as ds
-from probsent.evaluation import experiments as ex
+from probsent.evaluation import tables
 from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
@@ -140,7 +140,7 @@ def _check_data(data: ds.DataDir) -> None:
     ds.load_news_test(data)
     for domain in ds.KO2019_DOMAINS:
         ds.load_ko2019(data, domain)
-    ex.snli_equal_length_pairs(data)
+    tables.snli_equal_length_pairs(data)
     ds.load_sts_benchmark(data, "test")
     ds.load_sts17(data)
     for year in ds.SENTEVAL_STS_SETS:

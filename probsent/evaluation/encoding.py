@@ -3,7 +3,7 @@
 :func:`encode_ids` runs a model's encoder on sequences of vocabulary ids, so the analyses
 can score training sentences (already tokenized) and single words without re-tokenizing.
 :class:`ModelScorer` wraps a :class:`probsent.api.SentenceModel` as both the *scorer* and
-the *encoder* of :mod:`probsent.evaluation.experiments`.
+the *encoder* of :mod:`probsent.evaluation.tables`.
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class ModelScorer:
     def __init__(self, name: str, model: SentenceModel) -> None:
         self.name = name
         self.model = model
-        self.is_probabilistic = bool(model.is_probabilistic)
+        self.probabilistic = bool(model.probabilistic)
 
     def specificity(self, sentences: list[str]) -> np.ndarray:
         """Minus the entropy (probabilistic models) or the vector norm."""

@@ -1,6 +1,6 @@
 """The numbers Chen & Gimpel (2020) report, for the report to print beside ours.
 
-Only the numbers quoted in the project's issue 3 are here; a row whose numbers were not
+Only the numbers quoted in the project's brief are here; a row whose numbers were not
 transcribed has ``None`` for every column (the report says so rather than inventing them).
 Keys of a Table 2 row: ``news`` (accuracy), ``twitter``, ``yelp``, ``movie`` (Spearman x100).
 """

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from probsent.api import SentenceModel
 from probsent.evaluation import datasets as ds
-from probsent.evaluation import experiments as ex
+from probsent.evaluation import tables
 from probsent.evaluation.lexical import WordTable, lexical_analysis
 from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Lexical, Results,
                                          Sentential, Skipped, SystemResult)
@@ -39,8 +39,8 @@ class System:
 
     name: str
     kind: str  # "model" or "baseline"
-    scorer: ex.Scorer
-    encoder: ex.Encoder | None = None
+    scorer: tables.Scorer
+    encoder: tables.Encoder | None = None
     model: SentenceModel | None = None
     path: str | None = None
     paper_label: str | None = None  # the paper's row this system stands for
@@ -98,13 +98,13 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
            outcome: Outcome) -> list[tuple[str, Callable[[], Any]]]:
     """The experiments of one system, as (name, thunk) pairs in report order."""
     tasks: list[tuple[str, Callable[[], Any]]] = [
-        ("specificity", lambda: ex.specificity_experiment(system.scorer, data)),
-        ("length_normalized_news", lambda: ex.length_normalized_news(system.scorer, data)),
-        ("snli", lambda: ex.snli_entailment(system.scorer, data)),
+        ("specificity", lambda: tables.specificity_experiment(system.scorer, data)),
+        ("length_normalized_news", lambda: tables.length_normalized_news(system.scorer, data)),
+        ("snli", lambda: tables.snli_entailment(system.scorer, data)),
     ]
-    tasks.append(("shorter_specific", lambda: ex.shorter_specific_experiment(system.scorer)))
+    tasks.append(("shorter_specific", lambda: tables.shorter_specific_experiment(system.scorer)))
     if system.encoder is not None:
-        tasks.append(("sts", lambda: ex.sts_experiment(system.encoder, data)))
+        tasks.append(("sts", lambda: tables.sts_experiment(system.encoder, data)))
     model = system.model
     if model is None:
         return tasks
@@ -173,7 +173,7 @@ def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir
         if system is None:
             return Skipped("no model of the ablation's type given with --model")
         news = (results.systems[system.name].specificity.news if system.name in results.systems
-                else ex.news_experiment(system.scorer, data))
+                else tables.news_experiment(system.scorer, data))
         return AblationEntry(system=system.name, path=system.path, prior_weight=_prior_weight(system.model),
                              accuracy=news.accuracy, f1=news.f1)
 
@@ -191,7 +191,7 @@ def run_suite(systems: list[System], data: ds.DataDir, options: Options | None =
     outcome = Outcome(results=Results())
     results = outcome.results
     start_all = time.perf_counter()
-    for name, run in (("Majority", ex.majority_baseline), ("SPECITELLER", ex.speciteller_baseline)):
+    for name, run in (("Majority", tables.majority_baseline), ("SPECITELLER", tables.speciteller_baseline)):
         results.systems[name] = SystemResult(kind="baseline", paper_row=name, specificity=run(data))
     corpora = _Corpora(options, data.root)
     plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]

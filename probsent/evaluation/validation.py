@@ -6,7 +6,7 @@ from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
 from probsent.evaluation.datasets import (LabelledSentences, StsPairs, as_data_dir,
                                          load_news_train, load_sts17)
-from probsent.evaluation.experiments import sts_similarities
+from probsent.evaluation.tables import sts_similarities
 from probsent.evaluation.metrics import accuracy_at_tuned_threshold, pearson
 from probsent.models import SentenceEncoder
 

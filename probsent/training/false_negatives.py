@@ -2,7 +2,7 @@
 
 The hardest negative of a sentence in a mega-batch is often a paraphrase in all but name:
 on loose pairs it shares more words with the sentence than the sentence's own partner does.
-Pushing such a negative away teaches the model the wrong thing (issue 11). Here a mined
+Pushing such a negative away teaches the model the wrong thing. Here a mined
 negative j of sentence i is a *false negative* when it shares at least as many distinct
 words with i as i's partner does (and at least one); ``--false-negatives remine`` replaces
 it by the most similar sentence that is not one. ``--hardness-cap C`` likewise replaces a

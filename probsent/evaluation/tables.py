@@ -4,7 +4,7 @@
 A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = more
 specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
 experiment will score. An *encoder* (for STS) has ``encode(sentences)`` returning a 2-D array,
-or a ``(mean, var)`` pair of 2-D arrays when ``is_probabilistic`` is true (and may also have
+or a ``(mean, var)`` pair of 2-D arrays when ``probabilistic`` is true (and may also have
 ``prepare``, and ``encode_log_variance`` returning ``(mean, log var)``).
 Accuracies, F1 and correlations are reported x100.
 """
@@ -281,12 +281,12 @@ def sts_experiment(model: Encoder, data: DataLike = None) -> Sts:
 
     Sets: STS Benchmark test, STS17 track 5, and each STS12-16 set, with the mean of each
     year, the mean over all STS12-16 sets and the mean of the five year means. "cosine" is
-    the cosine of concat(mean, var) for a probabilistic model (``model.is_probabilistic``),
+    the cosine of concat(mean, var) for a probabilistic model (``model.probabilistic``),
     of the vectors otherwise; probabilistic models add "cosine_mean" (means only) and
     "expected_inner_product".
     """
     data = ds.as_data_dir(data)
-    probabilistic = bool(getattr(model, "is_probabilistic", False))
+    probabilistic = bool(getattr(model, "probabilistic", False))
     collections: dict[str, ds.StsPairs] = {"STSB-test": ds.load_sts_benchmark(data, "test"), "STS17": ds.load_sts17(data)}
     years = {year: ds.load_senteval_sts(data, year) for year in ds.SENTEVAL_STS_SETS}
     every_set = [*collections.values(), *(p for sets in years.values() for p in sets.values())]

@@ -8,24 +8,24 @@ from scipy import stats
 
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
-from probsent.evaluation import experiments as ex
+from probsent.evaluation import tables
 from probsent.evaluation.baselines import LengthScorer
 from probsent.evaluation.results import RatedCorrelation
 from probsent.tokenize import tokenize
 
 
 def test_majority_row(eval_data):
-    news = ex.majority_baseline(eval_data).news
+    news = tables.majority_baseline(eval_data).news
     assert news.majority == "specific"
     assert round(news.accuracy, 1) == 54.6
 
 
 def test_speciteller_row(eval_data):
-    assert round(ex.speciteller_baseline(eval_data).news.accuracy, 1) == 81.6
+    assert round(tables.speciteller_baseline(eval_data).news.accuracy, 1) == 81.6
 
 
 def test_length_baseline(eval_data):
-    result = ex.specificity_experiment(LengthScorer(), eval_data)
+    result = tables.specificity_experiment(LengthScorer(), eval_data)
     news = result.news
     assert news.n_train == 2730 and news.n_test == 885
     assert news.threshold == 20.5  # specific iff at least 21 tokens
@@ -40,7 +40,7 @@ def test_length_baseline(eval_data):
 
 
 def test_length_normalized_news_with_length_is_the_floor(eval_data):
-    result = ex.length_normalized_news(LengthScorer(), eval_data)
+    result = tables.length_normalized_news(LengthScorer(), eval_data)
     assert result.pool_size == 3602  # the paper reports 3,582
     assert result.n_tested + result.n_untested == result.pool_size
     # Within a length group the length scorer is constant, so it scores exactly the floor.
@@ -49,7 +49,7 @@ def test_length_normalized_news_with_length_is_the_floor(eval_data):
 
 
 def test_snli_equal_length_filter(eval_data):
-    pairs = ex.snli_equal_length_pairs(eval_data)
+    pairs = tables.snli_equal_length_pairs(eval_data)
     assert np.bincount(pairs.labels).tolist() == [120, 192, 208]
 
 
@@ -61,15 +61,15 @@ class CharacterCount:
 
 
 def test_snli_entailment_reports_each_label(eval_data):
-    result = ex.snli_entailment(CharacterCount(), eval_data)
-    assert result.n == ex.SNLI_EQUAL_LENGTH_COUNTS
-    pairs = ex.snli_equal_length_pairs(eval_data)
+    result = tables.snli_entailment(CharacterCount(), eval_data)
+    assert result.n == tables.SNLI_EQUAL_LENGTH_COUNTS
+    pairs = tables.snli_equal_length_pairs(eval_data)
     for k, label in enumerate(ds.SNLI_LABELS):  # a plain loop over the pairs of each label
         shorter = [len(h) < len(p) for p, h, y in zip(pairs.premises, pairs.hypotheses, pairs.labels) if y == k]
         assert result.less_specific(label) == pytest.approx(100 * sum(shorter) / len(shorter), abs=1e-9)
         assert 0 < sum(shorter) < len(shorter)  # the toy scorer tells some pairs apart, not all
     # Same length in tokens, so the Length scorer always ties: never "less specific".
-    tied = ex.snli_entailment(LengthScorer(), eval_data)
+    tied = tables.snli_entailment(LengthScorer(), eval_data)
     assert [tied.less_specific(label) for label in ds.SNLI_LABELS] == [0.0, 0.0, 0.0]
 
 
@@ -82,7 +82,7 @@ class BrokenScorer:
 
 def test_scorer_output_is_checked(eval_data):
     with pytest.raises(ProbsentError, match="broken"):
-        ex.specificity_experiment(BrokenScorer(), eval_data)
+        tables.specificity_experiment(BrokenScorer(), eval_data)
 
 
 # --- STS -----------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class BagOfWords:
 
 
 class GaussianBagOfWords:
-    is_probabilistic = True
+    probabilistic = True
 
     def encode(self, sentences):
         mean = _hashed_bag_of_words(sentences)
@@ -109,7 +109,7 @@ class GaussianBagOfWords:
 
 
 def test_sts_experiment_deterministic(eval_data):
-    result = ex.sts_experiment(BagOfWords(), eval_data)
+    result = tables.sts_experiment(BagOfWords(), eval_data)
     assert result.is_probabilistic is False
     assert list(result.pearson) == ["cosine"]
     table = result.pearson["cosine"]
@@ -126,18 +126,18 @@ def test_sts_experiment_deterministic(eval_data):
 
 
 def test_sts_experiment_probabilistic(eval_data):
-    result = ex.sts_experiment(GaussianBagOfWords(), eval_data)
+    result = tables.sts_experiment(GaussianBagOfWords(), eval_data)
     assert result.is_probabilistic is True
     assert set(result.pearson) == {"cosine", "cosine_mean", "expected_inner_product"}
     # The means alone are the deterministic bag of words.
-    deterministic = ex.sts_experiment(BagOfWords(), eval_data).pearson["cosine"]
+    deterministic = tables.sts_experiment(BagOfWords(), eval_data).pearson["cosine"]
     assert result.pearson["cosine_mean"].sts17 == pytest.approx(deterministic.sts17)
 
 
 class FixedGaussians:
     """One-dimensional Gaussians: mean = the sentence's number, variance 0.5."""
 
-    is_probabilistic = True
+    probabilistic = True
 
     def encode(self, sentences):
         mean = np.array([[float(s)] for s in sentences])
@@ -156,7 +156,7 @@ class FixedLogGaussians(FixedGaussians):
 def test_expected_inner_product_one_dimension(model):
     # N(0; 0 - 1, 0.5 + 0.5) = exp(-1/2) / sqrt(2 pi).
     pairs = ds.StsPairs("toy", ["0"], ["1"], np.array([3.0]))
-    value = ex.sts_similarities(model, pairs, probabilistic=True)["expected_inner_product"]
+    value = tables.sts_similarities(model, pairs, probabilistic=True)["expected_inner_product"]
     assert value[0] == pytest.approx(-0.5 * math.log(2 * math.pi) - 0.5)
 
 
@@ -168,12 +168,12 @@ def test_log_variances_must_be_finite():
 
     pairs = ds.StsPairs("toy", ["0"], ["1"], np.array([3.0]))
     with pytest.raises(ProbsentError, match="log-variances"):
-        ex.sts_similarities(Underflow(), pairs, probabilistic=True)
+        tables.sts_similarities(Underflow(), pairs, probabilistic=True)
 
 
 def test_probabilistic_model_must_return_mean_and_var(eval_data):
     class NotATuple(BagOfWords):
-        is_probabilistic = True
+        probabilistic = True
 
     with pytest.raises(ProbsentError, match="mean, var"):
-        ex.sts_experiment(NotATuple(), eval_data)
+        tables.sts_experiment(NotATuple(), eval_data)
