@@ -25,6 +25,7 @@ from probsent.training.checkpoint import LOG
 from probsent.training.config import TrainConfig
 from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
+from experiments.design_report import render as design_section
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
 from experiments.table_columns import DOMAINS
@@ -541,6 +542,7 @@ def render() -> str:
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
     lines.append("")
     lines += ["## The shipped model", ""] + _shipped_lines() + [""]
+    lines += design_section().splitlines() + [""]
     lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
