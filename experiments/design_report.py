@@ -114,7 +114,9 @@ def render() -> str:
         out += [f"### Design round {number}", "", f"Protocol commit `{PROTOCOL_COMMITS[number]}` (rule, sets and "
                 f"candidates, before any run). Hypothesis: {round_.hypothesis}", "",
                 *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
+                *[f"Note: {note}" for note in round_.record_notes], *([""] if round_.record_notes else []),
                 "Development numbers (seed 1; the rule's measures in %):", "", *dev_table(record["runs"], shipped), ""]
+        out += contrast_lines(record["runs"], [r.name for r in round_.candidates]) + [""]
         if record.get("finalists"):
             out += ["Finalists over seeds 1-3 (mean ± sd):", "", *seed_table(record), ""]
         if "winner" in record:
@@ -127,11 +129,34 @@ def render() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def contrast_lines(runs: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
+    """Each candidate against the round's first (its reference), measure by measure (seed 1: these
+    choose nothing and claim nothing beyond one seed)."""
+    base = runs.get(names[0])
+    lines = []
+    for name in names[1:]:
+        run = runs.get(name)
+        if base is None or run is None:
+            continue
+        moved = ", ".join(f"{label} {run[key] - base[key]:+.1f}" for key, label in (
+            ("equal_length", "equal-length"), ("one_word_explain", "one-word explain"),
+            ("news_length_groups", "news length groups"), ("shorter_specific", "shorter-specific"),
+            ("stsb_dev_concat", "STS-B dev concat")))
+        d, b = run.get("diagnostics", {}), base.get("diagnostics", {})
+        inside = ", ".join(f"{label} {b[key]:.2f} -> {d[key]:.2f}" for key, label in (
+            ("frequent_term", "frequent-word term"), ("term_count_spearman", "Spearman(term, log count)"),
+            ("active_hinge", "active hinge share")) if key in d and key in b)
+        lines.append(f"- `{name}` against `{names[0]}` (points, one seed): {moved}; inside the model: {inside}.")
+    return lines
+
+
 def winner_sentence(record: dict[str, Any]) -> str:
     """What the rule chose, in words computed from the record."""
     winner = record["winner"]
+    if winner is None and not record.get("finalists"):
+        return "No candidate passed every floor at seed 1, so none became a finalist: this round ships nothing."
     if winner is None:
-        return "No finalist passed every floor on all three seeds: the shipped model is unchanged."
+        return "No finalist passed every floor on all three seeds: this round ships nothing."
     runs = record["runs"]
     scores = [runs[n]["score"] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
     return (f"The rule chose `{winner}` (score {_mean_sd(scores)} over three seeds); its seed-1 `best/` "

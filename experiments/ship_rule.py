@@ -67,6 +67,7 @@ class Round:
     number: int
     hypothesis: str
     candidates: list[Run] = field(default_factory=list)
+    record_notes: list[str] = field(default_factory=list)  # how the runs were made, added after them
 
 
 ROUNDS = {
@@ -81,7 +82,12 @@ ROUNDS = {
                                        "(150,000 asked, 112,839 kept), trained for one epoch's steps",
                    resample_like="../shared/data/paranmt-sample", resample_pairs=150_000, epochs=12,
                    max_steps=EPOCH_STEPS),
-              _run("d1-base-epoch2", "two epochs of every pair", epochs=2)]),
+              _run("d1-base-epoch2", "two epochs of every pair", epochs=2)],
+             ["`d1-base-epoch2` was trained by resuming a copy of the finished `d1-base` checkpoint with "
+              "`--epochs 2` (its first epoch is d1-base's, the same seed and data order); its validations "
+              "after the first epoch fall at steps 13,631, 14,631, ... instead of 13,000, 14,000, ...",
+              "Seeds 2 and 3 of `d1-base` were started before its development numbers and stopped once it "
+              "missed a floor; they are not used."]),
     # Committed after the development numbers of d1-base and d1-paranmt-shape (seed 1), before
     # any of d1-base-epoch2's and before any run of this round; no test number seen.
     2: Round(2, "Round 1: both finished candidates miss the equal-length floor (68.3 and 77.8 against 81.0); "
