@@ -1,0 +1,162 @@
+"""The tokenizer of :mod:`probsent.tokenize`, fast on batches: the same tokens, piece by piece.
+
+:func:`probsent.tokenize.tokenize` stays the readable reference; this module gives exactly its
+output (``tests/test_fast_tokenize.py`` compares the two on every sentence of the evaluation
+sets and of the training pairs, and on fuzzed strings) at a fraction of the cost, because
+real text repeats: most whitespace-separated pieces ("the", "man", "dog.") occur again and
+again, and the Treebank rules almost never look beyond the space around a piece.
+
+Why a piece can be tokenized on its own
+---------------------------------------
+Take a lowercased sentence with no whitespace other than " " (``str.isprintable()``; the
+others fall back to the reference) and no trailing spaces (they change no token: the two
+rules that look at the end, the final period's and the final comma's, allow trailing
+whitespace). Every Treebank rule is a rewrite whose match sees at most one character on
+either side of a piece, and that character is then a space, except for the rules anchored
+at the ends of the string:
+
+* at the start: a double quote becomes ``\u0060\u0060`` and a pair ``''`` does not (after a
+  space both do), and the opening-quote rule finds no character before the first piece;
+* at the end: the final period (``"dog."`` gives ``dog``, ``.`` only there) and the final
+  comma or colon.
+
+So the tokens of a sentence are the concatenation of the tokens of its pieces, each
+tokenized in one of four contexts: alone (the whole sentence), first, last, or in the
+middle. A piece's tokens in its context are computed once, by the reference tokenizer on
+the piece between neutral neighbours (``"a " + piece + " a"`` for the middle, without the
+left neighbour for the first piece, without the right one for the last; the neighbours'
+tokens are dropped), and kept in a dictionary keyed by the piece with its context marked
+(``"\\x02"`` before a first piece, ``"\\x03"`` after a last one; both are non-printable, so
+no eligible sentence contains them). Where a rule's match consumes the space between two
+pieces, the pieces' neighbours in the sentence differ from the neutral ones only in a way
+that changes no token (the quote-before-space rule may skip a lone quote that already stands
+between spaces); the comparison with the reference on millions of sentences is the check.
+
+A batch is processed with a few string operations on all its sentences at once: join with
+newlines, lowercase, mark each sentence's start and end, split on whitespace; then one
+dictionary lookup per piece. Pieces are numbered in order of first appearance; callers that
+need something per token (vocabulary ids, entropy terms) keep it per piece number and
+expand with NumPy (:mod:`probsent.word_terms`). The dictionary is bounded: past
+``max_pieces`` entries it starts afresh (its ``generation`` then changes).
+"""
+from __future__ import annotations
+
+import re
+from operator import is_
+from itertools import compress, repeat
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from probsent.tokenize import _tokenize_lowered
+
+__all__ = ["PieceTokenizer", "Pieces"]
+
+START, END = "\x02", "\x03"  # context marks of a sentence's first and last piece
+FALLBACK = "\x01"  # marks a whole sentence tokenized by the reference (not eligible)
+_TRAILING_SPACES = re.compile(" +(?=\n|\\Z)")
+# Only pieces of ASCII letters and digits skip the reference; those holding one of these
+# could be split by the contraction rules (cannot, gonna, gimme, gotta, lemme, wanna).
+_DOUBLE_LETTERS = ("nn", "mm", "tt")
+
+
+def piece_tokens(key: str) -> list[str]:
+    """The tokens of one marked piece in its context (see the module's docstring)."""
+    first, last = key[:1] == START, key[-1:] == END
+    piece = key[first: len(key) - last]
+    if piece.isalnum() and piece.isascii() and not any(d in piece for d in _DOUBLE_LETTERS):
+        return [piece] if piece else []
+    tokens = _tokenize_lowered(("" if first else "a ") + piece + ("" if last else " a"))
+    return tokens[(0 if first else 1): len(tokens) - (0 if last else 1)]
+
+
+class Pieces:
+    """A batch of sentences as piece numbers: sentence i is ``numbers[ends[i-1]:ends[i]]``."""
+
+    def __init__(self, numbers: np.ndarray, ends: np.ndarray, generation: int) -> None:
+        self.numbers = numbers  # int64, one per piece, in order
+        self.ends = ends  # int64, per sentence: the end of its pieces in ``numbers``
+        self.generation = generation  # of the tokenizer's numbering these numbers belong to
+
+
+class PieceTokenizer:
+    """Tokenizes like :func:`probsent.tokenize.tokenize`, with a cache of pieces.
+
+    Not thread-safe (the cache is shared); one per process or thread.
+    """
+
+    def __init__(self, max_pieces: int = 1_000_000) -> None:
+        self.max_pieces = max_pieces
+        self.generation = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._numbers: dict[str, int] = {}
+        self.tokens: list[list[str]] = []  # per piece number
+        self._last = np.zeros(1024, dtype=bool)  # per piece number: ends a sentence
+        self.generation += 1
+
+    def __len__(self) -> int:
+        """The number of pieces numbered in this generation."""
+        return len(self.tokens)
+
+    def _add(self, keys: Iterable[str], fallback: Sequence[str]) -> None:
+        """Number the new marked ``keys`` (repeats allowed); ``START FALLBACK j END`` stands
+        for the whole lowered sentence ``fallback[j]``."""
+        numbers, tokens = self._numbers, self.tokens
+        for key in keys:
+            if key in numbers:
+                continue
+            numbers[key] = len(tokens)
+            if key[1:2] == FALLBACK:
+                tokens.append(_tokenize_lowered(fallback[int(key[2:-1])]))
+            else:
+                tokens.append(piece_tokens(key))
+            if len(tokens) > len(self._last):
+                self._last = np.resize(self._last, 2 * len(tokens))
+            self._last[len(tokens) - 1] = key[-1:] == END
+
+    def split(self, texts: Sequence[str]) -> Pieces:
+        """The piece numbers of each text of ``texts`` (all str)."""
+        if len(self) > self.max_pieces:
+            self._reset()
+        if not texts:
+            return Pieces(np.zeros(0, np.int64), np.zeros(0, np.int64), self.generation)
+        lowered = "\n".join(texts).lower()
+        lines = None
+        if lowered.count("\n") != len(texts) - 1:  # some text holds a newline
+            lines = [t.lower() for t in texts]
+        elif not lowered.replace("\n", " ").isprintable():
+            lines = lowered.split("\n")
+        fallback: list[str] = []
+        if lines is not None:  # a text that is not printable becomes one fallback piece
+            for i, line in enumerate(lines):
+                if not line.isprintable():
+                    lines[i] = f"{FALLBACK}{len(fallback)}"
+                    fallback.append(line)
+            lowered = "\n".join(lines)
+        if " \n" in lowered or lowered[-1:] == " ":
+            lowered = _TRAILING_SPACES.sub("", lowered)
+        keys = (START + lowered.replace("\n", END + "\n" + START) + END).split()
+        numbers = list(map(self._numbers.get, keys))
+        if fallback or None in numbers:
+            self._add(compress(keys, map(is_, numbers, repeat(None))), fallback)
+            numbers = list(map(self._numbers.__getitem__, keys))
+            for j in range(len(fallback)):  # their numbers are this batch's only
+                del self._numbers[f"{START}{FALLBACK}{j}{END}"]
+        array = np.array(numbers, dtype=np.int64)
+        ends = np.flatnonzero(self._last[array]) + 1
+        return Pieces(array, ends, self.generation)
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's tokens: ``[probsent.tokenize.tokenize(t) for t in texts]``."""
+        if not texts:
+            return []
+        pieces = self.split(list(texts))
+        tokens = self.tokens
+        out, begin = [], 0
+        numbers = pieces.numbers.tolist()
+        for end in pieces.ends.tolist():
+            out.append([t for n in numbers[begin:end] for t in tokens[n]])
+            begin = end
+        return out
