@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.special import expit
 
 from probsent.errors import ProbsentError
 from probsent.io import write_json
@@ -23,6 +22,8 @@ FILE = "calibration.json"
 
 def logistic(slope: float, intercept: float, scores: np.ndarray) -> np.ndarray:
     """sigmoid(slope * score + intercept) for each score (no overflow for extreme scores)."""
+    from scipy.special import expit  # here: scipy's import is the probability's cost alone
+
     return expit(slope * np.asarray(scores, dtype=np.float64) + intercept)
 
 
@@ -36,6 +37,8 @@ def fit_logistic(scores: np.ndarray, labels: np.ndarray, iterations: int = 100) 
     data it returns wherever it stopped; Newton converges in a few steps. tests/test_calibration.py
     checks the fit against that generic optimizer's likelihood and on separable data.
     """
+    from scipy.special import expit
+
     x = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:

@@ -9,25 +9,25 @@ again, and the Treebank rules almost never look beyond the space around a piece.
 Why a piece can be tokenized on its own
 ---------------------------------------
 Take a lowercased sentence with no whitespace other than " " (``str.isprintable()``; the
-others fall back to the reference) and no trailing spaces (they change no token: the two
-rules that look at the end, the final period's and the final comma's, allow trailing
-whitespace). Every Treebank rule is a rewrite whose match sees at most one character on
+others fall back to the reference). Every Treebank rule is a rewrite whose match sees at most one character on
 either side of a piece, and that character is then a space, except for the rules anchored
 at the ends of the string:
 
 * at the start: a double quote becomes ``\u0060\u0060`` and a pair ``''`` does not (after a
   space both do), and the opening-quote rule finds no character before the first piece;
-* at the end: the final period (``"dog."`` gives ``dog``, ``.`` only there) and the final
-  comma or colon.
+* at the end: the final period (``"dog."`` gives ``dog``, ``.`` only there), the final
+  comma or colon, and whether spaces follow the last piece (``"it's' "`` gives ``it``,
+  ``'s``, ``'`` but ``"it's'"`` gives ``it's``, ``'``: the quote-before-space rule splits
+  the quote off first, so the clitic rule then sees ``it's`` before a space).
 
 So the tokens of a sentence are the concatenation of the tokens of its pieces, each
-tokenized in one of four contexts: alone (the whole sentence), first, last, or in the
-middle. A piece's tokens in its context are computed once, by the reference tokenizer on
+tokenized in its context: first or not, last (with or without spaces after it) or not. A piece's tokens in its context are computed once, by the reference tokenizer on
 the piece between neutral neighbours (``"a " + piece + " a"`` for the middle, without the
 left neighbour for the first piece, without the right one for the last; the neighbours'
-tokens are dropped), and kept in a dictionary keyed by the piece with its context marked
-(``"\\x02"`` before a first piece, ``"\\x03"`` after a last one; both are non-printable, so
-no eligible sentence contains them). Where a rule's match consumes the space between two
+tokens are dropped; a last piece followed by spaces gets one space after it), and kept in a
+dictionary keyed by the piece with its context marked (``"\\x02"`` before a first piece,
+``"\\x03"`` after a last one, ``"\\x04\\x03"`` after a last one followed by spaces; all
+non-printable, so no eligible sentence contains them). Where a rule's match consumes the space between two
 pieces, the pieces' neighbours in the sentence differ from the neutral ones only in a way
 that changes no token (the quote-before-space rule may skip a lone quote that already stands
 between spaces); the comparison with the reference on millions of sentences is the check.
@@ -53,8 +53,9 @@ from probsent.tokenize import _tokenize_lowered
 __all__ = ["PieceTokenizer", "Pieces"]
 
 START, END = "\x02", "\x03"  # context marks of a sentence's first and last piece
+TRAIL = "\x04"  # before END: the sentence ends in spaces after its last piece
 FALLBACK = "\x01"  # marks a whole sentence tokenized by the reference (not eligible)
-_TRAILING_SPACES = re.compile(" +(?=\n|\\Z)")
+_TRAILING_SPACES = re.compile(" +(?=\n|\\Z)")  # in a batch of lines
 # Only pieces of ASCII letters and digits skip the reference; those holding one of these
 # could be split by the contraction rules (cannot, gonna, gimme, gotta, lemme, wanna).
 _DOUBLE_LETTERS = ("nn", "mm", "tt")
@@ -63,10 +64,11 @@ _DOUBLE_LETTERS = ("nn", "mm", "tt")
 def piece_tokens(key: str) -> list[str]:
     """The tokens of one marked piece in its context (see the module's docstring)."""
     first, last = key[:1] == START, key[-1:] == END
-    piece = key[first: len(key) - last]
+    trail = last and key[-2:-1] == TRAIL
+    piece = key[first: len(key) - last - trail]
     if piece.isalnum() and piece.isascii() and not any(d in piece for d in _DOUBLE_LETTERS):
-        return [piece] if piece else []
-    tokens = _tokenize_lowered(("" if first else "a ") + piece + ("" if last else " a"))
+        return [piece]
+    tokens = _tokenize_lowered(("" if first else "a ") + piece + (" " if trail else "" if last else " a"))
     return tokens[(0 if first else 1): len(tokens) - (0 if last else 1)]
 
 
@@ -136,7 +138,7 @@ class PieceTokenizer:
                     fallback.append(line)
             lowered = "\n".join(lines)
         if " \n" in lowered or lowered[-1:] == " ":
-            lowered = _TRAILING_SPACES.sub("", lowered)
+            lowered = _TRAILING_SPACES.sub(TRAIL, lowered)
         keys = (START + lowered.replace("\n", END + "\n" + START) + END).split()
         numbers = list(map(self._numbers.get, keys))
         if fallback or None in numbers:

@@ -8,6 +8,11 @@ The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())`
   (or ``$PROBSENT_DATA_DIR``); these tests are skipped when the data is absent;
 * hand-written edge cases and seeded random strings.
 
+The fast tokenizer (``probsent.fast_tokenize``, which tokenizes whitespace-separated pieces
+once and caches them) must give exactly the reference's tokens: compared here on every
+sentence of the training pairs (2.5 million), of the evaluation sets, and
+on the edge cases and random strings, in batches, where a piece's context matters.
+
 NLTK is slow (a few thousand sentences per second), so the reference tokens
 for the data sets are computed once per distinct sentence, in a small process
 pool when more than one CPU is available.
@@ -28,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from probsent.fast_tokenize import PieceTokenizer
 from probsent.tokenize import tokenize, tokenize_many
 
 TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "tokenize.py"
@@ -408,3 +414,73 @@ def test_dataset_matches_nltk(name):
         assert len(texts) == expected_count
     assert texts and all(isinstance(t, str) for t in texts)
     assert_same_as_nltk(texts, f"sentences of {name}")
+
+
+# ---------------------------------------------------------------------------
+# The fast tokenizer against the reference
+# ---------------------------------------------------------------------------
+
+
+def _fast_differences(texts: list[str], batch: int = 4096, tokenizer: PieceTokenizer | None = None) -> list[str]:
+    """The texts whose tokens from PieceTokenizer (in batches of ``batch``) differ from tokenize's."""
+    tokenizer = PieceTokenizer() if tokenizer is None else tokenizer
+    bad = []
+    for start in range(0, len(texts), batch):
+        part = texts[start:start + batch]
+        pieces = tokenizer.split(part)
+        tokens = list(map(tokenizer.tokens.__getitem__, pieces.numbers.tolist()))
+        expected = tokenize_many(part)
+        assert len(pieces.ends) == len(part)
+        begin = 0
+        for text, end, want in zip(part, pieces.ends.tolist(), expected):
+            if [t for piece in tokens[begin:end] for t in piece] != want:
+                bad.append(text)
+            begin = end
+    return bad
+
+
+def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
+    # 2,526,152 sentences, 606,823 distinct (captions repeat across pairs): each distinct one
+    # once, in batches of the file's order
+    if not (DATA_DIR / "paraphrase" / "pairs.tsv.gz").is_file():
+        pytest.skip(f"shared data not found at {DATA_DIR}")
+    with gzip.open(DATA_DIR / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
+        sentences = [s for line in handle for s in line.rstrip("\n").split("\t")[:2]]
+    assert len(sentences) == 2 * 1_263_076
+    bad = _fast_differences(list(dict.fromkeys(sentences)), batch=16384)
+    assert bad == [], f"{len(bad)} training sentences differ, e.g. {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", [n for n in DATASETS if n != "paraphrase-sample"])
+def test_fast_tokenizer_equals_the_reference_on_evaluation_sets(name):
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"shared data not found at {DATA_DIR}")
+    assert _fast_differences(DATASETS[name][0]()) == []
+
+
+def _in_context(texts: list[str], seed: int) -> list[str]:
+    """Each text alone, and joined with its neighbours by one or two spaces (so that each
+    piece is seen first, in the middle and last), with leading and trailing spaces."""
+    rng = random.Random(seed)
+    out = list(texts)
+    for i in range(len(texts)):
+        parts = [texts[(i + k) % len(texts)] for k in range(rng.randint(2, 4))]
+        out.append(rng.choice(["", " ", "  "]) + rng.choice([" ", "  "]).join(parts) + rng.choice(["", " ", "  "]))
+    return out
+
+
+def test_fast_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
+    texts = _in_context(EDGE_CASES + LONG_CASES[:4] + _random_strings(seed=25, count=20000), seed=25)
+    tokenizer = PieceTokenizer()
+    assert _fast_differences(texts, batch=1000, tokenizer=tokenizer) == []
+    # again with every piece cached, in other batches
+    assert _fast_differences(texts[::-1], batch=777, tokenizer=tokenizer) == []
+
+
+def test_fast_tokenizer_starts_afresh_past_its_bound_and_takes_any_batch():
+    tokenizer = PieceTokenizer(max_pieces=50)
+    texts = _random_strings(seed=3, count=3000)
+    assert _fast_differences(texts, batch=100, tokenizer=tokenizer) == []
+    assert tokenizer.generation > 1
+    assert tokenizer.tokenize_many([]) == [] and len(tokenizer.split([]).ends) == 0
+    assert tokenizer.tokenize_many(["", " ", "a\nb", "x\x02y."]) == [[], [], ["a", "b"], ["x\x02y", "."]]
