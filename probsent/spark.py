@@ -122,7 +122,7 @@ def local_session(cores: int = 2, **config: str) -> SparkSession:
     return session
 
 
-def _ship(df: DataFrame, model: Model, loader: Callable) -> tuple[str | None, Scorer]:
+def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[str | None, Scorer]:
     """(the name the executors find the model under, None for the shipped model; the model
     loaded here by ``loader``, or the one given, for its type and calibration)."""
     if model is None:
@@ -145,7 +145,7 @@ def _ship(df: DataFrame, model: Model, loader: Callable) -> tuple[str | None, Sc
     return name, local
 
 
-def _executor_model(name: str | None, loader: Callable) -> Scorer:
+def _executor_model(name: str | None, loader: Callable = cached_scorer) -> Scorer:
     """On an executor: the shipped model, or the directory sent with addFile, by ``loader``
     (:func:`cached_scorer` or :func:`cached_model`). Torch, where the model needs it, uses the
     task's cores (``spark.task.cpus``, default 1): Spark already runs one Python worker per

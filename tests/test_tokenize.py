@@ -20,7 +20,6 @@ pool when more than one CPU is available.
 from __future__ import annotations
 
 import ast
-import csv
 import gzip
 import multiprocessing
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import evaluation_sets
 from probsent.fast_tokenize import PieceTokenizer
 from probsent.tokenize import tokenize, tokenize_many
 
@@ -327,81 +327,7 @@ def test_runtime_code_does_not_import_nltk():
 # ---------------------------------------------------------------------------
 
 
-def _lines(path: Path, errors: str = "strict") -> list[str]:
-    lines = path.read_text(encoding="utf-8", errors=errors).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _tab_fields(path: Path, fields: tuple[int, ...]) -> list[str]:
-    out = []
-    for line in _lines(path):
-        parts = line.split("\t")
-        out.extend(parts[i] for i in fields)
-    return out
-
-
-def _news_train() -> list[str]:
-    return _lines(DATA_DIR / "specificity" / "news-train" / "data.txt")
-
-
-def _news_test() -> list[str]:
-    # Line 651 holds a broken UTF-8 sequence.
-    return _lines(DATA_DIR / "specificity" / "news-test" / "tknsents.txt", errors="replace")
-
-
-def _ko2019() -> list[str]:
-    folder = DATA_DIR / "specificity" / "ko2019"
-    return [s for domain in ("twitter", "yelp", "movie") for s in _lines(folder / f"{domain}s.txt")]
-
-
-def _sts_benchmark() -> list[str]:
-    folder = DATA_DIR / "sts" / "stsbenchmark"
-    return [s for part in ("train", "dev", "test") for s in _tab_fields(folder / f"sts-{part}.csv", (5, 6))]
-
-
-def _sts17() -> list[str]:
-    return _tab_fields(DATA_DIR / "sts" / "sts17-track5-en-en" / "STS.input.track5.en-en.txt", (0, 1))
-
-
-def _sts12_16() -> list[str]:
-    files = sorted((DATA_DIR / "sts" / "senteval-sts12-16").glob("*/STS.input.*.txt"))
-    assert len(files) == 24, files
-    return [s for path in files for s in _tab_fields(path, (0, 1))]
-
-
-def _snli_test() -> list[str]:
-    path = DATA_DIR / "snli" / "snli_1.0_test.untok.tsv"
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
-    return [s for row in rows for s in (row["premise"], row["hypothesis"])]
-
-
-PAIRS_STRIDE = 25  # every 25th line of 1,263,076: 50,524 pairs
-
-
-def _paraphrase_sample() -> list[str]:
-    out = []
-    with gzip.open(DATA_DIR / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle):
-            if number % PAIRS_STRIDE == 0:
-                s1, s2 = line.rstrip("\n").split("\t")[:2]
-                out += [s1, s2]
-    return out
-
-
-# name -> (loader, number of sentences, counting duplicates)
-DATASETS = {
-    "news-train": (_news_train, 4342),
-    "news-test": (_news_test, 885),
-    "ko2019": (_ko2019, 984 + 845 + 920),
-    "stsbenchmark": (_sts_benchmark, 2 * (5749 + 1500 + 1379)),
-    "sts17": (_sts17, 2 * 250),
-    "sts12-16": (_sts12_16, None),
-    "snli-test": (_snli_test, 2 * 9824),
-    "paraphrase-sample": (_paraphrase_sample, 2 * 50524),
-}
+DATASETS = evaluation_sets(DATA_DIR)
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
