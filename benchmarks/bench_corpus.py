@@ -12,7 +12,8 @@ In one run, on the first sides of the first N shared paraphrase pairs (default 1
   of the whole process tree (proportional set size, summed over the process and all its
   descendants; both sampled from /proc every 0.25 s); the outputs must agree row for row;
 * one sentence from the command line (``probsent specificity "The Dow fell 2.3 % on
-  Tuesday."``), five times: median wall time and the largest peak resident memory;
+  Tuesday."``), five times: median wall time and the largest peak resident memory (GNU
+  ``/usr/bin/time``);
 * with ``--spark``, also Spark ``local[2]`` on the Parquet file (its job time and whole run).
 
 Commands run as ``python -m probsent.cli`` from this checkout.
@@ -144,16 +145,18 @@ def scores(path: Path) -> np.ndarray:
 
 def one_sentence(repeat: int = 5) -> tuple[float, int]:
     """(median wall seconds, largest peak resident bytes) of scoring one sentence from the
-    command line, each run a fresh process (its own maximum resident set, from wait4)."""
+    command line, each run a fresh process. The peak is GNU time's (``/usr/bin/time -f %M``):
+    the resource usage of a child of this large process would count this process's pages,
+    which the child holds between its fork and its exec."""
     walls, peaks = [], []
     for _ in range(repeat):
         start = time.perf_counter()
-        process = subprocess.Popen([*PROBSENT, "specificity", ONE_SENTENCE], stdout=subprocess.DEVNULL, cwd=REPO)
-        _, status, usage = os.wait4(process.pid, 0)
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", *PROBSENT, "specificity", ONE_SENTENCE],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
         walls.append(time.perf_counter() - start)
-        peaks.append(usage.ru_maxrss * 1024)
-        if status:
-            raise SystemExit(f"probsent specificity failed with status {status}")
+        if done.returncode:
+            raise SystemExit(f"probsent specificity failed: {done.stderr[-500:]}")
+        peaks.append(int(done.stderr.strip().splitlines()[-1]) * 1024)
     return statistics.median(walls), max(peaks)
 
 

@@ -108,22 +108,26 @@ class PieceTokenizer:
         self.generation = 0
         self._reset()
 
-    def _reset(self, keep: Iterable[str] = ()) -> None:
-        """Start a new numbering, with the pieces of ``keep`` (marked keys) already in it."""
-        old_numbers, old_tokens = getattr(self, "_numbers", {}), getattr(self, "tokens", [])
-        self._numbers: dict[str, int] = {}
-        self.tokens: list[list[str]] = []  # per piece number
-        self._last = np.zeros(1024, dtype=bool)  # per piece number: ends a sentence
-        self._recent: list[str] = []  # the previous batch's keys
+    def _reset(self, keep: np.ndarray | None = None) -> None:
+        """Start a new numbering whose first pieces are the old pieces ``keep`` (distinct old
+        numbers, in order; ``self.kept`` then holds them, so that callers can carry what they
+        keep per piece over to the new numbers)."""
+        keep = np.zeros(0, dtype=np.int64) if keep is None else keep
+        old_keys, old_tokens = getattr(self, "keys", []), getattr(self, "tokens", [])
+        self.keys: list[str] = [old_keys[i] for i in keep.tolist()]  # per piece number
+        self.tokens: list[list[str]] = [old_tokens[i] for i in keep.tolist()]  # per piece number
+        self._numbers: dict[str, int] = dict(zip(self.keys, range(len(self.keys))))
+        last = np.zeros(max(1024, 2 * len(keep)), dtype=bool)  # per piece number: ends a sentence
+        last[:len(keep)] = self._last[keep] if len(keep) else False
+        self._last = last
+        self._recent = np.zeros(0, dtype=np.int64)  # the last batch's piece numbers
+        self.kept = keep
         self.generation += 1
-        for key in dict.fromkeys(keep):
-            number = old_numbers.get(key)
-            if number is not None:
-                self._number(key, old_tokens[number])
 
     def _number(self, key: str, tokens: list[str]) -> None:
         """Give ``key`` (with ``tokens``) the next number."""
         self._numbers[key] = len(self.tokens)
+        self.keys.append(key)
         self.tokens.append(tokens)
         if len(self.tokens) > len(self._last):
             self._last = np.resize(self._last, 2 * len(self.tokens))
@@ -144,7 +148,7 @@ class PieceTokenizer:
     def split(self, texts: Sequence[str]) -> Pieces:
         """The piece numbers of each text of ``texts`` (all str)."""
         if len(self) > self.max_pieces:  # keep what the last batch used: the frequent pieces
-            self._reset(self._recent)
+            self._reset(np.unique(self._recent))
         if not texts:
             return Pieces(np.zeros(0, np.int64), np.zeros(0, np.int64), self.generation)
         lowered = "\n".join(texts).lower()
@@ -169,9 +173,11 @@ class PieceTokenizer:
             numbers = list(map(self._numbers.get, keys))
             self._add(compress(keys, map(is_, numbers, repeat(None))), fallback)
             array = np.fromiter(map(self._numbers.__getitem__, keys), dtype=np.int64, count=len(keys))
-            for j in range(len(fallback)):  # their numbers are this batch's only
-                del self._numbers[f"{START}{FALLBACK}{j}{END}"]
-        self._recent = keys
+            # the whole sentences' numbers are this batch's only: not kept past a new numbering
+            whole = [self._numbers.pop(f"{START}{FALLBACK}{j}{END}") for j in range(len(fallback))]
+            self._recent = np.setdiff1d(array, whole) if whole else array
+        else:
+            self._recent = array
         ends = np.flatnonzero(self._last[array]) + 1
         return Pieces(array, ends, self.generation)
 

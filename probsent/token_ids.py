@@ -20,6 +20,13 @@ from probsent.fast_tokenize import PieceTokenizer
 __all__ = ["TokenIds"]
 
 
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` followed by zeros, ``size`` long."""
+    out = np.zeros(size, dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
 class TokenIds:
     """Vocabulary ids of sentences' tokens, by piece. Thread-safe."""
 
@@ -28,15 +35,23 @@ class TokenIds:
         self.max_tokens = max_tokens
         self.tokenizer = PieceTokenizer()
         self._lock = threading.Lock()
-        self._generation = -1
+        self._generation, self._known = -1, 0
 
     def _sync(self) -> None:
         """Give every piece the tokenizer has numbered its ids (``_ids[_starts[p]:_starts[p + 1]]``)."""
-        if self._generation != self.tokenizer.generation:
-            self._generation = self.tokenizer.generation
-            self._ids = np.zeros(1024, dtype=np.int64)
-            self._starts = np.zeros(1025, dtype=np.int64)
-            self._known = 0
+        generation, kept = self.tokenizer.generation, self.tokenizer.kept
+        if self._generation != generation:
+            if self._generation == generation - 1 and len(kept) and kept.max() < self._known:
+                # the new numbering starts with old pieces: carry their ids over
+                begin = self._starts[kept]
+                lengths = self._starts[kept + 1] - begin
+                starts = np.zeros(len(kept) + 1, dtype=np.int64)
+                np.cumsum(lengths, out=starts[1:])
+                self._ids = self._ids[np.repeat(begin - starts[:-1], lengths) + np.arange(starts[-1])]
+                self._starts, self._known = starts, len(kept)
+            else:
+                self._ids, self._starts, self._known = np.zeros(0, np.int64), np.zeros(1, np.int64), 0
+            self._generation = generation
         count = len(self.tokenizer)
         if count == self._known:
             return
@@ -47,10 +62,10 @@ class TokenIds:
                           count=int(lengths.sum()))
         end = int(self._starts[self._known])
         if len(self._starts) < count + 1:
-            self._starts = np.resize(self._starts, 2 * (count + 1))
+            self._starts = _grown(self._starts, 2 * (count + 1))
         self._starts[self._known + 1:count + 1] = end + np.cumsum(lengths)
         if len(self._ids) < end + len(ids):
-            self._ids = np.resize(self._ids, 2 * (end + len(ids)))
+            self._ids = _grown(self._ids, 2 * (end + len(ids)))
         self._ids[end:end + len(ids)] = ids
         self._known = count
 

@@ -33,6 +33,7 @@ from probsent.gaussian import entropy as gaussian_entropy
 from probsent.model_paths import resolve_model_dir
 from probsent.models import build_model
 from probsent.segment_sums import segment_sums
+from probsent.token_ids import TokenIds
 from probsent.tokenize import tokenize
 from probsent.word_terms import _WLO_SETTINGS, read_word_terms
 
@@ -123,6 +124,18 @@ def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
     expected_mean = saturated(enc.mean).numpy()
     assert np.allclose(mean, expected_mean, rtol=1e-6, atol=0)
     assert np.allclose(variance, expected_variance, rtol=1e-6, atol=0)
+
+
+def test_token_ids_equal_the_reference_across_new_numberings(sentences, reference_ids) -> None:
+    index = {word: i for i, word in enumerate(dict.fromkeys(t for s in reference_ids[:20_000] for t in s), 1)}
+    token_ids = TokenIds(index, MAX_TOKENS)
+    token_ids.tokenizer.max_pieces = 2_000  # a new numbering every few batches
+    for start in range(0, 20_000, 997):
+        ids, offsets = token_ids(sentences[start:start + 997])
+        expected = [[index.get(t, 0) for t in tokens] for tokens in reference_ids[start:start + 997]]
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        token_ids.tokens(sentences[start])  # explain's path numbers pieces too
+    assert token_ids.tokenizer.generation > 3
 
 
 def test_explain_from_the_table_equals_the_api(wlo_dir) -> None:
