@@ -58,9 +58,6 @@ START, END = "\x02", "\x03"  # context marks of a sentence's first and last piec
 TRAIL = "\x04"  # before END: the sentence ends in spaces after its last piece
 FALLBACK = "\x01"  # marks a whole sentence tokenized by the reference (not eligible)
 _TRAILING_SPACES = re.compile(" +(?=\n|\\Z)")  # in a batch of lines
-# Only pieces of ASCII letters and digits skip the reference; those holding one of these
-# could be split by the contraction rules (cannot, gonna, gimme, gotta, lemme, wanna).
-_DOUBLE_LETTERS = ("nn", "mm", "tt")
 
 
 # After a plain word these always become tokens of their own: a comma or colon followed by a
@@ -69,8 +66,9 @@ _ALWAYS_SPLIT = frozenset(",:;?!")
 
 
 def _plain(piece: str) -> bool:
-    """ASCII letters and digits only, and no word the contraction rules split."""
-    return piece.isalnum() and piece.isascii() and not any(d in piece for d in _DOUBLE_LETTERS)
+    """ASCII letters and digits only, and none of the letter pairs of the words the contraction
+    rules split (cannot, gonna, gimme, gotta, lemme, wanna)."""
+    return piece.isalnum() and piece.isascii() and not ("nn" in piece or "mm" in piece or "tt" in piece)
 
 
 def piece_tokens(key: str) -> list[str]:
