@@ -7,7 +7,6 @@ one-line :class:`~probsent.errors.InvalidValueError`. Adding a setting is one de
 """
 from __future__ import annotations
 
-import argparse
 import math
 import numbers
 import types
@@ -15,7 +14,7 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from probsent.arguments import positive_int
+from probsent.arguments import positive_int  # noqa: F401 - where the command line and evaluation find it
 from probsent.data.mixture import parse_source_caps
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
