@@ -17,7 +17,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[test,baselines,spark]'
+	$(BIN)/pip install --quiet -e '.[test,baselines,spark,spacy,datasets]'
 	touch $@
 
 # Main job: the specificity of the example sentences with the shipped model (score, then

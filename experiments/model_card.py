@@ -43,6 +43,12 @@ def _choice_sentence() -> str:
     """How the shipped run and vocabulary size were chosen, from results/shipped/choice.json
     (and, where issue 11's recipe shipped it, that round's ship.json)."""
     sizes = ", ".join(f"{n:,}" for n in SHIP_WORDS)
+    choice = json.loads(CHOICE.read_text(encoding="utf-8")) if CHOICE.is_file() else {}
+    if choice.get("rule"):
+        return (f"The run (`{choice['run']}`) was chosen by the ship rule (`{choice['rule']}`, committed with "
+                f"its development sets before any candidate was trained): floors on the vocabulary, STS 2017, "
+                f"STS Benchmark dev and equal-length pairs, then the best mean of three development measures "
+                f"that counting words cannot raise; `{choice['record']}` holds every number.")
     if not CHOICE.is_file():
         return f"The vocabulary size was chosen among {sizes} words by accuracy on the news training rows."
     choice = json.loads(CHOICE.read_text(encoding="utf-8"))
@@ -66,6 +72,17 @@ def _choice_sentence() -> str:
             f"{accuracy:.1f} % (`python -m experiments.reproduce --ship`; "
             f"every accuracy tried is in `results/shipped/choice.json`; docs/RESULTS.md says why longer "
             f"runs do not compete and what an earlier rule chose).")
+
+
+def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: dict) -> str:
+    """What the shipped vocabulary holds."""
+    words, before = len(model.vocab) - 1, export.get("vocab_size_before", len(model.vocab)) - 1
+    if export.get("max_words") is None:
+        return (f"- Shipped as {export.get('dtype', 'float32')} with every one of the {words:,} words training "
+                f"kept (the most frequent words of the mixture, at most {config['vocab_size']:,}, seen at least "
+                f"{config['min_count']:,} time(s)); other words are `<unk>`.")
+    return (f"- Shipped as {export.get('dtype', 'float32')} with the {words:,} most frequent training words "
+            f"(of {before:,}); other words are `<unk>`.")
 
 
 def licences(data_dir: Path) -> list[tuple[str, str]]:
@@ -135,11 +152,7 @@ def render(data_dir: Path) -> str:
                  f"chosen by STS 2017 Pearson ({training.get('sts17_pearson', float('nan')):.3f})")
               + ", "
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
-              f"- Shipped as {export.get('dtype', 'float32')} with the {len(model.vocab) - 1:,} most frequent "
-              f"training words (of {export.get('vocab_size_before', len(model.vocab)) - 1:,}); other words are "
-              f"`<unk>`. {_choice_sentence()} Words seen rarely in our short training "
-              f"keep terms close to their random initialization, and the trained `<unk>` term scores "
-              f"them better.", "",
+              _vocabulary_sentence(model, export, config) + " " + _choice_sentence(), "",
               "## Results (test sets; from `probsent eval`)", "",
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
               f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "
@@ -164,9 +177,13 @@ def render(data_dir: Path) -> str:
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "
-              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score + {calibration.intercept:.4f}))), "
-              f"score = -entropy: a logistic fit on the {calibration.sentences:,} cleaned news training rows "
-              f"(as SPECITELLER reports probabilities). It is calibrated for news-like text only.", "",
+              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score"
+              + (f" + {calibration.length_slope:.4f} x tokens" if calibration.length_slope else "")
+              + f" + {calibration.intercept:.4f}))), "
+              f"score = -entropy" + (", tokens = the sentence's token count" if calibration.length_slope else "")
+              + f": a logistic fit on the {calibration.sentences:,} cleaned news training rows "
+              f"(as SPECITELLER reports probabilities). It is calibrated for news-like text only"
+              + ("; the score itself stays the model's entropy." if calibration.length_slope else "."), "",
               "## Example scores", "",
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
               "| Sentence | Entropy | P(specific) |", "|---|---|---|"]

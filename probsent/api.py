@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Set
+import sys
+import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Sequence, Union
 
@@ -15,17 +17,20 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.gaussian import entropy as gaussian_entropy
+from probsent.inputs import texts
 from probsent.model_files import read_model_dir, save_model
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
-from probsent.similarity import paired_similarity
+from probsent.similarity import paired_similarity, similarity_blocks
 from probsent.token_ids import TokenIds
+from probsent.tokenize import tokenize
 from probsent.training.config import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 
 __all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "MAX_TOKENS", "SentenceModel", "load"]
 
-Sentences = Union[str, Sequence[str]]
+# a str, or any iterable of str and nulls: list, generator, NumPy array, pandas Series, datasets column
+Sentences = Union[str, Iterable[Any]]
 
 # A sentence is encoded (and explained) as its first MAX_TOKENS tokens (probsent.word_terms):
 # the encoding's memory per sentence stays bounded (about 3 KB a token) whatever the input.
@@ -33,6 +38,13 @@ Sentences = Union[str, Sequence[str]]
 # sentence), so memory per call is bounded too, whatever the batch size asked for.
 MAX_BATCH_CELLS = 32_768
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+# ``encode`` works through its input this many sentences at a time (the progress bar's steps;
+# results never depend on it).
+ENCODE_CHUNK = 8192
+# A similarity matrix is computed in blocks of at most about this many float64 numbers of work
+# (a block of r x c pairs of a probabilistic model holds r x c x dim), whatever N x M.
+MAX_SIMILARITY_CELLS = 1 << 21
+DEVICES = ("auto", "cpu", "cuda")  # as ``probsent train --device``; also "cuda:N"
 
 
 def saturated(values: torch.Tensor) -> torch.Tensor:
@@ -69,6 +81,16 @@ class SentenceModel:
         return self.encoder.probabilistic
 
     @property
+    def device(self) -> torch.device:
+        """Where the model's weights are, and where it encodes."""
+        return self.encoder.device
+
+    def to(self, device: str | torch.device) -> "SentenceModel":
+        """Move the model to ``device`` (see :func:`load`); returns the model itself."""
+        self.encoder.to(resolve_device(device))
+        return self
+
+    @property
     def is_probabilistic(self) -> bool:  # the name the evaluation code expects
         return self.probabilistic
 
@@ -92,11 +114,11 @@ class SentenceModel:
         the last bit with the batch's shape)."""
         terms = with_word_entropy_terms(self.encoder, purpose)
         weights = (terms.entropy_weights(), terms.word_shifts())
-        version = tuple((id(w), w._version) for w in weights)
+        version = tuple((id(w), w._version, w.device) for w in weights)
         if self._terms is None or self._terms[0] != version:
             with torch.no_grad():
-                table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).numpy(),
-                                      self._prior_entropy(), weights[1].norm(dim=-1).double().numpy(),
+                table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).cpu().numpy(),
+                                      self._prior_entropy(), weights[1].norm(dim=-1).double().cpu().numpy(),
                                       self.calibration, self.path, self._token_ids)
             self._terms = (version, table)
         return self._terms[1]
@@ -105,23 +127,14 @@ class SentenceModel:
         """The entropy of N(0, I) in the model's dimension: a sentence's before any word (WLO)."""
         return float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
 
-    @staticmethod
-    def _checked(sentences: Sentences) -> tuple[list[str], bool]:
-        """(the sentences as a list, whether a single string was given); TypeError for anything
-        but a str or an ordered collection of str."""
-        if isinstance(sentences, str):
-            return [sentences], True
-        if (isinstance(sentences, (bytes, bytearray, memoryview, Mapping, Set))
-                or not isinstance(sentences, Iterable)):
-            raise TypeError(f"sentences must be a str or a list of str, not {type(sentences).__name__}"
-                            + (" (decode bytes to str first)" if isinstance(sentences, (bytes, bytearray)) else ""))
-        items = list(sentences)
-        for i, s in enumerate(items):
-            if not isinstance(s, str):
-                raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")
-        return items, False
+    def _values(self, sentences: Sentences, name: str, compute) -> Any:
+        """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see
+        :meth:`probsent.inputs.Texts.scores`): NaN at null items."""
+        given = texts(sentences)
+        return given.scores(compute(given.items), name)
 
-    def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False):
+    def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False, *,
+               show_progress_bar: bool | None = None, convert_to_tensor: bool = False):
         """Vectors [n, dim] (deterministic models) or a tuple (mean [n, dim], variance [n, dim])
         (probabilistic models), as float32 NumPy arrays; a single string gives 1-D arrays.
 
@@ -129,54 +142,121 @@ class SentenceModel:
         value is finite: one beyond float32's range (the variance, or WLO's mean, of a long
         sentence of strongly scaling words) is saturated at +-3.4e38; the log-variance is
         exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
+        A null item (None, NaN) gets a zero vector (mean), and a NaN variance and log-variance.
+
+        ``show_progress_bar``: a tqdm bar on standard error (default: only when it is a
+        terminal). ``convert_to_tensor``: torch tensors on the model's device instead of arrays.
         """
-        items, single = self._checked(sentences)
-        enc = self._encode(items, batch_size)
-        pick = (lambda a: a[0]) if single else (lambda a: a)
-        if not self.probabilistic:
-            return pick(enc.mean.numpy())
-        spread = enc.logvar if log_variance else saturated(enc.logvar.double().exp())
-        return pick(enc.mean.numpy()), pick(spread.numpy())
+        given = texts(sentences)
+        enc = self._encode_chunks(given.items, batch_size, show_progress_bar)
+        mean = enc.mean
+        spread = None
+        if self.probabilistic:
+            spread = enc.logvar if log_variance else saturated(enc.logvar.double().exp())
+        if given.any_missing:
+            rows = torch.from_numpy(given.missing).to(mean.device)
+            mean[rows] = 0.0
+            if spread is not None:
+                spread[rows] = float("nan")
+        finish = (lambda t: t) if convert_to_tensor else (lambda t: t.cpu().numpy())  # noqa: E731
+        pick = (lambda t: finish(t)[0]) if given.single else finish  # noqa: E731
+        return pick(mean) if spread is None else (pick(mean), pick(spread))
+
+    def _encode_chunks(self, items: list[str], batch_size: int, show_progress_bar: bool | None) -> Encoding:
+        """:meth:`_encode` of ``items``, ENCODE_CHUNK sentences at a time, with a progress bar."""
+        check_batch_size(batch_size)
+        if show_progress_bar is None:
+            show_progress_bar = sys.stderr.isatty()
+        bar = None
+        if show_progress_bar:
+            from tqdm import tqdm
+            bar = tqdm(total=len(items), unit=" sentences", desc="encode", file=sys.stderr)
+        parts = []
+        for start in range(0, len(items), ENCODE_CHUNK):
+            parts.append(self._encode(items[start:start + ENCODE_CHUNK], batch_size))
+            if bar is not None:
+                bar.update(len(parts[-1].mean))
+        if bar is not None:
+            bar.close()
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return self._encode([], batch_size)
+        join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
+        return Encoding(join("mean"), join("logvar"), log_abs_mean=join("log_abs_mean"))
 
     def entropy(self, sentences: Sentences, batch_size: int = 256):
-        """Differential entropy of each sentence's Gaussian (probabilistic models only)."""
+        """Differential entropy of each sentence's Gaussian (probabilistic models only); NaN
+        for a null item; a pandas Series gives a Series with its index."""
         if not self.probabilistic:
             raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
-        items, single = self._checked(sentences)
+        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size))
+
+    def _entropy_values(self, items: list[str], batch_size: int) -> np.ndarray:
+        """The entropies of ``items`` (a list of str) as a float64 array."""
         if self.encoder.has_word_entropy_terms:
             check_batch_size(batch_size)
-            values = self._term_table("the closed-form entropy").entropy(items)
-        else:
-            values = saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).numpy()
-        return float(values[0]) if single else values
+            return self._term_table("the closed-form entropy").entropy(items)
+        return saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).cpu().numpy()
 
     def specificity(self, sentences: Sentences, batch_size: int = 256):
-        """Higher = more specific: minus the entropy (probabilistic) or the vector norm."""
+        """Higher = more specific: minus the entropy (probabilistic) or the vector norm; NaN
+        for a null item; a pandas Series gives a Series with its index."""
+        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size))
+
+    def _specificity_values(self, items: list[str], batch_size: int) -> np.ndarray:
+        """The specificities of ``items`` (a list of str)."""
         if self.probabilistic:
-            value = self.entropy(sentences, batch_size)
-            return -value
-        items, single = self._checked(sentences)
-        norms = saturated(self._encode(items, batch_size).mean.double().norm(dim=-1)).numpy()
-        return float(norms[0]) if single else norms
+            return -self._entropy_values(items, batch_size)
+        return saturated(self._encode(items, batch_size).mean.double().norm(dim=-1)).cpu().numpy()
 
     def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
+        """The (N, M) matrix d(a_i, b_j) of every pair, as float32: the model's own similarity
+        (the log expected inner product log N(0; mu_i - mu_j, S_i + S_j) of the Gaussians for
+        probabilistic models, the cosine otherwise). A single string on a side drops that
+        axis (two strings give a float). Rows and columns of null items are NaN.
+
+        Computed in blocks (MAX_SIMILARITY_CELLS), so memory beyond the N x M result stays
+        bounded; each value is exact as in :meth:`similarity_pairwise`.
+
+        Until the next release, two collections of the same length also raise a
+        DeprecationWarning: ``similarity`` used to pair them row by row, which is now
+        :meth:`similarity_pairwise` (the matrix's diagonal).
+        """
+        given_a, given_b = texts(a), texts(b)
+        if not given_a.single and not given_b.single and len(given_a) == len(given_b):
+            warnings.warn(f"similarity(a, b) now returns the ({len(given_a)}, {len(given_b)}) matrix of "
+                          f"every pair; similarity_pairwise(a, b) gives the former pair-by-pair values",
+                          DeprecationWarning, stacklevel=2)
+        encoded_a = self._encode(given_a.items, batch_size)
+        encoded_b = self._encode(given_b.items, batch_size)
+        matrix = np.empty((len(given_a), len(given_b)), dtype=np.float32)
+        for rows, columns, block in similarity_blocks(encoded_a, encoded_b, MAX_SIMILARITY_CELLS):
+            matrix[rows, columns] = saturated(block).cpu().numpy()
+        matrix[given_a.missing, :] = np.nan
+        matrix[:, given_b.missing] = np.nan
+        if given_a.single:
+            return float(matrix[0, 0]) if given_b.single else matrix[0]
+        return matrix[:, 0] if given_b.single else matrix
+
+    def similarity_pairwise(self, a: Sentences, b: Sentences, batch_size: int = 256):
         """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
-        product of the Gaussians for probabilistic models).
+        product of the Gaussians for probabilistic models); NaN where either item is null.
 
         Computed in float64 from the log-variances and, for WLO, the means' logarithms (exact
         however far a mean is beyond float32's range), without training's floor on the
         variances, then saturated to float32's range.
         """
-        items_a, single = self._checked(a)
-        items_b, _ = self._checked(b)
-        if len(items_a) != len(items_b):
-            raise InvalidValueError(f"similarity needs as many sentences in a ({len(items_a)}) "
-                                    f"as in b ({len(items_b)})")
+        given_a, given_b = texts(a), texts(b)
+        if len(given_a) != len(given_b):
+            raise InvalidValueError(f"similarity_pairwise needs as many sentences in a ({len(given_a)}) "
+                                    f"as in b ({len(given_b)})")
         wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double(),  # noqa: E731
                                   log_abs_mean=e.log_abs_mean)
-        values = saturated(paired_similarity(wide(self._encode(items_a, batch_size)),
-                                             wide(self._encode(items_b, batch_size)), exact=True)).numpy()
-        return float(values[0]) if single else values
+        values = saturated(paired_similarity(wide(self._encode(given_a.items, batch_size)),
+                                             wide(self._encode(given_b.items, batch_size)), exact=True)).cpu().numpy()
+        given_a.missing |= given_b.missing
+        return given_a.scores(values, "similarity")
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
@@ -186,10 +266,16 @@ class SentenceModel:
         return self.calibration
 
     def probability(self, sentences: Sentences, batch_size: int = 256):
-        """P(specific) from the model's calibration (see ``probsent calibrate``)."""
-        calibration = self.require_calibration()
-        values = calibration.probability(np.atleast_1d(self.specificity(sentences, batch_size)))
-        return float(values[0]) if isinstance(sentences, str) else values
+        """P(specific) from the model's calibration (see ``probsent calibrate``); NaN for a
+        null item; a pandas Series gives a Series with its index."""
+        self.require_calibration()
+        return self._values(sentences, "probability", lambda items: self.probability_of_scores(
+            self._specificity_values(items, batch_size), items))
+
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """P(specific) of sentences already scored by :meth:`specificity` (the calibration also
+        reads each sentence's token count, up to MAX_TOKENS; a missing sentence counts 0)."""
+        return self.require_calibration().probability(scores, token_counts(sentences))
 
     def explain(self, sentence: str) -> "Explanation":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -208,13 +294,41 @@ class SentenceModel:
         save_model(path, self.encoder, self.vocab, self.config.get("training"))
 
 
-def load(path: str | os.PathLike[str] | None = None) -> SentenceModel:
+def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
+    """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
+    return np.array([min(len(tokenize(s)), MAX_TOKENS) if isinstance(s, str) else 0 for s in sentences],
+                    dtype=np.float64)
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``device`` with the rules of ``probsent train --device`` for the torch engine: "cpu",
+    "cuda" (or "cuda:N"), or "auto" (CUDA when available); a torch.device as is. A one-line
+    error where CUDA is asked for and torch has none, or for any other name."""
+    if isinstance(device, torch.device):
+        return device
+    name = device.split(":", 1)[0] if isinstance(device, str) else None
+    if name not in DEVICES or (":" in device and (name != "cuda" or not device.split(":", 1)[1].isdigit())):
+        raise InvalidValueError(f"device must be one of {', '.join(DEVICES)} or cuda:N, not {device!r}")
+    if name == "cpu":
+        return torch.device("cpu")
+    from probsent.training.trainer import resolve_device as torch_engine_device  # heavy: only off the CPU
+
+    resolved = torch_engine_device(name, "torch")
+    return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
+
+
+def load(path: str | os.PathLike[str] | None = None, device: str | torch.device = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
     With no argument, or ``"default"`` (unless a directory of that name exists), the WLO model
     that ships inside the package (see its MODEL_CARD.md). A missing model is a
     MissingFileError (a FileNotFoundError), a damaged one an InvalidValueError (a ValueError).
+
+    ``device``: where the model encodes, with the torch engine's rules of ``probsent train
+    --device``: "cpu" (the default), "cuda" or "cuda:N" (a one-line error where torch has no
+    CUDA), "auto" (CUDA when available). Results come back as CPU arrays wherever it runs.
     """
     path = resolve_model_dir(path)
+    target = resolve_device(device)  # checked before reading the model
     encoder, vocab, config = read_model_dir(path)
-    return SentenceModel(encoder, vocab, config, Calibration.load(path), path)
+    return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path)

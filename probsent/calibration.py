@@ -1,9 +1,13 @@
-"""P(specific | score): a logistic fit of the specificity score on labelled sentences.
+"""P(specific | score, length): a logistic fit on labelled sentences.
 
 SPECITELLER reports probabilities; probsent's scores are entropies or norms. A model is
-calibrated by fitting P(specific) = sigmoid(slope * score + intercept) by maximum likelihood
-on the news training sentences (general/specific labels), and the fit is stored beside the
-model as ``calibration.json``.
+calibrated by fitting P(specific) = sigmoid(slope * score + length_slope * tokens + intercept)
+by maximum likelihood on the news training sentences (general/specific labels), and the fit
+is stored beside the model as ``calibration.json``. The score stays the model's own (the
+entropy); the sentence's token count is a second feature because the news labels reward
+length, so the probability is at least as good as a word count there while the score is
+free to measure what a word count cannot. A calibration without ``length_slope`` (written
+before it existed) is a score-only fit.
 """
 from __future__ import annotations
 
@@ -20,43 +24,59 @@ from probsent.io import write_json
 FILE = "calibration.json"
 
 
+def _expit(values: np.ndarray) -> np.ndarray:
+    """The logistic sigmoid, scipy's (imported here: its 0.4 s are P(specific)'s cost alone,
+    not every scoring run's)."""
+    from scipy.special import expit
+
+    return expit(values)
+
+
 def logistic(slope: float, intercept: float, scores: np.ndarray) -> np.ndarray:
     """sigmoid(slope * score + intercept) for each score (no overflow for extreme scores)."""
-    from scipy.special import expit  # here: scipy's import is the probability's cost alone
-
-    return expit(slope * np.asarray(scores, dtype=np.float64) + intercept)
+    return _expit(slope * np.asarray(scores, dtype=np.float64) + intercept)
 
 
 def fit_logistic(scores: np.ndarray, labels: np.ndarray, iterations: int = 100) -> tuple[float, float]:
-    """Maximum-likelihood (slope, intercept) of P(label = 1) = sigmoid(slope * score + intercept).
+    """Maximum-likelihood (slope, intercept) of P(label = 1) = sigmoid(slope * score + intercept)
+    (:func:`fit_logistic_features` with one feature)."""
+    coefficients, intercept = fit_logistic_features(np.asarray(scores, dtype=np.float64)[:, None]
+                                                    if np.ndim(scores) == 1 else np.asarray(scores),
+                                                    labels, iterations)
+    return float(coefficients[0]), intercept
 
-    Newton's method with the exact Hessian on standardized scores, with a tiny ridge so that
+
+def fit_logistic_features(features: np.ndarray, labels: np.ndarray,
+                          iterations: int = 100) -> tuple[np.ndarray, float]:
+    """Maximum-likelihood (coefficients, intercept) of P(label = 1) = sigmoid(features @ w + b)
+    for an (n, k) feature matrix.
+
+    Newton's method with the exact Hessian on standardized features, with a tiny ridge so that
     separable data still gives finite, well-defined parameters. Written here rather than
     handed to ``scipy.optimize.minimize`` because, on raw scores (entropies near -60), BFGS
     stops with "precision loss" (``success=False``) although near the optimum, and on separable
     data it returns wherever it stopped; Newton converges in a few steps. tests/test_calibration.py
     checks the fit against that generic optimizer's likelihood and on separable data.
     """
-    from scipy.special import expit
-
-    x = np.asarray(scores, dtype=np.float64)
+    x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise ValueError("need two equally long 1-D arrays with at least two entries")
-    center, scale = x.mean(), x.std() or 1.0
-    design = np.stack([(x - center) / scale, np.ones_like(x)], 1)
-    weights = np.zeros(2)
+    if x.ndim != 2 or y.shape != (len(x),) or len(x) < 2:
+        raise ValueError("need an (n, k) feature matrix and n labels, n >= 2")
+    center = x.mean(axis=0)
+    scale = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
+    design = np.hstack([(x - center) / scale, np.ones((len(x), 1))])
+    weights = np.zeros(design.shape[1])
     ridge = 1e-6 * len(x)
     for _ in range(iterations):
-        p = expit(design @ weights)
+        p = _expit(design @ weights)
         gradient = design.T @ (y - p) - ridge * weights
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + ridge * np.eye(2)
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + ridge * np.eye(design.shape[1])
         step = np.linalg.solve(hessian, gradient)
         weights += step
         if np.abs(step).max() < 1e-10:
             break
-    slope = weights[0] / scale
-    return float(slope), float(weights[1] - slope * center)
+    coefficients = weights[:-1] / scale  # back to the raw features' units
+    return coefficients, float(weights[-1] - coefficients @ center)
 
 
 @dataclass
@@ -68,10 +88,17 @@ class Calibration:
     fitted_on: str
     sentences: int
     accuracy_at_half: float  # on the sentences it was fitted on
+    length_slope: float = 0.0  # per token; 0 = a score-only fit
 
-    def probability(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) for each score."""
-        return logistic(self.slope, self.intercept, scores)
+    def probability(self, scores: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
+        """P(specific) for each score, with each sentence's token count where the fit uses it."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if self.length_slope == 0.0:
+            return logistic(self.slope, self.intercept, scores)
+        if lengths is None:
+            raise ValueError("this calibration uses sentence length: pass the token counts")
+        return _expit(self.slope * scores + self.length_slope * np.asarray(lengths, dtype=np.float64)
+                     + self.intercept)
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""

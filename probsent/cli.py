@@ -118,20 +118,21 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
-    from probsent.api import load
-    from probsent.calibration import Calibration, fit_logistic, logistic
+    from probsent.api import load, token_counts
+    from probsent.calibration import Calibration, fit_logistic_features
     from probsent.evaluation.datasets import DataDir, load_news_train
 
     model = load(args.model)
     news = load_news_train(DataDir(args.data_dir))
     scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
-    slope, intercept = fit_logistic(scores, news.specific)
-    accuracy = float(((logistic(slope, intercept, scores) > 0.5) == news.specific).mean())
-    calibration = Calibration(slope, intercept, "news-train rows 0..2795 without test overlaps",
-                              len(scores), accuracy)
+    lengths = token_counts(news.sentences)
+    (slope, length_slope), intercept = fit_logistic_features(np.stack([scores, lengths], 1), news.specific)
+    calibration = Calibration(float(slope), intercept, "news-train rows 0..2795 without test overlaps",
+                              len(scores), 0.0, float(length_slope))
+    calibration.accuracy_at_half = float(((calibration.probability(scores, lengths) > 0.5) == news.specific).mean())
     calibration.save(model.path)
-    print(f"P(specific) = sigmoid({slope:.4f} * score + {intercept:.4f}) from {len(scores):,} sentences "
-          f"(accuracy at 0.5 on them: {100 * calibration.accuracy_at_half:.1f} %); "
+    print(f"P(specific) = sigmoid({slope:.4f} * score + {length_slope:.4f} * tokens + {intercept:.4f}) from "
+          f"{len(scores):,} sentences (accuracy at 0.5 on them: {100 * calibration.accuracy_at_half:.1f} %); "
           f"written to {model.path / 'calibration.json'}")
     return 0
 

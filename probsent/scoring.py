@@ -27,7 +27,8 @@ def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: in
 
     Returns the number of rows written. Memory holds a few chunks at a time.
     """
-    calibration = model.require_calibration() if probability else None
+    if probability:
+        model.require_calibration()
     bar = None
     if progress:
         from tqdm import tqdm
@@ -36,8 +37,8 @@ def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: in
     try:
         for chunk, scores in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
-            if calibration is not None:
-                columns[PROBABILITY] = calibration.probability(scores)
+            if probability:
+                columns[PROBABILITY] = model.probability_of_scores(scores, chunk.texts)
             sink.write(chunk, columns)
             written += len(chunk.texts)
             if bar is not None:

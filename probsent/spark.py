@@ -63,10 +63,11 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
     def score(texts: pd.Series) -> pd.DataFrame:
         executor_model = _executor_model(name, cached_scorer)
-        values = sentence_scores(executor_model, _texts(texts), batch_size)
+        sentences = _texts(texts)
+        values = sentence_scores(executor_model, sentences, batch_size)
         columns = {SCORE: values}
         if probability:
-            columns[PROBABILITY] = executor_model.require_calibration().probability(values)
+            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
         return pd.DataFrame(columns)
 
     return _with_fields(df, score(F.col(_quoted(column))))

@@ -61,7 +61,7 @@ def test_similarity(make_model) -> None:
     expected = -0.5 * np.sum(np.log(2 * np.pi * t) + (m1 - m2) ** 2 / t)
     assert np.isclose(gauss.similarity(SENTENCES[0], SENTENCES[1]), expected, rtol=1e-4)
     with pytest.raises(ValueError):
-        gauss.similarity(SENTENCES[:2], SENTENCES[:3])
+        gauss.similarity_pairwise(SENTENCES[:2], SENTENCES[:3])
 
 
 def test_empty_and_unknown_input(make_model) -> None:

@@ -9,10 +9,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "probsent"
 # room -> rooms it must never import
 FORBIDDEN = {
-    "data": {"models", "training", "evaluation", "api", "cli", "scoring", "spark", "workers"},
-    "models": {"training", "evaluation", "api", "cli", "scoring", "spark", "workers"},
-    "training": {"evaluation", "api", "cli", "scoring", "spark", "workers", "corpus_io"},
-    "evaluation": {"cli", "scoring", "spark", "workers", "corpus_io"},
+    "inputs": {"api", "models", "training", "evaluation", "cli", "scoring", "spark", "workers", "integrations"},
+    "data": {"models", "training", "evaluation", "api", "cli", "scoring", "spark", "workers", "integrations"},
+    "models": {"training", "evaluation", "api", "cli", "scoring", "spark", "workers", "integrations"},
+    "training": {"evaluation", "api", "cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
+    "evaluation": {"cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
+    "api": {"evaluation", "cli", "scoring", "spark", "workers", "corpus_io", "integrations"},
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 import probsent
@@ -122,11 +123,13 @@ def test_error_types_follow_python_conventions(tmp_path) -> None:
     assert isinstance(info.value, ProbsentError)
 
 
-@pytest.mark.parametrize("bad", [b"bytes", bytearray(b"x"), {"a": 1}, None, 3, {"a set"}, [b"x"], ["ok", None]],
+@pytest.mark.parametrize("bad", [b"bytes", bytearray(b"x"), {"a": 1}, None, 3, {"a set"}, [b"x"], ["ok", 3.5],
+                                 np.array([["a", "b"]])],
                          ids=lambda v: type(v).__name__)
 def test_bad_types_are_type_errors(bad) -> None:
     model = make_model("wlo")
-    for call in (model.encode, model.entropy, model.specificity, lambda s: model.similarity(s, s)):
+    for call in (model.encode, model.entropy, model.specificity, lambda s: model.similarity(s, s),
+                 lambda s: model.similarity_pairwise(s, s)):
         with pytest.raises(TypeError, match="str"):
             call(bad)
     if not isinstance(bad, list):

@@ -93,9 +93,9 @@ def similarity_reference(a: str, b: str) -> float:
     (" ".join(["down"] * 800 + ["up"] * 1200), " ".join(["up"] * 1000 + ["y"])),
 ])
 def test_similarity_of_long_sentences_against_the_recurrence(model, a, b) -> None:
-    got = model.similarity(a, b)
-    assert math.isfinite(got)
-    assert got == pytest.approx(similarity_reference(a, b), rel=1e-4, abs=1e-3)
+    for got in (model.similarity(a, b), model.similarity_pairwise(a, b)):  # the matrix's path, the pairs'
+        assert math.isfinite(got)
+        assert got == pytest.approx(similarity_reference(a, b), rel=1e-4, abs=1e-3)
 
 
 def test_sentences_count_their_first_max_tokens(model) -> None:

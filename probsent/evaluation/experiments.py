@@ -20,6 +20,7 @@ import torch
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import metrics
+from probsent.evaluation.length_controlled import read_two_columns
 from probsent.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
                                          SnliEntailment, Specificity, Sts, StsTable)
 from probsent.gaussian import expected_inner_product
@@ -196,18 +197,7 @@ SHORTER_SPECIFIC = Path(__file__).with_name("data") / "shorter_specific_pairs.ts
 def load_shorter_specific(path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> tuple[list[str], list[str]]:
     """The (specific, vague) sentence pairs of probsent's own set in which the specific sentence
     has fewer tokens (lines starting with ``#`` and the header are skipped)."""
-    specific, vague = [], []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            if not line or line.startswith("#") or line == "specific\tvague":
-                continue
-            cells = line.split("\t")
-            if len(cells) != 2 or not all(cells):
-                raise ProbsentError(f"{path}:{number}: expected two tab-separated sentences")
-            specific.append(cells[0])
-            vague.append(cells[1])
-    return specific, vague
+    return read_two_columns(path, "specific\tvague")
 
 
 def shorter_specific_experiment(scorer: Scorer, path: str | os.PathLike[str] = SHORTER_SPECIFIC) -> ShorterSpecific:

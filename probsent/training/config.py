@@ -68,6 +68,11 @@ class TrainConfig:
     then_min_overlap: float = option(0.0, "(ours) loose then close: every epoch after the first trains only on "
                                           "the pairs whose sides' word sets overlap at least this much (Jaccard; "
                                           "0 = every epoch on every pair, as the paper)", low=0.0, high=1.0)
+    resample_like: str | None = option(
+        None, "(ours) resample the mixture to the (word overlap x length) shape of a reference pair set: a "
+              "pair file or the ParaNMT sample's directory (default: no resampling, as the paper)")
+    resample_pairs: int = option(150_000, "(ours) with --resample-like: the resampled mixture's size before "
+                                          "cells short of pairs are taken whole", low=2)
     vocab_size: int = option(50_000, "most frequent words kept (plus <unk>)", low=1, high=10_000_000)
     min_count: int = option(1, "words seen fewer times in the training pairs become <unk> (ours; 1 keeps "
                                "every word, as the paper)", low=1, high=10**12)

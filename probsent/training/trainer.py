@@ -18,6 +18,7 @@ from probsent.version import __version__
 from probsent.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture, word_overlap
+from probsent.data.resample import resampled_like
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
 from probsent.models import Encoding, SentenceEncoder, model_class, with_word_entropy_terms
@@ -114,6 +115,9 @@ class Trainer:
             corpus, max_per_source=config.max_per_source, source_caps=config.source_caps,
             min_tokens=config.min_tokens, min_overlap=config.min_overlap,
             max_overlap=config.max_overlap)
+        if config.resample_like is not None:
+            self.corpus = resampled_like(self.corpus, config.resample_like, config.resample_pairs,
+                                         config.max_tokens, self.log)
         self.log(f"data: {self.corpus.report['summary']}")
         if self.corpus.num_pairs != corpus.num_pairs or len(corpus.sources) > 1:
             mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in

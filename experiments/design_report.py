@@ -1,0 +1,147 @@
+"""The ship rule's section of docs/RESULTS.md, computed from the design rounds' records.
+
+    python -m experiments.design_report    # prints the section (experiments.summarize includes it)
+
+Reads results/design/round<N>.json (development numbers, written by ``experiments.ship_rule``),
+results/design/round<N>-test.json (the test sets, evaluated once after the choice) and the
+records of the model shipped before the rule (results/shipped-before-rule/).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.ship_rule import MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, STS17_FLOOR, STSB_DEV_FLOOR
+from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
+
+# The commit that fixed each round's rule and candidates, before any of its runs (see git log).
+PROTOCOL_COMMITS = {1: "d1c26bf"}
+DOMAINS = ("news", "twitter", "yelp", "movie")
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _mean_sd(values: list[float], digits: int = 1) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+
+def dev_table(runs: dict[str, dict[str, Any]], shipped: dict[str, Any]) -> list[str]:
+    """One row per run (and the model shipped before): every development number of the rule."""
+    lines = ["| run | STS17 | STS-B dev concat (means) | news length groups | equal-length | one-word explain "
+             "| score | shorter-specific | frequent-word term | Spearman(term, log count) | active hinge "
+             "| floors missed |", "|" + "---|" * 12]
+    rows = [("shipped before the rule", shipped)] + list(runs.items())
+    for name, r in rows:
+        d = r.get("diagnostics", {})
+        diag = [f"{d[k]:.2f}" if k in d else "–" for k in ("frequent_term", "term_count_spearman", "active_hinge")]
+        sts17 = f"{r['sts17']:.3f}" if r.get("sts17") == r.get("sts17") else "–"
+        missed = "; ".join(r.get("missed", [])) or ("none" if "missed" in r else "–")
+        lines.append(f"| `{name}` | {sts17} | {r['stsb_dev_concat']:.1f} ({r['stsb_dev_means']:.1f}) | "
+                     f"{r['news_length_groups']:.1f} | {r['equal_length']:.1f} | {r['one_word_explain']:.1f} | "
+                     f"{r['score']:.1f} | {r['shorter_specific']:.1f} | {' | '.join(diag)} | {missed} |")
+    return lines
+
+
+def seed_table(record: dict[str, Any]) -> list[str]:
+    """Each finalist's development numbers as mean ± sd over its three seeds."""
+    lines = ["| finalist | " + " | ".join(MEASURES) + " | score | STS17 | STS-B dev concat | all seeds pass |",
+             "|" + "---|" * (len(MEASURES) + 5)]
+    for name in record.get("finalists", []):
+        runs = [record["runs"].get(n) for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
+        if any(r is None for r in runs):
+            continue
+        cells = [_mean_sd([r[m] for r in runs]) for m in (*MEASURES, "score")]
+        cells += [_mean_sd([r["sts17"] for r in runs], 3), _mean_sd([r["stsb_dev_concat"] for r in runs])]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {'yes' if all(not r['missed'] for r in runs) else 'no'} |")
+    return lines
+
+
+def test_table(tested: dict[str, Any], shipped_evaluation: dict[str, Any] | None) -> list[str]:
+    """The four test sets: Length, the model shipped before, the winner's entropy and its
+    calibrated probability (mean ± sd over seeds), and the paper's WLO."""
+    runs = list(tested["runs"].values())
+    lines = ["| system | News acc. | Twitter ρ | Yelp ρ | Movie ρ | STS-B test concat (means) |", "|---|---|---|---|---|---|"]
+    length = tested["length"]
+    lines.append("| Length | " + " | ".join(f"{length[d]:.1f}" for d in DOMAINS) + " | – |")
+    if shipped_evaluation is not None:
+        lines.append(shipped_evaluation_row(shipped_evaluation))
+    for row, label in (("entropy", "entropy"), ("probability", "calibrated P(specific), with length")):
+        cells = [_mean_sd([r[row][d] for r in runs]) for d in DOMAINS]
+        sts = (f"{_mean_sd([r['stsb_test_concat'] for r in runs])} ({_mean_sd([r['stsb_test_means'] for r in runs])})"
+               if row == "entropy" else "–")
+        lines.append(f"| `{tested['winner']}`, {label} | " + " | ".join(cells) + f" | {sts} |")
+    paper = next(row.numbers for row in TABLE2 if row.label == "WLO")
+    lines.append(f"| WLO, {CITATION} (the paper's numbers) | " + " | ".join(
+        f"{paper[d]:.1f}" if paper.get(d) is not None else "–" for d in DOMAINS) + f" | {TABLE8_STSB['WLO']:.1f} |")
+    return lines
+
+
+def shipped_evaluation_row(evaluation: dict[str, Any]) -> str:
+    """The test row of the model shipped before the rule, from its ``probsent eval`` record."""
+    system = next(s for s in evaluation["results"]["systems"].values() if s.get("kind") == "model")
+    table2 = system["specificity"]
+    cells = [f"{table2['news']['accuracy']:.1f}"] + [f"{table2[d]['spearman']:.1f}" for d in DOMAINS[1:]]
+    sts = system.get("sts", {}).get("pearson", {})
+    concat = sts.get("cosine", {}).get("STSB-test")
+    means = sts.get("cosine_mean", {}).get("STSB-test")
+    return ("| shipped before the rule, entropy | " + " | ".join(cells) +
+            (f" | {concat:.1f} ({means:.1f}) |" if concat is not None else " | – |"))
+
+
+def render() -> str:
+    """The section, every number read from the records."""
+    shipped = _read(PREVIOUSLY_SHIPPED)
+    out = ["## The ship rule and its design rounds", "",
+           "Generated by `python -m experiments.design_report` from `results/design/`.", "",
+           "The shipped model is chosen by `experiments/ship_rule.py`, whose rule was committed with the "
+           "development sets it reads before any candidate was trained. Floors: the model's own full "
+           f"vocabulary, STS 2017 Pearson >= {STS17_FLOOR}, STS Benchmark dev cosine of concat(mean, var) >= "
+           f"{STSB_DEV_FLOOR:.0f}, and the equal-length pairs at least the model shipped before. Among the models "
+           "that pass, the highest mean of three measures that counting words cannot raise: accuracy within "
+           "length groups on the cleaned news training rows, the equal-length pairs and the one-word explain set "
+           "(`probsent/evaluation/length_controlled.py`, sets in `probsent/evaluation/data/`).", ""]
+    for number, round_ in ROUNDS.items():
+        record = _read(RECORDS / f"round{number}.json")
+        if record is None or shipped is None:
+            continue
+        out += [f"### Design round {number}", "", f"Protocol commit `{PROTOCOL_COMMITS[number]}` (rule, sets and "
+                f"candidates, before any run). Hypothesis: {round_.hypothesis}", "",
+                *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
+                "Development numbers (seed 1; the rule's measures in %):", "", *dev_table(record["runs"], shipped), ""]
+        if record.get("finalists"):
+            out += ["Finalists over seeds 1-3 (mean ± sd):", "", *seed_table(record), ""]
+        if "winner" in record:
+            out += [winner_sentence(record), ""]
+        tested = _read(RECORDS / f"round{number}-test.json")
+        if tested is not None:
+            shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")
+            out += ["Test sets, evaluated once after the choice (winner: mean ± sd over its three seeds):", "",
+                    *test_table(tested, shipped_eval), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def winner_sentence(record: dict[str, Any]) -> str:
+    """What the rule chose, in words computed from the record."""
+    winner = record["winner"]
+    if winner is None:
+        return "No finalist passed every floor on all three seeds: the shipped model is unchanged."
+    runs = record["runs"]
+    scores = [runs[n]["score"] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
+    return (f"The rule chose `{winner}` (score {_mean_sd(scores)} over three seeds); its seed-1 `best/` "
+            f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
+
+
+def main() -> int:
+    print(render(), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

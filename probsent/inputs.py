@@ -1,0 +1,87 @@
+"""What the API accepts as sentences, and how its results go back in the caller's shape.
+
+A str is one sentence. Any other iterable of str is many: a list, a tuple, a generator, a
+NumPy string or object array, a pandas Series, a Hugging Face ``datasets`` column. A null
+item (None, a float NaN, pandas' NA or NaT) is a missing sentence: it is scored NaN, never
+an exception. A pandas Series in gives a Series out, with the same index. pandas is never
+imported here: a Series can only reach this module if its caller imported pandas.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable, Mapping, Set
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Texts:
+    """Sentences normalised for the models: each item a str ("" where the input was null)."""
+
+    items: list[str]
+    missing: np.ndarray  # bool [len(items)]: True where the input item was null
+    single: bool  # a lone str was given: results are scalars
+    index: Any = None  # the pandas index of a Series given, else None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def any_missing(self) -> bool:
+        """Whether any input item was null."""
+        return bool(self.missing.any())
+
+    def scores(self, values: np.ndarray, name: str) -> Any:
+        """Per-sentence ``values`` in the caller's shape: NaN at the nulls; a float for a lone
+        str; a pandas Series named ``name`` with the input's index for a Series; else an array."""
+        values = np.asarray(values)
+        if self.any_missing:
+            values = values.astype(np.result_type(values.dtype, np.float32), copy=True)
+            values[self.missing] = np.nan
+        if self.single:
+            return float(values[0])
+        if self.index is not None:
+            return sys.modules["pandas"].Series(values, index=self.index, name=name)
+        return values
+
+
+def is_null(item: Any) -> bool:
+    """True for None, a float NaN (pandas' null in object columns), pandas' NA and NaT."""
+    if item is None:
+        return True
+    if isinstance(item, (float, np.floating)):
+        return math.isnan(item)
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and (item is pandas.NA or item is pandas.NaT)
+
+
+def _series_index(sentences: Any) -> Any:
+    """The index of a pandas Series (its values are then read in order), else None."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(sentences, pandas.Series):
+        return sentences.index
+    return None
+
+
+def texts(sentences: Any) -> Texts:
+    """Check and normalise ``sentences``; a one-line TypeError for anything but a str or an
+    iterable of str and nulls (bytes, mappings, sets, numbers, nested lists, ...)."""
+    if isinstance(sentences, str):
+        return Texts([sentences], np.zeros(1, dtype=bool), single=True)
+    if isinstance(sentences, np.ndarray) and sentences.ndim != 1:
+        raise TypeError(f"sentences must be a 1-D array of str, not a {sentences.ndim}-D array")
+    if (isinstance(sentences, (bytes, bytearray, memoryview, Mapping, Set))
+            or not isinstance(sentences, Iterable)):
+        raise TypeError(f"sentences must be a str or a list of str, not {type(sentences).__name__}"
+                        + (" (decode bytes to str first)" if isinstance(sentences, (bytes, bytearray)) else ""))
+    index = _series_index(sentences)
+    raw = list(sentences.tolist() if index is not None else sentences)
+    missing = np.fromiter((is_null(s) for s in raw), dtype=bool, count=len(raw))
+    for i, s in enumerate(raw):
+        if not isinstance(s, str) and not missing[i]:
+            raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")
+    items = [str(s) if not m else "" for s, m in zip(raw, missing)]  # np.str_ -> str
+    return Texts(items, missing, single=False, index=index)

@@ -1,0 +1,1 @@
+"""Components that plug probsent into other libraries (each an optional extra)."""

@@ -1,0 +1,139 @@
+"""A spaCy pipeline component (the ``probsent[spacy]`` extra)::
+
+    nlp = spacy.blank("en"); nlp.add_pipe("sentencizer")
+    nlp.add_pipe("probsent", config={"model": "default"})
+    doc = nlp("The Dow fell 2.3 % on Tuesday. Things happen.")
+    doc._.specificity, [s._.specificity for s in doc.sents], doc[1]._.specificity_share
+
+It sets ``doc._.specificity`` (the specificity of ``doc.text``), ``doc._.probability`` (P(specific),
+None unless the model is calibrated), ``span._.specificity`` for each of ``doc.sents`` when the
+pipeline has split sentences, and, for models with per-word entropy terms (WLO),
+``token._.specificity_share``.
+
+Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
+sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
+every probsent token's entropy term goes to the spaCy token where that probsent token starts
+(matched by character offset). A spaCy token that starts no probsent token gets 0; one that
+holds several (``can't`` is ``ca`` + ``n't``) gets their sum. So within a sentence (or a doc
+without sentences) the shares plus the prior's entropy add up exactly to ``model.entropy`` of
+its text. Importing this module registers the factory; so does spaCy's ``spacy_factories``
+entry point, without any import.
+"""
+from __future__ import annotations
+
+import bisect
+from functools import lru_cache
+from typing import Iterable, Iterator
+
+import numpy as np
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span, Token
+from spacy.util import minibatch
+
+from probsent.api import MAX_TOKENS, SentenceModel, load
+from probsent.tokenize import tokenize
+
+FACTORY = "probsent"
+# the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)
+_QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
+
+
+def _register_extensions() -> None:
+    """The ``._.`` attributes the component sets (default None until it runs)."""
+    for owner, names in ((Doc, ("specificity", "probability")), (Span, ("specificity",)),
+                         (Token, ("specificity_share",))):
+        for name in names:
+            if not owner.has_extension(name):
+                owner.set_extension(name, default=None)
+
+
+@lru_cache(maxsize=8)
+def _shared_model(name: str) -> SentenceModel:
+    """One loaded model per name, shared by every pipeline that names it."""
+    return load(name)
+
+
+def token_starts(text: str, tokens: list[str]) -> list[int]:
+    """The character offset in ``text`` where each of its probsent ``tokens`` starts.
+
+    Tokens are found in order in the lowercased text (a Treebank quote matches any double
+    quote form); a token not found (a lowercasing that changes a character's length, say)
+    is placed where the previous one ended, so every token still gets one offset.
+    """
+    lowered = text.lower()
+    origin: list[int] | None = None  # lowered offset -> text offset, where lowercasing changes lengths
+    if len(lowered) != len(text):
+        pieces = [c.lower() for c in text]
+        lowered = "".join(pieces)
+        origin = [i for i, piece in enumerate(pieces) for _ in piece]
+    starts, cursor = [], 0
+    for token in tokens:
+        found = [p for p in (lowered.find(f, cursor) for f in _QUOTE_FORMS.get(token, (token,))) if p >= 0]
+        if found:
+            start = min(found)
+            form_length = next(len(f) for f in _QUOTE_FORMS.get(token, (token,)) if lowered.startswith(f, start))
+            cursor = start + form_length
+        else:
+            start = cursor
+        start = min(start, max(len(lowered) - 1, 0))
+        starts.append(origin[start] if origin else start)
+    return starts
+
+
+class SpecificityComponent:
+    """The ``probsent`` pipe: scores each doc (and its sentences) with a probsent model."""
+
+    def __init__(self, model: SentenceModel, batch_size: int = 256) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.terms = None  # float64 entropy term of every vocabulary word (WLO), for the shares
+        if model.encoder.has_word_entropy_terms:
+            with torch.no_grad():
+                self.terms = model.encoder.word_entropy_terms(dtype=torch.float64).cpu().numpy()
+        _register_extensions()
+
+    def __call__(self, doc: Doc) -> Doc:
+        """Annotate one doc."""
+        return self._annotate([doc])[0]
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterator[Doc]:
+        """Annotate docs in batches: one model call scores a batch's docs and sentences."""
+        for batch in minibatch(docs, size=batch_size):
+            yield from self._annotate(list(batch))
+
+    def _annotate(self, docs: list[Doc]) -> list[Doc]:
+        sentences = [list(doc.sents) if doc.has_annotation("SENT_START") else [] for doc in docs]
+        texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
+        scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
+        probabilities = (self.model.probability_of_scores(scores[:len(docs)], texts[:len(docs)])
+                         if self.model.calibration is not None else None)
+        sentence_scores = iter(scores[len(docs):])
+        for k, (doc, spans) in enumerate(zip(docs, sentences)):
+            doc._.specificity = float(scores[k])
+            doc._.probability = None if probabilities is None else float(probabilities[k])
+            for span in spans:
+                span._.specificity = float(next(sentence_scores))
+            if self.terms is not None:
+                for span in spans or [doc[:]]:
+                    self._assign_shares(span)
+        return docs
+
+    def _assign_shares(self, span: Span) -> None:
+        """Each token of ``span`` gets the entropy terms of the probsent tokens starting in it."""
+        tokens = tokenize(span.text)[:MAX_TOKENS]
+        terms = self.terms[self.model.vocab.ids(tokens)]
+        token_offsets = [token.idx - span.start_char for token in span]
+        owners = [max(bisect.bisect_right(token_offsets, start) - 1, 0)
+                  for start in token_starts(span.text, tokens)]
+        shares = np.zeros(len(span))
+        np.add.at(shares, np.asarray(owners, dtype=np.int64), terms)
+        for token, share in zip(span, shares):
+            token._.specificity_share = float(share)
+
+
+@Language.factory(FACTORY, default_config={"model": "default", "batch_size": 256})
+def make_probsent(nlp: Language, name: str, model: str, batch_size: int) -> SpecificityComponent:
+    """spaCy's factory for the ``probsent`` pipe: ``model`` is a model directory or "default"
+    (the shipped WLO), loaded once per process and name."""
+    return SpecificityComponent(_shared_model(model), batch_size)

@@ -1,0 +1,34 @@
+"""The ship rule's RESULTS section is computed from the records (hand-made records here)."""
+import json
+
+from experiments import design_report as dr
+from experiments import ship_rule as sr
+
+
+def _dev(score, **more):
+    record = {"vocabulary": 50001, "sts17": 0.72, "stsb_dev_concat": 56.0, "stsb_dev_means": 60.0, "news_length_groups": 60.0,
+              "equal_length": 85.0, "one_word_explain": 40.0, "shorter_specific": 10.0, "score": score,
+              "missed": [], "diagnostics": {"frequent_term": -0.05, "term_count_spearman": 0.5, "active_hinge": 0.4}}
+    return {**record, **more}
+
+
+def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
+    monkeypatch.setattr(dr, "RECORDS", tmp_path)
+    monkeypatch.setattr(dr, "PREVIOUSLY_SHIPPED", tmp_path / "shipped.json")
+    (tmp_path / "shipped.json").write_text(json.dumps({k: v for k, v in _dev(49.6).items()
+                                                       if k not in ("missed", "diagnostics")} | {"sts17": float("nan")}))
+    base = sr.ROUNDS[1].candidates[0].name
+    runs = {base: _dev(61.0), f"{base}-seed2": _dev(63.0), f"{base}-seed3": _dev(65.0),
+            "other": _dev(50.0, missed=["STS 2017 0.600 < 0.7"])}
+    (tmp_path / "round1.json").write_text(json.dumps({"runs": runs, "finalists": [base], "winner": base}))
+    row = {"news": 74.0, "twitter": 45.0, "yelp": 70.0, "movie": 60.0}
+    tested = {"winner": base, "length": row,
+              "runs": {n: {"entropy": row, "probability": {**row, "news": v}, "stsb_test_concat": 55.0,
+                           "stsb_test_means": 64.0} for n, v in ((base, 73.0), (f"{base}-seed2", 75.0), (f"{base}-seed3", 77.0))}}
+    (tmp_path / "round1-test.json").write_text(json.dumps(tested))
+    text = dr.render()
+    assert "| `other` |" in text and "STS 2017 0.600 < 0.7" in text
+    assert "63.0 ± 2.0" in text  # the finalist's score over its three seeds: 61, 63, 65
+    assert "| 75.0 ± 2.0 |" in text  # the calibrated probability's News accuracy: 73, 75, 77
+    assert f"The rule chose `{base}`" in text
+    assert "77.4" in text  # the paper's WLO News accuracy, labelled as the paper's

@@ -1,0 +1,39 @@
+"""The ship rule's floors and choice, on hand-made development records."""
+from experiments import ship_rule as sr
+
+
+def record(score, sts17=0.75, stsb=60.0, equal=85.0, vocabulary=1000, missed=None):
+    made = {"score": score, "sts17": sts17, "stsb_dev_concat": stsb, "equal_length": equal, "vocabulary": vocabulary}
+    made["missed"] = sr.floors(made, 81.0, 1000) if missed is None else missed
+    return made
+
+
+def test_each_floor_is_named_when_missed():
+    assert record(50.0)["missed"] == []
+    assert record(50.0, vocabulary=999)["missed"] == ["vocabulary 999 < 1000 trained"]
+    assert record(50.0, sts17=0.69)["missed"] == ["STS 2017 0.690 < 0.7"]
+    assert record(50.0, stsb=54.9)["missed"] == ["STS-B dev concat 54.9 < 55.0"]
+    assert record(50.0, equal=80.0)["missed"] == ["equal-length 80.0 < shipped 81.0"]
+    assert len(record(50.0, sts17=float("nan"), stsb=float("nan"))["missed"]) == 2  # NaN never passes
+
+
+def test_finalists_are_the_best_two_that_pass():
+    records = {"a": record(60.0), "b": record(70.0, sts17=0.6), "c": record(55.0), "d": record(50.0)}
+    assert sr.finalists(records, ["a", "b", "c", "d"]) == ["a", "c"]
+
+
+def test_the_winner_has_the_best_seed_mean_among_finalists_whose_seeds_all_pass():
+    records = {"a": record(60.0), "a-seed2": record(50.0), "a-seed3": record(52.0),
+               "c": record(55.0), "c-seed2": record(56.0), "c-seed3": record(57.0)}
+    seeds = {"a": ["a-seed2", "a-seed3"], "c": ["c-seed2", "c-seed3"]}
+    assert sr.choose(records, seeds) == "c"  # 56.0 against 54.0
+    records["c-seed3"] = record(57.0, equal=70.0)
+    assert sr.choose(records, seeds) == "a"
+    records["a-seed2"] = record(50.0, stsb=10.0)
+    assert sr.choose(records, seeds) is None
+
+
+def test_seed_runs_change_only_the_seed_and_name():
+    base = sr.ROUNDS[1].candidates[0]
+    seeded = sr.with_seed(base, 2)
+    assert seeded.name == f"{base.name}-seed2" and seeded.flags == {**base.flags, "seed": 2}
