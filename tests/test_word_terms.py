@@ -26,7 +26,7 @@ import torch
 
 import probsent
 from helpers import REPO, evaluation_sets, require_data
-from probsent.api import MAX_TOKENS, SentenceModel, saturated
+from probsent.api import ENCODE_CHUNK, MAX_BATCH_CELLS, MAX_TOKENS, SentenceModel, saturated
 from probsent.batching import encode_by_length
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.gaussian import entropy as gaussian_entropy
@@ -114,14 +114,18 @@ def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
     model = probsent.load(wlo_dir)
     subset = slice(None, None, 10)
     items, tokens = sentences[subset], reference_ids[subset]
-    ids = [model.vocab.ids(t) for t in tokens]
-    offsets = np.concatenate(([0], np.cumsum([len(i) for i in ids])))
-    with torch.no_grad():
-        enc = encode_by_length(model.encoder, np.concatenate(ids), offsets, np.arange(len(ids)), 256,
-                               max_cells=32_768)
+    means, logvars = [], []
+    for start in range(0, len(tokens), ENCODE_CHUNK):  # encode's chunks: a float32 batch's shape
+        ids = [model.vocab.ids(t) for t in tokens[start:start + ENCODE_CHUNK]]  # can move last bits
+        offsets = np.concatenate(([0], np.cumsum([len(i) for i in ids])))
+        with torch.no_grad():
+            enc = encode_by_length(model.encoder, np.concatenate(ids), offsets, np.arange(len(ids)), 256,
+                                   max_cells=MAX_BATCH_CELLS)
+        means.append(saturated(enc.mean))
+        logvars.append(saturated(enc.logvar))
     mean, variance = model.encode(items)
-    expected_variance = saturated(saturated(enc.logvar).double().exp()).numpy()
-    expected_mean = saturated(enc.mean).numpy()
+    expected_variance = saturated(torch.cat(logvars).double().exp()).numpy()
+    expected_mean = torch.cat(means).numpy()
     assert np.allclose(mean, expected_mean, rtol=1e-6, atol=0)
     assert np.allclose(variance, expected_variance, rtol=1e-6, atol=0)
 
