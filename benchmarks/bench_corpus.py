@@ -1,29 +1,38 @@
-"""Scoring a large corpus three ways: ``probsent specificity`` on 1 and 2 worker processes and
-``probsent.spark.add_specificity`` in Spark ``local[2]``, Parquet in and Parquet out.
+"""Scoring a large corpus, and one sentence, from the command line (issues 14 and 25).
 
-The corpus is the first sides of the first N shared paraphrase pairs (default 1,000,000), in
-a Parquet file with an ``id`` column. Every run is a fresh process tree; the table gives its
-wall time, sentences/s, the CPU time of the whole tree (user + system, every process of it)
-with sentences per CPU-second (the figure for sizing a cluster by cores, and the one least
-moved by other work on a shared machine), and the peak memory of the tree (proportional set
-size, summed over the process and all its descendants: the JVM and Spark's Python workers
-included). Both are sampled from /proc every 0.25 s. It checks that the three outputs hold the same scores row for row, and
-reruns the 2-worker CLI and Spark on a tenth of the corpus to show that memory does not grow
-with the input.
+In one run, on the first sides of the first N shared paraphrase pairs (default 1,000,000):
 
-    .venv/bin/python benchmarks/bench_corpus.py [--sentences 1000000] [--work DIR]
+* the tokenizers alone, in this process: NLTK's ``TreebankWordTokenizer`` (on the first
+  ``--nltk-sample`` sentences: it is slow), probsent's reference ``tokenize``, and the fast
+  piece tokenizer that scoring uses (token lists, and the vocabulary ids scoring sums), each
+  starting with an empty cache; sentences/s;
+* ``probsent specificity`` end to end (interpreter start, reading, scoring, writing) with 1
+  and 2 worker processes, Parquet in and out (an ``id`` and a ``text`` column) and text in
+  and out (one sentence a line, TSV out): wall time, sentences/s, CPU time and peak memory
+  of the whole process tree (proportional set size, summed over the process and all its
+  descendants; both sampled from /proc every 0.25 s); the outputs must agree row for row;
+* one sentence from the command line (``probsent specificity "The Dow fell 2.3 % on
+  Tuesday."``), five times: median wall time and the largest peak resident memory (GNU
+  ``/usr/bin/time``);
+* with ``--spark``, also Spark ``local[2]`` on the Parquet file (its job time and whole run).
+
+Commands run as ``python -m probsent.cli`` from this checkout.
+
+    .venv/bin/python benchmarks/bench_corpus.py [--sentences 1000000] [--work DIR] [--spark]
 """
 from __future__ import annotations
 
 import argparse
 import gzip
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +40,19 @@ import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS = REPO.parent / "shared" / "data" / "paraphrase" / "pairs.tsv.gz"
-PROBSENT = Path(sys.executable).with_name("probsent")
+PROBSENT = [sys.executable, "-m", "probsent.cli"]  # this checkout's code (the command runs in REPO)
+ONE_SENTENCE = "The Dow fell 2.3 % on Tuesday."
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def first_sides(count: int) -> list[str]:
+    """The first side of the first ``count`` pairs."""
+    with gzip.open(PAIRS, "rt", encoding="utf-8", newline="\n") as pairs:
+        texts = [line.split("\t", 1)[0] for _, line in zip(range(count), pairs)]
+    if len(texts) < count:
+        raise SystemExit(f"{PAIRS} has only {len(texts):,} pairs")
+    return texts
 
 
 def write_corpus(path: Path, count: int) -> None:
@@ -122,10 +143,65 @@ def scores(path: Path) -> np.ndarray:
     return table.column("specificity").to_numpy(zero_copy_only=False)
 
 
+def one_sentence(repeat: int = 5) -> tuple[float, int]:
+    """(median wall seconds, largest peak resident bytes) of scoring one sentence from the
+    command line, each run a fresh process. The peak is GNU time's (``/usr/bin/time -f %M``):
+    the resource usage of a child of this large process would count this process's pages,
+    which the child holds between its fork and its exec."""
+    walls, peaks = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", *PROBSENT, "specificity", ONE_SENTENCE],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
+        walls.append(time.perf_counter() - start)
+        if done.returncode:
+            raise SystemExit(f"probsent specificity failed: {done.stderr[-500:]}")
+        peaks.append(int(done.stderr.strip().splitlines()[-1]) * 1024)
+    return statistics.median(walls), max(peaks)
+
+
+def tokenizer_rates(texts: list[str], nltk_count: int) -> list[tuple[str, int, float]]:
+    """(tokenizer, sentences, sentences/s) of each tokenizer alone, in this process."""
+    from nltk.tokenize import TreebankWordTokenizer
+    import nltk.redos
+
+    from probsent.fast_tokenize import PieceTokenizer
+    from probsent.token_ids import TokenIds
+    from probsent.tokenize import tokenize_many
+    from probsent.word_terms import MAX_TOKENS, read_word_terms
+    from probsent.model_paths import resolve_model_dir
+
+    nltk.redos.DEFAULT_TIMEOUT = None  # NLTK's ReDoS guard costs time and changes no result
+    treebank = TreebankWordTokenizer().tokenize
+    index = read_word_terms(resolve_model_dir(None)).vocab.index
+
+    def batched(run) -> Callable:  # noqa: ANN001
+        return lambda items: [run(items[i:i + 8192]) for i in range(0, len(items), 8192)]
+
+    cases = [("NLTK TreebankWordTokenizer (text.lower())", lambda items: [treebank(t.lower()) for t in items]),
+             ("probsent.tokenize (reference)", tokenize_many),
+             ("probsent.fast_tokenize: token lists", lambda items: batched(PieceTokenizer().tokenize_many)(items)),
+             ("probsent.fast_tokenize: piece numbers", lambda items: batched(PieceTokenizer().split)(items)),
+             ("probsent.token_ids: vocabulary ids (what scoring sums)",
+              lambda items: batched(TokenIds(index, MAX_TOKENS))(items))]
+    rows = []
+    for count in (nltk_count, len(texts)):
+        for name, run in cases:
+            if name.startswith("NLTK") and count != nltk_count:
+                continue
+            start = time.perf_counter()
+            run(texts[:count])
+            rows.append((name, count, count / (time.perf_counter() - start)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=1_000_000)
+    parser.add_argument("--nltk-sample", type=int, default=50_000,
+                        help="NLTK and the others on the first this many sentences (default 50,000)")
     parser.add_argument("--work", help="directory for the corpus and outputs (default: a temporary one)")
+    parser.add_argument("--spark", action="store_true", help="also Spark local[2] on the Parquet file")
     parser.add_argument("--spark-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.spark_child:
@@ -133,47 +209,66 @@ def main() -> None:
         return
     work = Path(args.work or tempfile.mkdtemp(prefix="probsent-bench-corpus-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
-          f"(1, 5, 15 min); {os.cpu_count()} cores")
-    sizes = [args.sentences, args.sentences // 10]
-    for size in sizes:
-        write_corpus(work / f"corpus{size}.parquet", size)
-    cli = lambda size, workers: [str(PROBSENT), "specificity", "--input", str(work / f"corpus{size}.parquet"),  # noqa: E731
-                                 "--output", str(work / f"cli{workers}-{size}.parquet"), "--workers", str(workers),
-                                 "--force"]
-    spark = lambda size: [sys.executable, __file__, "--spark-child", str(work / f"corpus{size}.parquet"),  # noqa: E731
-                          str(work / f"spark-{size}")]
-    runs = [("CLI, 1 worker", args.sentences, cli(args.sentences, 1)),
-            ("CLI, 2 workers", args.sentences, cli(args.sentences, 2)),
-            ("Spark local[2]", args.sentences, spark(args.sentences)),
-            ("CLI, 2 workers", sizes[1], cli(sizes[1], 2)),
-            ("Spark local[2]", sizes[1], spark(sizes[1]))]
+    load = lambda: " ".join(f"{x:.2f}" for x in os.getloadavg())  # noqa: E731
+    print(f"load before: {load()} (1, 5, 15 min); {os.cpu_count()} cores; {args.sentences:,} sentences")
+    size = args.sentences
+    texts = first_sides(size)
+    write_corpus(work / f"corpus{size}.parquet", size)
+    (work / f"corpus{size}.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+
+    token_rows = tokenizer_rates(texts, min(args.nltk_sample, size))
+    nltk_rate = token_rows[0][2]
+    for name, count, rate in token_rows:
+        print(f"  {name}, {count:,} sentences: {rate:,.0f} sentences/s (x{rate / nltk_rate:.1f} NLTK)", flush=True)
+
+    def cli(kind: str, workers: int) -> list[str]:
+        suffix = {"parquet": "parquet", "text": "txt"}[kind]
+        out = {"parquet": "parquet", "text": "tsv"}[kind]
+        return [*PROBSENT, "specificity", "--input", str(work / f"corpus{size}.{suffix}"),
+                "--output", str(work / f"cli{workers}-{size}.{out}"), "--workers", str(workers), "--force"]
+
+    runs = [(f"CLI, {workers} worker{'s' if workers > 1 else ''}, {kind}", cli(kind, workers))
+            for kind in ("parquet", "text") for workers in (1, 2)]
+    if args.spark:
+        runs.append(("Spark local[2], parquet", [sys.executable, __file__, "--spark-child",
+                                                 str(work / f"corpus{size}.parquet"), str(work / f"spark-{size}")]))
     rows = []
-    for name, size, command in runs:
+    for name, command in runs:
         wall, cpu, peak, out = measured(command)
         job = float(out.strip().splitlines()[-1]) if "Spark" in name else None
-        rows.append((name, size, wall, cpu, peak, job))
-        print(f"  {name}, {size:,} sentences: {wall:.1f} s, CPU {cpu:.1f} s, peak {peak / 2**20:,.0f} MiB "
-              f"(load {os.getloadavg()[0]:.2f})", flush=True)
-    reference = scores(work / f"cli2-{args.sentences}.parquet")
-    for other in (work / f"cli1-{args.sentences}.parquet", work / f"spark-{args.sentences}"):
+        rows.append((name, wall, cpu, peak, job))
+        print(f"  {name}: {wall:.1f} s, CPU {cpu:.1f} s, peak {peak / 2**20:,.0f} MiB (load {load()})", flush=True)
+    reference = scores(work / f"cli2-{size}.parquet")
+    others = [work / f"cli1-{size}.parquet"] + ([work / f"spark-{size}"] if args.spark else [])
+    for other in others:
         got = scores(other)
-        same_nulls = np.array_equal(np.isnan(got), np.isnan(reference))
-        print(f"{other.name} vs {work.name}/cli2: {len(got):,} rows, nulls in the same rows: {same_nulls}, "
+        print(f"{other.name} vs cli2: {len(got):,} rows, nulls in the same rows: "
+              f"{np.array_equal(np.isnan(got), np.isnan(reference))}, "
               f"largest difference {np.nanmax(np.abs(got - reference)):.3g}")
-    print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}\n")
-    base_wall, base_cpu = next((wall, cpu) for name, size, wall, cpu, _, _ in rows
-                               if name == "CLI, 2 workers" and size == args.sentences)
-    print("| path | sentences | wall s | sentences/s | vs CLI 2 workers | CPU s (tree) | sentences per "
-          "CPU-second | vs CLI 2 workers | peak memory (tree) | Spark job only (session start excluded) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name, size, wall, cpu, peak, job in rows:
-        full = size == args.sentences
-        ratio = f"{base_wall / wall:.2f}" if full else ""
-        cpu_ratio = f"{base_cpu / cpu:.2f}" if full else ""
+    for workers in (1, 2):
+        tsv = (work / f"cli{workers}-{size}.tsv").read_text(encoding="utf-8").splitlines()
+        got = np.array([float(line.split("\t", 1)[0]) for line in tsv])
+        print(f"cli{workers}-{size}.tsv vs cli2 parquet: {len(got):,} rows, largest difference "
+              f"{np.nanmax(np.abs(got - reference)):.3g} (TSV prints 4 decimals)")
+    one_wall, one_peak = one_sentence()
+    print(f"load after: {load()}\n")
+
+    print("| tokenizer alone (this process) | sentences | sentences/s | vs NLTK |")
+    print("|---|---:|---:|---:|")
+    for name, count, rate in token_rows:
+        print(f"| {name} | {count:,} | {rate:,.0f} | {rate / nltk_rate:.1f} |")
+    print()
+    print("| end to end | sentences | wall s | sentences/s | vs NLTK alone | CPU s (tree) | sentences per "
+          "CPU-second | peak memory (tree) | Spark job only |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, wall, cpu, peak, job in rows:
         extra = f"{job:.1f} s, {size / job:,.0f}/s" if job else ""
-        print(f"| {name} | {size:,} | {wall:.1f} | {size / wall:,.0f} | {ratio} | {cpu:.1f} | {size / cpu:,.0f} "
-              f"| {cpu_ratio} | {peak / 2**20:,.0f} MiB | {extra} |")
+        print(f"| {name} | {size:,} | {wall:.1f} | {size / wall:,.0f} | {size / wall / nltk_rate:.1f} | {cpu:.1f} "
+              f"| {size / cpu:,.0f} | {peak / 2**20:,.0f} MiB | {extra} |")
+    print()
+    print(f"| one sentence from the command line | wall s (median of 5) | peak resident memory |")
+    print("|---|---:|---:|")
+    print(f"| `probsent specificity \"{ONE_SENTENCE}\"` | {one_wall:.2f} | {one_peak / 2**20:,.0f} MiB |")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,22 @@ from probsent.numerics import settle_vector_math
 
 settle_vector_math()  # before any torch work: see probsent/numerics.py
 
-from probsent.api import SentenceModel, load
+from typing import TYPE_CHECKING, Any
+
 from probsent.errors import ProbsentError
 from probsent.version import __version__
 
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel, load
+
 __all__ = ["SentenceModel", "load", "ProbsentError", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """``probsent.load`` and ``probsent.SentenceModel`` import torch when first used, so that
+    ``import probsent`` (and the scoring command line) does not."""
+    if name in ("SentenceModel", "load"):
+        from probsent import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'probsent' has no attribute {name!r}")

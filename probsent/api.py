@@ -5,7 +5,6 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, Union
 
@@ -15,22 +14,26 @@ import torch
 from probsent.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
-from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
+from probsent.errors import InvalidValueError, ProbsentError
+from probsent.explanation import Attribution, Explanation
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.inputs import texts
-from probsent.io import set_aside
-from probsent.model_files import CONFIG, read_model_dir, save_model
+from probsent.model_files import read_model_dir, save_model
+from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity, similarity_blocks
+from probsent.token_ids import TokenIds
 from probsent.tokenize import tokenize
 from probsent.training.config import check_batch_size
+from probsent.word_terms import MAX_TOKENS, WordTermTable
+
+__all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "MAX_TOKENS", "SentenceModel", "load"]
 
 # a str, or any iterable of str and nulls: list, generator, NumPy array, pandas Series, datasets column
 Sentences = Union[str, Iterable[Any]]
 
-# A sentence is encoded (and explained) as its first MAX_TOKENS tokens: the encoding's memory
-# per sentence stays bounded (about 3 KB a token) whatever the input.
-MAX_TOKENS = 10_000
+# A sentence is encoded (and explained) as its first MAX_TOKENS tokens (probsent.word_terms):
+# the encoding's memory per sentence stays bounded (about 3 KB a token) whatever the input.
 # Sentences are encoded in batches of at most this many padded token positions (or one
 # sentence), so memory per call is bounded too, whatever the batch size asked for.
 MAX_BATCH_CELLS = 32_768
@@ -54,30 +57,6 @@ def saturated(values: torch.Tensor) -> torch.Tensor:
         -FLOAT32_MAX, FLOAT32_MAX).float()
 
 
-@dataclass
-class Attribution:
-    """One token's share of a sentence's entropy (models with per-word entropy terms: WLO)."""
-
-    token: str
-    word: str | None  # the vocabulary entry, None for an unknown word (<unk>)
-    entropy: float  # WLO: sum_d log|A_w,d|; negative = makes the sentence more specific
-    shift_norm: float  # how far the word moves the mean (WLO: ||B_w||)
-
-
-@dataclass
-class Explanation:
-    """A sentence's entropy as the prior's entropy plus one exact share per token."""
-
-    sentence: str
-    prior_entropy: float
-    words: list[Attribution]
-
-    @property
-    def entropy(self) -> float:
-        """The sentence's entropy: ``prior_entropy`` plus every word's share."""
-        return self.prior_entropy + sum(w.entropy for w in self.words)
-
-
 class SentenceModel:
     """A trained encoder with its vocabulary and tokenizer.
 
@@ -93,6 +72,8 @@ class SentenceModel:
         self.config = config or {}
         self.calibration = calibration
         self.path = path  # the directory it was loaded from, if any
+        self._token_ids = TokenIds(vocab.index, MAX_TOKENS)
+        self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
 
     @property
     def probabilistic(self) -> bool:
@@ -117,32 +98,30 @@ class SentenceModel:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
         finite range (see :func:`saturated`)."""
         batch_size = check_batch_size(batch_size)
-        ids = self._token_ids(sentences)
-        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        flat = np.fromiter((i for sentence in ids for i in sentence), dtype=np.int64, count=int(offsets[-1]))
+        flat, offsets = self._token_ids(sentences)
         with torch.no_grad():
-            enc = encode_by_length(self.encoder, flat, offsets, np.arange(len(ids)), batch_size,
+            enc = encode_by_length(self.encoder, flat, offsets, np.arange(len(sentences)), batch_size,
                                    max_cells=MAX_BATCH_CELLS)
         return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar),
                         log_abs_mean=enc.log_abs_mean)
 
-    def _token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Each sentence's first MAX_TOKENS tokens as vocabulary ids (0: unknown)."""
-        index = self.vocab.index
-        return [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
+    def _term_table(self, purpose: str) -> WordTermTable:
+        """The model's per-word entropy terms as a :class:`WordTermTable` (float64: the prior's
+        entropy and WLO's sum_d log|A_w,d| per word), rebuilt when the weights change.
 
-    def _entropy_by_word_terms(self, sentences: Sequence[str]) -> np.ndarray:
-        """The entropy of a model with per-word entropy terms from its closed form, in float64:
-        the prior's, k/2 log(2 pi e), plus every word's term (WLO: sum_d log|A_w,d|). Exact, and
+        Scoring with it is exact: the prior plus the sentence's terms, summed in NumPy's order,
         the same bits however the sentences are batched (a batched float32 pass can differ in
         the last bit with the batch's shape)."""
-        with torch.no_grad():
-            terms = with_word_entropy_terms(self.encoder, "the closed-form entropy").word_entropy_terms(
-                dtype=torch.float64).cpu().numpy()
-        prior = self._prior_entropy()
-        return np.array([prior + terms[ids].sum() for ids in self._token_ids(sentences)])
+        terms = with_word_entropy_terms(self.encoder, purpose)
+        weights = (terms.entropy_weights(), terms.word_shifts())
+        version = tuple((id(w), w._version, w.device) for w in weights)
+        if self._terms is None or self._terms[0] != version:
+            with torch.no_grad():
+                table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).cpu().numpy(),
+                                      self._prior_entropy(), weights[1].norm(dim=-1).double().cpu().numpy(),
+                                      self.calibration, self.path, self._token_ids)
+            self._terms = (version, table)
+        return self._terms[1]
 
     def _prior_entropy(self) -> float:
         """The entropy of N(0, I) in the model's dimension: a sentence's before any word (WLO)."""
@@ -217,7 +196,7 @@ class SentenceModel:
         """The entropies of ``items`` (a list of str) as a float64 array."""
         if self.encoder.has_word_entropy_terms:
             check_batch_size(batch_size)
-            return self._entropy_by_word_terms(items)
+            return self._term_table("the closed-form entropy").entropy(items)
         return saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).cpu().numpy()
 
     def specificity(self, sentences: Sentences, batch_size: int = 256):
@@ -308,16 +287,7 @@ class SentenceModel:
         """
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        terms = with_word_entropy_terms(self.encoder, "explain")
-        tokens = tokenize(sentence)[:MAX_TOKENS]
-        ids = torch.from_numpy(self.vocab.ids(tokens)).to(self.device)
-        with torch.no_grad():
-            shares = terms.word_entropy_terms(ids, dtype=torch.float64).cpu().numpy()
-            shift_norms = terms.word_shifts()[ids].norm(dim=-1).double().cpu().numpy()
-        prior = self._prior_entropy()
-        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
-                 for t, i, h, n in zip(tokens, ids.tolist(), shares, shift_norms)]
-        return Explanation(sentence, prior, words)
+        return self._term_table("explain").explain(sentence)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
@@ -328,9 +298,6 @@ def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
     """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
     return np.array([min(len(tokenize(s)), MAX_TOKENS) if isinstance(s, str) else 0 for s in sentences],
                     dtype=np.float64)
-
-
-DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -361,14 +328,7 @@ def load(path: str | os.PathLike[str] | None = None, device: str | torch.device 
     --device``: "cpu" (the default), "cuda" or "cuda:N" (a one-line error where torch has no
     CUDA), "auto" (CUDA when available). Results come back as CPU arrays wherever it runs.
     """
-    if path is None or (str(path) == "default" and not Path(path).exists()):
-        if not (DEFAULT_MODEL / CONFIG).is_file():
-            raise MissingFileError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
-                                   f"give a model directory")
-        path = DEFAULT_MODEL
-    path = Path(path)
-    if not (path / CONFIG).exists():  # a training run: its best model, or the copy set aside
-        path = next((p for p in (path / "best", set_aside(path / "best")) if (p / CONFIG).exists()), path)
+    path = resolve_model_dir(path)
     target = resolve_device(device)  # checked before reading the model
     encoder, vocab, config = read_model_dir(path)
     return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path)

@@ -9,11 +9,13 @@ from typing import NoReturn, Sequence
 
 import numpy as np
 
+from probsent.arguments import positive_int
 from probsent.version import __version__
 from probsent.errors import MissingFileError, ProbsentError
-from probsent.evaluation.command import add_eval_parser, run_eval
-from probsent.training.config import (SETTINGS, TrainConfig, allowed_range, flag_name, positive_int,
-                                      setting_rules, setting_type)
+
+# Commands that score with a model's term table: their parser is built without the training
+# and evaluation commands, whose flags come from modules that import torch (about 2 s).
+SCORING_COMMANDS = ("specificity", "explain")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +32,8 @@ def _argv_text(text: str) -> str:
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
+    from probsent.training.config import SETTINGS, allowed_range, flag_name, setting_rules, setting_type
+
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
     for name, spec in SETTINGS.items():  # one flag per declared setting (training/config.py)
@@ -56,6 +60,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
     from probsent.evaluation.validation import NewsDevScorer, StsValidator
+    from probsent.training.config import TrainConfig
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=not args.quiet and sys.stderr.isatty())
@@ -133,15 +138,15 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _run_specificity(args: argparse.Namespace) -> int:
-    from probsent.api import load
     from probsent.corpus_io import check_output, open_corpus, open_sink
+    from probsent.scorer import load_scorer
     from probsent.scoring import score_columns, score_corpus
     from probsent.workers import default_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = load(args.model)
+    model = load_scorer(args.model)
     if args.probability:
         model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
@@ -162,9 +167,9 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_explain(args: argparse.Namespace) -> int:
-    from probsent.api import load
+    from probsent.scorer import load_scorer
 
-    explanation = load(args.model).explain(_argv_text(args.sentence))
+    explanation = load_scorer(args.model).explain(_argv_text(args.sentence))
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     out = sys.stdout
@@ -199,13 +204,23 @@ def _run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``probsent`` command."""
+def _run_eval(args: argparse.Namespace) -> int:
+    from probsent.evaluation.command import run_eval
+
+    return run_eval(args)
+
+
+def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
+    """The argument parser of the ``probsent`` command (``scoring_only``: without ``train``
+    and ``eval``, whose flags need torch)."""
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    _add_train(sub)
-    add_eval_parser(sub)
+    if not scoring_only:
+        from probsent.evaluation.command import add_eval_parser
+
+        _add_train(sub)
+        add_eval_parser(sub)
     _add_specificity(sub)
     _add_explain(sub)
     _add_calibrate(sub)
@@ -215,9 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": run_eval}[args.command](args)
+        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         return 2

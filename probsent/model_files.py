@@ -18,12 +18,12 @@ from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.io import atomic_path
+from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.config import check_model_settings
 
-FORMAT_NAME = "probsent-model"
-FORMAT_VERSION = 1
-CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
+__all__ = ["CONFIG", "FORMAT_NAME", "FORMAT_VERSION", "TOKENIZER", "VOCAB", "WEIGHTS", "read_model_dir",
+           "save_model", "write_model_dir"]
 TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
 
 

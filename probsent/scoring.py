@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable, TextIO
 
-from probsent.api import SentenceModel
 from probsent.corpus_io import CHUNK, PROBABILITY, SCORE, Chunk, Sink, TextSink, iter_lines, text_chunks
+from probsent.scorer import Scorer
 from probsent.workers import score_chunks
 
 __all__ = ["iter_lines", "score_corpus", "score_columns", "score_stream"]
@@ -20,7 +20,7 @@ def score_columns(probability: bool) -> list[str]:
     return [SCORE, PROBABILITY] if probability else [SCORE]
 
 
-def score_corpus(model: SentenceModel, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
+def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
                  batch_size: int = 256, probability: bool = False, progress: bool = False) -> int:
     """Score every chunk's texts and write the chunk with its new columns to ``sink``, in
     order; with ``probability`` also P(specific) from the model's calibration.
@@ -49,7 +49,7 @@ def score_corpus(model: SentenceModel, chunks: Iterable[Chunk], sink: Sink, work
     return written
 
 
-def score_stream(model: SentenceModel, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
+def score_stream(model: Scorer, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
                  chunk: int = CHUNK, batch_size: int = 256, progress: bool = False,
                  probability: bool = False, workers: int = 1) -> int:
     """Write one line per input line: ``score<TAB>sentence`` (tsv) or a JSON object (json);

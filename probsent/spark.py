@@ -4,9 +4,11 @@
     scored = add_specificity(spark.read.parquet("corpus/"), column="text", probability=True)
 
 Both functions add columns with a pandas UDF: Spark sends the text column to its Python
-workers in Arrow batches, and each worker process loads the model once (cached by directory,
-:func:`probsent.workers.cached_model`) and then scores batch after batch with the same code as
-``probsent specificity``, so the numbers are those of ``probsent.load().specificity``. Rows
+workers in Arrow batches, and each worker process loads the model once (cached by directory:
+for scores, :func:`probsent.scorer.cached_scorer`, a WLO model's term table without torch;
+for encodings, :func:`probsent.workers.cached_model`) and then scores batch after batch with
+the same code as ``probsent specificity``, so the numbers are those of
+``probsent.load().specificity``. Rows
 keep their order and every column. A row whose text is null or only whitespace gets nulls.
 
 ``model`` is None (the model shipped inside probsent, which the executors have installed
@@ -23,25 +25,27 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 import pandas as pd
-import torch
 from pyspark import SparkFiles, TaskContext
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from probsent.api import SentenceModel
 from probsent.calibration import FILE as CALIBRATION
 from probsent.corpus_io import PROBABILITY, SCORE
 from probsent.errors import ProbsentError
 from probsent.io import atomic_path
-from probsent.model_files import CONFIG, VOCAB, WEIGHTS
+from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
+from probsent.scorer import Scorer, cached_scorer
 from probsent.workers import cached_model, sentence_scores, with_sentence
 
-Model = Union[str, os.PathLike, SentenceModel, None]
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel
+
+Model = Union[str, os.PathLike, "SentenceModel", None]
 _MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION)
 
 
@@ -50,7 +54,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
     string column ``column``, and with ``probability`` also P(specific) from the model's
     calibration."""
-    name, local = _ship(df, model)
+    name, local = _ship(df, model, cached_scorer)
     if probability:
         local.require_calibration()
     names = [SCORE, PROBABILITY] if probability else [SCORE]
@@ -58,7 +62,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
     def score(texts: pd.Series) -> pd.DataFrame:
-        executor_model = _executor_model(name)
+        executor_model = _executor_model(name, cached_scorer)
         sentences = _texts(texts)
         values = sentence_scores(executor_model, sentences, batch_size)
         columns = {SCORE: values}
@@ -74,7 +78,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
     """``df`` with each sentence's representation as float32 array columns: ``mean`` and
     ``variance`` (the diagonal of the covariance) for probabilistic models, ``vector`` for
     deterministic ones; the same arrays as ``model.encode``."""
-    name, local = _ship(df, model)
+    name, local = _ship(df, model, cached_model)
     names = ["mean", "variance"] if local.probabilistic else ["vector"]
     _check_column(df, column, names)
     vector = T.ArrayType(T.FloatType(), containsNull=False)
@@ -85,7 +89,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
         present = with_sentence(items)
         columns = {n: pd.Series([None] * len(items), dtype=object) for n in names}
         if present:
-            arrays = _executor_model(name).encode([items[i] for i in present], batch_size)
+            arrays = _executor_model(name, cached_model).encode([items[i] for i in present], batch_size)
             for n, values in zip(names, arrays if isinstance(arrays, tuple) else (arrays,)):
                 columns[n] = pd.Series(_scatter(values, present, len(items)), dtype=object)
         return pd.DataFrame(columns)
@@ -119,12 +123,12 @@ def local_session(cores: int = 2, **config: str) -> SparkSession:
     return session
 
 
-def _ship(df: DataFrame, model: Model) -> tuple[str | None, SentenceModel]:
+def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[str | None, Scorer]:
     """(the name the executors find the model under, None for the shipped model; the model
-    loaded here, for its type and calibration)."""
+    loaded here by ``loader``, or the one given, for its type and calibration)."""
     if model is None:
-        return None, cached_model(None)
-    local = model if isinstance(model, SentenceModel) else cached_model(model)
+        return None, loader(None)
+    local = loader(model) if isinstance(model, (str, os.PathLike)) else model
     if local.path is None:
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
     files = [local.path / f for f in _MODEL_FILES if (local.path / f).is_file()]
@@ -142,15 +146,19 @@ def _ship(df: DataFrame, model: Model) -> tuple[str | None, SentenceModel]:
     return name, local
 
 
-def _executor_model(name: str | None) -> SentenceModel:
-    """On an executor: the shipped model, or the directory sent with addFile. Torch uses the
+def _executor_model(name: str | None, loader: Callable = cached_scorer) -> Scorer:
+    """On an executor: the shipped model, or the directory sent with addFile, by ``loader``
+    (:func:`cached_scorer` or :func:`cached_model`). Torch, where the model needs it, uses the
     task's cores (``spark.task.cpus``, default 1): Spark already runs one Python worker per
     task slot, so more threads would only compete for the same cores."""
-    context = TaskContext.get()
-    threads = context.cpus() if context is not None else 1
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    return cached_model(None if name is None else SparkFiles.get(name))
+    model = loader(None if name is None else SparkFiles.get(name))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        context = TaskContext.get()
+        threads = context.cpus() if context is not None else 1
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return model
 
 
 def _texts(series: pd.Series) -> list[str | None]:

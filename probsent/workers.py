@@ -2,33 +2,40 @@
 
 The one place where a list of texts becomes specificity scores: ``probsent specificity``
 (one process or ``--workers N``) and ``probsent.spark`` both call :func:`sentence_scores`, so
-every path gives the same numbers. A worker process loads its model once (see
-:func:`cached_model`) and then scores chunk after chunk.
+every path gives the same numbers. A worker process loads its scorer once (see
+:func:`probsent.scorer.cached_scorer`: a WLO model's term table, read without torch) and then
+scores chunk after chunk.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, islice
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
-import torch
 
-from probsent.api import SentenceModel, load
+from probsent.scorer import Scorer, cached_scorer
+
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel
 
 T = TypeVar("T")
 
-_MODELS: dict[str, SentenceModel] = {}  # this process's models, by resolved directory
+_MODELS: dict[str, "SentenceModel"] = {}  # this process's full models, by resolved directory
 
 
-def cached_model(path: str | os.PathLike[str] | None) -> SentenceModel:
-    """The model in directory ``path`` (None: the shipped one), loaded once per process."""
+def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
+    """The full model in directory ``path`` (None: the shipped one), with torch, loaded once
+    per process: for encoding (scoring needs only :func:`probsent.scorer.cached_scorer`)."""
+    from probsent.api import load
+
     key = str(Path(path).resolve()) if path is not None else ""
     if key not in _MODELS:
         _MODELS[key] = load(path)
@@ -45,7 +52,7 @@ def with_sentence(texts: Sequence[str | None]) -> list[int]:
     return [i for i, text in enumerate(texts) if text is not None and text.strip()]
 
 
-def sentence_scores(model: SentenceModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+def sentence_scores(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
     scores = np.full(len(texts), np.nan)
@@ -57,7 +64,12 @@ def sentence_scores(model: SentenceModel, texts: Sequence[str | None], batch_siz
 
 @contextmanager
 def torch_threads(count: int) -> Iterator[None]:
-    """Run the block with ``count`` torch threads, then restore the previous number."""
+    """Run the block with ``count`` torch threads, then restore the previous number (nothing
+    to do where torch is not imported: the term tables need no threads)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
     before = torch.get_num_threads()
     torch.set_num_threads(max(1, count))
     try:
@@ -68,15 +80,16 @@ def torch_threads(count: int) -> Iterator[None]:
 
 def _start_worker(model_path: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: one message, no tracebacks
-    torch.set_num_threads(1)  # one core per worker: N workers use N cores
-    cached_model(model_path)
+    cached_scorer(model_path)
+    if "torch" in sys.modules:  # a model without a term table: one core per worker
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _score_in_worker(model_path: str, texts: list[str | None], batch_size: int) -> np.ndarray:
-    return sentence_scores(cached_model(model_path), texts, batch_size)
+    return sentence_scores(cached_scorer(model_path), texts, batch_size)
 
 
-def score_chunks(model: SentenceModel, items: Iterable[tuple[T, Sequence[str | None]]],
+def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, scores)`` for each ``(payload, texts)`` item, in input order.
 

@@ -1,8 +1,10 @@
 """Shared test utilities: where the shared data lives, tiny corpora."""
 from __future__ import annotations
 
+import csv
 import gzip
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import torch
@@ -88,3 +90,72 @@ def wlo_specificity_reference(model, sentences: list[str]) -> list[float]:
     prior = 0.5 * scales.shape[1] * math.log(2 * math.pi * math.e)
     index = model.vocab.index
     return [-(prior + sum(terms[index.get(token, 0)] for token in tokenize(s))) for s in sentences]
+
+
+def evaluation_sets(data_dir: Path) -> dict[str, tuple[Callable[[], list[str]], int | None]]:
+    """Name -> (a loader of every sentence of that evaluation set, or of a deterministic sample
+    of about 50,000 training pairs (both sides); how many sentences it holds, duplicates
+    counted, where fixed), read from ``data_dir``."""
+    def _lines(path: Path, errors: str = "strict") -> list[str]:
+        lines = path.read_text(encoding="utf-8", errors=errors).split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    def _tab_fields(path: Path, fields: tuple[int, ...]) -> list[str]:
+        out = []
+        for line in _lines(path):
+            parts = line.split("\t")
+            out.extend(parts[i] for i in fields)
+        return out
+
+    def _news_train() -> list[str]:
+        return _lines(data_dir / "specificity" / "news-train" / "data.txt")
+
+    def _news_test() -> list[str]:
+        # Line 651 holds a broken UTF-8 sequence.
+        return _lines(data_dir / "specificity" / "news-test" / "tknsents.txt", errors="replace")
+
+    def _ko2019() -> list[str]:
+        folder = data_dir / "specificity" / "ko2019"
+        return [s for domain in ("twitter", "yelp", "movie") for s in _lines(folder / f"{domain}s.txt")]
+
+    def _sts_benchmark() -> list[str]:
+        folder = data_dir / "sts" / "stsbenchmark"
+        return [s for part in ("train", "dev", "test") for s in _tab_fields(folder / f"sts-{part}.csv", (5, 6))]
+
+    def _sts17() -> list[str]:
+        return _tab_fields(data_dir / "sts" / "sts17-track5-en-en" / "STS.input.track5.en-en.txt", (0, 1))
+
+    def _sts12_16() -> list[str]:
+        files = sorted((data_dir / "sts" / "senteval-sts12-16").glob("*/STS.input.*.txt"))
+        assert len(files) == 24, files
+        return [s for path in files for s in _tab_fields(path, (0, 1))]
+
+    def _snli_test() -> list[str]:
+        path = data_dir / "snli" / "snli_1.0_test.untok.tsv"
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+        return [s for row in rows for s in (row["premise"], row["hypothesis"])]
+
+    stride = 25  # every 25th line of 1,263,076: 50,524 pairs
+
+    def _paraphrase_sample() -> list[str]:
+        out = []
+        with gzip.open(data_dir / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
+            for number, line in enumerate(handle):
+                if number % stride == 0:
+                    s1, s2 = line.rstrip("\n").split("\t")[:2]
+                    out += [s1, s2]
+        return out
+
+    return {
+        "news-train": (_news_train, 4342),
+        "news-test": (_news_test, 885),
+        "ko2019": (_ko2019, 984 + 845 + 920),
+        "stsbenchmark": (_sts_benchmark, 2 * (5749 + 1500 + 1379)),
+        "sts17": (_sts17, 2 * 250),
+        "sts12-16": (_sts12_16, None),
+        "snli-test": (_snli_test, 2 * 9824),
+        "paraphrase-sample": (_paraphrase_sample, 2 * 50524),
+    }

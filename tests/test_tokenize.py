@@ -8,6 +8,11 @@ The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())`
   (or ``$PROBSENT_DATA_DIR``); these tests are skipped when the data is absent;
 * hand-written edge cases and seeded random strings.
 
+The fast tokenizer (``probsent.fast_tokenize``, which tokenizes whitespace-separated pieces
+once and caches them) must give exactly the reference's tokens: compared here on every
+sentence of the training pairs (2.5 million), of the evaluation sets, and
+on the edge cases and random strings, in batches, where a piece's context matters.
+
 NLTK is slow (a few thousand sentences per second), so the reference tokens
 for the data sets are computed once per distinct sentence, in a small process
 pool when more than one CPU is available.
@@ -15,7 +20,6 @@ pool when more than one CPU is available.
 from __future__ import annotations
 
 import ast
-import csv
 import gzip
 import multiprocessing
 import os
@@ -28,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import evaluation_sets
+from probsent.fast_tokenize import PieceTokenizer
 from probsent.tokenize import tokenize, tokenize_many
 
 TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "tokenize.py"
@@ -321,81 +327,7 @@ def test_runtime_code_does_not_import_nltk():
 # ---------------------------------------------------------------------------
 
 
-def _lines(path: Path, errors: str = "strict") -> list[str]:
-    lines = path.read_text(encoding="utf-8", errors=errors).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _tab_fields(path: Path, fields: tuple[int, ...]) -> list[str]:
-    out = []
-    for line in _lines(path):
-        parts = line.split("\t")
-        out.extend(parts[i] for i in fields)
-    return out
-
-
-def _news_train() -> list[str]:
-    return _lines(DATA_DIR / "specificity" / "news-train" / "data.txt")
-
-
-def _news_test() -> list[str]:
-    # Line 651 holds a broken UTF-8 sequence.
-    return _lines(DATA_DIR / "specificity" / "news-test" / "tknsents.txt", errors="replace")
-
-
-def _ko2019() -> list[str]:
-    folder = DATA_DIR / "specificity" / "ko2019"
-    return [s for domain in ("twitter", "yelp", "movie") for s in _lines(folder / f"{domain}s.txt")]
-
-
-def _sts_benchmark() -> list[str]:
-    folder = DATA_DIR / "sts" / "stsbenchmark"
-    return [s for part in ("train", "dev", "test") for s in _tab_fields(folder / f"sts-{part}.csv", (5, 6))]
-
-
-def _sts17() -> list[str]:
-    return _tab_fields(DATA_DIR / "sts" / "sts17-track5-en-en" / "STS.input.track5.en-en.txt", (0, 1))
-
-
-def _sts12_16() -> list[str]:
-    files = sorted((DATA_DIR / "sts" / "senteval-sts12-16").glob("*/STS.input.*.txt"))
-    assert len(files) == 24, files
-    return [s for path in files for s in _tab_fields(path, (0, 1))]
-
-
-def _snli_test() -> list[str]:
-    path = DATA_DIR / "snli" / "snli_1.0_test.untok.tsv"
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
-    return [s for row in rows for s in (row["premise"], row["hypothesis"])]
-
-
-PAIRS_STRIDE = 25  # every 25th line of 1,263,076: 50,524 pairs
-
-
-def _paraphrase_sample() -> list[str]:
-    out = []
-    with gzip.open(DATA_DIR / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle):
-            if number % PAIRS_STRIDE == 0:
-                s1, s2 = line.rstrip("\n").split("\t")[:2]
-                out += [s1, s2]
-    return out
-
-
-# name -> (loader, number of sentences, counting duplicates)
-DATASETS = {
-    "news-train": (_news_train, 4342),
-    "news-test": (_news_test, 885),
-    "ko2019": (_ko2019, 984 + 845 + 920),
-    "stsbenchmark": (_sts_benchmark, 2 * (5749 + 1500 + 1379)),
-    "sts17": (_sts17, 2 * 250),
-    "sts12-16": (_sts12_16, None),
-    "snli-test": (_snli_test, 2 * 9824),
-    "paraphrase-sample": (_paraphrase_sample, 2 * 50524),
-}
+DATASETS = evaluation_sets(DATA_DIR)
 
 
 @pytest.mark.parametrize("name", list(DATASETS))
@@ -408,3 +340,73 @@ def test_dataset_matches_nltk(name):
         assert len(texts) == expected_count
     assert texts and all(isinstance(t, str) for t in texts)
     assert_same_as_nltk(texts, f"sentences of {name}")
+
+
+# ---------------------------------------------------------------------------
+# The fast tokenizer against the reference
+# ---------------------------------------------------------------------------
+
+
+def _fast_differences(texts: list[str], batch: int = 4096, tokenizer: PieceTokenizer | None = None) -> list[str]:
+    """The texts whose tokens from PieceTokenizer (in batches of ``batch``) differ from tokenize's."""
+    tokenizer = PieceTokenizer() if tokenizer is None else tokenizer
+    bad = []
+    for start in range(0, len(texts), batch):
+        part = texts[start:start + batch]
+        pieces = tokenizer.split(part)
+        tokens = list(map(tokenizer.tokens.__getitem__, pieces.numbers.tolist()))
+        expected = tokenize_many(part)
+        assert len(pieces.ends) == len(part)
+        begin = 0
+        for text, end, want in zip(part, pieces.ends.tolist(), expected):
+            if [t for piece in tokens[begin:end] for t in piece] != want:
+                bad.append(text)
+            begin = end
+    return bad
+
+
+def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
+    # 2,526,152 sentences, 606,823 distinct (captions repeat across pairs): each distinct one
+    # once, in batches of the file's order
+    if not (DATA_DIR / "paraphrase" / "pairs.tsv.gz").is_file():
+        pytest.skip(f"shared data not found at {DATA_DIR}")
+    with gzip.open(DATA_DIR / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8", newline="\n") as handle:
+        sentences = [s for line in handle for s in line.rstrip("\n").split("\t")[:2]]
+    assert len(sentences) == 2 * 1_263_076
+    bad = _fast_differences(list(dict.fromkeys(sentences)), batch=16384)
+    assert bad == [], f"{len(bad)} training sentences differ, e.g. {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", [n for n in DATASETS if n != "paraphrase-sample"])
+def test_fast_tokenizer_equals_the_reference_on_evaluation_sets(name):
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"shared data not found at {DATA_DIR}")
+    assert _fast_differences(DATASETS[name][0]()) == []
+
+
+def _in_context(texts: list[str], seed: int) -> list[str]:
+    """Each text alone, and joined with its neighbours by one or two spaces (so that each
+    piece is seen first, in the middle and last), with leading and trailing spaces."""
+    rng = random.Random(seed)
+    out = list(texts)
+    for i in range(len(texts)):
+        parts = [texts[(i + k) % len(texts)] for k in range(rng.randint(2, 4))]
+        out.append(rng.choice(["", " ", "  "]) + rng.choice([" ", "  "]).join(parts) + rng.choice(["", " ", "  "]))
+    return out
+
+
+def test_fast_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
+    texts = _in_context(EDGE_CASES + LONG_CASES[:4] + _random_strings(seed=25, count=20000), seed=25)
+    tokenizer = PieceTokenizer()
+    assert _fast_differences(texts, batch=1000, tokenizer=tokenizer) == []
+    # again with every piece cached, in other batches
+    assert _fast_differences(texts[::-1], batch=777, tokenizer=tokenizer) == []
+
+
+def test_fast_tokenizer_starts_afresh_past_its_bound_and_takes_any_batch():
+    tokenizer = PieceTokenizer(max_pieces=50)
+    texts = _random_strings(seed=3, count=3000)
+    assert _fast_differences(texts, batch=100, tokenizer=tokenizer) == []
+    assert tokenizer.generation > 1
+    assert tokenizer.tokenize_many([]) == [] and len(tokenizer.split([]).ends) == 0
+    assert tokenizer.tokenize_many(["", " ", "a\nb", "x\x02y."]) == [[], [], ["a", "b"], ["x\x02y", "."]]

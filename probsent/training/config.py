@@ -7,7 +7,6 @@ one-line :class:`~probsent.errors.InvalidValueError`. Adding a setting is one de
 """
 from __future__ import annotations
 
-import argparse
 import math
 import numbers
 import types
@@ -15,6 +14,7 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
+from probsent.arguments import positive_int  # noqa: F401 - where the command line and evaluation find it
 from probsent.data.mixture import parse_source_caps
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
@@ -224,17 +224,6 @@ def check_setting(name: str, value: Any) -> str | None:
                or (meta["above"] is not None and value <= meta["above"])
                or (meta["high"] is not None and value > meta["high"]))
     return f"must be {allowed_range(name)}, not {_show(name, value)}" if outside else None
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1 (batch sizes, counts), with a one-line error."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
 
 
 def check_batch_size(batch_size: Any) -> int:

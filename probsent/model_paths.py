@@ -1,0 +1,34 @@
+"""Where a model lives: the files of a model directory and which directory a path names.
+
+Torch-free, so that the scoring path (:mod:`probsent.scorer`) can find and read a model
+without importing torch; :mod:`probsent.model_files` writes and fully checks these files.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from probsent.errors import MissingFileError
+from probsent.io import set_aside
+
+FORMAT_NAME = "probsent-model"
+FORMAT_VERSION = 1
+CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
+DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
+
+
+def resolve_model_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The model directory that ``path`` names: with no argument, or ``"default"`` (unless a
+    directory of that name exists), the WLO model that ships inside the package; a model
+    directory itself; or a ``probsent train`` output directory's best model (or the copy set
+    aside while it was replaced). Raises MissingFileError only for the missing shipped model;
+    any other problem is left to the reader."""
+    if path is None or (str(path) == "default" and not Path(path).exists()):
+        if not (DEFAULT_MODEL / CONFIG).is_file():
+            raise MissingFileError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
+                                   f"give a model directory")
+        path = DEFAULT_MODEL
+    path = Path(path)
+    if not (path / CONFIG).exists():  # a training run: its best model, or the copy set aside
+        path = next((p for p in (path / "best", set_aside(path / "best")) if (p / CONFIG).exists()), path)
+    return path

@@ -1,0 +1,42 @@
+"""The scoring path's model: a torch-free term table where the model allows, else the full model.
+
+``probsent specificity``, ``probsent explain``, the worker processes and Spark's executors
+score with what :func:`load_scorer` returns. A WLO model directory becomes a
+:class:`probsent.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
+that scores is ready in a fraction of a second. Any other model (or a directory the
+term-table reader does not accept) is loaded by :func:`probsent.api.load`, with torch; both
+offer ``specificity``, ``require_calibration`` and ``path``, and give the same scores.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+from probsent.model_paths import resolve_model_dir
+from probsent.word_terms import WordTermTable, read_word_terms
+
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel
+
+Scorer = Union[WordTermTable, "SentenceModel"]
+
+_SCORERS: dict[str, Scorer] = {}  # this process's scorers, by resolved directory
+
+
+def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
+    """The scorer of the model ``path`` names (as :func:`probsent.load` reads it)."""
+    table = read_word_terms(resolve_model_dir(path))
+    if table is not None:
+        return table
+    from probsent.api import load  # torch: only for models without a term table
+
+    return load(path)
+
+
+def cached_scorer(path: str | os.PathLike[str] | None) -> Scorer:
+    """:func:`load_scorer`, once per process and directory (None: the shipped model)."""
+    key = str(Path(path).resolve()) if path is not None else ""
+    if key not in _SCORERS:
+        _SCORERS[key] = load_scorer(path)
+    return _SCORERS[key]

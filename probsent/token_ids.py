@@ -1,0 +1,95 @@
+"""Sentences to vocabulary ids in bulk: the fast tokenizer's pieces, each with its ids.
+
+:class:`TokenIds` turns a batch of sentences into one flat int64 array of vocabulary ids
+and the sentences' offsets in it, each sentence cut at its first ``max_tokens`` tokens:
+the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
+(:meth:`probsent.api.SentenceModel.encode`). It equals tokenizing each sentence with
+:func:`probsent.tokenize.tokenize` and looking each token up (unknown words: 0), but the
+lookups happen once per distinct piece (:class:`probsent.fast_tokenize.PieceTokenizer`) and
+the rest is NumPy, with no Python loop over sentences.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from probsent.fast_tokenize import PieceTokenizer
+
+__all__ = ["TokenIds"]
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` followed by zeros, ``size`` long."""
+    out = np.zeros(size, dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
+class TokenIds:
+    """Vocabulary ids of sentences' tokens, by piece. Thread-safe."""
+
+    def __init__(self, index: Mapping[str, int], max_tokens: int) -> None:
+        self.index = index  # token -> id; a token not in it is 0 (unknown)
+        self.max_tokens = max_tokens
+        self.tokenizer = PieceTokenizer()
+        self._lock = threading.Lock()
+        self._generation, self._known = -1, 0
+
+    def _sync(self) -> None:
+        """Give every piece the tokenizer has numbered its ids (``_ids[_starts[p]:_starts[p + 1]]``)."""
+        generation, kept = self.tokenizer.generation, self.tokenizer.kept
+        if self._generation != generation:
+            if self._generation == generation - 1 and len(kept) and kept.max() < self._known:
+                # the new numbering starts with old pieces: carry their ids over
+                begin = self._starts[kept]
+                lengths = self._starts[kept + 1] - begin
+                starts = np.zeros(len(kept) + 1, dtype=np.int64)
+                np.cumsum(lengths, out=starts[1:])
+                self._ids = self._ids[np.repeat(begin - starts[:-1], lengths) + np.arange(starts[-1])]
+                self._starts, self._known = starts, len(kept)
+            else:
+                self._ids, self._starts, self._known = np.zeros(0, np.int64), np.zeros(1, np.int64), 0
+            self._generation = generation
+        count = len(self.tokenizer)
+        if count == self._known:
+            return
+        get = self.index.get
+        new = self.tokenizer.tokens[self._known:count]
+        lengths = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
+        ids = np.fromiter((get(t, 0) for tokens in new for t in tokens), dtype=np.int64,
+                          count=int(lengths.sum()))
+        end = int(self._starts[self._known])
+        if len(self._starts) < count + 1:
+            self._starts = _grown(self._starts, 2 * (count + 1))
+        self._starts[self._known + 1:count + 1] = end + np.cumsum(lengths)
+        if len(self._ids) < end + len(ids):
+            self._ids = _grown(self._ids, 2 * (end + len(ids)))
+        self._ids[end:end + len(ids)] = ids
+        self._known = count
+
+    def __call__(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, offsets): sentence i's first ``max_tokens`` tokens' ids are
+        ``ids[offsets[i]:offsets[i + 1]]`` (both int64; ``offsets`` has one more entry)."""
+        with self._lock:
+            pieces = self.tokenizer.split(sentences)
+            self._sync()
+            starts = self._starts[pieces.numbers]
+            lengths = self._starts[pieces.numbers + 1] - starts
+            before = np.zeros(len(lengths) + 1, dtype=np.int64)  # tokens before each piece
+            np.cumsum(lengths, out=before[1:])
+            total = int(before[-1])
+            ids = self._ids[np.repeat(starts - before[:-1], lengths) + np.arange(total)]
+        offsets = before[np.concatenate(([0], pieces.ends))]
+        counts = np.diff(offsets)
+        if len(counts) and counts.max() > self.max_tokens:  # each sentence's first max_tokens
+            position = np.arange(total) - np.repeat(offsets[:-1], counts)
+            ids = ids[position < self.max_tokens]
+            offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, self.max_tokens))))
+        return ids, offsets
+
+    def tokens(self, sentence: str) -> list[str]:
+        """The sentence's first ``max_tokens`` tokens."""
+        with self._lock:
+            return self.tokenizer.tokenize_many([sentence])[0][:self.max_tokens]

@@ -1,0 +1,173 @@
+"""Scoring by per-word entropy terms, without torch: tokenize, look up, add.
+
+A model with per-word entropy terms (WLO) gives a sentence the entropy of the prior N(0, I),
+k/2 log(2 pi e), plus one float64 term per token (WLO: sum_d log|A_w,d|). That is a table of
+numbers: :class:`WordTermTable` holds it (the vocabulary, the terms, the prior's entropy, the
+translation norms for ``explain``, the calibration) and scores batches of sentences with
+:class:`probsent.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
+
+1. the fast tokenizer turns the batch into piece numbers (a piece is a whitespace-separated
+   chunk in its context, cached);
+2. each piece number has its vocabulary ids; the batch's token ids are one gather;
+3. each sentence's terms are summed in NumPy's own order (:func:`probsent.segment_sums`), so
+   a score equals the reference's ``prior + terms[ids].sum()`` bit for bit, given the terms.
+
+:func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
+loader; ``probsent specificity``, ``explain``, the worker processes and Spark use it
+(:mod:`probsent.scorer`), and :class:`probsent.api.SentenceModel` delegates its entropy,
+specificity and explain to a table built from its encoder.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from probsent.calibration import Calibration
+from probsent.data.vocab import Vocabulary
+from probsent.errors import ProbsentError
+from probsent.explanation import Attribution, Explanation
+from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
+from probsent.segment_sums import segment_sums
+from probsent.token_ids import TokenIds
+
+__all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
+
+# A sentence counts its first MAX_TOKENS tokens (encoding's memory per sentence stays bounded).
+MAX_TOKENS = 10_000
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def prior_entropy(dim: int) -> float:
+    """The entropy of N(0, I) in ``dim`` dimensions, 1/2 sum_d (log 2 pi + 1)."""
+    return float(0.5 * np.full(dim, LOG_2PI + 1.0).sum())
+
+
+def wlo_word_terms(scale: np.ndarray) -> np.ndarray:
+    """WLO's per-word terms sum_d log|A_w,d| in float64 from its scales [vocab, dim] (as the
+    reference computes them: float32 weights, |A| floored at 1e-30)."""
+    wide = scale.astype(np.float32).astype(np.float64)
+    return np.log(np.maximum(np.abs(wide), 1e-30)).sum(-1)
+
+
+class WordTermTable:
+    """Entropy, specificity, P(specific) and explain of a model with per-word entropy terms.
+
+    Thread-safe; results never depend on the batch or on the other sentences in it.
+    ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum.
+    """
+
+    probabilistic = True
+    is_probabilistic = True
+
+    def __init__(self, vocab: Vocabulary, terms: np.ndarray, prior: float,
+                 shift_norms: np.ndarray | None = None, calibration: Calibration | None = None,
+                 path: Path | None = None, token_ids: TokenIds | None = None) -> None:
+        self.vocab = vocab
+        self.terms = np.ascontiguousarray(terms, dtype=np.float64)
+        self.prior_entropy = prior
+        self.shift_norms = shift_norms
+        self.calibration = calibration
+        self.path = path  # the model directory, if read from one
+        self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
+
+    # -- scores ------------------------------------------------------------------------------
+
+    def entropy(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Each sentence's entropy in float64: the prior's plus its tokens' terms.
+        (``batch_size`` is accepted for the API's signature; it changes nothing.)"""
+        ids, offsets = self.token_ids(sentences)
+        return self.prior_entropy + segment_sums(self.terms[ids], offsets)
+
+    def specificity(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Minus the entropy: higher = more specific."""
+        return -self.entropy(sentences, batch_size)
+
+    def require_calibration(self) -> Calibration:
+        """The model's calibration; a one-line error saying how to make one if it has none."""
+        if self.calibration is None:
+            raise ProbsentError(f"{self.path or 'this model'} has no calibration.json; "
+                                f"run: probsent calibrate --model {self.path or 'DIR'}")
+        return self.calibration
+
+    def token_counts(self, sentences: Sequence[str | None]) -> np.ndarray:
+        """Each sentence's token count as it is scored (at most MAX_TOKENS; 0 for None), as
+        float64: the length feature of a length-aware calibration."""
+        present = [i for i, s in enumerate(sentences) if isinstance(s, str)]
+        counts = np.zeros(len(sentences))
+        if present:
+            counts[present] = np.diff(self.token_ids([sentences[i] for i in present])[1])
+        return counts
+
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """P(specific) of sentences already scored by :meth:`specificity`, from the model's
+        calibration (which may also read each sentence's token count)."""
+        return self.require_calibration().probability(scores, self.token_counts(sentences))
+
+    def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """P(specific) from the model's calibration."""
+        return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
+
+    def explain(self, sentence: str) -> Explanation:
+        """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS)."""
+        if not isinstance(sentence, str):
+            raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
+        tokens = self.token_ids.tokens(sentence)
+        ids = self.vocab.ids(tokens)
+        norms = self.shift_norms[ids] if self.shift_norms is not None else np.full(len(ids), math.nan)
+        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
+                 for t, i, h, n in zip(tokens, ids.tolist(), self.terms[ids], norms)]
+        return Explanation(sentence, self.prior_entropy, words)
+
+
+# -- reading a model directory without torch ---------------------------------------------------
+
+# The model settings this reader accepts without the full check (probsent.model_files, which
+# needs torch): WLO's, each within the range that training/config.py allows (a test keeps the
+# two in step). Anything else returns None, and the caller loads the model fully, which either
+# works or names the problem.
+_WLO_SETTINGS = {"dim": (int, 1, 4096), "scale_init_mean": (float, -1e3, 1e3),
+                 "scale_init_std": (float, 0.0, 1e3), "shift_init_std": (float, 0.0, 1e3)}
+
+
+def _plain_wlo(model: Any) -> bool:
+    """Whether config.json's "model" section is a WLO's with every setting in range."""
+    if not isinstance(model, dict) or model.get("type") != "wlo":
+        return False
+    if set(model) != {"type", "vocab_size", *_WLO_SETTINGS}:
+        return False
+    for name, (kind, low, high) in _WLO_SETTINGS.items():
+        value = model[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+            return False
+        if not (math.isfinite(value) and low <= value <= high):
+            return False
+    return isinstance(model["vocab_size"], int) and not isinstance(model["vocab_size"], bool)
+
+
+def read_word_terms(path: Path) -> WordTermTable | None:
+    """The term table of the WLO model directory ``path``, read with NumPy; None where the
+    directory is anything but a complete, sound WLO model (the full reader then decides)."""
+    try:
+        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        if (not isinstance(config, dict) or config.get("format") != FORMAT_NAME
+                or config.get("format_version") != FORMAT_VERSION or not _plain_wlo(config.get("model"))):
+            return None
+        vocab = Vocabulary.load(path / VOCAB)
+        from safetensors.numpy import load_file  # here: its import is the reader's cost alone
+
+        weights = load_file(str(path / WEIGHTS))
+    except Exception:  # noqa: BLE001 - whatever it is, the full reader names it
+        return None
+    dim, size = config["model"]["dim"], len(vocab)
+    if config["model"]["vocab_size"] != size or set(weights) != {"scale.weight", "shift.weight"}:
+        return None
+    if any(w.shape != (size, dim) or w.dtype.kind != "f" or not np.isfinite(w).all() for w in weights.values()):
+        return None
+    shift = weights["shift.weight"].astype(np.float32)
+    norms = np.sqrt(np.square(shift).sum(-1, dtype=np.float32)).astype(np.float64)
+    return WordTermTable(vocab, wlo_word_terms(weights["scale.weight"]), prior_entropy(dim), norms,
+                         Calibration.load(path), path)

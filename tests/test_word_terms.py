@@ -1,0 +1,174 @@
+"""Issue 25: the fast scoring path gives the scores of the reference path.
+
+The reference ("today's" code, kept here in full): the reference tokenizer, one vocabulary
+lookup per token, the encoder's float64 terms from torch, and ``prior + terms[ids].sum()``
+per sentence; encodings from ``encode_by_length`` on those ids. Compared on every sentence of
+the evaluation sets and 100,000 sentences of the training pairs, with a WLO whose vocabulary
+holds their 20,000 most frequent tokens (so that most tokens have a term of their own):
+
+* ``probsent.load(...).entropy`` / ``specificity`` (the fast tokenizer, the term table, the
+  pairwise sums): equal bit for bit;
+* the torch-free table of ``probsent specificity`` (terms computed by NumPy from the
+  safetensors file): within 1e-12 relative;
+* ``encode`` (every tenth sentence): within 1e-6 relative.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import probsent
+from helpers import REPO, evaluation_sets, require_data
+from probsent.api import ENCODE_CHUNK, MAX_BATCH_CELLS, MAX_TOKENS, SentenceModel, saturated
+from probsent.batching import encode_by_length
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.gaussian import entropy as gaussian_entropy
+from probsent.model_paths import resolve_model_dir
+from probsent.models import build_model
+from probsent.segment_sums import segment_sums
+from probsent.token_ids import TokenIds
+from probsent.tokenize import tokenize
+from probsent.word_terms import _WLO_SETTINGS, read_word_terms
+
+
+@pytest.fixture(scope="module")
+def sentences() -> list[str]:
+    data = require_data()
+    sets = evaluation_sets(data)
+    out = [s for name, (load, _) in sets.items() if name != "paraphrase-sample" for s in load()]
+    return out + sets["paraphrase-sample"][0]()[:100_000]
+
+
+@pytest.fixture(scope="module")
+def reference_ids(sentences) -> list[np.ndarray]:
+    return [tokenize(s)[:MAX_TOKENS] for s in sentences]
+
+
+@pytest.fixture(scope="module")
+def wlo_dir(tmp_path_factory, reference_ids) -> Path:
+    counts = Counter(t for tokens in reference_ids for t in tokens)
+    vocab = Vocabulary([UNKNOWN] + [w for w, _ in counts.most_common(20_000)])
+    torch.manual_seed(25)
+    encoder = build_model({"type": "wlo", "vocab_size": len(vocab), "dim": 50, "scale_init_std": 0.3,
+                           "shift_init_std": 0.5})
+    with torch.no_grad():  # a few negative scales, as training makes
+        encoder.scale.weight[::97] *= -1
+    path = tmp_path_factory.mktemp("wlo") / "model"
+    SentenceModel(encoder, vocab).save(path)
+    return path
+
+
+def reference_entropy(model: SentenceModel, tokens: list[list[str]]) -> np.ndarray:
+    """The entropies as the code before issue 25 computed them."""
+    with torch.no_grad():
+        terms = model.encoder.word_entropy_terms(dtype=torch.float64).numpy()
+    prior = float(gaussian_entropy(torch.zeros(model.encoder.dim, dtype=torch.float64)))
+    index = model.vocab.index
+    return np.array([prior + terms[[index.get(t, 0) for t in sentence]].sum() for sentence in tokens])
+
+
+@pytest.fixture(scope="module")
+def expected(wlo_dir, reference_ids) -> np.ndarray:
+    return reference_entropy(probsent.load(wlo_dir), reference_ids)
+
+
+def test_the_api_scores_equal_the_reference_bit_for_bit(wlo_dir, sentences, expected) -> None:
+    model = probsent.load(wlo_dir)
+    assert np.array_equal(model.entropy(sentences), expected)
+    assert np.array_equal(model.specificity(sentences), -expected)
+    # in other batches, and one by one
+    assert np.array_equal(model.entropy(sentences[::-1][:5000]), expected[::-1][:5000])
+    assert [model.entropy(s) for s in sentences[:300]] == expected[:300].tolist()
+
+
+def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference_ids, expected) -> None:
+    shipped = resolve_model_dir(None)
+    for path, every in ((wlo_dir, 1), (shipped, 5)):  # a large vocabulary, and the shipped model
+        items = sentences[::every]
+        if every > 1:
+            expected = reference_entropy(probsent.load(path), reference_ids[::every])
+        table = read_word_terms(path)
+        assert table is not None
+        got = table.entropy(items)
+        # NumPy's log and its order of the sum over the dimensions differ from torch's in the
+        # last bit of some terms (torch-free, the terms cannot be torch's bits): 1e-12 of the
+        # sum's magnitudes (the prior plus every |term|), which is 1e-12 relative except where
+        # the terms cancel the prior to nearly zero (ill-conditioned: there no float64 sum in
+        # another order would do better)
+        ids, offsets = table.token_ids(items)
+        magnitude = table.prior_entropy + segment_sums(np.abs(table.terms[ids]), offsets)
+        assert np.all(np.abs(got - expected) <= 1e-12 * magnitude)
+        share = np.mean(np.abs(got - expected) <= 1e-12 * np.abs(expected))
+        assert share > 0.999, share
+        assert np.array_equal(table.specificity(items), -got)
+
+
+def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
+    model = probsent.load(wlo_dir)
+    subset = slice(None, None, 10)
+    items, tokens = sentences[subset], reference_ids[subset]
+    means, logvars = [], []
+    for start in range(0, len(tokens), ENCODE_CHUNK):  # encode's chunks: a float32 batch's shape
+        ids = [model.vocab.ids(t) for t in tokens[start:start + ENCODE_CHUNK]]  # can move last bits
+        offsets = np.concatenate(([0], np.cumsum([len(i) for i in ids])))
+        with torch.no_grad():
+            enc = encode_by_length(model.encoder, np.concatenate(ids), offsets, np.arange(len(ids)), 256,
+                                   max_cells=MAX_BATCH_CELLS)
+        means.append(saturated(enc.mean))
+        logvars.append(saturated(enc.logvar))
+    mean, variance = model.encode(items)
+    expected_variance = saturated(torch.cat(logvars).double().exp()).numpy()
+    expected_mean = torch.cat(means).numpy()
+    assert np.allclose(mean, expected_mean, rtol=1e-6, atol=0)
+    assert np.allclose(variance, expected_variance, rtol=1e-6, atol=0)
+
+
+def test_token_ids_equal_the_reference_across_new_numberings(sentences, reference_ids) -> None:
+    index = {word: i for i, word in enumerate(dict.fromkeys(t for s in reference_ids[:20_000] for t in s), 1)}
+    token_ids = TokenIds(index, MAX_TOKENS)
+    token_ids.tokenizer.max_pieces = 2_000  # a new numbering every few batches
+    for start in range(0, 20_000, 997):
+        ids, offsets = token_ids(sentences[start:start + 997])
+        expected = [[index.get(t, 0) for t in tokens] for tokens in reference_ids[start:start + 997]]
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        token_ids.tokens(sentences[start])  # explain's path numbers pieces too
+    assert token_ids.tokenizer.generation > 3
+
+
+def test_explain_from_the_table_equals_the_api(wlo_dir) -> None:
+    sentence = "The Dow fell 2.3 % on Tuesday, didn't it?"
+    ours, api = read_word_terms(wlo_dir).explain(sentence), probsent.load(wlo_dir).explain(sentence)
+    assert [(w.token, w.word) for w in ours.words] == [(w.token, w.word) for w in api.words]
+    assert [w.entropy for w in ours.words] == pytest.approx([w.entropy for w in api.words], rel=1e-12)
+    assert [w.shift_norm for w in ours.words] == pytest.approx([w.shift_norm for w in api.words], rel=1e-5)
+    assert ours.prior_entropy == pytest.approx(api.prior_entropy, rel=1e-15)
+
+
+def test_the_table_reader_accepts_only_settings_the_full_check_accepts() -> None:
+    from probsent.training.config import setting_rules
+
+    for name, (_, low, high) in _WLO_SETTINGS.items():
+        rules = setting_rules(name)
+        assert rules["low"] is not None and low >= rules["low"] and high <= rules["high"], name
+        assert rules["above"] is None or low > rules["above"], name
+
+
+@pytest.mark.parametrize("command", [["specificity", "The Dow fell 2.3 % on Tuesday."],
+                                     ["explain", "The Dow fell 2.3 % on Tuesday."]])
+def test_scoring_from_the_command_line_imports_no_torch(command) -> None:
+    code = ("import runpy, sys; sys.argv = ['probsent'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('probsent.cli', run_name='__main__')\n"
+            "except SystemExit as exit:\n    assert not exit.code, exit.code\n"
+            "heavy = sorted(m for m in ('torch', 'scipy', 'numba', 'nltk') if m in sys.modules)\n"
+            "assert not heavy, heavy\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Dow" in done.stdout or "dow" in done.stdout
