@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from experiments.ship_rule import MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, STS17_FLOOR, STSB_DEV_FLOOR
+from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS, STS17_FLOOR,
+                                   STSB_DEV_FLOOR)
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 # The commit that fixed each round's rule and candidates, before any of its runs (see git log).
@@ -36,7 +37,7 @@ def dev_table(runs: dict[str, dict[str, Any]], shipped: dict[str, Any]) -> list[
     """One row per run (and the model shipped before): every development number of the rule."""
     lines = ["| run | STS17 | STS-B dev concat (means) | news length groups | equal-length | one-word explain "
              "| score | shorter-specific | frequent-word term | Spearman(term, log count) | active hinge "
-             "| floors missed |", "|" + "---|" * 12]
+             "| `<unk>` term (median word) | floors missed |", "|" + "---|" * 13]
     rows = [("shipped before the rule", shipped)] + list(runs.items())
     for name, r in rows:
         d = r.get("diagnostics", {})
@@ -45,8 +46,14 @@ def dev_table(runs: dict[str, dict[str, Any]], shipped: dict[str, Any]) -> list[
         missed = "; ".join(r.get("missed", [])) or ("none" if "missed" in r else "–")
         lines.append(f"| `{name}` | {sts17} | {r['stsb_dev_concat']:.1f} ({r['stsb_dev_means']:.1f}) | "
                      f"{r['news_length_groups']:.1f} | {r['equal_length']:.1f} | {r['one_word_explain']:.1f} | "
-                     f"{r['score']:.1f} | {r['shorter_specific']:.1f} | {' | '.join(diag)} | {missed} |")
+                     f"{r['score']:.1f} | {r['shorter_specific']:.1f} | {' | '.join(diag)} | {_terms(r)} | {missed} |")
     return lines
+
+
+def _terms(record: dict[str, Any]) -> str:
+    if "unk_term" not in record:
+        return "–"
+    return f"{record['unk_term']:.2f} ({record['median_term']:.2f})"
 
 
 def seed_table(record: dict[str, Any]) -> list[str]:
@@ -107,6 +114,8 @@ def render() -> str:
            "that pass, the highest mean of three measures that counting words cannot raise: accuracy within "
            "length groups on the cleaned news training rows, the equal-length pairs and the one-word explain set "
            "(`probsent/evaluation/length_controlled.py`, sets in `probsent/evaluation/data/`).", ""]
+    every_run = {name: run for number in ROUNDS for name, run in
+                 ((_read(RECORDS / f"round{number}.json") or {}).get("runs", {})).items()}
     for number, round_ in ROUNDS.items():
         record = _read(RECORDS / f"round{number}.json")
         if record is None or shipped is None:
@@ -116,7 +125,7 @@ def render() -> str:
                 *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
                 *[f"Note: {note}" for note in round_.record_notes], *([""] if round_.record_notes else []),
                 "Development numbers (seed 1; the rule's measures in %):", "", *dev_table(record["runs"], shipped), ""]
-        out += contrast_lines(record["runs"], [r.name for r in round_.candidates]) + [""]
+        out += contrast_lines(every_run, round_.compared()) + [""]
         if record.get("finalists"):
             out += ["Finalists over seeds 1-3 (mean ± sd):", "", *seed_table(record), ""]
         if "winner" in record:
@@ -126,27 +135,48 @@ def render() -> str:
             shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")
             out += ["Test sets, evaluated once after the choice (winner: mean ± sd over its three seeds):", "",
                     *test_table(tested, shipped_eval), ""]
+    out += shipped_rows_lines(_read(SHIPPED_ROWS))
     return "\n".join(out).rstrip() + "\n"
 
 
-def contrast_lines(runs: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
-    """Each candidate against the round's first (its reference), measure by measure (seed 1: these
-    choose nothing and claim nothing beyond one seed)."""
-    base = runs.get(names[0])
+def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
+    """The shipped model's two rows on the four test sets: its entropy, and its P(specific)
+    calibrated on the news training rows from the entropy and the token count."""
+    if rows is None:
+        return []
+    measures, length = rows["measures"], rows["length"]
+    table = ["| system | News acc. | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
+             "| Length | " + " | ".join(f"{length[d]:.1f}" for d in DOMAINS) + " |"]
+    for row, label in (("entropy", "entropy (the score)"), ("probability", "P(specific), calibrated with length")):
+        table.append(f"| shipped model, {label} | " + " | ".join(f"{measures[row][d]:.1f}" for d in DOMAINS) + " |")
+    gap = measures["probability"]["news"] - length["news"]
+    return ["### The shipped model's length-aware P(specific)", "",
+            "`probsent calibrate` fits P(specific) from the entropy and the token count on the cleaned news "
+            "training rows (`python -m experiments.ship_rule --round 1 --stage shipped-rows`; the ρ columns "
+            "rank by the score or the probability):", "", *table, "",
+            f"On News the calibrated probability is {abs(gap):.1f} points {'above' if gap >= 0 else 'below'} "
+            f"Length.", ""]
+
+
+def contrast_lines(runs: dict[str, dict[str, Any]], pairs: list[tuple[str, str]]) -> list[str]:
+    """Each (candidate, reference) pair, measure by measure (seed 1: these choose nothing and
+    claim nothing beyond one seed)."""
     lines = []
-    for name in names[1:]:
-        run = runs.get(name)
+    for name, reference in pairs:
+        run, base = runs.get(name), runs.get(reference)
         if base is None or run is None:
             continue
         moved = ", ".join(f"{label} {run[key] - base[key]:+.1f}" for key, label in (
             ("equal_length", "equal-length"), ("one_word_explain", "one-word explain"),
             ("news_length_groups", "news length groups"), ("shorter_specific", "shorter-specific"),
             ("stsb_dev_concat", "STS-B dev concat")))
-        d, b = run.get("diagnostics", {}), base.get("diagnostics", {})
-        inside = ", ".join(f"{label} {b[key]:.2f} -> {d[key]:.2f}" for key, label in (
+        d, b = {**run.get("diagnostics", {}), **run}, {**base.get("diagnostics", {}), **base}
+        show = lambda key, value: f"{value:,.0f}" if key == "vocabulary" else f"{value:.2f}"  # noqa: E731
+        inside = ", ".join(f"{label} {show(key, b[key])} -> {show(key, d[key])}" for key, label in (
             ("frequent_term", "frequent-word term"), ("term_count_spearman", "Spearman(term, log count)"),
-            ("active_hinge", "active hinge share")) if key in d and key in b)
-        lines.append(f"- `{name}` against `{names[0]}` (points, one seed): {moved}; inside the model: {inside}.")
+            ("active_hinge", "active hinge share"), ("unk_term", "`<unk>` term"), ("median_term", "median word's term"),
+            ("vocabulary", "vocabulary")) if key in d and key in b)
+        lines.append(f"- `{name}` against `{reference}` (points, one seed): {moved}; inside the model: {inside}.")
     return lines
 
 

@@ -73,6 +73,11 @@ def _choice_sentence() -> str:
             f"runs do not compete and what an earlier rule chose).")
 
 
+def _signed(value: float) -> str:
+    """``+ 1.2340`` or ``- 1.2340``: a term of a sum."""
+    return f"{'-' if value < 0 else '+'} {abs(value):.4f}"
+
+
 def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: dict) -> str:
     """What the shipped vocabulary holds."""
     words, before = len(model.vocab) - 1, export.get("vocab_size_before", len(model.vocab)) - 1
@@ -177,8 +182,8 @@ def render(data_dir: Path) -> str:
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "
               f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score"
-              + (f" + {calibration.length_slope:.4f} x tokens" if calibration.length_slope else "")
-              + f" + {calibration.intercept:.4f}))), "
+              + (f" {_signed(calibration.length_slope)} x tokens" if calibration.length_slope else "")
+              + f" {_signed(calibration.intercept)}))), "
               f"score = -entropy" + (", tokens = the sentence's token count" if calibration.length_slope else "")
               + f": a logistic fit on the {calibration.sentences:,} cleaned news training rows "
               f"(as SPECITELLER reports probabilities). It is calibrated for news-like text only"

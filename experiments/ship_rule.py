@@ -24,6 +24,7 @@ development sets only (the test sets are evaluated once, after the choice):
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
     python -m experiments.ship_rule --round 1 --stage test     # the test sets, once, for the winner
     python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo
+    python -m experiments.ship_rule --round 1 --stage shipped-rows  # the shipped model's two test rows
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
+SHIPPED_ROWS = RECORDS / "shipped-rows.json"  # the shipped model's entropy and P(specific) on the test sets
 
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
@@ -68,6 +70,13 @@ class Round:
     hypothesis: str
     candidates: list[Run] = field(default_factory=list)
     record_notes: list[str] = field(default_factory=list)  # how the runs were made, added after them
+    # (candidate, the run it is compared with); default: every candidate against the first
+    contrasts: list[tuple[str, str]] = field(default_factory=list)
+
+    def compared(self) -> list[tuple[str, str]]:
+        """The (candidate, reference) pairs the report contrasts."""
+        first = self.candidates[0].name
+        return self.contrasts or [(run.name, first) for run in self.candidates[1:]]
 
 
 ROUNDS = {
@@ -102,7 +111,8 @@ ROUNDS = {
                    resample_like="../shared/data/paranmt-sample", resample_pairs=150_000, epochs=12,
                    max_steps=EPOCH_STEPS, min_count=20),
               _run("d2-base-mincount20", "d1-base with words seen < 20 times as <unk> (the ablation of the "
-                                         "resampling)", min_count=20)]),
+                                         "resampling)", min_count=20)],
+             contrasts=[("d2-paranmt-shape-mincount20", "d1-paranmt-shape"), ("d2-base-mincount20", "d1-base")]),
 }
 
 
@@ -144,6 +154,7 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
         "stsb_dev_means": 100.0 * pearson(similarities["cosine_mean"], stsb_dev.scores),
         "vocabulary": len(model.vocab),
     }
+    record.update(term_summary(model))
     training = json.loads((model_dir / "config.json").read_text(encoding="utf-8")).get("training", {})
     record["sts17"] = float(training.get("sts17_pearson", math.nan))
     record["score"] = float(np.mean([record[m] for m in MEASURES]))
@@ -158,6 +169,18 @@ def last_diagnostics(run_dir: Path) -> dict[str, float]:
     lines = (run_dir / "log.jsonl").read_text(encoding="utf-8").splitlines()
     last = json.loads(lines[-1])
     return {key: last[key] for key in DIAGNOSTICS if key in last} | {"step": last["step"]}
+
+
+def term_summary(model: Any) -> dict[str, float]:
+    """Where the entropy terms sit: ``<unk>``'s (every word the model does not know), the median
+    known word's, and the mean of the 20 most frequent and of the rarest tenth of the vocabulary."""
+    import torch
+
+    with torch.no_grad():
+        terms = model.encoder.word_entropy_terms(dtype=torch.float64).numpy()
+    known = terms[1:]
+    return {"unk_term": float(terms[0]), "median_term": float(np.median(known)),
+            "frequent20_term": float(known[:20].mean()), "rarest_tenth_term": float(known[-max(1, len(known) // 10):].mean())}
 
 
 def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabulary: int) -> list[str]:
@@ -280,8 +303,16 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
-    parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select", "test", "ship"), required=True)
+    parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select", "test", "ship", "shipped-rows"), required=True)
     args = parser.parse_args(argv)
+    if args.stage == "shipped-rows":  # the shipped model, calibrated with length: both test rows
+        from probsent.evaluation.baselines import LengthScorer
+
+        rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "measures": test_measures(SHIPPED),
+                "length": specificity_row(LengthScorer())}
+        write_json(SHIPPED_ROWS, rows)
+        print(json.dumps(rows, indent=1))
+        return 0
     if args.stage == "reference":  # the model shipped before this rule: the equal-length floor
         write_json(PREVIOUSLY_SHIPPED, dev_measures(SHIPPED))
         print(PREVIOUSLY_SHIPPED.read_text(encoding="utf-8"))

@@ -131,7 +131,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
                               len(scores), 0.0, float(length_slope))
     calibration.accuracy_at_half = float(((calibration.probability(scores, lengths) > 0.5) == news.specific).mean())
     calibration.save(model.path)
-    print(f"P(specific) = sigmoid({slope:.4f} * score + {length_slope:.4f} * tokens + {intercept:.4f}) from "
+    print(f"P(specific) = sigmoid({slope:.4f} * score {'-' if length_slope < 0 else '+'} {abs(length_slope):.4f} * tokens "
+          f"{'-' if intercept < 0 else '+'} {abs(intercept):.4f}) from "
           f"{len(scores):,} sentences (accuracy at 0.5 on them: {100 * calibration.accuracy_at_half:.1f} %); "
           f"written to {model.path / 'calibration.json'}")
     return 0
