@@ -61,8 +61,13 @@ def test_scores_and_the_card_examples_follow_the_recurrence(model) -> None:
     sentences = [r[0] for r in rows]
     expected = np.array([recurrence_entropy(s) for s in sentences])
     calibration = json.loads((DEFAULT_MODEL / "calibration.json").read_text())
-    # P(specific) = sigmoid(slope * specificity + intercept), specificity = -entropy
-    probability = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration["intercept"])))
+    # P(specific) = sigmoid(slope * specificity + length_slope * tokens + intercept), specificity =
+    # -entropy, tokens counted by NLTK's Treebank tokenizer (which probsent's equals)
+    from nltk.tokenize import TreebankWordTokenizer
+
+    tokens = np.array([len(TreebankWordTokenizer().tokenize(s.lower())) for s in sentences])
+    probability = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration.get("length_slope", 0.0) * tokens
+                                    + calibration["intercept"])))
     assert model.entropy(sentences) == pytest.approx(expected, abs=1e-4)
     assert model.probability(sentences) == pytest.approx(probability, abs=1e-5)
     # the card prints three decimals
