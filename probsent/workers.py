@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from probsent.api import SentenceModel, load
+from probsent.signals import HANDLED, die_with_parent
 
 T = TypeVar("T")
 
@@ -66,8 +67,10 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _start_worker(model_path: str) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: one message, no tracebacks
+def _start_worker(model_path: str, parent: int) -> None:
+    die_with_parent(parent)  # never outlive the parent, however it ends
+    for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
+        signal.signal(signum, signal.SIG_IGN)
     torch.set_num_threads(1)  # one core per worker: N workers use N cores
     cached_model(model_path)
 
@@ -96,7 +99,7 @@ def score_chunks(model: SentenceModel, items: Iterable[tuple[T, Sequence[str | N
         raise ValueError("scoring with several workers needs a model loaded from a directory")
     path = str(model.path)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(path,))
+                               initializer=_start_worker, initargs=(path, os.getpid()))
     try:
         pending: deque = deque()
         for payload, texts in chain(head, items):
