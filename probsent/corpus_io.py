@@ -1,7 +1,8 @@
 """Corpora in and out of ``probsent specificity``: text lines, JSON Lines and Parquet.
 
 The format comes from the file name: ``.parquet`` / ``.pq`` is Parquet, ``.jsonl`` /
-``.ndjson`` is JSON Lines, anything else (and standard input) one sentence a line.
+``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files
+read in name order as one table), anything else (and standard input) one sentence a line.
 
 Reading streams chunks of rows (Parquet: record batches within row groups), so memory does
 not grow with the file. A chunk keeps its rows untouched and lists the texts of the scored
@@ -48,9 +49,12 @@ _JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", d
 
 
 def file_format(path: str | os.PathLike[str] | None) -> str:
-    """``parquet``, ``jsonl`` or ``text`` (also for None / ``-``: standard streams)."""
+    """``parquet``, ``jsonl`` or ``text`` (also for None / ``-``: standard streams); a
+    directory is a Parquet dataset."""
     if path is None or str(path) == "-":
         return "text"
+    if Path(path).is_dir():
+        return "parquet"
     return _SUFFIXES.get(Path(path).suffix.lower(), "text")
 
 

@@ -64,5 +64,5 @@ def test_a_lock_left_by_a_killed_process_is_free_and_a_removed_lock_file_is_not_
     holder.wait()
     lock = lock_run_directory(tmp_path)  # SIGKILL released it
     assert (tmp_path / LOCK).read_text().startswith(f"pid {os.getpid()} ")
-    lock.release(remove=True)
+    lock.release()
     assert not (tmp_path / LOCK).exists()

@@ -1,9 +1,10 @@
 """One writer per training run directory: an exclusive lock held for the whole run.
 
 ``probsent train --out DIR`` (with or without ``--resume``) holds ``fcntl.flock`` on
-``DIR/probsent-run.lock`` from before its first write until it ends; the kernel releases it
-however the process ends (a SIGKILL included). The holder writes its process id, host and
-start time into the file, so a second process gets one line naming it.
+``DIR/probsent-run.lock`` from before its first write until it ends (and then removes the
+file); the kernel releases the lock however the process ends (a SIGKILL included). The
+holder writes its process id, host and start time into the file, so a second process gets
+one line naming it.
 """
 from __future__ import annotations
 
@@ -23,16 +24,16 @@ class RunLock:
     """The held lock of one run directory; released by :meth:`release` or when the process
     ends (or this object is collected: the file closes)."""
 
-    def __init__(self, handle: IO[bytes], path: Path, created: bool) -> None:
-        self.handle, self.path, self.created = handle, path, created
+    def __init__(self, handle: IO[bytes], path: Path) -> None:
+        self.handle, self.path = handle, path
 
-    def release(self, remove: bool = False) -> None:
-        """Let another run have the directory; ``remove`` also deletes the lock file (only
-        while still holding it, so that no other process is using it)."""
+    def release(self) -> None:
+        """Let another run have the directory. The lock file is removed first, while still
+        held (a process that opened it meanwhile sees that it is gone and makes a new one), so
+        a finished run leaves nothing of it."""
         if self.handle.closed:
             return
-        if remove:
-            self.path.unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
         self.handle.close()
 
 
@@ -61,7 +62,6 @@ def lock_run_directory(directory: Path) -> RunLock:
     the process that holds it."""
     path = directory / LOCK
     while True:
-        created = not path.exists()
         handle = open(path, "a+b")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -79,4 +79,4 @@ def lock_run_directory(directory: Path) -> RunLock:
     handle.truncate(0)
     handle.write(f"pid {os.getpid()} on {socket.gethostname()}, started {started}\n".encode())
     handle.flush()
-    return RunLock(handle, path, created)
+    return RunLock(handle, path)

@@ -106,7 +106,6 @@ class Trainer:
                     shutil.rmtree(self.out, ignore_errors=True)
                 else:
                     (self.out / RUN_MARKER).unlink(missing_ok=True)
-                self.lock.release(remove=self.lock.created)
             self.lock.release()
             raise
 
@@ -209,7 +208,7 @@ class Trainer:
         try:
             self._check_output_contents(resume)  # again, now that no other run can change it
         except ProbsentError:
-            self.lock.release(remove=self.lock.created)
+            self.lock.release()
             raise
         if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
             (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
