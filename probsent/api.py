@@ -19,7 +19,7 @@ from probsent.io import set_aside
 from probsent.model_files import CONFIG, read_model_dir, save_model
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity
-from probsent.tokenize import tokenize
+from probsent.token_cap import first_tokens
 from probsent.training.config import check_batch_size
 
 Sentences = Union[str, Sequence[str]]
@@ -110,7 +110,7 @@ class SentenceModel:
     def _token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Each sentence's first MAX_TOKENS tokens as vocabulary ids (0: unknown)."""
         index = self.vocab.index
-        return [[index.get(token, 0) for token in tokenize(s)[:MAX_TOKENS]] for s in sentences]
+        return [[index.get(token, 0) for token in first_tokens(s, MAX_TOKENS)] for s in sentences]
 
     def _entropy_by_word_terms(self, sentences: Sequence[str]) -> np.ndarray:
         """The entropy of a model with per-word entropy terms from its closed form, in float64:
@@ -229,7 +229,7 @@ class SentenceModel:
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
         terms = with_word_entropy_terms(self.encoder, "explain")
-        tokens = tokenize(sentence)[:MAX_TOKENS]
+        tokens = first_tokens(sentence, MAX_TOKENS)
         ids = torch.from_numpy(self.vocab.ids(tokens))
         with torch.no_grad():
             shares = terms.word_entropy_terms(ids, dtype=torch.float64).numpy()
