@@ -361,7 +361,8 @@ def _json_value(value: Any) -> Any:
 class ParquetSink:
     """A Parquet file with one row group per chunk: the input columns, then the scores."""
 
-    def __init__(self, path: Path, schema: pa.Schema | None, names: list[str], name: str | None = None) -> None:
+    def __init__(self, path: Path | BinaryIO, schema: pa.Schema | None, names: list[str],
+                 name: str | None = None) -> None:
         self.path, self.schema, self.names = path, schema, names
         self.name = name or str(path)  # the output's name in error messages
         self.writer: pq.ParquetWriter | None = None
@@ -432,13 +433,12 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
                 raise
             raise ProbsentError(f"standard output: cannot write ({exc.strerror})") from None
         return
-    with writing_output(output, force) as tmp:
-        if kind == "parquet":
-            sink = ParquetSink(tmp, corpus.schema, names, output)
-            try:
+    with writing_output(output, force) as path:
+        if kind == "parquet":  # an open file, never a path: Arrow seeks in (and removes) what a path names
+            with open(path, "wb") as handle:
+                sink = ParquetSink(handle, corpus.schema, names, output)
                 yield sink
-            finally:
-                sink.close()
+                sink.close()  # only after the last row: a failed run leaves no valid-looking file
         else:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+            with open(path, "w", encoding="utf-8", newline="\n") as out:
                 yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format)

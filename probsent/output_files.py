@@ -51,7 +51,7 @@ class OutputTarget:
 
 def cannot_write(path: str | os.PathLike[str], exc: OSError) -> ProbsentError:
     """The one-line error for an operating-system error on the output ``path``."""
-    reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else type(exc).__name__)
+    reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc).strip() or type(exc).__name__)
     return ProbsentError(f"{path}: cannot write ({reason})")
 
 
