@@ -389,6 +389,14 @@ class ParquetSink:
             self.writer = pq.ParquetWriter(self.path, table.schema, write_page_checksum=True)
         self.writer.write_table(table)
 
+    def abandon(self) -> None:
+        """Stop after an error: release the writer, whatever state the file is in."""
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except (pa.ArrowException, OSError, ValueError):
+                pass
+
     def close(self) -> None:
         """Finish the file (an input with no rows gives a file with the columns and no rows)."""
         try:
@@ -437,8 +445,12 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
         if kind == "parquet":  # an open file, never a path: Arrow seeks in (and removes) what a path names
             with open(path, "wb") as handle:
                 sink = ParquetSink(handle, corpus.schema, names, output)
-                yield sink
-                sink.close()  # only after the last row: a failed run leaves no valid-looking file
+                try:
+                    yield sink
+                except BaseException:
+                    sink.abandon()
+                    raise
+                sink.close()
         else:
             with open(path, "w", encoding="utf-8", newline="\n") as out:
                 yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format)

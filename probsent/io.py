@@ -1,6 +1,7 @@
 """Writing files and directories so that an interruption never leaves a damaged one behind."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -11,14 +12,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from probsent.errors import ProbsentError
+
 
 @contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike[str], replace: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` in one step.
 
     Works for a file or a directory written at the yielded path. On error the temporary is
     removed and ``target`` is left as it was. What is written gets the permissions of any
-    new file (0666 / 0777 minus the umask), whatever the writing library chose.
+    new file (0666 / 0777 minus the umask), whatever the writing library chose. With
+    ``replace=False`` a ``target`` that appeared meanwhile is never replaced: a
+    :class:`ProbsentError`, and the temporary is removed.
     """
     target = Path(target)
     with new_parents(target):
@@ -29,9 +34,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
             _usual_permissions(tmp)
             if tmp.is_dir():
                 _fsync_tree(tmp)
-                _replace_directory(tmp, target)
             else:
                 fsync_path(tmp)
+            if not replace:
+                _move_if_absent(tmp, target)
+            elif tmp.is_dir():
+                _replace_directory(tmp, target)
+            else:
                 os.replace(tmp, target)
             fsync_path(target.parent)
         finally:
@@ -110,6 +119,27 @@ def remove_stale_temporaries_of(target: Path) -> list[Path]:
             remove_quietly(target.parent / name)
             removed.append(target.parent / name)
     return removed
+
+
+def _move_if_absent(new: Path, target: Path) -> None:
+    """Rename ``new`` to ``target`` only if nothing is at ``target``: a file through a hard
+    link (which never replaces); a directory by first creating ``target`` empty (which fails
+    if anything is there) and renaming over that empty directory of ours."""
+    appeared = ProbsentError(f"{target}: already exists (it appeared during the run); nothing was replaced")
+    try:
+        if new.is_dir():
+            os.mkdir(target)
+            try:
+                os.rename(new, target)
+            except OSError as exc:  # something was put into it meanwhile
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                raise appeared from None
+        else:
+            os.link(new, target)
+            new.unlink()
+    except FileExistsError:
+        raise appeared from None
 
 
 def _replace_directory(new: Path, target: Path) -> None:

@@ -271,3 +271,22 @@ def test_a_parquet_dataset_directory_is_read_as_one_table(model_dir, tmp_path, c
     assert out.column("id").to_pylist() == list(range(6))
     assert out.column("text").to_pylist() == ["cat 0", None, "cat 1", None, "cat 2", None]
     assert out.column("specificity").null_count == 3
+
+
+def test_export_never_replaces_a_directory_made_during_the_run(tmp_path, monkeypatch) -> None:
+    import probsent.export as export
+    from probsent import ProbsentError
+
+    out = tmp_path / "small"
+    write = export.write_model_dir
+
+    def and_meanwhile(*args, **kwargs):
+        write(*args, **kwargs)
+        out.mkdir()  # a user makes the directory, and puts a file in it, while the export runs
+        (out / "notes.txt").write_text("mine")
+
+    monkeypatch.setattr(export, "write_model_dir", and_meanwhile)
+    with pytest.raises(ProbsentError, match="appeared during the run"):
+        export.export_model(make_model("wlo"), out)
+    assert os.listdir(out) == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
+    assert leftovers(tmp_path) == []
