@@ -86,12 +86,15 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
     parser.add_argument("--model", help="model directory or probsent train output directory "
                                         "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl file")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
+                                        "file, or a directory of Parquet files (a dataset)")
     parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
     parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
                                          "as --format says (default: stdout; JSON Lines for a "
-                                         ".parquet / .jsonl input)")
-    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+                                         ".parquet / .jsonl input). A symbolic link is written "
+                                         "through; a FIFO or device is written to directly")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file "
+                                                             "(it keeps its permissions)")
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="processes scoring in parallel, one core each (default: all cores)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
