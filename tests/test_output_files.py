@@ -54,7 +54,7 @@ def test_a_fifo_is_written_to_not_replaced(model_dir, tmp_path, force) -> None:
     fifo = tmp_path / "f"
     os.mkfifo(fifo)
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     done = subprocess.run([*CLI, "specificity", "--model", model_dir, "the cat", "a dog", "--output", str(fifo),
                            *(["--force"] if force else [])], env=ENV, capture_output=True, text=True, timeout=120)

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-from probsent.training.run_lock import LOCK, lock_run_directory
 from tests.helpers import REPO
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
@@ -55,6 +54,8 @@ def test_a_second_run_into_a_busy_directory_is_refused_and_writes_nothing(tmp_pa
 
 
 def test_a_lock_left_by_a_killed_process_is_free_and_a_removed_lock_file_is_not_trusted(tmp_path) -> None:
+    from probsent.training.run_lock import LOCK, lock_run_directory
+
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
                                "from probsent.training.run_lock import lock_run_directory; "
                                "lock_run_directory(Path(sys.argv[1])); print('held', flush=True); time.sleep(60)",

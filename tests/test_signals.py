@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from probsent.io import remove_stale_temporaries_of, temporary_beside
 from tests.helpers import REPO
 from tests.helpers import tiny_model as make_model
 
@@ -105,6 +104,8 @@ def test_workers_die_with_a_killed_parent_and_the_next_run_removes_its_temporary
 
 
 def test_only_stale_temporaries_of_this_host_are_removed(tmp_path) -> None:
+    from probsent.io import remove_stale_temporaries_of, temporary_beside
+
     target = tmp_path / "o.txt"
     dead = subprocess.Popen(["true"])
     dead.wait()

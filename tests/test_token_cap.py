@@ -11,7 +11,6 @@ import tracemalloc
 import pytest
 
 from probsent.api import MAX_TOKENS
-from probsent.token_cap import capped_text, first_tokens
 from probsent.tokenize import tokenize
 
 FIXED_SEED = 26
@@ -30,6 +29,8 @@ def generated(rng: random.Random) -> str:
 
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda seed: f"seed{seed}")
 def test_first_tokens_equal_the_full_tokenization_cut(seed) -> None:
+    from probsent.token_cap import first_tokens
+
     rng = random.Random(seed)
     for case in range(20_000):
         text = generated(rng)
@@ -38,6 +39,8 @@ def test_first_tokens_equal_the_full_tokenization_cut(seed) -> None:
 
 
 def test_a_50_mb_line_costs_what_the_cap_allows() -> None:
+    from probsent.token_cap import capped_text, first_tokens
+
     line = "The cat sat on the mat, didn't it? " * 1_500_000  # 52 MB, 15 M tokens
     tracemalloc.start()
     started = time.perf_counter()
