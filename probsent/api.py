@@ -246,7 +246,7 @@ class SentenceModel:
 
 def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
     """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
-    return np.array([min(len(tokenize(s)), MAX_TOKENS) if isinstance(s, str) else 0 for s in sentences],
+    return np.array([len(first_tokens(s, MAX_TOKENS)) if isinstance(s, str) else 0 for s in sentences],
                     dtype=np.float64)
 
 

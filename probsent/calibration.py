@@ -115,19 +115,24 @@ class Calibration:
         return cls(**fields)
 
 
-_FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float}
+_FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float,
+           "length_slope": float}
+_OPTIONAL = {"length_slope"}  # absent in a score-only calibration written before it existed
 
 
 def _calibration_problem(fields: object) -> str | None:
-    """What is wrong with a calibration file's content, or None: every field present, of its
-    type, and every number finite (a NaN slope would make every probability NaN)."""
+    """What is wrong with a calibration file's content, or None: every field present (but the
+    optional ones), of its type, and every number finite (a NaN slope would make every
+    probability NaN)."""
     if not isinstance(fields, dict):
         return f"a JSON object is expected, not {type(fields).__name__}"
-    missing = [name for name in _FIELDS if name not in fields]
+    missing = [name for name in _FIELDS if name not in fields and name not in _OPTIONAL]
     unknown = [name for name in fields if name not in _FIELDS]
     if missing or unknown:
         return f"missing field {missing[0]!r}" if missing else f"unknown field {unknown[0]!r}"
     for name, kind in _FIELDS.items():
+        if name not in fields:
+            continue
         value = fields[name]
         numeric = kind in (int, float) and not isinstance(value, bool)
         if kind is float and not (numeric and isinstance(value, (int, float))):
