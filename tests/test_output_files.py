@@ -76,8 +76,11 @@ def test_a_device_is_written_to_not_replaced(model_dir, tmp_path, capsys) -> Non
 
 
 def test_dev_stdout_and_a_process_substitution_are_written_to(model_dir, tmp_path) -> None:
-    done = subprocess.run([*CLI, "specificity", "--model", model_dir, "the cat", "--output", "/dev/stdout", "--force"],
+    stdout = tmp_path / "stdout"  # what /dev/stdout is, made here: code that renames over it harms nothing
+    stdout.symlink_to("/proc/self/fd/1")
+    done = subprocess.run([*CLI, "specificity", "--model", model_dir, "the cat", "--output", str(stdout), "--force"],
                           env=ENV, capture_output=True, text=True)
+    assert stdout.is_symlink()
     assert done.returncode == 0 and done.stdout.endswith("\tthe cat\n"), done.stderr
     command = (f"{sys.executable} -m probsent.cli specificity --model {model_dir} 'the cat' 'a dog' "
                f"--output >(wc -l > {tmp_path / 'count'}) --force; sleep 1")
