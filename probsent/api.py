@@ -23,7 +23,7 @@ from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity, similarity_blocks
 from probsent.token_ids import TokenIds
-from probsent.tokenize import tokenize
+from probsent.token_cap import first_tokens
 from probsent.training.config import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 
@@ -296,7 +296,7 @@ class SentenceModel:
 
 def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
     """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
-    return np.array([min(len(tokenize(s)), MAX_TOKENS) if isinstance(s, str) else 0 for s in sentences],
+    return np.array([len(first_tokens(s, MAX_TOKENS)) if isinstance(s, str) else 0 for s in sentences],
                     dtype=np.float64)
 
 

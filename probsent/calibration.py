@@ -12,13 +12,14 @@ before it existed) is a score-only fit.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError
 from probsent.io import write_json
 
 FILE = "calibration.json"
@@ -108,9 +109,45 @@ class Calibration:
     def load(cls, model_dir: str | os.PathLike[str]) -> "Calibration | None":
         """The model's calibration, or None if it has none."""
         path = Path(model_dir) / FILE
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
-            return cls(**json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError) as exc:
-            raise ProbsentError(f"{path}: damaged calibration ({exc})") from None
+            fields = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # a directory, unreadable, not UTF-8, not JSON
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+            raise InvalidValueError(f"{path}: damaged calibration ({reason})") from None
+        problem = _calibration_problem(fields)
+        if problem:
+            raise InvalidValueError(f"{path}: damaged calibration ({problem})")
+        return cls(**fields)
+
+
+_FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float,
+           "length_slope": float}
+_OPTIONAL = {"length_slope"}  # absent in a score-only calibration written before it existed
+
+
+def _calibration_problem(fields: object) -> str | None:
+    """What is wrong with a calibration file's content, or None: every field present (but the
+    optional ones), of its type, and every number finite (a NaN slope would make every
+    probability NaN)."""
+    if not isinstance(fields, dict):
+        return f"a JSON object is expected, not {type(fields).__name__}"
+    missing = [name for name in _FIELDS if name not in fields and name not in _OPTIONAL]
+    unknown = [name for name in fields if name not in _FIELDS]
+    if missing or unknown:
+        return f"missing field {missing[0]!r}" if missing else f"unknown field {unknown[0]!r}"
+    for name, kind in _FIELDS.items():
+        if name not in fields:
+            continue
+        value = fields[name]
+        numeric = kind in (int, float) and not isinstance(value, bool)
+        if kind is float and not (numeric and isinstance(value, (int, float))):
+            return f"{name} must be a number, not {json.dumps(value)}"
+        if kind is int and not (numeric and isinstance(value, int)):
+            return f"{name} must be a whole number, not {json.dumps(value)}"
+        if kind is str and not isinstance(value, str):
+            return f"{name} must be a string, not {json.dumps(value)}"
+        if kind is float and not math.isfinite(value):
+            return f"{name} must be finite, not {value}"
+    return None

@@ -11,7 +11,8 @@ import numpy as np
 
 from probsent.arguments import positive_int
 from probsent.version import __version__
-from probsent.errors import MissingFileError, ProbsentError
+from probsent.errors import ProbsentError
+from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
 # and evaluation commands, whose flags come from modules that import torch (about 2 s).
@@ -90,12 +91,15 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
     parser.add_argument("--model", help="model directory or probsent train output directory "
                                         "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl file")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
+                                        "file, or a directory of Parquet files (a dataset)")
     parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
     parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
                                          "as --format says (default: stdout; JSON Lines for a "
-                                         ".parquet / .jsonl input)")
-    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+                                         ".parquet / .jsonl input). A symbolic link is written "
+                                         "through; a FIFO or device is written to directly")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file "
+                                                             "(it keeps its permissions)")
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="processes scoring in parallel, one core each (default: all cores)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
@@ -151,7 +155,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     if args.probability:
         model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
-    with open_sink(args.output, corpus, score_columns(args.probability), args.format) as sink:
+    with open_sink(args.output, corpus, score_columns(args.probability), args.format, force=args.force) as sink:
         score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
                      args.probability, progress)
     return 0
@@ -230,21 +234,46 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: runs a subcommand; user errors print one line and exit with status 2."""
+    """Entry point: runs a subcommand; user errors print one line and exit with status 2;
+    Ctrl-C, SIGTERM and SIGHUP print one line and exit with 128 + the signal."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
-        return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
+        with stopping_on_signals():
+            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()  # what was written before the error stays written
+        except OSError:  # standard output itself failed (a full disk)
+            _quiet_stdout()
         return 2
-    except KeyboardInterrupt:
-        print("probsent: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (probsent.signals.Stopped)
+        status, message = exit_status(exc)
+        print(f"probsent: {message}", file=sys.stderr)
+        return status
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, as Unix tools do
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
+        _quiet_stdout()
         return 141
+    except OSError as exc:  # any other operating-system error: one line naming the file
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"probsent: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so that Python's final flush of what is left
+    in its buffer (to a closed pipe, a full disk) cannot fail again."""
+    if sys.stdout is None:
+        return
+    try:
+        fileno = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Corpora in and out of ``probsent specificity``: text lines, JSON Lines and Parquet.
 
 The format comes from the file name: ``.parquet`` / ``.pq`` is Parquet, ``.jsonl`` /
-``.ndjson`` is JSON Lines, anything else (and standard input) one sentence a line.
+``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files
+read in name order as one table), anything else (and standard input) one sentence a line.
 
 Reading streams chunks of rows (Parquet: record batches within row groups), so memory does
 not grow with the file. A chunk keeps its rows untouched and lists the texts of the scored
@@ -12,13 +13,19 @@ column and a damaged file are one-line errors (:class:`ProbsentError`).
 Writing keeps every input column and the row order and adds ``specificity`` (and
 ``probability``) as float64 columns. A file is written to a temporary beside the target and
 renamed into place after its last row, so an error or an interruption leaves any existing
-file as it was; an existing output is replaced only when the caller allows it.
+file as it was; an existing output is replaced only when the caller allows it. A FIFO, a
+device or ``/dev/stdout`` is written to directly (:mod:`probsent.output_files`).
+
+Text is cleaned on reading, before anything is written: a leading byte-order mark is dropped
+(text lines and JSON Lines), and a lone surrogate in JSON (``"\ud800"``, which no UTF-8
+output can hold) becomes U+FFFD.
 """
 from __future__ import annotations
 
 import base64
 import json
 import os
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from probsent.errors import MissingFileError, ProbsentError
-from probsent.io import atomic_path
+from probsent.output_files import check_output_target, writing_output
 
 SCORE, PROBABILITY = "specificity", "probability"
 SENTENCE = "sentence"  # the column of one-sentence-a-line input in a columnar output
@@ -42,9 +49,12 @@ _JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", d
 
 
 def file_format(path: str | os.PathLike[str] | None) -> str:
-    """``parquet``, ``jsonl`` or ``text`` (also for None / ``-``: standard streams)."""
+    """``parquet``, ``jsonl`` or ``text`` (also for None / ``-``: standard streams); a
+    directory is a Parquet dataset."""
     if path is None or str(path) == "-":
         return "text"
+    if Path(path).is_dir():
+        return "parquet"
     return _SUFFIXES.get(Path(path).suffix.lower(), "text")
 
 
@@ -98,26 +108,45 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
         if column is not None:
             raise ProbsentError(f"{path or 'standard input'}: --column needs Parquet (.parquet) "
                                 f"or JSON Lines (.jsonl) input, not one sentence a line")
-        stream = (stdin or sys.stdin.buffer) if path in (None, "-") else _open_binary(path)
+        stream = (stdin or _standard_input()) if path in (None, "-") else _open_binary(path)
         return Corpus(path or "-", kind, text_chunks(iter_lines(stream), chunk, stream),
                       pa.schema([(SENTENCE, pa.string())]))
     column = column or "text"
     if kind == "jsonl":
         return Corpus(path, kind, _jsonl_chunks(path, _open_binary(path), column, chunk))
-    parquet = _open_parquet(path)
-    schema = parquet.schema_arrow
+    schema, batches = _open_parquet(path, chunk)
     _check_text_column(path, schema, column)
-    return Corpus(path, kind, _parquet_chunks(path, parquet, column, chunk), schema)
+    return Corpus(path, kind, _parquet_chunks(path, batches, column), schema)
 
 
 # In a TSV row the sentence is one field on one line: its tabs and line breaks become spaces.
 _ONE_FIELD = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
 
 
+def _standard_input() -> BinaryIO:
+    if sys.stdin is None:  # started with standard input closed (`<&-`)
+        raise ProbsentError("standard input is closed; give sentences as arguments or --input FILE")
+    return sys.stdin.buffer
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines, the first without a leading UTF-8 byte-order mark."""
+    lines = iter(lines)
+    first = next(lines, None)
+    if first is None:
+        return
+    yield first[len(_BOM):] if first.startswith(_BOM) else first
+    yield from lines
+
+
 def iter_lines(stream: BinaryIO) -> Iterator[str]:
-    """Decoded lines of a binary stream, without their line ends (undecodable bytes become
-    U+FFFD, so no line is lost; ``\\r\\n`` is accepted)."""
-    for raw in stream:
+    """Decoded lines of a binary stream, without their line ends and without a leading
+    byte-order mark (undecodable bytes become U+FFFD, so no line is lost; ``\\r\\n`` is
+    accepted)."""
+    for raw in without_bom(stream):
         yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
@@ -145,16 +174,31 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _open_parquet(path: str) -> pq.ParquetFile:
-    if not Path(path).is_file():
+def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The schema and the record batches of a Parquet file, or of a directory of them (a
+    dataset, as Spark writes it: its files in name order, ``_SUCCESS``, ``.crc`` and other
+    files starting with ``_`` or ``.`` left out), read as one table."""
+    if not Path(path).exists():
         raise ProbsentError(f"{path}: cannot read (no such file)")
     try:
-        return pq.ParquetFile(path, page_checksum_verification=True)
+        if Path(path).is_dir():
+            import pyarrow.dataset as ds
+            dataset = ds.dataset(path, format=ds.ParquetFileFormat(
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
+            if not dataset.files:
+                raise ProbsentError(f"{path}: a directory without Parquet files")
+            return dataset.schema, dataset.to_batches(batch_size=chunk, use_threads=False)
+        parquet = pq.ParquetFile(path, page_checksum_verification=True)
+        return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
     except (pa.ArrowException, OSError) as exc:
         raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
 
 
 def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
+    repeated = sorted({name for name in schema.names if schema.names.count(name) > 1})
+    if repeated:
+        raise ProbsentError(f"{path}: column {repeated[0]!r} appears more than once; "
+                            f"give each column its own name")
     if column not in schema.names:
         raise ProbsentError(f"{path}: no column {column!r} (columns: {', '.join(schema.names)}); "
                             f"name the text column with --column")
@@ -169,9 +213,8 @@ def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
             raise ProbsentError(f"{path}: already has a column {name!r}; rename or drop it first")
 
 
-def _parquet_chunks(path: str, parquet: pq.ParquetFile, column: str, chunk: int) -> Iterator[Chunk]:
+def _parquet_chunks(path: str, batches: Iterator[pa.RecordBatch], column: str) -> Iterator[Chunk]:
     done = 0
-    batches = parquet.iter_batches(batch_size=chunk)
     while True:
         try:
             batch = next(batches, None)
@@ -189,7 +232,7 @@ def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Itera
     least one row (checked at the end); a row without it scores null."""
     seen, count = False, 0
     with stream:
-        numbered = ((number, line) for number, line in enumerate(stream, 1) if line.strip())
+        numbered = ((number, line) for number, line in enumerate(without_bom(stream), 1) if line.strip())
         while block := list(islice(numbered, chunk)):
             rows, texts = [], []
             for number, line in block:
@@ -216,10 +259,26 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
         raise ProbsentError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
     if not isinstance(row, dict):
         raise ProbsentError(f"{path}:{number}: not a JSON object")
+    row = without_lone_surrogates(row)
     for name in (SCORE, PROBABILITY):
         if name in row:
             raise ProbsentError(f"{path}:{number}: already has a field {name!r}; rename or drop it first")
     return row
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON) with every lone surrogate in its strings and keys replaced by
+    U+FFFD: JSON may spell one (``"\\ud800"``), UTF-8 cannot hold it."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _json_rows_table(chunk: Chunk, schema: pa.Schema | None) -> pa.Table:
@@ -302,12 +361,24 @@ def _json_value(value: Any) -> Any:
 class ParquetSink:
     """A Parquet file with one row group per chunk: the input columns, then the scores."""
 
-    def __init__(self, path: Path, schema: pa.Schema | None, names: list[str]) -> None:
+    def __init__(self, path: Path | BinaryIO, schema: pa.Schema | None, names: list[str],
+                 name: str | None = None) -> None:
         self.path, self.schema, self.names = path, schema, names
+        self.name = name or str(path)  # the output's name in error messages
         self.writer: pq.ParquetWriter | None = None
 
     def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
         table = chunk.table(self.schema if self.writer is not None else None)
+        try:
+            self._write(table, scores)
+        except pa.ArrowException as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc: Exception) -> ProbsentError:
+        return ProbsentError(f"{self.name}: cannot write these columns as Parquet "
+                             f"({_first_line(exc)}; write .jsonl instead)")
+
+    def _write(self, table: pa.Table, scores: dict[str, np.ndarray]) -> None:
         for name in self.names:
             values = scores[name]
             table = table.append_column(pa.field(name, pa.float64()), pa.array(values, mask=np.isnan(values)))
@@ -318,34 +389,40 @@ class ParquetSink:
             self.writer = pq.ParquetWriter(self.path, table.schema, write_page_checksum=True)
         self.writer.write_table(table)
 
+    def abandon(self) -> None:
+        """Stop after an error: release the writer, whatever state the file is in."""
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except (pa.ArrowException, OSError, ValueError):
+                pass
+
     def close(self) -> None:
         """Finish the file (an input with no rows gives a file with the columns and no rows)."""
-        if self.writer is None:
-            columns = list(self.schema or []) + [pa.field(name, pa.float64()) for name in self.names]
-            pq.write_table(pa.schema(columns).empty_table(), self.path, write_page_checksum=True)
-        else:
-            self.writer.close()
+        try:
+            if self.writer is None:
+                columns = list(self.schema or []) + [pa.field(name, pa.float64()) for name in self.names]
+                pq.write_table(pa.schema(columns).empty_table(), self.path, write_page_checksum=True)
+            else:
+                self.writer.close()
+        except pa.ArrowException as exc:
+            raise self._error(exc) from None
 
 
 def check_output(output: str | None, corpus_path: str | None, force: bool) -> None:
-    """Refuse to replace an existing output without ``force``, a directory, and the input."""
-    if output is None or output == "-":
-        return
-    target = Path(output)
-    if target.is_dir():
-        raise ProbsentError(f"{output}: is a directory")
-    if corpus_path not in (None, "-") and target.exists() and target.resolve() == Path(corpus_path).resolve():
-        raise ProbsentError(f"{output}: is the input file; write the scores to a new file")
-    if target.exists() and not force:
-        raise ProbsentError(f"{output}: already exists; add --force to replace it")
+    """Refuse to replace an existing output without ``force``, a directory, and the input
+    (checked again when the output is put in place: see :func:`open_sink`)."""
+    if output is not None and output != "-":
+        check_output_target(output, corpus_path, force)
 
 
 @contextmanager
 def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format: str = "tsv",
-              stdout: TextIO | None = None) -> Iterator[Sink]:
+              stdout: TextIO | None = None, force: bool = False) -> Iterator[Sink]:
     """A sink for ``corpus`` at ``output`` (None or ``-``: standard output, as JSON Lines
     for a columnar input). A file appears at ``output`` only once the block ends without an
-    error."""
+    error, and replaces an existing one only with ``force`` (a file that appeared during the
+    run included); a FIFO or device is written directly. Errors writing are one line."""
     stdout = stdout or sys.stdout
     kind = "text" if output in (None, "-") else file_format(output)
     if corpus.kind != "text" and kind == "text":
@@ -354,15 +431,26 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
                                 f".jsonl output")
         kind = "jsonl"
     if output in (None, "-"):
-        yield JsonlSink(stdout) if kind == "jsonl" else TextSink(stdout, text_format)
+        try:
+            yield JsonlSink(stdout) if kind == "jsonl" else TextSink(stdout, text_format)
+            stdout.flush()  # a full disk is seen here, not in Python's last flush at exit
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise ProbsentError(f"standard output: cannot write ({exc.strerror})") from None
         return
-    with atomic_path(output) as tmp:
-        if kind == "parquet":
-            sink = ParquetSink(tmp, corpus.schema, names)
-            try:
-                yield sink
-            finally:
+    with writing_output(output, force) as path:
+        if kind == "parquet":  # an open file, never a path: Arrow seeks in (and removes) what a path names
+            with open(path, "wb") as handle:
+                sink = ParquetSink(handle, corpus.schema, names, output)
+                try:
+                    yield sink
+                except BaseException:
+                    sink.abandon()
+                    raise
                 sink.close()
         else:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+            with open(path, "w", encoding="utf-8", newline="\n") as out:
                 yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format)

@@ -50,7 +50,7 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
                           "dtype": "float16" if float16 else "float32",
                           "vocab_size_before": len(model.vocab)}
     dtype = torch.float16 if float16 else torch.float32
-    with atomic_path(out) as tmp:
+    with atomic_path(out, replace=False) as tmp:  # a directory made meanwhile is not replaced
         tmp.mkdir()
         write_model_dir(tmp, small.encoder, small.vocab, training, dtype=dtype)
     return small

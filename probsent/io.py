@@ -1,42 +1,145 @@
 """Writing files and directories so that an interruption never leaves a damaged one behind."""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from probsent.errors import ProbsentError
+
 
 @contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike[str], replace: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` in one step.
 
     Works for a file or a directory written at the yielded path. On error the temporary is
     removed and ``target`` is left as it was. What is written gets the permissions of any
-    new file (0666 / 0777 minus the umask), whatever the writing library chose.
+    new file (0666 / 0777 minus the umask), whatever the writing library chose. With
+    ``replace=False`` a ``target`` that appeared meanwhile is never replaced: a
+    :class:`ProbsentError`, and the temporary is removed.
     """
     target = Path(target)
+    with new_parents(target):
+        tmp = Path(temporary_beside(target, directory=True))
+        tmp.rmdir()  # the caller creates a file or a directory here
+        try:
+            yield tmp
+            _usual_permissions(tmp)
+            if tmp.is_dir():
+                _fsync_tree(tmp)
+            else:
+                fsync_path(tmp)
+            if not replace:
+                _move_if_absent(tmp, target)
+            elif tmp.is_dir():
+                _replace_directory(tmp, target)
+            else:
+                os.replace(tmp, target)
+            fsync_path(target.parent)
+        finally:
+            remove_quietly(tmp)
+
+
+@contextmanager
+def new_parents(target: Path) -> Iterator[list[Path]]:
+    """Create the missing directories above ``target`` for the block; if the block fails,
+    remove those of them that are still empty (a failed run leaves no directory it made)."""
+    created = [parent for parent in reversed(target.parents) if not parent.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    tmp.rmdir()  # the caller creates a file or a directory here
     try:
-        yield tmp
-        _usual_permissions(tmp)
-        if tmp.is_dir():
-            _fsync_tree(tmp)
-            _replace_directory(tmp, target)
+        yield created
+    except BaseException:
+        for directory in reversed(created):
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove the file or directory tree at ``path`` if it is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            pass
+
+
+def _host_tag() -> str:
+    """This machine's name as it appears in temporaries' names (no dots, at most 32 characters)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32] or "host"
+
+
+def temporary_beside(target: Path, directory: bool = False) -> str:
+    """Create a temporary file (or directory) beside ``target``, named
+    ``.<name>.<host>.<pid>.<random>.tmp`` so that a later run can tell it is a stale one of
+    ours (:func:`remove_stale_temporaries_of`); remove such stale ones first."""
+    remove_stale_temporaries_of(target)
+    prefix = f".{target.name}.{_host_tag()}.{os.getpid()}."
+    if directory:
+        return tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    return name
+
+
+def _process_is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_temporaries_of(target: Path) -> list[Path]:
+    """Remove the temporaries beside ``target`` that a killed run of probsent left (see
+    :func:`temporary_beside`): only those named by this host and a process that no longer
+    runs. Returns what was removed."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.{re.escape(_host_tag())}\.(\d+)\.[a-z0-9_]{{8}}\.tmp")
+    removed = []
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match and int(match.group(1)) != os.getpid() and not _process_is_running(int(match.group(1))):
+            remove_quietly(target.parent / name)
+            removed.append(target.parent / name)
+    return removed
+
+
+def _move_if_absent(new: Path, target: Path) -> None:
+    """Rename ``new`` to ``target`` only if nothing is at ``target``: a file through a hard
+    link (which never replaces); a directory by first creating ``target`` empty (which fails
+    if anything is there) and renaming over that empty directory of ours."""
+    appeared = ProbsentError(f"{target}: already exists (it appeared during the run); nothing was replaced")
+    try:
+        if new.is_dir():
+            os.mkdir(target)
+            try:
+                os.rename(new, target)
+            except OSError as exc:  # something was put into it meanwhile
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                raise appeared from None
         else:
-            _fsync(tmp)
-            os.replace(tmp, target)
-        _fsync(target.parent)
-    finally:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif tmp.exists():
-            tmp.unlink()
+            os.link(new, target)
+            new.unlink()
+    except FileExistsError:
+        raise appeared from None
 
 
 def _replace_directory(new: Path, target: Path) -> None:
@@ -65,17 +168,23 @@ def recover_directory(target: Path) -> None:
         os.replace(old, target)
 
 
+def usual_mode(directory: bool = False) -> int:
+    """The permissions of a new file (0666) or directory (0777) minus the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if directory else 0o666) & ~umask
+
+
 def _usual_permissions(path: Path) -> None:
     """Files 0666 and directories 0777, minus the umask, under ``path`` (safetensors, for
     one, creates its files 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
     for item in [path, *path.rglob("*")] if path.is_dir() else [path]:
         if not item.is_symlink():
-            os.chmod(item, (0o777 if item.is_dir() else 0o666) & ~umask)
+            os.chmod(item, usual_mode(item.is_dir()))
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush ``path`` (a file or a directory) to the disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -86,8 +195,8 @@ def _fsync(path: Path) -> None:
 def _fsync_tree(root: Path) -> None:
     for item in root.rglob("*"):
         if item.is_file():
-            _fsync(item)
-    _fsync(root)
+            fsync_path(item)
+    fsync_path(root)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

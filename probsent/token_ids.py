@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from probsent.fast_tokenize import PieceTokenizer
+from probsent.token_cap import capped_text
 
 __all__ = ["TokenIds"]
 
@@ -72,6 +73,8 @@ class TokenIds:
     def __call__(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(ids, offsets): sentence i's first ``max_tokens`` tokens' ids are
         ``ids[offsets[i]:offsets[i + 1]]`` (both int64; ``offsets`` has one more entry)."""
+        cap = self.max_tokens
+        sentences = [capped_text(s, cap) for s in sentences]  # a long line costs what its cap does
         with self._lock:
             pieces = self.tokenizer.split(sentences)
             self._sync()
@@ -92,4 +95,4 @@ class TokenIds:
     def tokens(self, sentence: str) -> list[str]:
         """The sentence's first ``max_tokens`` tokens."""
         with self._lock:
-            return self.tokenizer.tokenize_many([sentence])[0][:self.max_tokens]
+            return self.tokenizer.tokenize_many([capped_text(sentence, self.max_tokens)])[0][:self.max_tokens]

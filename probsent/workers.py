@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from probsent.scorer import Scorer, cached_scorer
+from probsent.signals import HANDLED, die_with_parent
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -78,8 +79,10 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _start_worker(model_path: str) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: one message, no tracebacks
+def _start_worker(model_path: str, parent: int) -> None:
+    die_with_parent(parent)  # never outlive the parent, however it ends
+    for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
+        signal.signal(signum, signal.SIG_IGN)
     cached_scorer(model_path)
     if "torch" in sys.modules:  # a model without a term table: one core per worker
         sys.modules["torch"].set_num_threads(1)
@@ -109,7 +112,7 @@ def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
         raise ValueError("scoring with several workers needs a model loaded from a directory")
     path = str(model.path)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(path,))
+                               initializer=_start_worker, initargs=(path, os.getpid()))
     try:
         pending: deque = deque()
         for payload, texts in chain(head, items):

@@ -26,6 +26,7 @@ from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER
                                           load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
 from probsent.training.config import TrainConfig
+from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast_engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
@@ -100,11 +101,12 @@ class Trainer:
         try:
             self._set_up(resume, progress)
         except BaseException:
-            if {p.name for p in self.out.iterdir()} <= {RUN_MARKER}:  # nothing of this run yet
+            if {p.name for p in self.out.iterdir()} <= {RUN_MARKER, LOCK}:  # nothing of this run yet
                 if created:  # leave no empty --out behind
                     shutil.rmtree(self.out, ignore_errors=True)
                 else:
                     (self.out / RUN_MARKER).unlink(missing_ok=True)
+            self.lock.release()
             raise
 
     def _set_up(self, resume: bool, progress: bool) -> None:
@@ -198,7 +200,26 @@ class Trainer:
         if self.out.exists() and not self.out.is_dir():
             raise ProbsentError(f"{self.out}: exists and is not a directory")
         created = not self.out.exists()
-        if self.out.is_dir() and any(self.out.iterdir()):
+        if not created:
+            check_not_locked(self.out)  # another run is writing here: say who, write nothing
+        self._check_output_contents(resume)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.lock: RunLock = lock_run_directory(self.out)  # held for the whole run (see train)
+        try:
+            self._check_output_contents(resume)  # again, now that no other run can change it
+        except ProbsentError:
+            self.lock.release()
+            raise
+        if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
+            (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
+        remove_stale_temporaries(self.out)
+        for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
+            recover_directory(self.out / kept)
+        return created
+
+    def _check_output_contents(self, resume: bool) -> None:
+        """Refuse a directory holding something else than a run, and a saved run without ``resume``."""
+        if self.out.is_dir() and {p.name for p in self.out.iterdir()} - {LOCK}:
             saved = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
             if not saved and not (self.out / RUN_MARKER).exists():
                 raise ProbsentError(f"{self.out}: directory is not empty and holds no probsent "
@@ -206,13 +227,6 @@ class Trainer:
             if saved and not resume:
                 raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
                                     f"continue it, or choose another --out")
-        self.out.mkdir(parents=True, exist_ok=True)
-        if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
-            (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
-        remove_stale_temporaries(self.out)
-        for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
-            recover_directory(self.out / kept)
-        return created
 
     # -- one mega-batch ------------------------------------------------------------------
 
@@ -376,7 +390,13 @@ class Trainer:
 
     def train(self) -> dict[str, Any]:
         """Train until ``epochs`` (or ``max_seconds`` / ``max_steps``) are done; return the final
-        loop state."""
+        loop state. The run directory's lock is released at the end."""
+        try:
+            return self._train()
+        finally:
+            self.lock.release()
+
+    def _train(self) -> dict[str, Any]:
         cfg = self.config
         per_mega = cfg.batch_size * cfg.megabatch
         bar = None
