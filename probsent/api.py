@@ -24,7 +24,7 @@ from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity, similarity_blocks
 from probsent.token_ids import TokenIds
 from probsent.token_cap import first_tokens
-from probsent.training.config import check_batch_size
+from probsent.arguments import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 
 __all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "MAX_TOKENS", "SentenceModel", "load"]
@@ -89,10 +89,6 @@ class SentenceModel:
         """Move the model to ``device`` (see :func:`load`); returns the model itself."""
         self.encoder.to(resolve_device(device))
         return self
-
-    @property
-    def is_probabilistic(self) -> bool:  # the name the evaluation code expects
-        return self.probabilistic
 
     def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's

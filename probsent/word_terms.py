@@ -61,7 +61,6 @@ class WordTermTable:
     """
 
     probabilistic = True
-    is_probabilistic = True
 
     def __init__(self, vocab: Vocabulary, terms: np.ndarray, prior: float,
                  shift_norms: np.ndarray | None = None, calibration: Calibration | None = None,

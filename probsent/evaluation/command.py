@@ -31,7 +31,7 @@ from probsent.evaluation.report import render_report
 from probsent.evaluation.results import EvaluationRun, save_evaluation
 from probsent.evaluation.suite import Options, Outcome, System, run_suite
 from probsent.io import write_text
-from probsent.training.config import positive_int
+from probsent.arguments import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
 DEFAULT_OUT = "probsent-eval"

@@ -14,7 +14,7 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from probsent.arguments import positive_int  # noqa: F401 - where the command line and evaluation find it
+
 from probsent.data.mixture import parse_source_caps
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
@@ -224,16 +224,6 @@ def check_setting(name: str, value: Any) -> str | None:
                or (meta["above"] is not None and value <= meta["above"])
                or (meta["high"] is not None and value > meta["high"]))
     return f"must be {allowed_range(name)}, not {_show(name, value)}" if outside else None
-
-
-def check_batch_size(batch_size: Any) -> int:
-    """``batch_size`` of the API's encode and scoring calls: an int >= 1, else a one-line
-    TypeError or InvalidValueError."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
-        raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
-    if batch_size < 1:
-        raise InvalidValueError(f"batch_size must be at least 1, not {batch_size}")
-    return int(batch_size)
 
 
 def check_model_settings(settings: Any) -> str | None:
