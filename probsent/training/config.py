@@ -14,7 +14,6 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-
 from probsent.data.mixture import parse_source_caps
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
