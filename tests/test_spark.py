@@ -72,8 +72,13 @@ def test_probability_with_the_shipped_model(spark) -> None:
     present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
     scores = model.specificity([SENTENCES[i] for i in present])
     np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
+    # the calibration's length term counts tokens as NLTK's Treebank tokenizer does (probsent's equals it)
+    from nltk.tokenize import TreebankWordTokenizer
+
+    tokens = np.array([len(TreebankWordTokenizer().tokenize(SENTENCES[i].lower())) for i in present])
+    c = model.calibration
     np.testing.assert_allclose([rows[i].probability for i in present],
-                               1 / (1 + np.exp(-(model.calibration.slope * scores + model.calibration.intercept))),
+                               1 / (1 + np.exp(-(c.slope * scores + c.length_slope * tokens + c.intercept))),
                                rtol=0, atol=1e-6)
     assert rows[1].probability is None and rows[3].specificity is None
 
