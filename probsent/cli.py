@@ -161,6 +161,8 @@ def _run_specificity(args: argparse.Namespace) -> int:
     return 0
 
 
+# Each command's parser is declared on its own (the same add_parser/add_argument shape, different
+# flags): one small function per command, read beside the function that runs it.
 def _add_explain(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("explain", help="each word's share of a sentence's entropy (WLO)",
                             description="WLO's entropy is the prior's plus one exact term per word, "

@@ -343,6 +343,8 @@ def _tokenize_lowered(s: str) -> list[str]:
                     s = s.replace(opener, opener[0] + " `` ")
         if pairs:
             s = s.replace(" ''", "  `` ")
+    # This branch (text with quotes or special commas) ends with the same replacements as the
+    # plain-text branch above: each branch is straight-line code on purpose, the hot path.
     if "..." in s:
         s = s.replace("...", " ... ")
     if "' " in s:

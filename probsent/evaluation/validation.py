@@ -11,6 +11,8 @@ from probsent.evaluation.metrics import accuracy_at_tuned_threshold, pearson
 from probsent.models import SentenceEncoder
 
 
+# The two development scorers share a shape (vocabulary, data, a from_data_dir reader, a call on
+# an encoder) and nothing else: different data, different measures.
 class StsValidator:
     """Callable scoring an encoder by Pearson r on STS 2017, using cosine of concat(mean,
     variance) for probabilistic models and cosine of the vectors otherwise."""

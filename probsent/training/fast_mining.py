@@ -191,6 +191,8 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                             u = m3 - mc
                             acc[3, jj] = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
                             acc[7, jj] *= t
+                    # (The four candidates of a tile are unrolled by hand: numba keeps them in registers;
+                    # a loop over them would index the accumulators and run slower. Same shape on purpose.)
                     else:  # the same, then D and N restart (one pass over them, not two)
                         for jj in range(TILE):
                             vc, mc = var_c[jj], mean_c[jj]
