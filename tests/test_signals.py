@@ -58,12 +58,19 @@ def model_dir(tmp_path) -> str:
     return str(tmp_path / "m")
 
 
+def hangup_as_by_default() -> None:
+    """In the child: SIGHUP's default action, whatever this test run inherited (under ``nohup``
+    it is ignored, and an ignored SIGHUP stays ignored by design)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def start_scoring(model_dir: str, out: Path, workers: int) -> subprocess.Popen:
     """`probsent specificity` reading a standard input that stays open: three chunks are
     written, then it waits (mid-run, its temporary output beside ``out``)."""
     process = subprocess.Popen([sys.executable, "-m", "probsent.cli", "specificity", "--model", model_dir,
                                 "--output", str(out), "--workers", str(workers)], env=ENV,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=hangup_as_by_default)
     process.stdin.write(LINES.encode() * 3)
     process.stdin.flush()
     assert wait_for(lambda: temporaries(out.parent)), process.stderr.read() if process.poll() is not None else ""
