@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS, STS17_FLOOR,
-                                   STSB_DEV_FLOOR)
+                                   STSB_DEV_FLOOR, UNTESTED)
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 # The commit that fixed each round's rule and candidates, before any of its runs (see git log).
@@ -135,6 +135,7 @@ def render() -> str:
             shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")
             out += ["Test sets, evaluated once after the choice (winner: mean ± sd over its three seeds):", "",
                     *test_table(tested, shipped_eval), ""]
+    out += ["### Still untested", "", *[f"- {item}" for item in UNTESTED], ""]
     out += shipped_rows_lines(_read(SHIPPED_ROWS))
     return "\n".join(out).rstrip() + "\n"
 

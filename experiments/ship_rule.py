@@ -116,6 +116,17 @@ ROUNDS = {
 }
 
 
+# Design changes the rounds have not tried yet, in the order the diagnostics suggest them.
+UNTESTED = [
+    "a prior that anchors each word's entropy term to its rarity (training washes the rarity ordering out: "
+    "Spearman(term, log count) ends at 0.17-0.30 from its start near 1), a loss change in the fast engine "
+    "and the torch reference",
+    "per-word noise, z_i = A_i (z_{i-1} + B_i + e_i), or a variance coupled to the translation B_w (a new model file)",
+    "the direction inside the simplification pairs as a hinge on the two entropies",
+    "the resampled mixture with an untrained-<unk> ablation, to separate the shape from the smaller vocabulary",
+]
+
+
 def with_seed(run: Run, seed: int) -> Run:
     """The same run with another seed (``<name>-seed<N>``)."""
     return Run(f"{run.name}-seed{seed}", run.group, {**run.flags, "seed": seed}, run.note)
