@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS, STS17_FLOOR,
                                    STSB_DEV_FLOOR, UNTESTED)
+from experiments.recipe_summary import mean_sd
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 # The commit that fixed each round's rule and candidates, before any of its runs (see git log).
@@ -25,12 +25,6 @@ DOMAINS = ("news", "twitter", "yelp", "movie")
 
 def _read(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _mean_sd(values: list[float], digits: int = 1) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
 def dev_table(runs: dict[str, dict[str, Any]], shipped: dict[str, Any]) -> list[str]:
@@ -64,8 +58,8 @@ def seed_table(record: dict[str, Any]) -> list[str]:
         runs = [record["runs"].get(n) for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
         if any(r is None for r in runs):
             continue
-        cells = [_mean_sd([r[m] for r in runs]) for m in (*MEASURES, "score")]
-        cells += [_mean_sd([r["sts17"] for r in runs], 3), _mean_sd([r["stsb_dev_concat"] for r in runs])]
+        cells = [mean_sd([r[m] for r in runs]) for m in (*MEASURES, "score")]
+        cells += [mean_sd([r["sts17"] for r in runs], 3), mean_sd([r["stsb_dev_concat"] for r in runs])]
         lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {'yes' if all(not r['missed'] for r in runs) else 'no'} |")
     return lines
 
@@ -80,8 +74,8 @@ def test_table(tested: dict[str, Any], shipped_evaluation: dict[str, Any] | None
     if shipped_evaluation is not None:
         lines.append(shipped_evaluation_row(shipped_evaluation))
     for row, label in (("entropy", "entropy"), ("probability", "calibrated P(specific), with length")):
-        cells = [_mean_sd([r[row][d] for r in runs]) for d in DOMAINS]
-        sts = (f"{_mean_sd([r['stsb_test_concat'] for r in runs])} ({_mean_sd([r['stsb_test_means'] for r in runs])})"
+        cells = [mean_sd([r[row][d] for r in runs]) for d in DOMAINS]
+        sts = (f"{mean_sd([r['stsb_test_concat'] for r in runs])} ({mean_sd([r['stsb_test_means'] for r in runs])})"
                if row == "entropy" else "–")
         lines.append(f"| `{tested['winner']}`, {label} | " + " | ".join(cells) + f" | {sts} |")
     paper = next(row.numbers for row in TABLE2 if row.label == "WLO")
@@ -190,7 +184,7 @@ def winner_sentence(record: dict[str, Any]) -> str:
         return "No finalist passed every floor on all three seeds: this round ships nothing."
     runs = record["runs"]
     scores = [runs[n]["score"] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
-    return (f"The rule chose `{winner}` (score {_mean_sd(scores)} over three seeds); its seed-1 `best/` "
+    return (f"The rule chose `{winner}` (score {mean_sd(scores)} over three seeds); its seed-1 `best/` "
             f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
 
 

@@ -99,6 +99,17 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
     return found
 
 
+def _unknown_words_line(model: probsent.SentenceModel) -> str:
+    """How many distinct words of the example sentences the model knows (the rest share <unk>)."""
+    from probsent.tokenize import tokenize
+
+    words = sorted({t for s in EXAMPLES.read_text(encoding="utf-8").splitlines() for t in tokenize(s) if t.isalpha()})
+    unknown = [w for w in words if w not in model.vocab.index]
+    return (f"- Of the {len(words)} distinct words of `examples/sentences.txt`, {len(unknown)} have no entry of "
+            f"their own and share the `<unk>` term, so `explain` cannot point at them and `similarity` "
+            f"cannot tell them apart.")
+
+
 def example_rows(model: probsent.SentenceModel) -> list[str]:
     sentences = [s for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()]
     entropy = model.entropy(sentences)
@@ -192,7 +203,7 @@ def render(data_dir: Path) -> str:
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
               "| Sentence | Entropy | P(specific) |", "|---|---|---|"]
     lines += example_rows(model)
-    lines += ["", "## Limitations", "",
+    lines += ["", "## Limitations", "", _unknown_words_line(model),
               "- Trained on far less and different data than the paper (no ParaNMT; three fifths of the "
               "shared pairs are Bible verse versions, a quarter image captions) and for a CPU budget; see "
               "docs/RESULTS.md for the full comparison and ablations.",

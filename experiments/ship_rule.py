@@ -292,8 +292,9 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     shutil.rmtree(staged, ignore_errors=True)
     export_model(probsent.load(source), staged, float16=True, source=str(source.relative_to(REPO)))
     trained = training_vocabulary_size(source.parent)
-    if len(probsent.load(staged).vocab) != trained:
-        raise SystemExit(f"{staged}: {len(probsent.load(staged).vocab)} words, training kept {trained}")
+    shipped_words = len(probsent.load(staged).vocab)
+    if shipped_words != trained:
+        raise SystemExit(f"{staged}: {shipped_words} words, training kept {trained}")
     keep = PREVIOUSLY_SHIPPED.parent
     for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json", "MODEL_CARD.md"):
         if (package / name).is_file() and not (keep / name).is_file():
@@ -344,10 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage in ("seeds", "select"):
         chosen = finalists(record["runs"], [r.name for r in round_.candidates])
         record["finalists"] = chosen
-        runs = [with_seed(r, s) for r in round_.candidates if r.name in chosen for s in SEEDS]
+        runs = [] if args.stage == "select" else [with_seed(r, s) for r in round_.candidates
+                                                   if r.name in chosen for s in SEEDS]
     for run in runs:
-        if args.stage != "select":
-            train(run)
+        train(run)
         best = RUNS_DIR / run.name / "best"
         measured = dev_measures(best)
         measured["missed"] = floors(measured, shipped["equal_length"], training_vocabulary_size(best.parent))
@@ -359,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage == "select":
         seeds = {name: [with_seed(r, s).name for r in round_.candidates if r.name == name for s in SEEDS]
                  for name in record["finalists"]}
+        missing = [run for runs_of in seeds.values() for run in runs_of if run not in record["runs"]]
+        if missing:
+            raise SystemExit(f"{record_path}: no record of {', '.join(missing)} (run --stage seeds first)")
         record["winner"] = choose(record["runs"], seeds)
         write_json(record_path, record)
         print("winner:", record["winner"])

@@ -23,7 +23,6 @@ from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
 from probsent.similarity import paired_similarity, similarity_blocks
 from probsent.token_ids import TokenIds
-from probsent.token_cap import first_tokens
 from probsent.arguments import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 
@@ -271,7 +270,12 @@ class SentenceModel:
     def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity` (the calibration also
         reads each sentence's token count, up to MAX_TOKENS; a missing sentence counts 0)."""
-        return self.require_calibration().probability(scores, token_counts(sentences))
+        calibration = self.require_calibration()
+        return calibration.probability(scores, self.token_counts(sentences) if calibration.uses_length else None)
+
+    def token_counts(self, sentences: Sequence[str | None]) -> np.ndarray:
+        """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
+        return self._token_ids.counts(sentences)
 
     def explain(self, sentence: str) -> "Explanation":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -288,12 +292,6 @@ class SentenceModel:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
         save_model(path, self.encoder, self.vocab, self.config.get("training"))
-
-
-def token_counts(sentences: Sequence[str | None]) -> np.ndarray:
-    """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
-    return np.array([len(first_tokens(s, MAX_TOKENS)) if isinstance(s, str) else 0 for s in sentences],
-                    dtype=np.float64)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:

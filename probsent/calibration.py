@@ -91,10 +91,15 @@ class Calibration:
     accuracy_at_half: float  # on the sentences it was fitted on
     length_slope: float = 0.0  # per token; 0 = a score-only fit
 
+    @property
+    def uses_length(self) -> bool:
+        """Whether :meth:`probability` needs the sentences' token counts."""
+        return self.length_slope != 0.0
+
     def probability(self, scores: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
         """P(specific) for each score, with each sentence's token count where the fit uses it."""
         scores = np.asarray(scores, dtype=np.float64)
-        if self.length_slope == 0.0:
+        if not self.uses_length:
             return logistic(self.slope, self.intercept, scores)
         if lengths is None:
             raise ValueError("this calibration uses sentence length: pass the token counts")

@@ -122,14 +122,14 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
-    from probsent.api import load, token_counts
+    from probsent.api import load
     from probsent.calibration import Calibration, fit_logistic_features
     from probsent.evaluation.datasets import DataDir, load_news_train
 
     model = load(args.model)
     news = load_news_train(DataDir(args.data_dir))
     scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
-    lengths = token_counts(news.sentences)
+    lengths = model.token_counts(news.sentences)
     (slope, length_slope), intercept = fit_logistic_features(np.stack([scores, lengths], 1), news.specific)
     calibration = Calibration(float(slope), intercept, "news-train rows 0..2795 without test overlaps",
                               len(scores), 0.0, float(length_slope))

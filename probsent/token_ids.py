@@ -92,6 +92,15 @@ class TokenIds:
             offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, self.max_tokens))))
         return ids, offsets
 
+    def counts(self, sentences: Sequence[str | None]) -> np.ndarray:
+        """Each sentence's token count as it is scored (at most ``max_tokens``; 0 for None), as
+        float64: the length feature of a length-aware calibration."""
+        present = [i for i, s in enumerate(sentences) if isinstance(s, str)]
+        counts = np.zeros(len(sentences))
+        if present:
+            counts[present] = np.diff(self([sentences[i] for i in present])[1])
+        return counts
+
     def tokens(self, sentence: str) -> list[str]:
         """The sentence's first ``max_tokens`` tokens."""
         with self._lock:

@@ -92,19 +92,11 @@ class WordTermTable:
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
         return self.calibration
 
-    def token_counts(self, sentences: Sequence[str | None]) -> np.ndarray:
-        """Each sentence's token count as it is scored (at most MAX_TOKENS; 0 for None), as
-        float64: the length feature of a length-aware calibration."""
-        present = [i for i, s in enumerate(sentences) if isinstance(s, str)]
-        counts = np.zeros(len(sentences))
-        if present:
-            counts[present] = np.diff(self.token_ids([sentences[i] for i in present])[1])
-        return counts
-
     def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity`, from the model's
         calibration (which may also read each sentence's token count)."""
-        return self.require_calibration().probability(scores, self.token_counts(sentences))
+        calibration = self.require_calibration()
+        return calibration.probability(scores, self.token_ids.counts(sentences) if calibration.uses_length else None)
 
     def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """P(specific) from the model's calibration."""

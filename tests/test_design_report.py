@@ -15,6 +15,7 @@ def _dev(score, **more):
 def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
     monkeypatch.setattr(dr, "RECORDS", tmp_path)
     monkeypatch.setattr(dr, "PREVIOUSLY_SHIPPED", tmp_path / "shipped.json")
+    monkeypatch.setattr(dr, "SHIPPED_ROWS", tmp_path / "shipped-rows.json")
     (tmp_path / "shipped.json").write_text(json.dumps({k: v for k, v in _dev(49.6).items()
                                                        if k not in ("missed", "diagnostics")} | {"sts17": float("nan")}))
     base = sr.ROUNDS[1].candidates[0].name
@@ -26,9 +27,12 @@ def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
               "runs": {n: {"entropy": row, "probability": {**row, "news": v}, "stsb_test_concat": 55.0,
                            "stsb_test_means": 64.0} for n, v in ((base, 73.0), (f"{base}-seed2", 75.0), (f"{base}-seed3", 77.0))}}
     (tmp_path / "round1-test.json").write_text(json.dumps(tested))
+    (tmp_path / "shipped-rows.json").write_text(json.dumps(
+        {"measures": {"entropy": row, "probability": {**row, "news": 72.5}}, "length": {**row, "news": 73.0}}))
     text = dr.render()
     assert "| `other` |" in text and "STS 2017 0.600 < 0.7" in text
     assert "63.0 ± 2.0" in text  # the finalist's score over its three seeds: 61, 63, 65
     assert "| 75.0 ± 2.0 |" in text  # the calibrated probability's News accuracy: 73, 75, 77
     assert f"The rule chose `{base}`" in text
     assert "77.4" in text  # the paper's WLO News accuracy, labelled as the paper's
+    assert "the calibrated probability is 0.5 points below Length" in text  # 72.5 against 73.0
