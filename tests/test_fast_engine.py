@@ -15,7 +15,7 @@ from probsent.models import WLO
 from probsent.training import fast_wlo
 from probsent.training.config import TrainConfig
 from probsent.training.fast_engine import FastWLOEngine
-from probsent.training.loss import margin_loss
+from probsent.training.loss import margin_loss, rarity_anchor_penalty
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble
 
@@ -45,7 +45,7 @@ def _problem(seed: int, vocab: int = 40, dim: int = 50, pairs: int = 7, lengths=
 
 
 def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight: float,
-               prior_on_mean: bool = True):
+               prior_on_mean: bool = True, anchor: float = 0.0, targets=None):
     """Loss and dense gradients of one step, by the torch model and loss (float64)."""
     model.zero_grad(set_to_none=True)
     model.prior_on_mean = prior_on_mean
@@ -53,16 +53,20 @@ def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight
     out = model(padded, lengths, with_kl=True)
     parts = [out.index(slice(i * pairs, (i + 1) * pairs)) for i in range(4)]
     loss = margin_loss(*parts, margin).mean() + prior_weight * out.kl.sum() / pairs
+    if anchor:
+        words = torch.from_numpy(np.unique(ids[offsets[0]:offsets[4 * pairs]]))
+        loss = loss + rarity_anchor_penalty(model.word_entropy_terms(words), torch.from_numpy(targets)[words],
+                                            anchor, pairs)
     loss.backward()
     return loss.item(), model.scale.weight.grad.to_dense(), model.shift.weight.grad.to_dense()
 
 
 def _naive_reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight: float,
-                     prior_on_mean: bool = True):
+                     prior_on_mean: bool = True, anchor: float = 0.0, targets=None):
     """The same loss and gradients from the recurrence run word by word in float64 autograd,
     log|A| clamped at 1e-30 as the model does (no gradient through the log below it); the
     prior written out: 1/2 (sigma^2 + mu^2 - 1 - log sigma^2) per prefix, without mu^2 when
-    ``prior_on_mean`` is False."""
+    ``prior_on_mean`` is False; the rarity anchor written out word by word."""
     scale = model.scale.weight.detach().double().requires_grad_()
     shift = model.shift.weight.detach().double().requires_grad_()
     means, logvars, prior = [], [], torch.zeros((), dtype=torch.float64)
@@ -79,13 +83,16 @@ def _naive_reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_
     out = [Encoding(torch.stack(means[i * pairs:(i + 1) * pairs]), torch.stack(logvars[i * pairs:(i + 1) * pairs]))
            for i in range(4)]
     loss = margin_loss(*out, margin).mean() + prior_weight * prior / pairs
+    for w in sorted(set(ids[offsets[0]:offsets[4 * pairs]].tolist())) if anchor else []:
+        term = scale[w].abs().clamp_min(1e-30).log().sum()
+        loss = loss + anchor / pairs * 0.5 * (term - float(targets[w])) ** 2
     loss.backward()
     return loss.item(), scale.grad, shift.grad
 
 
 def _kernel_step(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight: float,
                  moments=None, step: int = 0, lr: float = 0.0, beta1: float = 0.0, beta2: float = 0.5,
-                 prior_on_mean: bool = True):
+                 prior_on_mean: bool = True, anchor: float = 0.0, targets=None):
     """One step of the kernel on float32 copies of ``model``'s tables. With beta1 = 0 the
     first moment it leaves is the gradient itself. Returns (loss, steps done, tables, moments)."""
     tables = [model.scale.weight.detach().float().numpy().copy(),
@@ -95,7 +102,8 @@ def _kernel_step(model: WLO, ids, offsets, pairs: int, margin: float, prior_weig
     losses, done = fast_wlo.train_steps(ids, starts, lengths, np.array([pairs], np.int64), *tables, *moments,
                                         step, lr, beta1, beta2, 1e-8, margin, prior_weight,
                                         np.full(len(tables[0]), -1, np.int64), False,
-                                        1.0 if prior_on_mean else 0.0)
+                                        1.0 if prior_on_mean else 0.0, anchor,
+                                        np.zeros(0) if targets is None else targets)
     return float(losses[0]), int(done), tables, moments
 
 
@@ -113,18 +121,21 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("margin,prior_weight,prior_on_mean",
-                         [(1.0, 1e-4, True), (50.0, 1e-2, True), (0.0, 0.0, True), (1.0, 1e-1, False)])
-def test_loss_and_gradients_match_the_reference(case, margin, prior_weight, prior_on_mean) -> None:
+@pytest.mark.parametrize("margin,prior_weight,prior_on_mean,anchor",
+                         [(1.0, 1e-4, True, 0.0), (50.0, 1e-2, True, 0.0), (0.0, 0.0, True, 0.0),
+                          (1.0, 1e-1, False, 0.0), (1.0, 1e-4, True, 0.3), (0.0, 0.0, True, 10.0)])
+def test_loss_and_gradients_match_the_reference(case, margin, prior_weight, prior_on_mean, anchor) -> None:
     # against the torch model (float64), and against a word-by-word recurrence; the model's
     # closed form divides by products of A, which A below the clamp make meaningless, so
-    # that case is checked against the recurrence alone
+    # that case is checked against the recurrence alone; the rarity anchor's targets are
+    # random terms of either sign
     model, ids, offsets = _problem(3, **CASES[case])
-    references = [_naive_reference(model, ids, offsets, 7, margin, prior_weight, prior_on_mean)]
+    targets = np.random.default_rng(5).normal(0.0, 2.0, size=model.scale.weight.shape[0])
+    options = dict(prior_on_mean=prior_on_mean, anchor=anchor, targets=targets)
+    references = [_naive_reference(model, ids, offsets, 7, margin, prior_weight, **options)]
     if not CASES[case].get("tiny_words"):
-        references.append(_reference(model, ids, offsets, 7, margin, prior_weight, prior_on_mean))
-    loss, done, _, moments = _kernel_step(model, ids, offsets, 7, margin, prior_weight,
-                                          prior_on_mean=prior_on_mean)
+        references.append(_reference(model, ids, offsets, 7, margin, prior_weight, **options))
+    loss, done, _, moments = _kernel_step(model, ids, offsets, 7, margin, prior_weight, **options)
     assert done == 1
     for expected_loss, expected_a, expected_b in references:
         assert loss == pytest.approx(expected_loss, rel=1e-5, abs=1e-6)
@@ -361,3 +372,38 @@ def test_prior_on_the_variance_alone_leaves_the_means_free_and_both_engines_agre
         assert (got - expected).abs().max() <= 1e-4 * expected.abs().max()
     shift_norm = {prior_on: float(tables[prior_on, "fast"][1].norm()) for prior_on in ("distribution", "variance")}
     assert shift_norm["variance"] > shift_norm["distribution"]
+
+
+def test_rarity_anchor_keeps_terms_near_their_rarity_targets_and_both_engines_agree(tmp_path, toy_pairs) -> None:
+    """``--rarity-anchor`` pulls each word's entropy term toward its ``--rarity-init`` start:
+    after training with a large weight the terms sit closer to those targets (a hand-computed
+    target: rarity_init x (log count - the average token's log count)) than without it, and
+    the compiled engine follows the torch trainer on it."""
+    from probsent.training.trainer import rarity_anchor_targets
+
+    data = toy_pairs(30)
+    tables, trainers = {}, {}
+    for anchor in (0.0, 10.0):
+        for engine in ("torch", "fast"):
+            trainer = Trainer(_config(tmp_path, data, f"{anchor}-{engine}", engine=engine, rarity_init=0.5,
+                                      rarity_anchor=anchor, lr=0.05, max_steps=12), progress=False, log=lambda _: None)
+            trainer.train()
+            tables[anchor, engine], trainers[anchor, engine] = _tables(trainer), trainer
+    for expected, got in zip(tables[10.0, "torch"], tables[10.0, "fast"]):
+        assert (got - expected).abs().max() <= 1e-4 * expected.abs().max()
+    counts = trainers[10.0, "fast"].word_counts
+    log_counts = np.log(counts.astype(np.float64))
+    by_hand = 0.5 * (log_counts - (counts * log_counts).sum() / counts.sum())
+    np.testing.assert_allclose(rarity_anchor_targets(counts, trainers[10.0, "fast"].config), by_hand, rtol=1e-6)
+    gaps = {}
+    for anchor in (0.0, 10.0):
+        scale = tables[anchor, "fast"][0].double()
+        terms = scale.abs().log().sum(-1).numpy()
+        gaps[anchor] = float(np.abs(terms - by_hand).mean())
+    assert gaps[10.0] < 0.5 * gaps[0.0], gaps
+
+
+def test_rarity_anchor_needs_a_model_with_word_entropy_terms(tmp_path, toy_pairs) -> None:
+    with pytest.raises(ProbsentError, match="--rarity-anchor needs a WLO"):
+        Trainer(_config(tmp_path, toy_pairs(30), "lstm", model="lstmgaussian", rarity_anchor=1.0, max_steps=2),
+                progress=False, log=lambda _: None)

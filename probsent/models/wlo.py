@@ -156,5 +156,5 @@ class WLO(SentenceEncoder):
     def word_entropy_terms(self, ids: Tensor | None = None, dtype: torch.dtype | None = None) -> Tensor:
         """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|
         to a sentence's entropy (computed in ``dtype``, default the weights')."""
-        scale = self.scale.weight if ids is None else self.scale.weight[ids]
+        scale = self.scale.weight if ids is None else self.scale(ids)  # a lookup: sparse gradient
         return scale.to(dtype or scale.dtype).abs().clamp_min(1e-30).log().sum(-1)

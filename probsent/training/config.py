@@ -100,6 +100,11 @@ class TrainConfig:
                                      "(log of its training count - the average token's), rare words specific "
                                      "and frequent ones general; 0 = the paper's random initialization",
                                 low=-100.0, high=100.0)
+    rarity_anchor: float = option(0.0, "WLO (ours): each step adds X / 2 (T_w - t_w)^2 per pair for each word w it "
+                                       "uses, pulling the word's entropy term T_w = sum_d log|A_w,d| toward the "
+                                       "term --rarity-init starts it at, t_w = --rarity-init x (log count - the "
+                                       "average token's) + dim x log|--scale-init-mean|; 0 = off (the paper)",
+                                  low=0.0, high=1e6)
     false_negatives: str = option("keep", "keep: the hardest negative, as the paper; remine (ours): a negative "
                                           "sharing at least as many distinct words with the sentence as its "
                                           "partner is replaced by the hardest one that does not",

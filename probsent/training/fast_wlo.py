@@ -284,7 +284,7 @@ def _dense_adam_rest(table, exp_avg, exp_avg_sq, slot_of, step_size, beta1, beta
 @njit(**_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
-                slot_of, dense=False, mean_prior=1.0):
+                slot_of, dense, mean_prior, anchor_weight, anchor_targets):
     """Run consecutive WLO training steps, updating weights and Adam moments in place.
 
     Step k trains on ``step_pairs[k]`` = r pairs whose 4r sentences (s1 rows, s2 rows, n1
@@ -292,7 +292,9 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
     ``lengths``. Its loss is the reference's:
     mean over rows of [max(0, m - d(s1,s2) + d(s1,n1)) + max(0, m - d(s1,s2) + d(s2,n2))]
     + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I)),
-    the KL's mu^2 term times ``mean_prior`` (1: the paper's; 0: ``--prior-on variance``).
+    the KL's mu^2 term times ``mean_prior`` (1: the paper's; 0: ``--prior-on variance``),
+    + anchor_weight / r * sum over the step's distinct words w of 1/2 (T_w - anchor_targets[w])^2,
+    T_w = sum_d log|A_w,d| (``--rarity-anchor``; 0: off, and ``anchor_targets`` may be empty).
     ``first_step`` is the optimizer's step count before the first step (Adam's bias
     correction); ``slot_of`` is scratch, -1 everywhere (and left so); ``dense``: Adam moves
     every row every step (``--adam dense``), not only the touched ones.
@@ -349,6 +351,12 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
             finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
             for p in range(offset[s], offset[s + 1]):
                 prior -= (offset[s + 1] - p) * log_a_sum[slots[p]]
+        # --rarity-anchor: 1/2 (T_w - t_w)^2 per distinct word
+        pulled = 0.0
+        if anchor_weight > 0.0:
+            for slot in range(count):
+                gap = log_a_sum[slot] - anchor_targets[touched[slot]]
+                pulled += 0.5 * gap * gap
         # the margin loss and its gradient with respect to the final distributions
         g_mean[:size] = 0.0
         g_cum[:size] = 0.0
@@ -369,7 +377,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
                                              g_mean[negative], g_cum[negative])
             if active:
                 _add_similarity_gradient(-active / r, terms[0], g_mean[s1], g_cum[s1], g_mean[s2], g_cum[s2])
-        loss = hinge / r + prior_weight * prior / r
+        loss = hinge / r + prior_weight * prior / r + anchor_weight * pulled / r
         losses[k] = loss
         if not finite[:size].all() or not abs(prior) <= 3.4e38 or not math.isfinite(loss):  # as float32
             for slot in range(count):
@@ -380,6 +388,11 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
             here = slice(offset[s], offset[s + 1])
             _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
                       prior_weight / r, mean_prior, buffers, grad_a, grad_b)
+        if anchor_weight > 0.0:  # d/dA_w,d of the anchor: weight / r (T_w - t_w) / A_w,d
+            for slot in range(count):
+                pull = REAL(anchor_weight / r * (log_a_sum[slot] - anchor_targets[touched[slot]]))
+                for d in range(dim):
+                    grad_a[slot, d] += pull * inv_a[slot, d]
         step = first_step + k + 1
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
         _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)

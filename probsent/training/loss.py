@@ -23,3 +23,9 @@ def probabilistic_batch_loss(out: Encoding, batch: int, margin: float,
     assert out.kl is not None
     s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
     return margin_loss(s1, s2, n1, n2, margin).mean(), prior_weight * out.kl.sum() / batch
+
+
+def rarity_anchor_penalty(terms: Tensor, targets: Tensor, weight: float, batch: int) -> Tensor:
+    """``--rarity-anchor``: weight / batch x sum_w 1/2 (T_w - t_w)^2 over the distinct words of a
+    step, ``terms`` their entropy terms T_w and ``targets`` the terms t_w they are pulled toward."""
+    return weight * 0.5 * ((terms - targets) ** 2).sum() / batch

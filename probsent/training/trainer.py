@@ -31,7 +31,7 @@ from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast_engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
-from probsent.training.loss import margin_loss, probabilistic_batch_loss
+from probsent.training.loss import margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 from probsent.training.optimizer import WordAwareAdam
 
@@ -71,6 +71,14 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
     log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
     average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
     return (weight * (log_counts - average)).astype(np.float32)
+
+
+def rarity_anchor_targets(counts: np.ndarray, config: TrainConfig) -> np.ndarray:
+    """The entropy term ``--rarity-anchor`` pulls each word toward (float64): the one
+    ``--rarity-init`` starts it at, less the initialization noise, dim x log|scale_init_mean|
+    plus the word's rarity term."""
+    start = config.dim * math.log(max(abs(config.scale_init_mean), 1e-30))
+    return rarity_terms(counts, config.rarity_init).astype(np.float64) + start
 
 
 def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
@@ -161,6 +169,10 @@ class Trainer:
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
         self.encoder.prior_on_mean = config.prior_on == "distribution"  # a training setting, not stored
+        self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
+        if config.rarity_anchor:
+            with_word_entropy_terms(self.encoder, "--rarity-anchor")
+            self.anchor_targets = rarity_anchor_targets(self.word_counts, config)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
 
@@ -247,7 +259,7 @@ class Trainer:
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
         losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
-                                     self.encoder.prior_on_mean)
+                                     self.encoder.prior_on_mean, cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
@@ -302,12 +314,16 @@ class Trainer:
         if self.encoder.probabilistic:
             margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
             loss = margin_part + prior_part
+            if self.anchor_targets is not None:
+                words = torch.from_numpy(self._step_words(sentences)).to(self.device)
+                terms = with_word_entropy_terms(self.encoder, "--rarity-anchor").word_entropy_terms(words)
+                targets = torch.from_numpy(self.anchor_targets).to(terms)[words]
+                loss = loss + rarity_anchor_penalty(terms, targets, cfg.rarity_anchor, batch)
         else:
             s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
             loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
-            offsets = self.corpus.offsets
-            words = np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
-            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(torch.from_numpy(words).to(self.device))
+            words = torch.from_numpy(self._step_words(sentences)).to(self.device)
+            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(words)
         if not torch.isfinite(loss):
             raise self._bad_loss(loss.item())
         self.optimizer.zero_grad(set_to_none=True)
@@ -315,6 +331,11 @@ class Trainer:
         self.optimizer.step()
         self.state["step"] += 1
         return loss.item()
+
+    def _step_words(self, sentences: np.ndarray) -> np.ndarray:
+        """The distinct vocabulary ids of a step's sentences (their order scrambled or not)."""
+        offsets = self.corpus.offsets
+        return np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
 
     # -- the loop ------------------------------------------------------------------------
 
