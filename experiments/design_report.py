@@ -19,7 +19,7 @@ from experiments.recipe_summary import mean_sd
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 # The commit that fixed each round's rule and candidates, before any of its runs (see git log).
-PROTOCOL_COMMITS = {1: "d1c26bf", 2: "e13af53"}
+PROTOCOL_COMMITS = {1: "d1c26bf", 2: "e13af53", 3: "48ff495"}
 DOMAINS = ("news", "twitter", "yelp", "movie")
 
 
@@ -118,6 +118,7 @@ def render() -> str:
                 f"candidates, before any run). Hypothesis: {round_.hypothesis}", "",
                 *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
                 *[f"Note: {note}" for note in round_.record_notes], *([""] if round_.record_notes else []),
+                *diagnostic_lines(_read(round_.diagnostic) if round_.diagnostic else None),
                 "Development numbers (seed 1; the rule's measures in %):", "", *dev_table(record["runs"], shipped), ""]
         out += contrast_lines(every_run, round_.compared()) + [""]
         if record.get("finalists"):
@@ -132,6 +133,20 @@ def render() -> str:
     out += ["### Still untested", "", *[f"- {item}" for item in UNTESTED], ""]
     out += shipped_rows_lines(_read(SHIPPED_ROWS))
     return "\n".join(out).rstrip() + "\n"
+
+
+def diagnostic_lines(record: dict[str, Any] | None) -> list[str]:
+    """The rarity diagnostic a round's hypothesis quotes (development sets only): the rule's
+    three measures with a model's own entropy terms, the words' rarity alone, and their sum."""
+    if record is None:
+        return []
+    lines = [f"The diagnostic behind it (`python -m experiments.ship_rule --round 3 --stage rarity`; development "
+             f"sets only): the entropy terms of `{record['model']}` replaced by {record['rarity_weight']} x (log "
+             "training count - the average token's):", "",
+             "| entropy terms | " + " | ".join(MEASURES) + " |", "|" + "---|" * (len(MEASURES) + 1)]
+    for label, measures in record["measures"].items():
+        lines.append(f"| {label} | " + " | ".join(f"{measures[m]:.1f}" for m in MEASURES) + " |")
+    return lines + [""]
 
 
 def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:

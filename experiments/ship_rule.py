@@ -19,6 +19,7 @@ development sets only (the test sets are evaluated once, after the choice):
    whose three seeds all pass the floors; its seed-1 model ships.
 
     python -m experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
+    python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only)
     python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
@@ -44,6 +45,7 @@ from probsent.io import write_json
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
 SHIPPED_ROWS = RECORDS / "shipped-rows.json"  # the shipped model's entropy and P(specific) on the test sets
+RARITY_DIAGNOSTIC = RECORDS / "rarity-diagnostic.json"  # d1-base's terms against the words' rarity (dev only)
 
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
@@ -72,6 +74,7 @@ class Round:
     record_notes: list[str] = field(default_factory=list)  # how the runs were made, added after them
     # (candidate, the run it is compared with); default: every candidate against the first
     contrasts: list[tuple[str, str]] = field(default_factory=list)
+    diagnostic: Path | None = None  # a development-only record the hypothesis quotes
 
     def compared(self) -> list[tuple[str, str]]:
         """The (candidate, reference) pairs the report contrasts."""
@@ -129,7 +132,8 @@ ROUNDS = {
                 "(the variances lose freedom). The ablation is d1-base (X = 0).",
              [_run(f"d3-anchor{weight}", f"d1-base with --rarity-anchor {weight}", rarity_anchor=weight)
               for weight in (0.1, 1.0, 10.0)],
-             contrasts=[(f"d3-anchor{weight}", "d1-base") for weight in (0.1, 1.0, 10.0)]),
+             contrasts=[(f"d3-anchor{weight}", "d1-base") for weight in (0.1, 1.0, 10.0)],
+             diagnostic=RARITY_DIAGNOSTIC),
 }
 
 
@@ -206,6 +210,37 @@ def term_summary(model: Any) -> dict[str, float]:
     known = terms[1:]
     return {"unk_term": float(terms[0]), "median_term": float(np.median(known)),
             "frequent20_term": float(known[:20].mean()), "rarest_tenth_term": float(known[-max(1, len(known) // 10):].mean())}
+
+
+def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, float]]:
+    """Development only: the rule's three measures with a WLO's own entropy terms, with the
+    words' rarity alone (``weight`` x (log training count - the average token's), the terms
+    ``--rarity-init`` starts from) and with their sum; each set of terms replaces the model's
+    by scaling every A_w (the means change too, so no similarity number is taken)."""
+    import torch
+
+    import probsent
+    from probsent.evaluation import length_controlled as lc
+    from probsent.evaluation.training_corpus import load_training_corpus
+    from probsent.training.trainer import rarity_terms, vocabulary_counts
+
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    corpus = load_training_corpus(config).corpus
+    words = probsent.load(model_dir).vocab.words[1:]
+    if corpus is None or list(corpus.words[:len(words)]) != list(words):
+        raise SystemExit(f"{model_dir}: its vocabulary is not the most frequent words of its training file")
+    rarity = torch.from_numpy(rarity_terms(vocabulary_counts(corpus.counts, len(words)), weight)).double()
+    record = {}
+    for label in ("own terms", "rarity alone", "own terms + rarity"):
+        model = probsent.load(model_dir)
+        with torch.no_grad():
+            own = model.encoder.word_entropy_terms(dtype=torch.float64)
+            wanted = {"own terms": own, "rarity alone": rarity, "own terms + rarity": own + rarity}[label]
+            model.encoder.shift_entropy_terms(wanted - own)
+        record[label] = {"news_length_groups": lc.news_length_groups_accuracy(model),
+                         "equal_length": lc.equal_length_accuracy(model),
+                         "one_word_explain": lc.one_word_explain_accuracy(model)}
+    return record
 
 
 def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabulary: int) -> list[str]:
@@ -329,8 +364,15 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
-    parser.add_argument("--stage", choices=("reference", "dev", "seeds", "select", "test", "ship", "shipped-rows"), required=True)
+    parser.add_argument("--stage", choices=("reference", "rarity", "dev", "seeds", "select", "test", "ship",
+                                            "shipped-rows"), required=True)
     args = parser.parse_args(argv)
+    if args.stage == "rarity":  # round 3's diagnostic: d1-base's terms against the words' rarity
+        record = {"model": "runs/d1-base/best", "rarity_weight": BASE["rarity_init"],
+                  "measures": rarity_diagnostic(RUNS_DIR / "d1-base" / "best", BASE["rarity_init"])}
+        write_json(RARITY_DIAGNOSTIC, record)
+        print(json.dumps(record, indent=1))
+        return 0
     if args.stage == "shipped-rows":  # the shipped model, calibrated with length: both test rows
         from probsent.evaluation.baselines import LengthScorer
 

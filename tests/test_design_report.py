@@ -36,3 +36,14 @@ def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
     assert f"The rule chose `{base}`" in text
     assert "77.4" in text  # the paper's WLO News accuracy, labelled as the paper's
     assert "the calibrated probability is 0.5 points below Length" in text  # 72.5 against 73.0
+
+
+def test_a_rounds_diagnostic_is_shown_beside_it(tmp_path):
+    measures = {"news_length_groups": 65.24, "equal_length": 68.254, "one_word_explain": 30.646}
+    record = {"model": "runs/x/best", "rarity_weight": 0.3,
+              "measures": {"own terms": measures, "rarity alone": {**measures, "equal_length": 100.0}}}
+    lines = dr.diagnostic_lines(record)
+    assert "| own terms | 65.2 | 68.3 | 30.6 |" in lines  # in the order of the rule's measures
+    assert "| rarity alone | 65.2 | 100.0 | 30.6 |" in lines
+    assert "runs/x/best" in lines[0] and "0.3 x" in lines[0]
+    assert dr.diagnostic_lines(None) == []

@@ -73,6 +73,14 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
     return (weight * (log_counts - average)).astype(np.float32)
 
 
+def vocabulary_counts(counts: np.ndarray, kept: int) -> np.ndarray:
+    """The training count of each vocabulary word (``<unk>`` first, then the ``kept`` most
+    frequent words of a corpus whose ``counts`` are sorted); ``<unk>`` (every rarer word)
+    counts as the rarest kept word."""
+    known = counts[:kept]
+    return np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
+
+
 def rarity_anchor_targets(counts: np.ndarray, config: TrainConfig) -> np.ndarray:
     """The entropy term ``--rarity-anchor`` pulls each word toward (float64): the one
     ``--rarity-init`` starts it at, less the initialization noise, dim x log|scale_init_mean|
@@ -144,9 +152,7 @@ class Trainer:
                      f"of word overlap >= {config.then_min_overlap}")
         kept = min(config.vocab_size, int(np.sum(self.corpus.counts >= config.min_count)))
         self.vocab = self.corpus.vocabulary(kept)
-        # training count of each vocabulary word; <unk> (rare words) counts as the rarest kept word
-        known = self.corpus.counts[:kept]
-        self.word_counts = np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
+        self.word_counts = vocabulary_counts(self.corpus.counts, kept)
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
         self.ids = self.corpus.model_ids(len(self.vocab))
