@@ -271,19 +271,6 @@ def finalists(records: dict[str, dict[str, Any]], names: list[str], count: int =
     return sorted(passing, key=lambda name: -records[name]["score"])[:count]
 
 
-class CalibratedProbability:
-    """A scorer whose specificity is a model's calibrated, length-aware P(specific)."""
-
-    name = "P(specific)"
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    def specificity(self, sentences: list[str]) -> np.ndarray:
-        """P(specific) of each sentence."""
-        return np.asarray(self.model.probability(sentences), dtype=np.float64)
-
-
 def specificity_row(scorer: Any) -> dict[str, float]:
     """News accuracy and the Twitter, Yelp and Movie Spearman correlations (x100) of a scorer."""
     from probsent.evaluation.tables import specificity_experiment
@@ -299,6 +286,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.cli import main as cli
     from probsent.evaluation import datasets as ds
+    from probsent.evaluation.encoding import ProbabilityScorer
     from probsent.evaluation.tables import sts_similarities
     from probsent.evaluation.metrics import pearson
 
@@ -308,7 +296,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
         model = probsent.load(model_dir)
     stsb = ds.load_sts_benchmark(ds.as_data_dir(None), "test")
     similarities = sts_similarities(model, stsb, probabilistic=True)
-    return {"entropy": specificity_row(model), "probability": specificity_row(CalibratedProbability(model)),
+    return {"entropy": specificity_row(model), "probability": specificity_row(ProbabilityScorer(model)),
             "stsb_test_concat": 100.0 * pearson(similarities["cosine"], stsb.scores),
             "stsb_test_means": 100.0 * pearson(similarities["cosine_mean"], stsb.scores)}
 

@@ -52,6 +52,19 @@ def natural_measure(mean: np.ndarray, logvar: np.ndarray | None) -> tuple[str, n
     return "norm", values, values
 
 
+class ProbabilityScorer:
+    """A model's calibrated P(specific) as a scorer (length-aware where its calibration is)."""
+
+    name = "P(specific)"
+
+    def __init__(self, model: SentenceModel) -> None:
+        self.model = model
+
+    def specificity(self, sentences: list[str]) -> np.ndarray:
+        """P(specific) of each sentence."""
+        return np.asarray(self.model.probability(list(sentences)), dtype=np.float64).reshape(len(sentences))
+
+
 class ModelScorer:
     """A :class:`SentenceModel` with a display name, usable as scorer and encoder."""
 
