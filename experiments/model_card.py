@@ -18,6 +18,7 @@ from pathlib import Path
 import probsent
 from experiments.paths import REPO, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.selection import SHIP_WORDS
+from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
 from probsent.io import write_text
@@ -87,6 +88,22 @@ def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: di
                 f"{config['min_count']:,} time(s)); other words are `<unk>`.")
     return (f"- Shipped as {export.get('dtype', 'float32')} with the {words:,} most frequent training words "
             f"(of {before:,}); other words are `<unk>`.")
+
+
+# the named options beyond the paper's recipe (docs/TRAINING.md), each off by default
+BEYOND_THE_PAPER = ("min_count", "rarity_init", "rarity_anchor", "false_negatives", "hardness_cap", "mine_by",
+                    "adam", "then_min_overlap", "prior_on", "resample_like")
+
+
+def _options_sentence(config: dict) -> str:
+    """The options beyond the paper's recipe the shipped model was trained with."""
+    from probsent.training.config import TrainConfig
+
+    default = TrainConfig()
+    used = [f"`--{name.replace('_', '-')} {config[name]}`" for name in BEYOND_THE_PAPER
+            if name in config and config[name] != getattr(default, name)]
+    return ("- Beyond the paper's recipe (named options, docs/TRAINING.md): " + ", ".join(used) + "."
+            if used else "- The paper's recipe, no option beyond it.")
 
 
 def licences(data_dir: Path) -> list[tuple[str, str]]:
@@ -161,6 +178,7 @@ def render(data_dir: Path) -> str:
               f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {config['scramble']}, "
               f"Adam lr {config['lr']:g}, A ~ N({config.get('scale_init_mean', 1.0)}, "
               f"{config['scale_init_std']}^2), B ~ N(0, {config['shift_init_std']}^2), seed {config['seed']}.",
+              _options_sentence(config),
               f"- Checkpoint: step {training['step']:,} of training, "
               + (f"chosen by accuracy on the news training rows ({training['news_train_accuracy']:.1f} %)"
                  if "news_train_accuracy" in training else
@@ -172,6 +190,11 @@ def render(data_dir: Path) -> str:
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
               f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "
               f"{spec.yelp.spearman:.1f} | {spec.movie.spearman:.1f} |"]
+    rows = json.loads(SHIPPED_ROWS.read_text(encoding="utf-8")) if SHIPPED_ROWS.is_file() else None
+    probability = rows["measures"]["probability"] if rows else None
+    if probability:
+        lines.append("| this model, P(specific) calibrated with length | " + " | ".join(
+            f"{probability[d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
                      f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
@@ -184,8 +207,13 @@ def render(data_dir: Path) -> str:
         gap = spec.news.accuracy - length.news.accuracy
         where = ("ties" if abs(gap) < 1e-9 else
                  f"is {abs(gap):.1f} points {'above' if gap > 0 else 'below'}")
-        lines += ["", f"On News accuracy this model {where} the Length baseline: on our training data "
-                      f"and budget, WLO's learned specificity is largely a weighted word count. "
+        combined = ""
+        if probability:
+            both = probability["news"] - length.news.accuracy
+            combined = (f" Its P(specific), fit on the news training rows from the entropy and the token count, "
+                        + ("ties it" if abs(both) < 1e-9 else f"is {abs(both):.1f} points {'above' if both > 0 else 'below'} it")
+                        + " (`python -m experiments.ship_rule --round 1 --stage shipped-rows`).")
+        lines += ["", f"On News accuracy this model's entropy {where} the Length baseline.{combined} "
                       f"SPECITELLER, a supervised scorer, reaches "
                       f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
