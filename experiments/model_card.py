@@ -127,6 +127,20 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
             f"cannot tell them apart.")
 
 
+def _rarity_line(model: probsent.SentenceModel) -> str:
+    """How closely the words' entropy terms follow their rarity (the vocabulary is ordered by
+    training frequency, so a word's row is its frequency rank)."""
+    import torch
+    from scipy.stats import spearmanr
+
+    with torch.no_grad():
+        terms = model.encoder.word_entropy_terms(dtype=torch.float64).numpy()[1:]
+    rho = spearmanr(terms, range(len(terms))).statistic
+    return (f"- How far the words' entropy terms follow their rarity: Spearman ρ {-rho:.2f} between minus a word's "
+            "term and its frequency rank (1: the terms ordered by rarity alone). Near 1, the entropy behaves like a "
+            "rarity-weighted word count: a sentence made specific by common words scores general.")
+
+
 def example_rows(model: probsent.SentenceModel) -> list[str]:
     sentences = [s for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()]
     entropy = model.entropy(sentences)
@@ -231,7 +245,7 @@ def render(data_dir: Path) -> str:
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
               "| Sentence | Entropy | P(specific) |", "|---|---|---|"]
     lines += example_rows(model)
-    lines += ["", "## Limitations", "", _unknown_words_line(model),
+    lines += ["", "## Limitations", "", _unknown_words_line(model), _rarity_line(model),
               "- Trained on far less and different data than the paper (no ParaNMT; three fifths of the "
               "shared pairs are Bible verse versions, a quarter image captions) and for a CPU budget; see "
               "docs/RESULTS.md for the full comparison and ablations.",

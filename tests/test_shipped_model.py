@@ -131,3 +131,25 @@ def test_the_readme_shows_what_make_run_prints() -> None:
     from experiments import readme_sample
 
     assert readme_sample.shown() == readme_sample.render()
+
+
+def test_no_readme_example_word_seen_20_times_in_training_is_unknown(model, data_dir) -> None:
+    """Every word of the README's examples that the shared training pairs hold 20 times or more
+    has its own entry in the shipped model (its own term in ``explain``). The words the model
+    lacks are counted in the pairs file, the lines that may hold one tokenized as training does."""
+    import gzip
+
+    from experiments.readme_sample import EXAMPLES, EXPLAINED
+
+    sentences = [*EXAMPLES.read_text(encoding="utf-8").splitlines(), EXPLAINED]
+    unknown = {t for s in sentences for t in tokenize(s)} - set(model.vocab.index)
+    counts = dict.fromkeys(unknown, 0)
+    with gzip.open(data_dir / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8") as pairs:
+        for line in pairs:
+            lowered = line.lower()
+            if any(word in lowered for word in unknown):
+                for side in line.rstrip("\n").split("\t")[:2]:
+                    for token in tokenize(side):
+                        if token in counts:
+                            counts[token] += 1
+    assert all(count < 20 for count in counts.values()), counts
