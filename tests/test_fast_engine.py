@@ -10,7 +10,7 @@ import torch
 
 import probsent
 from probsent import ProbsentError
-from probsent.batching import encode_by_length, pad_batch
+from probsent.models.batching import encode_by_length, pad_batch
 from probsent.models import WLO, KLPrior
 from probsent.training import fast_wlo
 from probsent.training.config import TrainConfig

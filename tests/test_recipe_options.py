@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.evaluation.baselines import LengthScorer
 from probsent.evaluation.tables import load_shorter_specific, shorter_specific_experiment
 from probsent.models import WLO, KLPrior
 from probsent.models.base import Encoding
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import (DiagnosticSample, prior_gradient_share,
                                            word_term_statistics)
@@ -188,7 +188,8 @@ def test_prior_gradient_share_is_the_norm_ratio_of_the_two_gradients() -> None:
     ids = rng.integers(1, 20, offsets[-1])
     sample = DiagnosticSample(np.arange(8), 8)
     share = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.01, KLPrior(), 8)["prior_gradient_share"]
-    assert prior_gradient_share(model, ids, offsets, sample, 1.0, 0.02, KLPrior(), 8)["prior_gradient_share"] == pytest.approx(2 * share)
+    doubled = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.02, KLPrior(), 8)["prior_gradient_share"]
+    assert doubled == pytest.approx(2 * share)
     # the prior's gradient alone, by finite differences on A through the naive recurrence
     sentences = np.concatenate([2 * np.arange(8), 2 * np.arange(8) + 1])
     out = encode_by_length(model, ids, offsets, sentences, 16, with_kl=True)

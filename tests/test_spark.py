@@ -136,7 +136,8 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     and finds the same model object in every one (loaded once, not once per task or batch)."""
     import pandas as pd
 
-    from probsent.spark import _ship, add_specificity
+    from probsent.corpus_scoring.spark import _ship
+    from probsent.spark import add_specificity
 
     path, _ = model_dir
     texts = spark.range(0, 6000, numPartitions=12).selectExpr("id", "concat('sentence ', id, ' about a cat') AS text")
@@ -144,7 +145,7 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     name, _ = _ship(scored, path)
 
     def who(batches):
-        from probsent.spark import _executor_model
+        from probsent.corpus_scoring.spark import _executor_model
         for batch in batches:
             model = _executor_model(name)
             yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})

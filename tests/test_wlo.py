@@ -226,7 +226,7 @@ def test_regrouped_training_batches_equal_batch_by_batch_to_the_bit(beyond_direc
     # forward on each batch, bit for bit; a batch beyond the direct range takes forward's path
     import numpy as np
 
-    from probsent.batching import encode_by_length
+    from probsent.models.batching import encode_by_length
     from probsent.models.base import SentenceEncoder
     torch.manual_seed(15)
     model = WLO(60, dim=7, scale_init_std=0.3, shift_init_std=0.5)

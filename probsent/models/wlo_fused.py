@@ -46,7 +46,7 @@ def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Enco
 
 def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> list[Encoding] | None:
     """With the paper's prior (training; on the whole distribution), batches whose rows are sorted by length, as
-    :func:`probsent.batching.encode_by_length` makes them, are computed in groups of rows
+    :func:`probsent.models.batching.encode_by_length` makes them, are computed in groups of rows
     cut for speed (little padding, tensors that fit in cache) instead of batch by batch
     (on the CPU; elsewhere batch by batch).
 

@@ -27,9 +27,9 @@ import numpy as np
 import torch
 from scipy import stats
 
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.models import KLPrior, SentenceEncoder, with_word_entropy_terms
-from probsent.similarity import paired_similarity
+from probsent.models.similarity import paired_similarity
 from probsent.training.false_negatives import shared_word_counts, word_sets
 from probsent.training.loss import probabilistic_batch_loss
 from probsent.training.fast_engine import mine_fastest

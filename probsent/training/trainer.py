@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from probsent.version import __version__
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.data.resample import resampled_like
