@@ -165,9 +165,9 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> list[tuple[str, int, f
     from nltk.tokenize import TreebankWordTokenizer
     import nltk.redos
 
-    from probsent.fast_tokenize import PieceTokenizer
-    from probsent.token_ids import TokenIds
-    from probsent.tokenize import tokenize_many
+    from probsent.text.fast_tokenize import PieceTokenizer
+    from probsent.text.token_ids import TokenIds
+    from probsent.text.tokenize import tokenize_many
     from probsent.word_terms import MAX_TOKENS, read_word_terms
     from probsent.model_paths import resolve_model_dir
 
@@ -179,10 +179,10 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> list[tuple[str, int, f
         return lambda items: [run(items[i:i + 8192]) for i in range(0, len(items), 8192)]
 
     cases = [("NLTK TreebankWordTokenizer (text.lower())", lambda items: [treebank(t.lower()) for t in items]),
-             ("probsent.tokenize (reference)", tokenize_many),
-             ("probsent.fast_tokenize: token lists", lambda items: batched(PieceTokenizer().tokenize_many)(items)),
-             ("probsent.fast_tokenize: piece numbers", lambda items: batched(PieceTokenizer().split)(items)),
-             ("probsent.token_ids: vocabulary ids (what scoring sums)",
+             ("probsent.text.tokenize (reference)", tokenize_many),
+             ("probsent.text.fast_tokenize: token lists", lambda items: batched(PieceTokenizer().tokenize_many)(items)),
+             ("probsent.text.fast_tokenize: piece numbers", lambda items: batched(PieceTokenizer().split)(items)),
+             ("probsent.text.token_ids: vocabulary ids (what scoring sums)",
               lambda items: batched(TokenIds(index, MAX_TOKENS))(items))]
     rows = []
     for count in (nltk_count, len(texts)):

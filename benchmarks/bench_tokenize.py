@@ -1,9 +1,9 @@
-"""Speed of probsent.tokenize against NLTK's TreebankWordTokenizer.
+"""Speed of probsent.text.tokenize against NLTK's TreebankWordTokenizer.
 
 Both tokenize the same unique sentences drawn evenly from the training pairs
 (``paraphrase/pairs.tsv.gz`` of the shared data), one sentence at a time, in
 this single process.  NLTK is timed as ``TreebankWordTokenizer().tokenize(s.lower())``,
-which is what ``probsent.tokenize.tokenize(s)`` reproduces.  Prints sentences
+which is what ``probsent.text.tokenize.tokenize(s)`` reproduces.  Prints sentences
 per second (best of ``--repeat`` runs, wall clock) and the ratio; no pass/fail.
 
     python benchmarks/bench_tokenize.py [--data-dir DIR] [--n 20000] [--repeat 3]
@@ -73,7 +73,7 @@ def main() -> None:
         raise SystemExit(f"{pairs} not found (use --data-dir or PROBSENT_DATA_DIR)")
     sentences = load_sentences(pairs, args.n)
 
-    import probsent.tokenize as ours
+    import probsent.text.tokenize as ours
     from nltk.tokenize import TreebankWordTokenizer
     import nltk
 
@@ -105,7 +105,7 @@ def main() -> None:
     print(f"python {platform.python_version()}, nltk {nltk.__version__}, {platform.machine()}")
     print(f"{len(sentences)} distinct sentences from {pairs}")
     print(f"  general (slow) path used for {general} of them; {mismatches} outputs differ from NLTK")
-    print(f"probsent.tokenize : {ours_rate:10,.0f} sentences/s (best of {args.repeat})")
+    print(f"probsent.text.tokenize : {ours_rate:10,.0f} sentences/s (best of {args.repeat})")
     print(f"NLTK Treebank     : {nltk_rate:10,.0f} sentences/s (best of {args.nltk_repeat})")
     print(f"ratio             : {ours_rate / nltk_rate:10.1f}x")
 

@@ -118,7 +118,7 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
 
 def _unknown_words_line(model: probsent.SentenceModel) -> str:
     """How many distinct words of the example sentences the model knows (the rest share <unk>)."""
-    from probsent.tokenize import tokenize
+    from probsent.text.tokenize import tokenize
 
     words = sorted({t for s in EXAMPLES.read_text(encoding="utf-8").splitlines() for t in tokenize(s) if t.isalpha()})
     unknown = [w for w in words if w not in model.vocab.index]

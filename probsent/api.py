@@ -11,7 +11,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 import torch
 
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
@@ -21,8 +21,8 @@ from probsent.inputs import texts
 from probsent.model_files import read_model_dir, save_model
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
-from probsent.similarity import paired_similarity, similarity_blocks
-from probsent.token_ids import TokenIds
+from probsent.models.similarity import paired_similarity, similarity_blocks
+from probsent.text.token_ids import TokenIds
 from probsent.arguments import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 

@@ -143,10 +143,10 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _run_specificity(args: argparse.Namespace) -> int:
-    from probsent.corpus_io import check_output, open_corpus, open_sink
+    from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
     from probsent.scorer import load_scorer
-    from probsent.scoring import score_columns, score_corpus
-    from probsent.workers import default_workers
+    from probsent.corpus_scoring.score import score_columns, score_corpus
+    from probsent.corpus_scoring.workers import default_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences

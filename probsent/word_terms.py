@@ -4,12 +4,12 @@ A model with per-word entropy terms (WLO) gives a sentence the entropy of the pr
 k/2 log(2 pi e), plus one float64 term per token (WLO: sum_d log|A_w,d|). That is a table of
 numbers: :class:`WordTermTable` holds it (the vocabulary, the terms, the prior's entropy, the
 translation norms for ``explain``, the calibration) and scores batches of sentences with
-:class:`probsent.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
+:class:`probsent.text.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
 
 1. the fast tokenizer turns the batch into piece numbers (a piece is a whitespace-separated
    chunk in its context, cached);
 2. each piece number has its vocabulary ids; the batch's token ids are one gather;
-3. each sentence's terms are summed in NumPy's own order (:func:`probsent.segment_sums`), so
+3. each sentence's terms are summed in NumPy's own order (:func:`probsent.text.segment_sums`), so
    a score equals the reference's ``prior + terms[ids].sum()`` bit for bit, given the terms.
 
 :func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
@@ -31,8 +31,8 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
-from probsent.segment_sums import segment_sums
-from probsent.token_ids import TokenIds
+from probsent.text.segment_sums import segment_sums
+from probsent.text.token_ids import TokenIds
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
 

@@ -83,7 +83,7 @@ def wlo_specificity_reference(model, sentences: list[str]) -> list[float]:
 
     import numpy as np
 
-    from probsent.tokenize import tokenize
+    from probsent.text.tokenize import tokenize
 
     scales = model.encoder.scale.weight.detach().double().numpy()
     terms = np.log(np.abs(scales)).sum(axis=1)

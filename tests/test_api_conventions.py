@@ -166,7 +166,7 @@ def test_nulls_are_zero_vectors_nan_variances_and_nan_scores(shipped, make_model
 
 
 def test_compiled_kernel_equals_the_log_space_path(shipped, make_model) -> None:
-    from probsent.similarity import similarity_blocks
+    from probsent.models.similarity import similarity_blocks
 
     for model in (shipped, make_model("wlo", seed=5), make_model("lstmgaussian", seed=5)):
         a, b = model._encode(SENTENCES, 3), model._encode(OTHERS + SENTENCES[:2], 3)

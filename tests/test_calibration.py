@@ -71,7 +71,7 @@ def test_two_feature_fit_matches_a_generic_optimizer() -> None:
 
 def test_length_aware_probability_uses_the_token_counts(tmp_path, capsys, make_model, data_dir) -> None:
     from probsent.api import load
-    from probsent.tokenize import tokenize
+    from probsent.text.tokenize import tokenize
 
     make_model("wlo").save(tmp_path / "m")
     assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(data_dir)]) == 0

@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 
 from probsent.cli import main
-from probsent.scoring import score_stream
+from probsent.corpus_scoring.score import score_stream
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from probsent.evaluation import datasets as ds
 from probsent.evaluation import tables
 from probsent.evaluation.baselines import LengthScorer
 from probsent.evaluation.results import RatedCorrelation
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 
 def test_majority_row(eval_data):

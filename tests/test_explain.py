@@ -5,7 +5,7 @@ import pytest
 
 from probsent import ProbsentError
 from probsent.cli import main
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 
 def test_shares_sum_to_the_sentence_entropy(make_model) -> None:

@@ -10,8 +10,8 @@ import torch
 
 import probsent
 from probsent import ProbsentError
-from probsent.batching import encode_by_length, pad_batch
-from probsent.models import WLO
+from probsent.models.batching import encode_by_length, pad_batch
+from probsent.models import WLO, KLPrior
 from probsent.training import fast_wlo
 from probsent.training.config import TrainConfig
 from probsent.training.fast_engine import FastWLOEngine
@@ -48,9 +48,8 @@ def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight
                prior_on_mean: bool = True, anchor: float = 0.0, targets=None):
     """Loss and dense gradients of one step, by the torch model and loss (float64)."""
     model.zero_grad(set_to_none=True)
-    model.prior_on_mean = prior_on_mean
     padded, lengths = pad_batch(ids, offsets, np.arange(4 * pairs))
-    out = model(padded, lengths, with_kl=True)
+    out = model(padded, lengths, with_kl=KLPrior(on_mean=prior_on_mean))
     parts = [out.index(slice(i * pairs, (i + 1) * pairs)) for i in range(4)]
     loss = margin_loss(*parts, margin).mean() + prior_weight * out.kl.sum() / pairs
     if anchor:
@@ -365,7 +364,7 @@ def test_prior_on_the_variance_alone_leaves_the_means_free_and_both_engines_agre
         for engine in ("torch", "fast"):
             trainer = Trainer(_config(tmp_path, data, f"{prior_on}-{engine}", engine=engine, prior_on=prior_on,
                                       prior_weight=1.0, max_steps=12), progress=False, log=lambda _: None)
-            assert trainer.encoder.prior_on_mean is (prior_on == "distribution")
+            assert trainer.prior == KLPrior(on_mean=prior_on == "distribution")
             trainer.train()
             tables[prior_on, engine] = _tables(trainer)
     for expected, got in zip(tables["variance", "torch"], tables["variance", "fast"]):

@@ -19,7 +19,7 @@ import pytest
 
 import probsent
 from probsent.api import MAX_TOKENS
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 COUNT = 5_000  # per seed
 FIXED_SEED = 13

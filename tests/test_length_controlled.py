@@ -9,7 +9,7 @@ from probsent.evaluation import datasets as ds
 from probsent.evaluation import length_controlled as lc
 from probsent.evaluation import metrics
 from probsent.evaluation.baselines import LengthScorer
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 
 def test_equal_length_pairs_have_equal_token_counts():

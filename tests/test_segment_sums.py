@@ -1,9 +1,9 @@
-"""probsent.segment_sums: each segment's sum equals NumPy's ``sum`` of it, bit for bit."""
+"""probsent.text.segment_sums: each segment's sum equals NumPy's ``sum`` of it, bit for bit."""
 from __future__ import annotations
 
 import numpy as np
 
-from probsent.segment_sums import segment_sums
+from probsent.text.segment_sums import segment_sums
 
 
 def _reference(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 from tests.helpers import REPO
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"

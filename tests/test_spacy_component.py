@@ -15,7 +15,7 @@ import spacy  # the spacy extra, which make test installs
 
 import probsent
 from probsent.integrations.spacy import token_starts  # importing registers the factory
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = ['He said "I can\'t go." The Dow fell 2.3 % to 10,421.67 on Tuesday. Mr. Smith left.',

@@ -3,6 +3,7 @@ for row against the CLI on 100,000 sentences, bad input as one-line errors, one 
 Python worker. Needs pyspark and Java; in CI (CI=true) a missing one fails instead of skipping."""
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 
@@ -136,7 +137,8 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     and finds the same model object in every one (loaded once, not once per task or batch)."""
     import pandas as pd
 
-    from probsent.spark import _ship, add_specificity
+    from probsent.corpus_scoring.spark import _ship
+    from probsent.spark import add_specificity
 
     path, _ = model_dir
     texts = spark.range(0, 6000, numPartitions=12).selectExpr("id", "concat('sentence ', id, ' about a cat') AS text")
@@ -144,7 +146,7 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     name, _ = _ship(scored, path)
 
     def who(batches):
-        from probsent.spark import _executor_model
+        from probsent.corpus_scoring.spark import _executor_model
         for batch in batches:
             model = _executor_model(name)
             yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})
@@ -178,3 +180,16 @@ def test_100k_parquet_row_for_row_with_the_cli(spark, tmp_path, capsys) -> None:
     b = cli.column("specificity").to_numpy(zero_copy_only=False)
     assert np.array_equal(np.isnan(a), np.isnan(b)) and np.isnan(b).sum() == len(range(0, len(texts), 9973))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_probsent_spark_is_where_users_find_every_public_function(spark) -> None:
+    """``probsent.spark`` re-exports the public names of ``probsent.corpus_scoring.spark``
+    (where the code lives), the same objects."""
+    import probsent.spark
+    from probsent.corpus_scoring import spark as module
+
+    functions = {name for name, value in vars(module).items()
+                 if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")}
+    public = functions | {"LOCAL_SETTINGS"}
+    assert set(probsent.spark.__all__) == public
+    assert all(getattr(probsent.spark, name) is getattr(module, name) for name in public)

@@ -1,4 +1,4 @@
-"""probsent.tokenize must give exactly NLTK's Treebank tokens of the lowercased text.
+"""probsent.text.tokenize must give exactly NLTK's Treebank tokens of the lowercased text.
 
 The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())``
 (NLTK 3.10.x, a test-only dependency).  Compared here:
@@ -8,7 +8,7 @@ The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())`
   (or ``$PROBSENT_DATA_DIR``); these tests are skipped when the data is absent;
 * hand-written edge cases and seeded random strings.
 
-The fast tokenizer (``probsent.fast_tokenize``, which tokenizes whitespace-separated pieces
+The fast tokenizer (``probsent.text.fast_tokenize``, which tokenizes whitespace-separated pieces
 once and caches them) must give exactly the reference's tokens: compared here on every
 sentence of the training pairs (2.5 million), of the evaluation sets, and
 on the edge cases and random strings, in batches, where a piece's context matters.
@@ -33,10 +33,10 @@ from pathlib import Path
 import pytest
 
 from helpers import evaluation_sets
-from probsent.fast_tokenize import PieceTokenizer
-from probsent.tokenize import tokenize, tokenize_many
+from probsent.text.fast_tokenize import PieceTokenizer
+from probsent.text.tokenize import tokenize, tokenize_many
 
-TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "tokenize.py"
+TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "text" / "tokenize.py"
 
 
 def _data_dir() -> Path:
@@ -279,9 +279,9 @@ _ALL_CHARS = "".join(map(chr, range(0x110000)))
 
 
 def test_character_classes_match_the_regex_engine():
-    """The \\d and \\s classes written out in probsent.tokenize equal those of ``regex``."""
+    """The \\d and \\s classes written out in probsent.text.tokenize equal those of ``regex``."""
     regex = pytest.importorskip("regex", reason="regex (installed with nltk) is not available")
-    from probsent import tokenize as module
+    from probsent.text import tokenize as module
 
     digits = "".join(regex.findall(r"\d", _ALL_CHARS))
     assert "".join(re.findall(module._DIGIT, _ALL_CHARS)) == digits

@@ -27,14 +27,14 @@ import torch
 import probsent
 from helpers import REPO, evaluation_sets, require_data
 from probsent.api import ENCODE_CHUNK, MAX_BATCH_CELLS, MAX_TOKENS, SentenceModel, saturated
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.model_paths import resolve_model_dir
 from probsent.models import build_model
-from probsent.segment_sums import segment_sums
-from probsent.token_ids import TokenIds
-from probsent.tokenize import tokenize
+from probsent.text.segment_sums import segment_sums
+from probsent.text.token_ids import TokenIds
+from probsent.text.tokenize import tokenize
 from probsent.word_terms import _WLO_SETTINGS, read_word_terms
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 
 @dataclass

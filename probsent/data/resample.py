@@ -20,7 +20,7 @@ import numpy as np
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import source_counts, subset, word_overlap
 from probsent.errors import ProbsentError
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 OVERLAP_BINS = 10  # Jaccard overlap in [0, 0.1), ..., [0.9, 1]
 LENGTH_EDGES = (6, 9, 12, 16, 21, 31)  # mean tokens of the two sides: <6, 6-8, ..., >=31

@@ -2,7 +2,7 @@
 
 Each scorer has a ``name`` and ``specificity(sentences) -> np.ndarray`` (higher = more
 specific), the interface the experiment functions duck-type on. Word-level scorers use
-:func:`probsent.tokenize.tokenize` (lowercased Penn Treebank tokens).
+:func:`probsent.text.tokenize.tokenize` (lowercased Penn Treebank tokens).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.evaluation.datasets import DataDir
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 Reduce = Literal["sum", "avg"]
 

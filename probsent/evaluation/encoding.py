@@ -13,10 +13,10 @@ import numpy as np
 import torch
 
 from probsent.api import SentenceModel
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.gaussian import entropy as gaussian_entropy
 from probsent.models import SentenceEncoder
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 
 def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],

@@ -24,7 +24,7 @@ import numpy as np
 from probsent.errors import ProbsentError
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import metrics
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 DATA = Path(__file__).with_name("data")
 EQUAL_LENGTH = DATA / "equal_length_pairs.tsv"

@@ -31,6 +31,7 @@ from probsent.training.config import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
 from probsent.training.diagnostics import DiagnosticSample, diagnose
+from probsent.models import KLPrior
 
 
 @dataclass
@@ -152,9 +153,8 @@ def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, flo
     np.add.at(counts, to_model, mixture.counts)
     sample = DiagnosticSample.draw(mixture.num_pairs, settings.batch_size * settings.megabatch, settings.seed)
     margin = settings.margin if settings.margin is not None else model.encoder.default_margin
-    model.encoder.prior_on_mean = settings.prior_on == "distribution"  # the prior it trained with
     return diagnose(model.encoder, ids, mixture.offsets, counts, sample, margin, settings.prior_weight,
-                    settings.batch_size)
+                    KLPrior.for_setting(settings.prior_on), settings.batch_size)  # the prior it trained with
 
 
 def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:

@@ -24,7 +24,7 @@ from probsent.evaluation.length_controlled import read_two_columns
 from probsent.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
                                          SnliEntailment, Specificity, Sts, StsTable)
 from probsent.gaussian import expected_inner_product
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 DataLike = ds.DataDir | str | os.PathLike[str] | None
 

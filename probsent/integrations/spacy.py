@@ -32,7 +32,7 @@ from spacy.tokens import Doc, Span, Token
 from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
 # the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)

@@ -28,10 +28,10 @@ GROUP_OVERHEAD = 300
 
 
 def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Encoding | None:
-    """``model.forward(ids, lengths, with_kl=True)`` in one fused step, or None where a
-    sentence leaves the direct range, or the prior leaves the means out (the reference path
-    then runs)."""
-    if not ids.shape[1] or not model.prior_on_mean:
+    """``model.forward(ids, lengths, with_kl=True)`` (the paper's prior, on the whole
+    distribution) in one fused step, or None where a sentence leaves the direct range (the
+    reference path then runs)."""
+    if not ids.shape[1]:
         return None
     mask = padding_mask(ids, lengths)
     a = lookup_real(model.scale, ids, mask, 1.0)
@@ -45,8 +45,8 @@ def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Enco
 
 
 def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> list[Encoding] | None:
-    """With the prior (training), batches whose rows are sorted by length, as
-    :func:`probsent.batching.encode_by_length` makes them, are computed in groups of rows
+    """With the paper's prior (training; on the whole distribution), batches whose rows are sorted by length, as
+    :func:`probsent.models.batching.encode_by_length` makes them, are computed in groups of rows
     cut for speed (little padding, tensors that fit in cache) instead of batch by batch
     (on the CPU; elsewhere batch by batch).
 
@@ -56,11 +56,10 @@ def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> 
     sparse gradients, accumulated in the same order), each KL is summed over its own
     batch's width, and a batch beyond the direct range takes the reference's path.
 
-    Returns None where it does not apply (the caller then encodes batch by batch), among
-    them a prior that leaves the means out (``model.prior_on_mean`` False).
+    Returns None where it does not apply (the caller then encodes batch by batch).
     """
     lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
-    if (not len(lengths) or lengths.device.type != "cpu" or not model.prior_on_mean
+    if (not len(lengths) or lengths.device.type != "cpu"
             or any(ids.shape[1] == 0 for ids, _ in batches)
             or bool((lengths.diff() < 0).any())):
         return None

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 import torch
 
 from probsent.models.base import Encoding
-from probsent.similarity import paired_similarity, pairwise_similarity
+from probsent.models.similarity import paired_similarity, pairwise_similarity
 
 REMINE_ROWS = 32  # rows of the similarity matrix computed at once when mining again
 

@@ -5,7 +5,7 @@ import torch
 from torch import Tensor
 
 from probsent.models.base import Encoding
-from probsent.similarity import paired_similarity
+from probsent.models.similarity import paired_similarity
 
 
 def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: float) -> Tensor:

@@ -15,13 +15,13 @@ import torch
 from torch import Tensor
 
 from probsent.version import __version__
-from probsent.batching import encode_by_length
+from probsent.models.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.data.resample import resampled_like
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
-from probsent.models import Encoding, SentenceEncoder, model_class, with_word_entropy_terms
+from probsent.models import Encoding, KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
                                           load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
@@ -174,7 +174,7 @@ class Trainer:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
-        self.encoder.prior_on_mean = config.prior_on == "distribution"  # a training setting, not stored
+        self.prior = KLPrior.for_setting(config.prior_on)  # a training setting: the model holds none
         self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
         if config.rarity_anchor:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
@@ -265,7 +265,7 @@ class Trainer:
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
         losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
-                                     self.encoder.prior_on_mean, cfg.rarity_anchor, self.anchor_targets)
+                                     self.prior.on_mean, cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
@@ -315,7 +315,7 @@ class Trainer:
             return scramble(ids, lengths, cfg.scramble, self.generator)
 
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
-                               with_kl=self.encoder.probabilistic,
+                               with_kl=self.prior if self.encoder.probabilistic else False,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
             margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
@@ -376,7 +376,7 @@ class Trainer:
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
         record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
-                               self.diagnostic_sample, self.margin, self.config.prior_weight,
+                               self.diagnostic_sample, self.margin, self.config.prior_weight, self.prior,
                                self.config.batch_size))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from probsent.models.base import Encoding, SentenceEncoder
+from probsent.models.base import Encoding, KLPrior, SentenceEncoder
 
 
 def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tuple[Tensor, Tensor]:
@@ -26,7 +26,7 @@ def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tu
 
 
 def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
-                     sentences: np.ndarray, batch_size: int, with_kl: bool = False,
+                     sentences: np.ndarray, batch_size: int, with_kl: bool | KLPrior = False,
                      transform: Callable[[Tensor, Tensor], Tensor] | None = None,
                      max_cells: int | None = None) -> Encoding:
     """Encode ``sentences`` in batches of similar length and return them in the given order.
@@ -35,7 +35,8 @@ def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndar
     pads a whole batch. ``transform(ids, lengths)`` may rewrite each padded batch (word-order
     scrambling during training), on the CPU; the batches then go where the encoder is. With
     ``max_cells``, a batch also holds at most that many padded positions (rows x its longest
-    length), or one sentence: long sentences then come in smaller batches.
+    length), or one sentence: long sentences then come in smaller batches. ``with_kl`` is
+    the encoder's (True: the paper's prior).
     """
     lengths = offsets[sentences + 1] - offsets[sentences]
     order = np.argsort(lengths, kind="stable")

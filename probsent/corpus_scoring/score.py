@@ -1,16 +1,17 @@
 """Scoring a corpus chunk by chunk with constant memory: the engine of ``probsent specificity``.
 
-Chunks come from :mod:`probsent.corpus_io` (text lines, JSON Lines, Parquet), are scored in
-this process or over worker processes (:mod:`probsent.workers`) and go to a sink in input
-order, each with its ``specificity`` (and ``probability``) column.
+Chunks come from :mod:`probsent.corpus_scoring.formats` (text lines, JSON Lines, Parquet),
+are scored in this process or over worker processes (:mod:`probsent.corpus_scoring.workers`)
+and go to a sink in input order, each with its ``specificity`` (and ``probability``) column.
 """
 from __future__ import annotations
 
 from typing import Iterable, TextIO
 
-from probsent.corpus_io import CHUNK, PROBABILITY, SCORE, Chunk, Sink, TextSink, iter_lines, text_chunks
+from probsent.corpus_scoring.formats import (CHUNK, PROBABILITY, SCORE, Chunk, Sink, TextSink, iter_lines,
+                                             text_chunks)
+from probsent.corpus_scoring.workers import score_chunks
 from probsent.scorer import Scorer
-from probsent.workers import score_chunks
 
 __all__ = ["iter_lines", "score_corpus", "score_columns", "score_stream"]
 

@@ -4,8 +4,8 @@
 and the sentences' offsets in it, each sentence cut at its first ``max_tokens`` tokens:
 the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
 (:meth:`probsent.api.SentenceModel.encode`). It equals tokenizing each sentence with
-:func:`probsent.tokenize.tokenize` and looking each token up (unknown words: 0), but the
-lookups happen once per distinct piece (:class:`probsent.fast_tokenize.PieceTokenizer`) and
+:func:`probsent.text.tokenize.tokenize` and looking each token up (unknown words: 0), but the
+lookups happen once per distinct piece (:class:`probsent.text.fast_tokenize.PieceTokenizer`) and
 the rest is NumPy, with no Python loop over sentences.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from probsent.fast_tokenize import PieceTokenizer
-from probsent.token_cap import capped_text
+from probsent.text.fast_tokenize import PieceTokenizer
+from probsent.text.token_cap import capped_text
 
 __all__ = ["TokenIds"]
 

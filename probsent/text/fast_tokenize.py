@@ -1,6 +1,6 @@
-"""The tokenizer of :mod:`probsent.tokenize`, fast on batches: the same tokens, piece by piece.
+"""The tokenizer of :mod:`probsent.text.tokenize`, fast on batches: the same tokens, piece by piece.
 
-:func:`probsent.tokenize.tokenize` stays the readable reference; this module gives exactly its
+:func:`probsent.text.tokenize.tokenize` stays the readable reference; this module gives exactly its
 output (``tests/test_fast_tokenize.py`` compares the two on every sentence of the evaluation
 sets and of the training pairs, and on fuzzed strings) at a fraction of the cost, because
 real text repeats: most whitespace-separated pieces ("the", "man", "dog.") occur again and
@@ -36,7 +36,7 @@ A batch is processed with a few string operations on all its sentences at once: 
 newlines, lowercase, mark each sentence's start and end, split on whitespace; then one
 dictionary lookup per piece. Pieces are numbered in order of first appearance; callers that
 need something per token (vocabulary ids, entropy terms) keep it per piece number and
-expand with NumPy (:mod:`probsent.token_ids`). The dictionary is bounded, so memory stays
+expand with NumPy (:mod:`probsent.text.token_ids`). The dictionary is bounded, so memory stays
 flat on any corpus: past ``max_pieces`` entries (default 16,384, a few MB) it starts a new
 numbering (its ``generation`` changes) that keeps only the pieces of the last batch, among
 them every frequent piece.
@@ -50,7 +50,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from probsent.tokenize import _tokenize_lowered
+from probsent.text.tokenize import _tokenize_lowered
 
 __all__ = ["PieceTokenizer", "Pieces"]
 
@@ -96,7 +96,7 @@ class Pieces:
 
 
 class PieceTokenizer:
-    """Tokenizes like :func:`probsent.tokenize.tokenize`, with a cache of pieces.
+    """Tokenizes like :func:`probsent.text.tokenize.tokenize`, with a cache of pieces.
 
     Not thread-safe (the cache is shared); one per process or thread.
     """
@@ -180,7 +180,7 @@ class PieceTokenizer:
         return Pieces(array, ends, self.generation)
 
     def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's tokens: ``[probsent.tokenize.tokenize(t) for t in texts]``."""
+        """Each text's tokens: ``[probsent.text.tokenize.tokenize(t) for t in texts]``."""
         if not texts:
             return []
         pieces = self.split(list(texts))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from probsent.tokenize import tokenize
+from probsent.text.tokenize import tokenize
 
 _WORD = re.compile(r"\S+")  # \s of str patterns is str.isspace(), what str.split() splits on
 _MARGIN = 2  # words kept beyond the cap, so that no rewrite near the cut reaches the kept ones

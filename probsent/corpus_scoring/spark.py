@@ -1,0 +1,195 @@
+"""probsent on Apache Spark DataFrames (``pip install 'probsent[spark]'``; Spark needs Java 17).
+
+    from probsent.spark import add_specificity
+    scored = add_specificity(spark.read.parquet("corpus/"), column="text", probability=True)
+
+Both functions add columns with a pandas UDF: Spark sends the text column to its Python
+workers in Arrow batches, and each worker process loads the model once (cached by directory:
+for scores, :func:`probsent.scorer.cached_scorer`, a WLO model's term table without torch;
+for encodings, :func:`probsent.corpus_scoring.workers.cached_model`) and then scores batch
+after batch with the same code as ``probsent specificity``, so the numbers are those of
+``probsent.load().specificity``. Rows keep their order and every column. A row whose text is
+null or only whitespace gets nulls.
+
+``model`` is None (the model shipped inside probsent, which the executors have installed
+with the package), a model directory (or ``probsent train`` output directory), or a loaded
+:class:`~probsent.SentenceModel` saved in a directory. A directory is sent to the executors
+with ``SparkContext.addFile``: only its model files (a few MB), never a training run's
+checkpoints.
+
+Users import it as :mod:`probsent.spark`, which re-exports the public names.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Union
+
+import numpy as np
+import pandas as pd
+from pyspark import SparkFiles, TaskContext
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from probsent.calibration import FILE as CALIBRATION
+from probsent.corpus_scoring.formats import PROBABILITY, SCORE
+from probsent.errors import ProbsentError
+from probsent.io import atomic_path
+from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
+from probsent.scorer import Scorer, cached_scorer
+from probsent.corpus_scoring.workers import cached_model, sentence_scores, with_sentence
+
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel
+
+Model = Union[str, os.PathLike, "SentenceModel", None]
+_MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION)
+
+
+def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
+                    probability: bool = False, batch_size: int = 256) -> DataFrame:
+    """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
+    string column ``column``, and with ``probability`` also P(specific) from the model's
+    calibration."""
+    name, local = _ship(df, model, cached_scorer)
+    if probability:
+        local.require_calibration()
+    names = [SCORE, PROBABILITY] if probability else [SCORE]
+    _check_column(df, column, names)
+
+    @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
+    def score(texts: pd.Series) -> pd.DataFrame:
+        executor_model = _executor_model(name, cached_scorer)
+        sentences = _texts(texts)
+        values = sentence_scores(executor_model, sentences, batch_size)
+        columns = {SCORE: values}
+        if probability:
+            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
+        return pd.DataFrame(columns)
+
+    return _with_fields(df, score(F.col(_quoted(column))))
+
+
+def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
+                 batch_size: int = 256) -> DataFrame:
+    """``df`` with each sentence's representation as float32 array columns: ``mean`` and
+    ``variance`` (the diagonal of the covariance) for probabilistic models, ``vector`` for
+    deterministic ones; the same arrays as ``model.encode``."""
+    name, local = _ship(df, model, cached_model)
+    names = ["mean", "variance"] if local.probabilistic else ["vector"]
+    _check_column(df, column, names)
+    vector = T.ArrayType(T.FloatType(), containsNull=False)
+
+    @F.pandas_udf(T.StructType([T.StructField(n, vector) for n in names]))
+    def encode(texts: pd.Series) -> pd.DataFrame:
+        items = _texts(texts)
+        present = with_sentence(items)
+        columns = {n: pd.Series([None] * len(items), dtype=object) for n in names}
+        if present:
+            arrays = _executor_model(name, cached_model).encode([items[i] for i in present], batch_size)
+            for n, values in zip(names, arrays if isinstance(arrays, tuple) else (arrays,)):
+                columns[n] = pd.Series(_scatter(values, present, len(items)), dtype=object)
+        return pd.DataFrame(columns)
+
+    return _with_fields(df, encode(F.col(_quoted(column))))
+
+
+LOCAL_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # few cores: one garbage-collector thread and the quick JIT compiler leave the cores to
+    # the Python workers (about half the JVM's CPU time on the 1M-sentence benchmark)
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    # input splits of 4 MB: many small tasks, so a core that gets the long sentences does
+    # not leave the other idle at the end
+    "spark.sql.files.maxPartitionBytes": "4m",
+}
+
+
+def local_session(cores: int = 2, **config: str) -> SparkSession:
+    """A SparkSession on this machine (``local[cores]``) whose Python workers run this
+    interpreter, with :data:`LOCAL_SETTINGS` (``config`` adds or overrides settings): for
+    trying probsent.spark out, tests and benchmarks. The JVM options apply only when the
+    session's JVM starts here (the first session of the process)."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder = SparkSession.builder.master(f"local[{cores}]").appName("probsent")
+    for key, value in {**LOCAL_SETTINGS, "spark.sql.shuffle.partitions": str(cores), **config}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[str | None, Scorer]:
+    """(the name the executors find the model under, None for the shipped model; the model
+    loaded here by ``loader``, or the one given, for its type and calibration)."""
+    if model is None:
+        return None, loader(None)
+    local = loader(model) if isinstance(model, (str, os.PathLike)) else model
+    if local.path is None:
+        raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
+    files = [local.path / f for f in _MODEL_FILES if (local.path / f).is_file()]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    name = f"probsent-model-{digest.hexdigest()[:16]}"  # by content: two runs' best/ differ
+    staged = Path(tempfile.gettempdir()) / "probsent-spark" / name
+    if not staged.is_dir():
+        with atomic_path(staged) as tmp:
+            tmp.mkdir()
+            for path in files:
+                shutil.copyfile(path, tmp / path.name)
+    df.sparkSession.sparkContext.addFile(str(staged), recursive=True)
+    return name, local
+
+
+def _executor_model(name: str | None, loader: Callable = cached_scorer) -> Scorer:
+    """On an executor: the shipped model, or the directory sent with addFile, by ``loader``
+    (:func:`cached_scorer` or :func:`cached_model`). Torch, where the model needs it, uses the
+    task's cores (``spark.task.cpus``, default 1): Spark already runs one Python worker per
+    task slot, so more threads would only compete for the same cores."""
+    model = loader(None if name is None else SparkFiles.get(name))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        context = TaskContext.get()
+        threads = context.cpus() if context is not None else 1
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return model
+
+
+def _texts(series: pd.Series) -> list[str | None]:
+    return [text if isinstance(text, str) else None for text in series.tolist()]
+
+
+def _scatter(values: np.ndarray, rows: list[int], count: int) -> list[np.ndarray | None]:
+    out: list[np.ndarray | None] = [None] * count
+    for value, row in zip(values, rows):
+        out[row] = value
+    return out
+
+
+def _quoted(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _check_column(df: DataFrame, column: str, adding: list[str]) -> None:
+    fields = {f.name: f for f in df.schema.fields}
+    if column not in fields:
+        raise ProbsentError(f"the DataFrame has no column {column!r} (columns: {', '.join(fields)})")
+    if not isinstance(fields[column].dataType, T.StringType):
+        raise ProbsentError(f"column {column!r} holds {fields[column].dataType.simpleString()}, not strings")
+    for name in adding:
+        if name in fields:
+            raise ProbsentError(f"the DataFrame already has a column {name!r}; rename or drop it first")
+
+
+def _with_fields(df: DataFrame, struct: Column) -> DataFrame:
+    """``df``'s columns, then the fields of ``struct`` (computed once per row)."""
+    hidden = "__probsent__"
+    return df.withColumn(hidden, struct).select(*[F.col(_quoted(c)) for c in df.columns], f"{hidden}.*")
