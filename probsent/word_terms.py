@@ -33,6 +33,7 @@ from probsent.explanation import Attribution, Explanation
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
 from probsent.segment_sums import segment_sums
 from probsent.token_ids import TokenIds
+from probsent.utf8_texts import Utf8Texts
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
 
@@ -84,6 +85,17 @@ class WordTermTable:
     def specificity(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Minus the entropy: higher = more specific."""
         return -self.entropy(sentences, batch_size)
+
+    def text_scores(self, texts: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """The specificity of each text, NaN where there is no sentence (None, or only
+        whitespace: the texts without tokens), the whole batch at once: corpus scoring's
+        hot path (:func:`probsent.workers.sentence_scores`)."""
+        if not isinstance(texts, Utf8Texts):
+            texts = [text if text is not None else "" for text in texts]
+        ids, offsets = self.token_ids(texts)
+        scores = -(self.prior_entropy + segment_sums(self.terms[ids], offsets))
+        scores[offsets[1:] == offsets[:-1]] = np.nan
+        return scores
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
