@@ -414,6 +414,7 @@ class CompiledTokenIds:
         self._mark_ids = np.full(256, -1, dtype=np.int64)  # per byte; -1: not a mark
         for mark in MARKS:
             self._mark_ids[ord(mark)] = index.get(mark, 0)
+        self.texts = self.fallbacks = self.settled = 0  # counts: texts, by the reference, pieces
         self._reset(1024)
 
     def _reset(self, pieces: int) -> None:
@@ -468,6 +469,7 @@ class CompiledTokenIds:
             new_ids.extend(get(t, 0) for t in tokens)
             lengths[n] = len(tokens)
             self._states[p] = KNOWN
+        self.settled += count - self._known
         used = int(self._id_starts[self._known])
         if used + len(new_ids) > len(self._ids):
             self._ids = _grown(self._ids, 2 * (used + len(new_ids)))
@@ -483,6 +485,7 @@ class CompiledTokenIds:
         if len(self) > self.max_pieces or self._key_starts[len(self)] > self.max_key_bytes:
             self._reset(1024)
         count = len(texts)
+        self.texts += count
         valid = np.ones(count, dtype=bool) if texts.valid is None else texts.valid
         out = np.empty(len(texts.data) // 2 + 1024, dtype=np.int64)
         out_ends = np.zeros(count, dtype=np.int64)
@@ -506,6 +509,7 @@ class CompiledTokenIds:
         if not flags.any():
             return out[:out_ends[-1] if count else 0].copy(), np.concatenate(([0], out_ends))
         fallback = np.flatnonzero(flags & FALLBACK)
+        self.fallbacks += len(fallback)
         get = self.index.get
         fallback_tokens = [first_tokens(texts.text(i), self.max_tokens) for i in fallback.tolist()]
         fallback_ids = np.fromiter((get(t, 0) for tokens in fallback_tokens for t in tokens), dtype=np.int64,

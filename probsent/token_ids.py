@@ -58,7 +58,7 @@ class TokenIds:
                 self._compiled = False
             else:
                 self._compiled = CompiledTokenIds(self.index, self.max_tokens)
-        return self._compiled or None
+        return None if self._compiled is False else self._compiled
 
     def _sync(self) -> None:
         """Give every piece the tokenizer has numbered its ids (``_ids[_starts[p]:_starts[p + 1]]``)."""
