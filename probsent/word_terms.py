@@ -31,7 +31,7 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
-from probsent.segment_sums import segment_sums
+from probsent.segment_sums import term_sums
 from probsent.token_ids import TokenIds
 from probsent.utf8_texts import Utf8Texts
 
@@ -80,7 +80,7 @@ class WordTermTable:
         """Each sentence's entropy in float64: the prior's plus its tokens' terms.
         (``batch_size`` is accepted for the API's signature; it changes nothing.)"""
         ids, offsets = self.token_ids(sentences)
-        return self.prior_entropy + segment_sums(self.terms[ids], offsets)
+        return self.prior_entropy + term_sums(self.terms, ids, offsets)
 
     def specificity(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Minus the entropy: higher = more specific."""
@@ -93,7 +93,7 @@ class WordTermTable:
         if not isinstance(texts, Utf8Texts):
             texts = [text if text is not None else "" for text in texts]
         ids, offsets = self.token_ids(texts)
-        scores = -(self.prior_entropy + segment_sums(self.terms[ids], offsets))
+        scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
         scores[offsets[1:] == offsets[:-1]] = np.nan
         return scores
 
