@@ -94,7 +94,7 @@ def _slot(h: np.uint64, mask: int) -> np.int64:  # pragma: no cover (compiled)
     return np.int64(h & np.uint64(mask))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _split_word(data: np.ndarray, begin: int, length: int) -> bool:  # pragma: no cover (compiled)
     """Whether ``data[begin:begin + length]`` lowered is one of the words in _SPLIT_WORDS."""
     start = 0
@@ -132,7 +132,7 @@ def _vocabulary_table(words: np.ndarray, starts: np.ndarray, slots: np.ndarray) 
     return hashes
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _word_id(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.ndarray, starts: np.ndarray,
              hashes: np.ndarray, ids: np.ndarray, slots: np.ndarray) -> np.int64:  # pragma: no cover
     """The id of the token ``data[begin:end]`` (ASCII letters lowered; FNV hash ``h``), 0 if
@@ -156,7 +156,7 @@ def _word_id(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.nda
         slot = (slot + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _piece(data: np.ndarray, begin: int, end: int, context: int, h: np.uint64, keys: np.ndarray,
            key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray, states: np.ndarray,
            slots: np.ndarray, sizes: np.ndarray) -> np.int64:  # pragma: no cover (compiled)
