@@ -95,41 +95,65 @@ def _slot(h: np.uint64, mask: int) -> np.int64:  # pragma: no cover (compiled)
 
 
 @njit(cache=True, inline="always")
+def _same(stored: np.ndarray, first: int, data: np.ndarray, begin: int, length: int) -> bool:  # pragma: no cover
+    """Whether ``stored[first:first + length]`` is ``data[begin:begin + length]`` lowered."""
+    for k in range(length):
+        if stored[first + k] != _lower(data[begin + k]):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _split_word(data: np.ndarray, begin: int, length: int) -> bool:  # pragma: no cover (compiled)
     """Whether ``data[begin:begin + length]`` lowered is one of the words in _SPLIT_WORDS."""
     start = 0
     for end in range(len(_SPLIT_WORDS)):
-        if _SPLIT_WORDS[end] != 32:
-            continue
-        if end - start == length:
-            same = True
-            for k in range(length):
-                if _SPLIT_WORDS[start + k] != _lower(data[begin + k]):
-                    same = False
-                    break
-            if same:
+        if _SPLIT_WORDS[end] == 32:
+            if end - start == length and _same(_SPLIT_WORDS, start, data, begin, length):
                 return True
-        start = end + 1
+            start = end + 1
     return False
+
+
+@njit(cache=True)
+def _reinsert(hashes: np.ndarray, slots: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """Put pieces 0, 1, ... (their hashes ``hashes``) in the empty table ``slots``."""
+    mask = len(slots) - 1
+    for p in range(len(hashes)):
+        slot = _slot(hashes[p], mask)
+        while slots[slot] >= 0:
+            slot = (slot + 1) & mask
+        slots[slot] = p
 
 
 @njit(cache=True)
 def _vocabulary_table(words: np.ndarray, starts: np.ndarray, slots: np.ndarray) -> np.ndarray:  # pragma: no cover
     """Put word i (bytes ``words[starts[i]:starts[i + 1]]``, all distinct) in ``slots``
     (all -1, a power of two, at most half full); returns each word's hash."""
-    count = len(starts) - 1
-    hashes = np.zeros(count, dtype=np.uint64)
-    mask = len(slots) - 1
-    for w in range(count):
+    hashes = np.zeros(len(starts) - 1, dtype=np.uint64)
+    for w in range(len(hashes)):
         h = _FNV_OFFSET
         for k in range(starts[w], starts[w + 1]):
             h = _step(h, np.int64(words[k]))
         hashes[w] = h
-        slot = _slot(h, mask)
-        while slots[slot] >= 0:
-            slot = (slot + 1) & mask
-        slots[slot] = w
+    _reinsert(hashes, slots)
     return hashes
+
+
+@njit(cache=True, inline="always")
+def _probe(data: np.ndarray, begin: int, length: int, h: np.uint64, stored: np.ndarray, starts: np.ndarray,
+           hashes: np.ndarray, slots: np.ndarray) -> np.int64:  # pragma: no cover (compiled)
+    """In the table ``slots`` of entries e (bytes ``stored[starts[e]:starts[e + 1]]``, hash
+    ``hashes[e]``): the slot of the entry ``data[begin:begin + length]`` lowered (hash ``h``),
+    or of the empty slot where it would go."""
+    mask = len(slots) - 1
+    slot = _slot(h, mask)
+    while True:
+        e = slots[slot]
+        if e < 0 or (hashes[e] == h and starts[e + 1] - starts[e] == length
+                     and _same(stored, starts[e], data, begin, length)):
+            return slot
+        slot = (slot + 1) & mask
 
 
 @njit(cache=True, inline="always")
@@ -137,23 +161,8 @@ def _word_id(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.nda
              hashes: np.ndarray, ids: np.ndarray, slots: np.ndarray) -> np.int64:  # pragma: no cover
     """The id of the token ``data[begin:end]`` (ASCII letters lowered; FNV hash ``h``), 0 if
     it is not a word of the vocabulary."""
-    mask = len(slots) - 1
-    slot = _slot(h, mask)
-    length = end - begin
-    while True:
-        w = slots[slot]
-        if w < 0:
-            return 0
-        if hashes[w] == h and starts[w + 1] - starts[w] == length:
-            first = starts[w]
-            same = True
-            for k in range(length):
-                if words[first + k] != _lower(data[begin + k]):
-                    same = False
-                    break
-            if same:
-                return ids[w]
-        slot = (slot + 1) & mask
+    w = slots[_probe(data, begin, end - begin, h, words, starts, hashes, slots)]
+    return ids[w] if w >= 0 else 0
 
 
 @njit(cache=True, inline="always")
@@ -163,24 +172,14 @@ def _piece(data: np.ndarray, begin: int, end: int, context: int, h: np.uint64, k
     """The number of the piece ``data[begin:end]`` (lowered; hash ``h``) in ``context``,
     numbered now (state NEW) if the cache does not hold it; -1 if there is no room for it
     (``sizes[1]``: the key bytes that would take)."""
-    h = _step(h, np.int64(context) + 256)  # the context is part of the key
-    mask = len(slots) - 1
-    slot = _slot(h, mask)
+    # The context is part of the key: equal bytes in another context hash differently (one
+    # more FNV step, a bijection of the hash for each context), so equal hashes and bytes
+    # mean equal contexts.
+    h = _step(h, np.int64(context) + 256)
     length = end - begin
-    while True:
-        p = slots[slot]
-        if p < 0:
-            break
-        if hashes[p] == h and contexts[p] == context and key_starts[p + 1] - key_starts[p] == length:
-            first = key_starts[p]
-            same = True
-            for k in range(length):
-                if keys[first + k] != _lower(data[begin + k]):
-                    same = False
-                    break
-            if same:
-                return p
-        slot = (slot + 1) & mask
+    slot = _probe(data, begin, length, h, keys, key_starts, hashes, slots)
+    if slots[slot] >= 0:
+        return slots[slot]
     count = sizes[0]
     used = key_starts[count]
     if count + 1 > len(contexts) or used + length > len(keys) or 2 * (count + 1) > len(slots):
@@ -517,14 +516,3 @@ class CompiledTokenIds:
         fallback_ends = np.concatenate(([0], np.cumsum([len(t) for t in fallback_tokens], dtype=np.int64)))
         return _expand(out, out_ends, flags, self._id_starts, self._ids, fallback_ids,
                        fallback_ends.astype(np.int64), self.max_tokens)
-
-
-@njit(cache=True)
-def _reinsert(hashes: np.ndarray, slots: np.ndarray) -> None:  # pragma: no cover (compiled)
-    """Put pieces 0, 1, ... (their hashes ``hashes``) in the empty table ``slots``."""
-    mask = len(slots) - 1
-    for p in range(len(hashes)):
-        slot = _slot(hashes[p], mask)
-        while slots[slot] >= 0:
-            slot = (slot + 1) & mask
-        slots[slot] = p
