@@ -17,6 +17,10 @@ In one run, on the first sides of the first N shared paraphrase pairs (default 1
 * one sentence from the command line (``probsent specificity "The Dow fell 2.3 % on
   Tuesday."``), five times: median wall time and the largest peak resident memory (GNU
   ``/usr/bin/time``);
+* where a worker's time goes: CPU seconds per step of scoring the Parquet file chunk by chunk
+  in this process (reading, the column's bytes, the compiled tokenizer, the term sums,
+  writing; the reference tokenizer beside them), and the fixed start-up of a scoring process
+  (interpreter, imports, the model, numba's first call) in a fresh process;
 * with ``--spark``, also Spark ``local[2]`` on the Parquet file (its job time and whole run).
 
 Commands run as ``python -m probsent.cli`` from this checkout, after one small warm-up run
@@ -167,6 +171,78 @@ def one_sentence(repeat: int) -> tuple[float, int]:
     return statistics.median(walls), max(peaks)
 
 
+def step_profile(parquet: Path, out: Path, count: int) -> list[tuple[str, float]]:
+    """(step, CPU microseconds per sentence) of scoring the first ``count`` rows of ``parquet``
+    chunk by chunk in this process, as a worker and the parent do it."""
+    from probsent.scorer import load_scorer
+    from probsent.segment_sums import term_sums
+    from probsent.tokenize import tokenize_many
+    from probsent.utf8_texts import Utf8Texts
+
+    table = load_scorer(None)
+    table.token_ids(Utf8Texts.from_strings(["warm up."]))
+    steps = dict.fromkeys(["read a Parquet batch (8,192 rows)", "the text column as Utf8Texts (its bytes)",
+                           "compiled tokenizer: vocabulary ids", "term sums (compiled), NaN for no sentence",
+                           "write the batch with its scores", "(beside: the column as Python str)",
+                           "(beside: the reference tokenizer on those str)"], 0.0)
+    names = list(steps)
+    clock = time.process_time
+    done = 0
+    batches = pq.ParquetFile(parquet).iter_batches(batch_size=8192)
+    schema = pa.schema([("id", pa.int64()), ("text", pa.string()), ("specificity", pa.float64())])
+    with pq.ParquetWriter(out, schema, write_page_checksum=True) as writer:
+        while done < count:
+            start = clock()
+            batch = next(batches)
+            steps[names[0]] += clock() - start
+            start = clock()
+            texts = Utf8Texts.from_arrow(batch.column("text"))
+            steps[names[1]] += clock() - start
+            start = clock()
+            ids, offsets = table.token_ids(texts)
+            steps[names[2]] += clock() - start
+            start = clock()
+            scores = -(table.prior_entropy + term_sums(table.terms, ids, offsets))
+            scores[offsets[1:] == offsets[:-1]] = np.nan
+            steps[names[3]] += clock() - start
+            start = clock()
+            writer.write_batch(pa.record_batch([batch.column(0), batch.column(1),
+                                                pa.array(scores, mask=np.isnan(scores))], schema=schema))
+            steps[names[4]] += clock() - start
+            start = clock()
+            strings = batch.column("text").to_pylist()
+            steps[names[5]] += clock() - start
+            start = clock()
+            tokenize_many(strings)
+            steps[names[6]] += clock() - start
+            done += batch.num_rows
+    return [(name, seconds / done * 1e6) for name, seconds in steps.items()]
+
+
+START_UP = """
+import time
+start = time.perf_counter()
+from probsent.scorer import load_scorer
+from probsent.utf8_texts import Utf8Texts
+table = load_scorer(None)
+loaded = time.perf_counter()
+import numba
+imported = time.perf_counter()
+table.text_scores(Utf8Texts.from_strings(["The Dow fell."] * 2))
+print(loaded - start, imported - loaded, time.perf_counter() - imported)
+"""
+
+
+def start_up() -> str:
+    """The fixed start-up of a scoring process, measured in a fresh one."""
+    begin = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", START_UP], capture_output=True, text=True, cwd=REPO, check=True)
+    total = time.perf_counter() - begin
+    model, numba, first = map(float, done.stdout.split())
+    return (f"a scoring process's fixed start-up: {total:.2f} s wall in all; probsent and the model {model:.2f} s, "
+            f"import numba {numba:.2f} s, the first compiled call (numba's set-up, cached kernels) {first:.2f} s")
+
+
 def tokenizer_rates(texts: list[str], nltk_count: int) -> tuple[list[tuple[str, int, float]], str]:
     """(tokenizer, sentences, sentences/s) of each tokenizer alone, in this process; and what
     the compiled tokenizer handed to the reference on all the sentences."""
@@ -285,6 +361,9 @@ def main() -> None:
               f"{np.nanmax(np.abs(got - reference)):.3g} (TSV prints 4 decimals)")
     repeat = 3 if args.quick else 5
     one_wall, one_peak = one_sentence(repeat)
+    profile_count = min(size, 300_000)
+    profile = step_profile(work / f"corpus{size}.parquet", work / "profile.parquet", profile_count)
+    fixed = start_up()
     print(f"load after: {load()}\n")
     print(fallback_note + "\n")
 
@@ -304,6 +383,13 @@ def main() -> None:
     print(f"| one sentence from the command line | wall s (median of {repeat}) | peak resident memory |")
     print("|---|---:|---:|")
     print(f"| `probsent specificity \"{ONE_SENTENCE}\"` | {one_wall:.2f} | {one_peak / 2**20:,.0f} MiB |")
+    print()
+    print(f"| step (one process, the first {profile_count:,} rows of the Parquet file) | CPU µs per sentence |")
+    print("|---|---:|")
+    for name, micros in profile:
+        print(f"| {name} | {micros:.2f} |")
+    print()
+    print(fixed)
 
 
 if __name__ == "__main__":
