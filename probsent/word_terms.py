@@ -6,11 +6,16 @@ numbers: :class:`WordTermTable` holds it (the vocabulary, the terms, the prior's
 translation norms for ``explain``, the calibration) and scores batches of sentences with
 :class:`probsent.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
 
-1. the fast tokenizer turns the batch into piece numbers (a piece is a whitespace-separated
-   chunk in its context, cached);
-2. each piece number has its vocabulary ids; the batch's token ids are one gather;
-3. each sentence's terms are summed in NumPy's own order (:func:`probsent.segment_sums`), so
-   a score equals the reference's ``prior + terms[ids].sum()`` bit for bit, given the terms.
+1. the batch becomes one flat array of vocabulary ids: by the piece tokenizer (a piece is a
+   whitespace-separated chunk in its context, cached, each with its ids), or for large
+   batches and UTF-8 input (:class:`probsent.utf8_texts.Utf8Texts`) by the compiled one
+   (:mod:`probsent.compiled_tokenize`);
+2. each sentence's terms are summed in NumPy's own order (:func:`probsent.segment_sums`, or its
+   compiled twin for large batches), so a score equals the reference's
+   ``prior + terms[ids].sum()`` bit for bit, given the terms.
+
+:meth:`WordTermTable.text_scores` is corpus scoring's hot path: a whole chunk at once, NaN
+where a text holds no sentence.
 
 :func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
 loader; ``probsent specificity``, ``explain``, the worker processes and Spark use it
