@@ -6,11 +6,16 @@ numbers: :class:`WordTermTable` holds it (the vocabulary, the terms, the prior's
 translation norms for ``explain``, the calibration) and scores batches of sentences with
 :class:`probsent.text.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
 
-1. the fast tokenizer turns the batch into piece numbers (a piece is a whitespace-separated
-   chunk in its context, cached);
-2. each piece number has its vocabulary ids; the batch's token ids are one gather;
-3. each sentence's terms are summed in NumPy's own order (:func:`probsent.text.segment_sums`), so
-   a score equals the reference's ``prior + terms[ids].sum()`` bit for bit, given the terms.
+1. the batch becomes one flat array of vocabulary ids: by the piece tokenizer (a piece is a
+   whitespace-separated chunk in its context, cached, each with its ids), or for large
+   batches and UTF-8 input (:class:`probsent.text.utf8_texts.Utf8Texts`) by the compiled one
+   (:mod:`probsent.text.compiled_tokenize`);
+2. each sentence's terms are summed in NumPy's own order (:func:`probsent.text.segment_sums`, or its
+   compiled twin for large batches), so a score equals the reference's
+   ``prior + terms[ids].sum()`` bit for bit, given the terms.
+
+:meth:`WordTermTable.text_scores` is corpus scoring's hot path: a whole chunk at once, NaN
+where a text holds no sentence.
 
 :func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
 loader; ``probsent specificity``, ``explain``, the worker processes and Spark use it
@@ -31,8 +36,9 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
-from probsent.text.segment_sums import segment_sums
+from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds
+from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
 
@@ -79,11 +85,22 @@ class WordTermTable:
         """Each sentence's entropy in float64: the prior's plus its tokens' terms.
         (``batch_size`` is accepted for the API's signature; it changes nothing.)"""
         ids, offsets = self.token_ids(sentences)
-        return self.prior_entropy + segment_sums(self.terms[ids], offsets)
+        return self.prior_entropy + term_sums(self.terms, ids, offsets)
 
     def specificity(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Minus the entropy: higher = more specific."""
         return -self.entropy(sentences, batch_size)
+
+    def text_scores(self, texts: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """The specificity of each text, NaN where there is no sentence (None, or only
+        whitespace: the texts without tokens), the whole batch at once: corpus scoring's
+        hot path (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
+        if not isinstance(texts, Utf8Texts):
+            texts = [text if text is not None else "" for text in texts]
+        ids, offsets = self.token_ids(texts)
+        scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
+        scores[offsets[1:] == offsets[:-1]] = np.nan
+        return scores
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""

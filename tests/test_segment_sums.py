@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from probsent.text.segment_sums import segment_sums
+from probsent.text.segment_sums import segment_sums, term_sums
 
 
 def _reference(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -34,3 +34,19 @@ def test_segments_may_start_anywhere_and_skip_values() -> None:
     values = rng.standard_normal(5000)
     offsets = np.sort(rng.choice(5001, size=300, replace=False))
     assert np.array_equal(segment_sums(values, offsets), _reference(values, offsets))
+
+
+def test_the_compiled_gathered_sums_equal_numpy_bit_for_bit() -> None:
+    from probsent.text.compiled_sums import gathered_sums
+
+    rng = np.random.default_rng(11)
+    lengths = np.concatenate((np.repeat(np.arange(0, 601), 3), [1000, 1031, 4999, 10_000]))
+    rng.shuffle(lengths)
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    terms = rng.standard_normal(5000) * np.exp(rng.uniform(-8, 8, 5000))
+    ids = rng.integers(0, len(terms), offsets[-1])
+    expected = _reference(terms[ids], offsets)
+    assert np.array_equal(gathered_sums(terms, ids, offsets), expected)
+    assert np.array_equal(term_sums(terms, ids, offsets), expected)  # large: compiled
+    assert np.array_equal(term_sums(terms, ids[:offsets[5]], offsets[:6]), expected[:5])  # small: NumPy
+    assert gathered_sums(terms, ids[:0], np.array([0])).shape == (0,)

@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import torch
 
@@ -35,7 +36,9 @@ from probsent.models import build_model
 from probsent.text.segment_sums import segment_sums
 from probsent.text.token_ids import TokenIds
 from probsent.text.tokenize import tokenize
+from probsent.text.utf8_texts import Utf8Texts
 from probsent.word_terms import _WLO_SETTINGS, read_word_terms
+from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +89,21 @@ def test_the_api_scores_equal_the_reference_bit_for_bit(wlo_dir, sentences, expe
     # in other batches, and one by one
     assert np.array_equal(model.entropy(sentences[::-1][:5000]), expected[::-1][:5000])
     assert [model.entropy(s) for s in sentences[:300]] == expected[:300].tolist()
+
+
+def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, expected) -> None:
+    # what the workers compute for a chunk: the compiled tokenizer on the whole chunk (a list of
+    # str from text input, the column's bytes from Parquet), NaN where there is no sentence
+    model = probsent.load(wlo_dir)
+    want = -expected
+    want[np.setdiff1d(np.arange(len(sentences)), with_sentence(sentences))] = np.nan
+    table = model._term_table("test")  # the API's table: torch's terms
+    column = pa.array(sentences, pa.string())
+    for texts in (sentences, Utf8Texts.from_arrow(column), Utf8Texts.from_arrow(column.cast(pa.large_string()))):
+        assert np.array_equal(sentence_scores(table, texts), want, equal_nan=True)
+    torch_free = read_word_terms(wlo_dir)  # the command line's table: its own API path, the same bits
+    assert np.array_equal(sentence_scores(torch_free, Utf8Texts.from_arrow(column))[with_sentence(sentences)],
+                          torch_free.specificity([sentences[i] for i in with_sentence(sentences)]))
 
 
 def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference_ids, expected) -> None:
@@ -166,7 +184,7 @@ def test_scoring_from_the_command_line_imports_no_torch(command) -> None:
     code = ("import runpy, sys; sys.argv = ['probsent'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('probsent.cli', run_name='__main__')\n"
             "except SystemExit as exit:\n    assert not exit.code, exit.code\n"
-            "heavy = sorted(m for m in ('torch', 'scipy', 'numba', 'nltk') if m in sys.modules)\n"
+            "heavy = sorted(m for m in ('torch', 'scipy', 'numba', 'nltk', 'pyarrow') if m in sys.modules)\n"
             "assert not heavy, heavy\n")
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True, env=env)

@@ -23,6 +23,7 @@ output can hold) becomes U+FFFD.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import re
@@ -35,11 +36,25 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from probsent.errors import MissingFileError, ProbsentError
 from probsent.output_files import check_output_target, writing_output
+from probsent.text.utf8_texts import Utf8Texts
+
+
+class _OnFirstUse:
+    """A module imported when first used: pyarrow takes a tenth of a second to import, and
+    text in and out (one sentence from the command line) never needs it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+pa = _OnFirstUse("pyarrow")
+pq = _OnFirstUse("pyarrow.parquet")
 
 SCORE, PROBABILITY = "specificity", "probability"
 SENTENCE = "sentence"  # the column of one-sentence-a-line input in a columnar output
@@ -62,7 +77,7 @@ def file_format(path: str | os.PathLike[str] | None) -> str:
 class Chunk:
     """Consecutive input rows and the texts of their scored column."""
 
-    texts: list[str | None]
+    texts: list[str | None] | Utf8Texts  # Parquet: the column's bytes, no str per row
     rows: pa.RecordBatch | list[dict[str, Any]] | None = None  # None: text lines
     source: str = ""
     lines: list[int] | None = None  # JSON Lines: each row's line number, for error messages
@@ -86,12 +101,18 @@ class Chunk:
 
 @dataclass
 class Corpus:
-    """An opened input: its chunks (read lazily) and, when known up front, its schema."""
+    """An opened input: its chunks (read lazily) and, when known up front, its schema (text
+    lines: :func:`text_schema`)."""
 
     name: str
     kind: str  # parquet, jsonl or text
     chunks: Iterator[Chunk]
     schema: pa.Schema | None = None
+
+
+def text_schema() -> pa.Schema:
+    """The columns of one-sentence-a-line input in a columnar output."""
+    return pa.schema([(SENTENCE, pa.string())])
 
 
 def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
@@ -103,14 +124,13 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
     are raised here."""
     kind = file_format(path)
     if sentences:
-        return Corpus("arguments", "text", text_chunks(sentences, chunk), pa.schema([(SENTENCE, pa.string())]))
+        return Corpus("arguments", "text", text_chunks(sentences, chunk))
     if kind == "text":
         if column is not None:
             raise ProbsentError(f"{path or 'standard input'}: --column needs Parquet (.parquet) "
                                 f"or JSON Lines (.jsonl) input, not one sentence a line")
         stream = (stdin or _standard_input()) if path in (None, "-") else _open_binary(path)
-        return Corpus(path or "-", kind, text_chunks(iter_lines(stream), chunk, stream),
-                      pa.schema([(SENTENCE, pa.string())]))
+        return Corpus(path or "-", kind, text_chunks(iter_lines(stream), chunk, stream))
     column = column or "text"
     if kind == "jsonl":
         return Corpus(path, kind, _jsonl_chunks(path, _open_binary(path), column, chunk))
@@ -223,7 +243,7 @@ def _parquet_chunks(path: str, batches: Iterator[pa.RecordBatch], column: str) -
                                 f"({_first_line(exc)})") from None
         if batch is None:
             return
-        yield Chunk(batch.column(column).to_pylist(), batch, path)
+        yield Chunk(Utf8Texts.from_arrow(batch.column(column)), batch, path)
         done += batch.num_rows
 
 
@@ -322,14 +342,19 @@ class TextSink:
 
     def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
         names = list(scores)
+        if self.fmt != "json":  # the whole chunk in one string (per line, this was half the run)
+            texts = chunk.texts
+            joined = "\n".join(texts)
+            if "\t" in joined or "\r" in joined or joined.count("\n") != len(texts) - 1:
+                texts = [sentence.translate(_ONE_FIELD) for sentence in texts]
+            line = "{:.4f}\t" * len(names) + "{}\n"
+            self.out.write("".join(map(line.format, *(scores[name].tolist() for name in names), texts)))
+            return
         for i, sentence in enumerate(chunk.texts):
             values = [float(scores[name][i]) for name in names]
-            if self.fmt == "json":
-                row = {SENTENCE: sentence}
-                row.update((name, None if np.isnan(v) else round(v, 6)) for name, v in zip(names, values))
-                self.out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            else:
-                self.out.write("".join(f"{v:.4f}\t" for v in values) + sentence.translate(_ONE_FIELD) + "\n")
+            row = {SENTENCE: sentence}
+            row.update((name, None if np.isnan(v) else round(v, 6)) for name, v in zip(names, values))
+            self.out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 class JsonlSink:
@@ -444,7 +469,8 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
     with writing_output(output, force) as path:
         if kind == "parquet":  # an open file, never a path: Arrow seeks in (and removes) what a path names
             with open(path, "wb") as handle:
-                sink = ParquetSink(handle, corpus.schema, names, output)
+                schema = text_schema() if corpus.kind == "text" else corpus.schema
+                sink = ParquetSink(handle, schema, names, output)
                 try:
                     yield sink
                 except BaseException:

@@ -23,6 +23,8 @@ import numpy as np
 
 from probsent.scorer import Scorer, cached_scorer
 from probsent.signals import HANDLED, die_with_parent
+from probsent.text.utf8_texts import Utf8Texts
+from probsent.word_terms import WordTermTable
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -56,6 +58,8 @@ def with_sentence(texts: Sequence[str | None]) -> list[int]:
 def sentence_scores(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
+    if isinstance(model, WordTermTable):  # the whole batch at once (no tokens: no sentence)
+        return model.text_scores(texts)
     scores = np.full(len(texts), np.nan)
     present = with_sentence(texts)
     if present:
@@ -116,7 +120,8 @@ def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
     try:
         pending: deque = deque()
         for payload, texts in chain(head, items):
-            pending.append((payload, pool.submit(_score_in_worker, path, list(texts), batch_size)))
+            texts = texts if isinstance(texts, Utf8Texts) else list(texts)  # (Utf8Texts: three arrays)
+            pending.append((payload, pool.submit(_score_in_worker, path, texts, batch_size)))
             if len(pending) >= 2 * workers:
                 payload, future = pending.popleft()
                 yield payload, future.result()

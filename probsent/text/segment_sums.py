@@ -15,13 +15,19 @@ the sum is zero), and calls NumPy's ``sum`` on the rare longer segments. ``np.ad
 would be one call but sums in another order (it differs in the last bit for most lengths),
 so scores would not equal the reference bit for bit. ``tests/test_segment_sums.py`` compares
 with ``sum`` for every length up to 600.
+
+:func:`term_sums` is what scoring calls: ``segment_sums(terms[ids], offsets)``, which for
+batches of ``COMPILED_BATCH`` segments or more goes to the compiled twin of this module
+(:mod:`probsent.text.compiled_sums`: the same order of additions, so the same bits, in one pass
+without the padded tables).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["segment_sums"]
+__all__ = ["COMPILED_BATCH", "segment_sums", "term_sums"]
 
+COMPILED_BATCH = 1024  # batches of at least this many segments are summed by the compiled kernel
 BLOCK = 8  # NumPy's unrolling
 DIRECT = 128  # NumPy's PW_BLOCKSIZE: longer arrays are split in two
 
@@ -72,3 +78,16 @@ def segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     for i in np.flatnonzero(lengths > DIRECT):  # rare: NumPy's own recursion
         out[i] = values[starts[i]:starts[i] + lengths[i]].sum()
     return out
+
+
+def term_sums(terms: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``segment_sums(terms[ids], offsets)``: each sentence's terms summed (same bits), compiled
+    for large batches where numba is available."""
+    if len(offsets) > COMPILED_BATCH:
+        try:
+            from probsent.text.compiled_sums import gathered_sums
+        except ImportError:  # no numba: NumPy
+            pass
+        else:
+            return gathered_sums(terms, ids, offsets)
+    return segment_sums(np.asarray(terms, dtype=np.float64)[ids], offsets)

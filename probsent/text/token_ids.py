@@ -7,18 +7,27 @@ the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
 :func:`probsent.text.tokenize.tokenize` and looking each token up (unknown words: 0), but the
 lookups happen once per distinct piece (:class:`probsent.text.fast_tokenize.PieceTokenizer`) and
 the rest is NumPy, with no Python loop over sentences.
+
+Batches of at least ``COMPILED_BATCH`` sentences, and text already in UTF-8
+(:class:`probsent.text.utf8_texts.Utf8Texts`, e.g. a Parquet column), go to the compiled tokenizer
+(:class:`probsent.text.compiled_tokenize.CompiledTokenIds`: the same ids, several times faster);
+smaller batches stay in Python, so that scoring a few sentences never imports numba (whose
+import and cached kernels cost a few tenths of a second).
 """
 from __future__ import annotations
 
 import threading
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from probsent.text.fast_tokenize import PieceTokenizer
 from probsent.text.token_cap import capped_text
+from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["TokenIds"]
+__all__ = ["COMPILED_BATCH", "TokenIds"]
+
+COMPILED_BATCH = 1024  # batches at least this large go to the compiled tokenizer
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -37,6 +46,19 @@ class TokenIds:
         self.tokenizer = PieceTokenizer()
         self._lock = threading.Lock()
         self._generation, self._known = -1, 0
+        self._compiled: Any = None  # the CompiledTokenIds, made on first use; False without numba
+
+    def _compiled_ids(self) -> Any:
+        """The compiled tokenizer (made on first use; call with the lock held), or None where
+        numba cannot be imported."""
+        if self._compiled is None:
+            try:
+                from probsent.text.compiled_tokenize import CompiledTokenIds
+            except ImportError:
+                self._compiled = False
+            else:
+                self._compiled = CompiledTokenIds(self.index, self.max_tokens)
+        return None if self._compiled is False else self._compiled
 
     def _sync(self) -> None:
         """Give every piece the tokenizer has numbered its ids (``_ids[_starts[p]:_starts[p + 1]]``)."""
@@ -70,9 +92,17 @@ class TokenIds:
         self._ids[end:end + len(ids)] = ids
         self._known = count
 
-    def __call__(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, sentences: Sequence[str] | Utf8Texts) -> tuple[np.ndarray, np.ndarray]:
         """(ids, offsets): sentence i's first ``max_tokens`` tokens' ids are
-        ``ids[offsets[i]:offsets[i + 1]]`` (both int64; ``offsets`` has one more entry)."""
+        ``ids[offsets[i]:offsets[i + 1]]`` (both int64; ``offsets`` has one more entry). A
+        :class:`Utf8Texts` may hold None (no tokens)."""
+        if isinstance(sentences, Utf8Texts) or len(sentences) >= COMPILED_BATCH:
+            with self._lock:
+                compiled = self._compiled_ids()
+                if compiled is not None:
+                    return compiled(sentences)
+            if isinstance(sentences, Utf8Texts):
+                sentences = [s if s is not None else "" for s in sentences]
         cap = self.max_tokens
         sentences = [capped_text(s, cap) for s in sentences]  # a long line costs what its cap does
         with self._lock:
@@ -92,9 +122,11 @@ class TokenIds:
             offsets = np.concatenate(([0], np.cumsum(np.minimum(counts, self.max_tokens))))
         return ids, offsets
 
-    def counts(self, sentences: Sequence[str | None]) -> np.ndarray:
+    def counts(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's token count as it is scored (at most ``max_tokens``; 0 for None), as
         float64: the length feature of a length-aware calibration."""
+        if isinstance(sentences, Utf8Texts):
+            return np.diff(self(sentences)[1]).astype(np.float64)
         present = [i for i, s in enumerate(sentences) if isinstance(s, str)]
         counts = np.zeros(len(sentences))
         if present:
