@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 
 from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS, STS17_FLOOR,
                                    STSB_DEV_FLOOR, UNTESTED)
@@ -84,6 +86,21 @@ def test_table(tested: dict[str, Any], shipped_evaluation: dict[str, Any] | None
     return lines
 
 
+def test_sentence(tested: dict[str, Any]) -> str:
+    """Where the winner's entropy stands against Length on each test set, and its STS-B test
+    similarity against the development floor (mean over its seeds)."""
+    runs = list(tested["runs"].values())
+    entropy = {d: float(np.mean([r["entropy"][d] for r in runs])) for d in DOMAINS}
+    above = [d for d in DOMAINS if entropy[d] > tested["length"][d]]
+    concat = float(np.mean([r["stsb_test_concat"] for r in runs]))
+    means = float(np.mean([r["stsb_test_means"] for r in runs]))
+    where = ("on all four test sets" if len(above) == len(DOMAINS) else
+             f"on {len(above)} of the four test sets ({', '.join(above) or 'none'})")
+    return (f"The winner's entropy alone is above Length {where}. On the STS Benchmark test split its cosine of "
+            f"concat(mean, var) is {concat:.1f} ({'at or above' if concat >= STSB_DEV_FLOOR else 'below'} the "
+            f"{STSB_DEV_FLOOR:.0f} the rule asked of the development split) and its means alone give {means:.1f}.")
+
+
 def shipped_evaluation_row(evaluation: dict[str, Any]) -> str:
     """The test row of the model shipped before the rule, from its ``probsent eval`` record."""
     system = next(s for s in evaluation["results"]["systems"].values() if s.get("kind") == "model")
@@ -129,7 +146,7 @@ def render() -> str:
         if tested is not None:
             shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")
             out += ["Test sets, evaluated once after the choice (winner: mean ± sd over its three seeds):", "",
-                    *test_table(tested, shipped_eval), ""]
+                    *test_table(tested, shipped_eval), "", test_sentence(tested), ""]
     out += ["### Still untested", "", *[f"- {item}" for item in UNTESTED], ""]
     out += shipped_rows_lines(_read(SHIPPED_ROWS))
     return "\n".join(out).rstrip() + "\n"
@@ -198,9 +215,18 @@ def winner_sentence(record: dict[str, Any]) -> str:
     if winner is None:
         return "No finalist passed every floor on all three seeds: this round ships nothing."
     runs = record["runs"]
-    scores = [runs[n]["score"] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
-    return (f"The rule chose `{winner}` (score {mean_sd(scores)} over three seeds); its seed-1 `best/` "
-            f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
+    seed_scores = {name: [runs[n]["score"] for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
+                   for name in record["finalists"]}
+    scores = seed_scores[winner]
+    sentence = (f"The rule chose `{winner}` (score {mean_sd(scores)} over three seeds); its seed-1 `best/` "
+                f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
+    for other, theirs in seed_scores.items():
+        gap = float(np.mean(scores) - np.mean(theirs))
+        spread = max(float(np.std(scores, ddof=1)), float(np.std(theirs, ddof=1)))
+        if other != winner and gap < spread:
+            sentence += (f" Its lead over `{other}` ({mean_sd(theirs)}) is {gap:.1f} points, within one standard "
+                         f"deviation over the seeds: the rule had to pick one, and the two are not told apart.")
+    return sentence
 
 
 def main() -> int:

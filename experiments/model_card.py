@@ -122,9 +122,25 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
 
     words = sorted({t for s in EXAMPLES.read_text(encoding="utf-8").splitlines() for t in tokenize(s) if t.isalpha()})
     unknown = [w for w in words if w not in model.vocab.index]
-    return (f"- Of the {len(words)} distinct words of `examples/sentences.txt`, {len(unknown)} have no entry of "
-            f"their own and share the `<unk>` term, so `explain` cannot point at them and `similarity` "
-            f"cannot tell them apart.")
+    shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 5 else ""
+    return (f"- Words of `examples/sentences.txt` with no entry of their own, which share the `<unk>` term (so "
+            f"`explain` cannot point at them and `similarity` cannot tell them apart): {len(unknown)} of its "
+            f"{len(words)} distinct words{shown}.")
+
+
+def _similarity_lines(evaluation) -> list[str]:
+    """The STS Benchmark test Pearson of the model's three similarity read-outs, beside the paper's."""
+    sts = evaluation.results.first_model().sts
+    if sts is None:
+        return []
+    pearson = {kind: table.stsb_test for kind, table in sts.pearson.items()}
+    if not {"cosine", "cosine_mean", "expected_inner_product"} <= pearson.keys():
+        return []
+    paper = evaluation.paper.get("table8_stsb", {}).get("WLO")
+    return ["", f"Similarity (STS Benchmark test, Pearson ×100): cosine of concat(mean, variance) "
+                f"{pearson['cosine']:.1f}" + (f" (the paper's WLO: {paper})" if paper is not None else "")
+            + f", cosine of the means {pearson['cosine_mean']:.1f}, log expected inner product of the two Gaussians "
+              f"(what `similarity()` returns) {pearson['expected_inner_product']:.1f}."]
 
 
 def _rarity_line(model: probsent.SentenceModel) -> str:
@@ -230,6 +246,7 @@ def render(data_dir: Path) -> str:
         lines += ["", f"On News accuracy this model's entropy {where} the Length baseline.{combined} "
                       f"SPECITELLER, a supervised scorer, reaches "
                       f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
+    lines += _similarity_lines(evaluation)
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",

@@ -139,6 +139,8 @@ ROUNDS = {
 
 # Design changes the rounds have not tried yet, in the order the diagnostics suggest them.
 UNTESTED = [
+    "a similarity read-out that weighs the variance half of concat(mean, var): round 3's winner scores lower on "
+    "STS-B with the concatenation than with its means alone (its anchored variances follow word rarity)",
     "per-word noise, z_i = A_i (z_{i-1} + B_i + e_i), or a variance coupled to the translation B_w (a new model file)",
     "the direction inside the simplification pairs as a hinge on the two entropies",
     "the resampled mixture with an untrained-<unk> ablation, to separate the shape from the smaller vocabulary",

@@ -125,9 +125,13 @@ def _shipped_lines() -> list[str]:
     news, *rho = _test(entry)
     vocab = REPO / "probsent" / "pretrained" / "wlo" / "vocab.txt"  # <unk>, then a word a line
     words = len(vocab.read_text(encoding="utf-8").splitlines()) - 1
-    return [f"`probsent/pretrained/wlo`: exported from `{export.get('from')}` with the "
-            f"{min(words, export.get('max_words')):,} most frequent words (at most {export.get('max_words'):,} "
-            f"were allowed), {export.get('dtype')} weights. "
+    kept = (f"every one of its {words:,} trained words" if export.get("max_words") is None else
+            f"the {min(words, export['max_words']):,} most frequent words (at most {export['max_words']:,} "
+            f"were allowed)")
+    choice = load_json(RESULTS_DIR / "shipped" / "choice.json") or {}
+    chosen = (f" Chosen by the ship rule (`{choice['rule']}`; the next section)." if choice.get("rule") else "")
+    return [f"`probsent/pretrained/wlo`: exported from `{export.get('from')}` with {kept}, "
+            f"{export.get('dtype')} weights.{chosen} "
             f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
             f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
             f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}", *_first_rule_lines()]
@@ -158,7 +162,7 @@ def _first_rule_lines() -> list[str]:
     length_system = evaluation.results.systems.get("Length")
     length = length_system.specificity.news if length_system else None
     dev = choice["news_train_accuracy"][choice["run"]][str(choice["max_words"])]
-    return ["", f"How it was chosen, in full: at first every WLO run competed. With the whole-epoch runs "
+    return ["", f"The shipping rules before the ship rule, in full: at first every WLO run competed. With the whole-epoch runs "
             f"added, that rule picked `{choice['run']}` with {choice['max_words']:,} words (news-train "
             f"accuracy {_fmt(dev)} after trimming, the highest of {len(choice['news_train_accuracy'])} runs), "
             f"whose evaluation then gave News {_fmt(news)}"
