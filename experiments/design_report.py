@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 
-from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS, STS17_FLOOR,
+from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS,
+                                   SIMILARITY_DIAGNOSTIC, STS17_FLOOR,
                                    STSB_DEV_FLOOR, UNTESTED)
 from experiments.recipe_summary import mean_sd
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
@@ -147,9 +148,28 @@ def render() -> str:
             shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")
             out += ["Test sets, evaluated once after the choice (winner: mean ± sd over its three seeds):", "",
                     *test_table(tested, shipped_eval), "", test_sentence(tested), ""]
+    out += similarity_lines(_read(SIMILARITY_DIAGNOSTIC))
     out += ["### Still untested", "", *[f"- {item}" for item in UNTESTED], ""]
     out += shipped_rows_lines(_read(SHIPPED_ROWS))
     return "\n".join(out).rstrip() + "\n"
+
+
+def similarity_lines(record: dict[str, Any] | None) -> list[str]:
+    """What the paper's similarity read-out, the cosine of concat(mean, var), is made of, per run
+    (STS Benchmark dev, development only)."""
+    if record is None:
+        return []
+    lines = ["### What concat(mean, var) is made of", "",
+             "`python -m experiments.ship_rule --round 3 --stage similarity` (STS Benchmark dev, Pearson x100; the "
+             "variance share is the median share of the variance half in the norm of concat(mean, var)):", "",
+             "| run | concat(mean, var) | means alone | variances alone | variance share |", "|---|---|---|---|---|"]
+    for run, r in record.items():
+        lines.append(f"| `{run}` | {r['concat']:.1f} | {r['means']:.1f} | {r['variances']:.1f} | {r['variance_share']:.2f} |")
+    heavy = [run for run, r in record.items() if r["variance_share"] > 0.5]
+    below = [run for run, r in record.items() if r["variances"] < r["means"]]
+    return lines + ["", f"The variance half outweighs the means in {len(heavy)} of the {len(record)} runs' "
+                    f"concatenations; in {len(below)} of them the variances alone score below the means alone: "
+                    "where both hold, the read-out mostly measures the variances' similarity.", ""]
 
 
 def diagnostic_lines(record: dict[str, Any] | None) -> list[str]:

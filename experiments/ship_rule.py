@@ -20,6 +20,7 @@ development sets only (the test sets are evaluated once, after the choice):
 
     python -m experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
     python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only)
+    python -m experiments.ship_rule --round 3 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
     python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
@@ -46,6 +47,7 @@ RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
 SHIPPED_ROWS = RECORDS / "shipped-rows.json"  # the shipped model's entropy and P(specific) on the test sets
 RARITY_DIAGNOSTIC = RECORDS / "rarity-diagnostic.json"  # d1-base's terms against the words' rarity (dev only)
+SIMILARITY_DIAGNOSTIC = RECORDS / "similarity-diagnostic.json"  # what concat(mean, var) is made of (dev only)
 
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
@@ -245,6 +247,27 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
     return record
 
 
+def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
+    """Development only (STS Benchmark dev): Pearson x100 of the cosine of concat(mean, var),
+    of the means alone and of the variances alone, and the median share of the variance half
+    in the norm of concat(mean, var): what the paper's similarity read-out is made of."""
+    import probsent
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.metrics import pearson
+    from probsent.evaluation.tables import gaussians, rows_cosine
+
+    model = probsent.load(model_dir)
+    dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
+    (mean1, logvar1), (mean2, logvar2) = gaussians(model, dev.first), gaussians(model, dev.second)
+    var1, var2 = np.exp(logvar1), np.exp(logvar2)
+    concat1, concat2 = np.hstack([mean1, var1]), np.hstack([mean2, var2])
+    share = np.linalg.norm(var1, axis=1) / np.linalg.norm(concat1, axis=1)
+    return {"concat": 100.0 * pearson(rows_cosine(concat1, concat2), dev.scores),
+            "means": 100.0 * pearson(rows_cosine(mean1, mean2), dev.scores),
+            "variances": 100.0 * pearson(rows_cosine(var1, var2), dev.scores),
+            "variance_share": float(np.median(share))}
+
+
 def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabulary: int) -> list[str]:
     """The floors a candidate misses (empty: it may ship)."""
     missed = []
@@ -354,9 +377,14 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
-    parser.add_argument("--stage", choices=("reference", "rarity", "dev", "seeds", "select", "test", "ship",
-                                            "shipped-rows"), required=True)
+    parser.add_argument("--stage", choices=("reference", "rarity", "similarity", "dev", "seeds", "select", "test",
+                                            "ship", "shipped-rows"), required=True)
     args = parser.parse_args(argv)
+    if args.stage == "similarity":  # after round 3: what concat(mean, var) is made of, before and after the anchor
+        record = {run: similarity_diagnostic(RUNS_DIR / run / "best") for run in ("d1-base", "d3-anchor1.0")}
+        write_json(SIMILARITY_DIAGNOSTIC, record)
+        print(json.dumps(record, indent=1))
+        return 0
     if args.stage == "rarity":  # round 3's diagnostic: d1-base's terms against the words' rarity
         record = {"model": "runs/d1-base/best", "rarity_weight": BASE["rarity_init"],
                   "measures": rarity_diagnostic(RUNS_DIR / "d1-base" / "best", BASE["rarity_init"])}

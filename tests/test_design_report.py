@@ -47,3 +47,12 @@ def test_a_rounds_diagnostic_is_shown_beside_it(tmp_path):
     assert "| rarity alone | 65.2 | 100.0 | 30.6 |" in lines
     assert "runs/x/best" in lines[0] and "0.3 x" in lines[0]
     assert dr.diagnostic_lines(None) == []
+
+
+def test_the_similarity_read_out_is_shown_in_its_parts():
+    record = {"a": {"concat": 60.04, "means": 70.0, "variances": 50.0, "variance_share": 0.9},
+              "b": {"concat": 65.0, "means": 60.0, "variances": 64.0, "variance_share": 0.3}}
+    text = "\n".join(dr.similarity_lines(record))
+    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 |" in text
+    assert "outweighs the means in 1 of the 2 runs'" in text and "in 1 of them the variances alone" in text
+    assert dr.similarity_lines(None) == []

@@ -61,7 +61,7 @@ from probsent.training.mining import (_expected_inner_product_block, _pair_simil
                                       _upper_bounds)
 
 
-def _gaussians(count: int, dim: int, seed: int, dtype: torch.dtype = torch.float64,
+def gaussians(count: int, dim: int, seed: int, dtype: torch.dtype = torch.float64,
                spread: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     pairs = count // 2
@@ -74,7 +74,7 @@ def _gaussians(count: int, dim: int, seed: int, dtype: torch.dtype = torch.float
 @pytest.mark.parametrize("seed,spread", [(0, 1.0), (1, 0.1), (2, 4.0), (3, 12.0)])
 def test_pruned_mining_is_brute_force_argmax(seed: int, spread: float) -> None:
     pairs = 90
-    mean, logvar = _gaussians(2 * pairs, 6, seed, spread=spread)
+    mean, logvar = gaussians(2 * pairs, 6, seed, spread=spread)
     if seed == 3:  # extreme variances: beyond the floor e^-80, and huge
         logvar[:5, :2] = -150.0
         logvar[5:10, 2:] = 60.0
@@ -90,7 +90,7 @@ def test_pruned_mining_equals_full_computation_float32_ties(dtype: torch.dtype) 
     # float32 near-ties and exact ties (duplicated sentences): the pruned search computes the
     # same values to the last bit, so it picks what the full computation picks
     pairs = 400
-    mean, logvar = _gaussians(2 * pairs, 50, 5, dtype=dtype, spread=0.3)
+    mean, logvar = gaussians(2 * pairs, 50, 5, dtype=dtype, spread=0.3)
     mean, logvar = 0.05 * mean, logvar  # sentences all alike, as with an untrained model
     mean[100:110], logvar[100:110] = mean[0], logvar[0]  # exact ties: lowest index wins
     mean[500:505], logvar[500:505] = mean[3], logvar[3]
@@ -101,7 +101,7 @@ def test_pruned_mining_equals_full_computation_float32_ties(dtype: torch.dtype) 
 
 
 def test_pair_similarity_is_the_block_value_to_the_last_bit() -> None:
-    mean, logvar = _gaussians(300, 50, 6, dtype=torch.float32)
+    mean, logvar = gaussians(300, 50, 6, dtype=torch.float32)
     block, _ = _expected_inner_product_block(Encoding(mean, logvar))
     full = block(torch.arange(0, 8), 0)
     rows = torch.arange(8).repeat_interleave(300)
@@ -115,7 +115,7 @@ def test_pair_similarity_is_the_block_value_to_the_last_bit() -> None:
                                           (torch.float64, 20.0)])
 def test_upper_bounds_hold_for_every_pair(dtype: torch.dtype, spread: float) -> None:
     count, dim = 240, 12
-    mean, logvar = _gaussians(count, dim, 7, dtype=dtype, spread=spread)
+    mean, logvar = gaussians(count, dim, 7, dtype=dtype, spread=spread)
     logvar = logvar.clamp_min(-80)
     var = logvar.exp()
     sizes = [1, 60, 80, 99]  # any grouping is valid, a single column included
@@ -133,7 +133,7 @@ def test_pruned_mining_with_wide_sentences_float32(wide_rows: int) -> None:
     # a few sentences with huge variances or means are compared with everyone exactly (the
     # rest keeps float32 bounds); many of them make every bound float64: the same argmax
     pairs = 300
-    mean, logvar = _gaussians(2 * pairs, 20, 8, dtype=torch.float32, spread=0.5)
+    mean, logvar = gaussians(2 * pairs, 20, 8, dtype=torch.float32, spread=0.5)
     logvar[:wide_rows, 3] = 25.0
     logvar[pairs + 1, 4] = -30.0  # the partner of a wide sentence is wide too
     mean[10:10 + wide_rows // 3 + 1] *= 5e3

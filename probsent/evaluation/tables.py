@@ -212,7 +212,7 @@ def shorter_specific_experiment(scorer: Scorer, path: str | os.PathLike[str] = S
 
 # --- STS ---------------------------------------------------------------------------------
 
-def _rows_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def rows_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine similarity; 0 where either vector is zero."""
     dot = np.einsum("ij,ij->i", a, b)
     norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
@@ -236,7 +236,7 @@ def _encode(model: Encoder, sentences: list[str], probabilistic: bool) -> tuple[
     return vectors, None
 
 
-def _gaussians(model: Encoder, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def gaussians(model: Encoder, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Means and log-variances of a probabilistic model's sentences.
 
     A model with ``encode_log_variance(sentences) -> (mean, logvar)`` supplies log-variances
@@ -265,13 +265,13 @@ def sts_similarities(model: Encoder, pairs: ds.StsPairs, probabilistic: bool) ->
     if not probabilistic:
         vectors1, _ = _encode(model, pairs.first, probabilistic)
         vectors2, _ = _encode(model, pairs.second, probabilistic)
-        return {"cosine": _rows_cosine(vectors1, vectors2)}
-    mean1, logvar1 = _gaussians(model, pairs.first)
-    mean2, logvar2 = _gaussians(model, pairs.second)
+        return {"cosine": rows_cosine(vectors1, vectors2)}
+    mean1, logvar1 = gaussians(model, pairs.first)
+    mean2, logvar2 = gaussians(model, pairs.second)
     eip = expected_inner_product(*(torch.from_numpy(x) for x in (mean1, logvar1, mean2, logvar2)))
     return {
-        "cosine": _rows_cosine(np.hstack([mean1, np.exp(logvar1)]), np.hstack([mean2, np.exp(logvar2)])),
-        "cosine_mean": _rows_cosine(mean1, mean2),
+        "cosine": rows_cosine(np.hstack([mean1, np.exp(logvar1)]), np.hstack([mean2, np.exp(logvar2)])),
+        "cosine_mean": rows_cosine(mean1, mean2),
         "expected_inner_product": eip.numpy(),
     }
 
