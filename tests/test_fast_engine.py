@@ -12,9 +12,9 @@ import probsent
 from probsent import ProbsentError
 from probsent.models.batching import encode_by_length, pad_batch
 from probsent.models import WLO, KLPrior
-from probsent.training import fast_wlo
+from probsent.training.fast import wlo_kernels as fast_wlo
 from probsent.training.config import TrainConfig
-from probsent.training.fast_engine import FastWLOEngine
+from probsent.training.fast.engine import FastWLOEngine
 from probsent.training.loss import margin_loss, rarity_anchor_penalty
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from probsent.models.base import Encoding
-from probsent.training import fast_mining
-from probsent.training.fast_mining import (mine_gaussian_negatives, mine_gaussian_negatives_with_values,
+from probsent.training.fast import mining_kernels as fast_mining
+from probsent.training.fast.mining_kernels import (mine_gaussian_negatives, mine_gaussian_negatives_with_values,
                                            warm_up)
 from probsent.training.mining import mine_negatives
 

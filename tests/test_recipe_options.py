@@ -23,7 +23,7 @@ from probsent.training.diagnostics import (DiagnosticSample, prior_gradient_shar
                                            word_term_statistics)
 from probsent.training.false_negatives import (false_negative_mask, remine, shared_word_counts,
                                                similarity_ceilings, word_sets)
-from probsent.training.fast_false_negatives import remine_fast
+from probsent.training.fast.false_negative_kernels import remine_fast
 from probsent.training.loss import probabilistic_batch_loss
 from probsent.training.trainer import Trainer, rarity_terms
 

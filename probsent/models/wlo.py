@@ -23,7 +23,7 @@ sum_d log|A_w,d|, which is what makes WLO's specificity explainable word by word
 
 This module is the reference. Training's forward with the prior (a KL term on every prefix)
 takes the fused path of :mod:`probsent.models.wlo_fused` where it applies, which gives the same
-numbers in fewer operations; the fast CPU engine (``probsent/training/fast_wlo.py``) is tested
+numbers in fewer operations; the fast CPU engine (``probsent/training/fast/wlo_kernels.py``) is tested
 against both.
 """
 from __future__ import annotations

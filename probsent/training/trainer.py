@@ -29,7 +29,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
-from probsent.training.fast_engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
+from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
 from probsent.training.loss import margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
@@ -299,7 +299,7 @@ class Trainer:
         ceiling = None if cfg.hardness_cap is None else similarity_ceilings(on_cpu, partner, cfg.hardness_cap)
         found = None
         if fast_engine_available():
-            from probsent.training.fast_false_negatives import remine_fast
+            from probsent.training.fast.false_negative_kernels import remine_fast
             found = remine_fast(on_cpu, partner, negative, words, ceiling)
         return found if found is not None else remine(on_cpu, partner, negative, words, ceiling)
 

@@ -36,7 +36,7 @@ def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
     """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
     brute-force kernel where numba is there and float32's range suffices, else by the reference."""
     if encoded.logvar is not None and encoded.mean.device.type == "cpu" and fast_engine_available():
-        from probsent.training.fast_mining import mine_gaussian_negatives
+        from probsent.training.fast.mining_kernels import mine_gaussian_negatives
 
         found = mine_gaussian_negatives(encoded.mean.numpy(), encoded.logvar.numpy(), partner.numpy())
         if found is not None:
@@ -46,27 +46,27 @@ def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
 
 def compile_kernels() -> float:
     """Compile (or load from numba's cache) every kernel on a tiny problem; returns seconds."""
-    from probsent.training import fast_mining, fast_wlo
+    from probsent.training.fast import mining_kernels, wlo_kernels
 
     start = time.perf_counter()
     scale = np.ones((3, 2), np.float32)
     shift = np.zeros((3, 2), np.float32)
     ids = np.array([1, 2, 1, 2, 1, 2, 1, 2], np.int64)
     starts, lengths = np.arange(0, 8, 2, dtype=np.int64), np.full(4, 2, np.int64)
-    mean, logvar = fast_wlo.encode_final(ids, starts, lengths, scale, shift)
-    fast_mining.mine_gaussian_negatives(mean, logvar, np.array([2, 3, 0, 1]))
+    mean, logvar = wlo_kernels.encode_final(ids, starts, lengths, scale, shift)
+    mining_kernels.mine_gaussian_negatives(mean, logvar, np.array([2, 3, 0, 1]))
     moments = [np.zeros_like(scale) for _ in range(4)]
-    fast_wlo.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
-                            np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
-    fast_wlo.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
-                         1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), True, 1.0,
-                         1e-2, np.zeros(3))
+    wlo_kernels.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
+                               np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
+    wlo_kernels.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
+                            1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), True, 1.0,
+                            1e-2, np.zeros(3))
     return time.perf_counter() - start
 
 
 class FastWLOEngine:
-    """Runs WLO mega-batches through :mod:`probsent.training.fast_wlo` and
-    :mod:`probsent.training.fast_mining` on ``encoder``'s weights and ``optimizer``'s state."""
+    """Runs WLO mega-batches through :mod:`probsent.training.fast.wlo_kernels` and
+    :mod:`probsent.training.fast.mining_kernels` on ``encoder``'s weights and ``optimizer``'s state."""
 
     model_class = WLO
     """The model this engine trains: its kernels compute WLO's exact recurrence on its two word
@@ -99,7 +99,7 @@ class FastWLOEngine:
 
     def encode(self, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Final (mean, log-variance) of corpus sentences, float32 [n, dim] each."""
-        from probsent.training.fast_wlo import encode_final
+        from probsent.training.fast.wlo_kernels import encode_final
 
         starts = self.offsets[sentences]
         lengths = self.offsets[sentences + 1] - starts
@@ -123,7 +123,7 @@ class FastWLOEngine:
                 generator: torch.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tokens, starts, lengths) of the sentences of ``steps``, one after the other, their
         words in the order the reference's scramble gives (the same random numbers)."""
-        from probsent.training.fast_wlo import pack_scrambled
+        from probsent.training.fast.wlo_kernels import pack_scrambled
 
         ordered, batch_rows, widths, position = [], [], [], []
         done = 0
@@ -161,7 +161,7 @@ class FastWLOEngine:
         (``--rarity-anchor``; 0: off).
         Returns the losses of the steps taken; when a loss is not finite it is the last one
         returned and its step was not taken."""
-        from probsent.training.fast_wlo import train_steps
+        from probsent.training.fast.wlo_kernels import train_steps
 
         start = time.perf_counter()
         tokens, starts, lengths = self._packed(steps, scramble_probability, generator)
