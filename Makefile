@@ -34,11 +34,13 @@ train-demo: setup
 		--max-per-source 20000 --max-seconds 240 --data-dir $(DATA) --resume
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 
-# Retrain and re-evaluate every run of experiments/plan.py, ship the selected WLO into the
-# package and regenerate docs/RESULTS.md (over an hour on a 2-core CPU; docs/RESULTS.md says how long).
+# Retrain and re-evaluate every run of experiments/plan.py and the ship rule's design rounds,
+# ship the rule's winner into the package and regenerate docs/RESULTS.md, the model card and
+# README's sample output (hours on a 2-core CPU; docs/RESULTS.md says how long).
 reproduce: setup
 	$(BIN)/python -m experiments.reproduce --ship
 	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
+	$(BIN)/python -m experiments.readme_sample
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 import probsent
-from experiments.paths import REPO, RESULTS_DIR, SHIPPED_BEFORE
-from experiments.selection import SHIP_WORDS
+from experiments.paths import REPO, RESULTS_DIR
 from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
@@ -29,49 +28,15 @@ EVALUATION = RESULTS_DIR / "shipped" / "evaluation.json"
 CHOICE = RESULTS_DIR / "shipped" / "choice.json"
 
 
-def _recipe_decision(run: str) -> tuple[str, dict] | None:
-    """(where, decision) of the recipe study's round whose rule 6 shipped ``run``, if one did."""
-    for path in sorted(RESULTS_DIR.glob("recipe*/ship.json")):
-        decision = json.loads(path.read_text(encoding="utf-8"))
-        if decision.get("ship") and decision.get("run") == run:
-            return path.relative_to(REPO).as_posix(), decision
-    return None
-
-
 def _choice_sentence() -> str:
-    """How the shipped run and vocabulary size were chosen, from results/shipped/choice.json
-    (and, where the recipe study shipped it, that round's ship.json)."""
-    sizes = ", ".join(f"{n:,}" for n in SHIP_WORDS)
+    """How the shipped run was chosen, from results/shipped/choice.json (the ship rule's)."""
     choice = json.loads(CHOICE.read_text(encoding="utf-8")) if CHOICE.is_file() else {}
-    if choice.get("rule"):
-        return (f"The run (`{choice['run']}`) was chosen by the ship rule (`{choice['rule']}`, committed with "
-                f"its development sets before any candidate was trained): floors on the vocabulary, STS 2017, "
-                f"STS Benchmark dev and equal-length pairs, then the best mean of three development measures "
-                f"that counting words cannot raise; `{choice['record']}` holds every number.")
-    if not CHOICE.is_file():
-        return f"The vocabulary size was chosen among {sizes} words by accuracy on the news training rows."
-    choice = json.loads(CHOICE.read_text(encoding="utf-8"))
-    tried = choice["news_train_accuracy"]
-    accuracy = tried[choice["run"]][str(choice["max_words"])]
-    recipe = _recipe_decision(choice["run"])
-    if recipe is not None:
-        where, decision = recipe
-        margin = decision["news_train_accuracy"] - decision["shipped_news_train_accuracy"]
-        return (f"The run (`{choice['run']}`) is the one the recipe study's pre-registered protocol selected by "
-                f"accuracy on the news training rows (rule 3, ours, of `experiments/protocol.py`; the rounds "
-                f"are told in docs/EXPERIMENTS.md); rule 6 shipped "
-                f"it because, with the best of the vocabulary sizes {sizes} words, its news-train accuracy "
-                f"({accuracy:.2f} %) beat the model shipped before "
-                f"(`{decision['shipped_run']}`, {decision['shipped_max_words']:,} words: "
-                f"{decision['shipped_news_train_accuracy']:.2f} %) by {margin:.2f} points (`{where}`). "
-                f"Its test numbers below are the reader's to weigh against that model's "
-                f"(`{SHIPPED_BEFORE.relative_to(REPO).as_posix()}/`).")
-    return (f"The run (`{choice['run']}`, of {len(tried)} WLO runs trained for the same number of steps) "
-            f"and the vocabulary size (of {sizes} "
-            f"words) were chosen together by accuracy on the news training rows after trimming: "
-            f"{accuracy:.1f} % (`python -m experiments.reproduce --ship`; "
-            f"every accuracy tried is in `results/shipped/choice.json`; docs/RESULTS.md says why longer "
-            f"runs do not compete and what an earlier rule chose).")
+    if not choice.get("rule"):
+        return f"No ship rule record (`{CHOICE.relative_to(REPO).as_posix()}`) says how this model was chosen."
+    return (f"The run (`{choice['run']}`) was chosen by the ship rule (`{choice['rule']}`, committed with "
+            f"its development sets before any candidate was trained): floors on the vocabulary, STS 2017, "
+            f"STS Benchmark dev and equal-length pairs, then the best mean of three development measures "
+            f"that counting words cannot raise; `{choice['record']}` holds every number.")
 
 
 def _signed(value: float) -> str:

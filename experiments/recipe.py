@@ -12,7 +12,8 @@ Stages, in order (test sets are evaluated once, after the selection):
   seed-checks   seeds 2-3 of the round's seed checks (development numbers; they choose nothing)
   seeds         seeds 2-3 of the selected runs and our rule's run without the prior (rule 4)
   evaluate      the test sets of those runs, once (rule 5)
-  ship          our rule's run replaces the shipped model if better on news-train (rule 6)
+  ship          (retired) rule 6 shipped our rule's run if better on news-train; the ship rule
+                (experiments/ship_rule.py) chooses the shipped model now
   after         the runs trained after the round, outside its selection
 """
 from __future__ import annotations
@@ -23,15 +24,13 @@ import sys
 
 from experiments.paths import RESULTS_DIR, RUNS_DIR
 from experiments.plan import Run
-from experiments.protocol import (Round, combined_run, earlier_round_of, evaluation_dir, extra_runs, seed_check_runs,
+from experiments.protocol import (Round, combined_run, evaluation_dir, extra_runs, seed_check_runs,
                                   seed_runs)
 from experiments.recipe_records import (finished, write_after_record, write_baselines, write_dev_record,
                                         write_seed_check_record)
-from experiments.reproduce import ship
 from experiments.rounds import ROUNDS
 from experiments.runner import evaluate, run_probsent
-from experiments.selection import choose_shipped
-from probsent.io import write_json, write_text
+from probsent.io import write_text
 
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "ship", "after")
 
@@ -65,24 +64,6 @@ def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
             write_text(out / "log.jsonl", (RUNS_DIR / name / "log.jsonl").read_text(encoding="utf-8"))
 
 
-def ship_if_better(round_: Round, selection: dict[str, str]) -> dict:
-    """Rule 6: our rule's run (seed 1), its vocabulary trimmed as the shipped model's was
-    (the size chosen on the news training rows), replaces the shipped model if its news-train
-    accuracy beats the shipped model's by the round's margin. The decision goes to
-    <round's results>/ship.json."""
-    name, words, accuracy = choose_shipped([selection["ours"]])
-    shipped = json.loads((RESULTS_DIR / "shipped" / "choice.json").read_text(encoding="utf-8"))
-    shipped_dev = shipped["news_train_accuracy"][shipped["run"]][str(shipped["max_words"])]
-    decision = {"run": name, "max_words": words, "news_train_accuracy": accuracy[name][words],
-                "shipped_run": shipped["run"], "shipped_max_words": shipped["max_words"],
-                "shipped_news_train_accuracy": shipped_dev, "ship_margin": round_.ship_margin,
-                "ship": accuracy[name][words] > shipped_dev + round_.ship_margin}
-    if decision["ship"]:
-        ship([name])
-    write_json(round_.results_dir / "ship.json", decision)
-    return decision
-
-
 def run_stage(round_: Round, stage: str) -> str | None:
     """Run one stage of a round; what it prints, if anything."""
     if stage == "train":
@@ -109,11 +90,9 @@ def run_stage(round_: Round, stage: str) -> str | None:
         if stage == "seeds":
             for run in extra_runs(round_, selection):
                 train(run)
-        elif stage == "ship":
-            earlier = earlier_round_of(round_, selection["ours"])
-            if earlier is not None:  # rule 6 was applied to it in its own round
-                return f"{selection['ours']} is round {earlier.number}'s run: its shipping decision is that round's"
-            return json.dumps(ship_if_better(round_, selection))
+        elif stage == "ship":  # rule 6, retired: the ship rule chooses the shipped model now
+            return ("rule 6 is retired: experiments/ship_rule.py chooses the shipped model; this round's "
+                    f"decision, if it made one, stays in {round_.results_dir.relative_to(RESULTS_DIR.parent)}/ship.json")
         else:
             write_baselines()
             evaluate_selected(round_, selection)

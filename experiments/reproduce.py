@@ -6,26 +6,25 @@
    that is complete is not retrained), each job on one torch thread;
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
    results/<name>/ (the evaluation JSONs are committed, with the run's validation log);
-3. with --ship: the WLO run (of those trained for the plan's common step budget) and
-   vocabulary size whose trimmed best-news/ model is most accurate on the news training rows
-   (the second selection: the shipped model is a specificity scorer) exported into the
-   package (float16), calibrated, and evaluated with the baselines into results/shipped/ (the
-   choice and every accuracy tried: choice.json);
+3. with --ship: the ship rule's design rounds (``experiments.ship_rule``: candidates, seeds,
+   the choice on development sets, the test sets once), and their winner exported into the
+   package (float16, every word), calibrated and evaluated with the baselines into
+   results/shipped/;
 4. the paper's tables for the STS-selected run of each model: ``probsent eval`` into docs/results/;
 5. docs/RESULTS.md written by experiments/summarize.py.
 """
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR, SHIPPED
+from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR
 from experiments.plan import MODELS, RUNS, runs_by_name
 from experiments.runner import evaluate, run_probsent, run_summarize
-from experiments.selection import choose_shipped, select_run, ship_candidates
+from experiments.selection import select_run
+from experiments.ship_rule import reproduce_shipped
 from probsent.io import write_json, write_text
 from probsent.training.checkpoint import LOG
 
@@ -48,28 +47,6 @@ def train_and_evaluate(name: str, skip_train: bool) -> str:
     return f"{name}: done in {time.time() - started:.0f} s"
 
 
-def ship(candidates: list[str] | None = None) -> None:
-    """Export the best WLO on the news training rows (run and vocabulary size, see
-    :func:`choose_shipped`; of ``candidates``, by default :func:`ship_candidates`) as the
-    package's default model, calibrate and evaluate it."""
-    staging = REPO / "probsent" / "pretrained" / ".wlo.new"
-    shutil.rmtree(staging, ignore_errors=True)
-    name, words, accuracy = choose_shipped(candidates or ship_candidates())
-    source = RUNS_DIR / name / "best-news"
-    print(f"shipping {source.relative_to(REPO)} with {words:,} words (news-train accuracy "
-          f"{accuracy[name][words]:.2f})", flush=True)
-    run_probsent("export", "--model", str(source.relative_to(REPO)), "--out", str(staging),
-             "--max-words", str(words), "--float16")
-    run_probsent("calibrate", "--model", str(staging))
-    if SHIPPED.exists():
-        shutil.rmtree(SHIPPED)
-    staging.rename(SHIPPED)
-    evaluate([str(SHIPPED.relative_to(REPO))], RESULTS_DIR / "shipped", baselines=True,
-             transformer=False)
-    write_json(RESULTS_DIR / "shipped" / "choice.json", {"run": name, "max_words": words,
-                                                          "news_train_accuracy": accuracy})
-
-
 def report() -> None:
     """The paper's tables for the STS-selected run of each of the five models, and every baseline."""
     main_models = [str((RUNS_DIR / select_run(model, RESULTS_DIR) / "best").relative_to(REPO))
@@ -84,15 +61,15 @@ def main() -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="just these runs of the plan")
     parser.add_argument("--skip-train", action="store_true", help="evaluate the existing runs only")
     parser.add_argument("--ship", action="store_true",
-                        help="export the selected WLO into probsent/pretrained/wlo")
+                        help="also the ship rule's design rounds, and their winner into probsent/pretrained/wlo")
     parser.add_argument("--ship-only", action="store_true",
-                        help="only the shipping step, from the evaluated runs")
+                        help="only the ship rule's design rounds and the shipping of their winner")
     parser.add_argument("--report-only", action="store_true",
                         help="only the paper's tables of the selected main models and docs/RESULTS.md")
     args = parser.parse_args()
     started = time.time()
     if args.ship_only:
-        ship()
+        reproduce_shipped()
         return 0
     if args.report_only:
         report()
@@ -107,7 +84,7 @@ def main() -> int:
             print(message, flush=True)
     if args.only is None:
         if args.ship:
-            ship()
+            reproduce_shipped()
         report()
         write_json(RESULTS_DIR / "reproduce.json", {"seconds": round(time.time() - started),
                                                      "jobs": args.jobs, "runs": len(names)})

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from experiments.paths import RESULTS_DIR, RUNS_DIR
+from experiments.paths import RESULTS_DIR
 from experiments.plan import RUNS, runs_by_name
 from probsent.evaluation.results import EvaluationRun, SystemResult, load_evaluation
 
@@ -74,50 +74,3 @@ def best_run(found: dict[str, dict[str, Any]], model: str, by: str = "sts", wher
         raise SystemExit(f"no evaluated {model} run in {where or RESULTS_DIR}")
     score = (lambda r: dev_sts(r["best"])) if by == "sts" else (lambda r: dev_news(r["news"]))
     return max(candidates, key=lambda name: score(candidates[name]))
-
-
-# Vocabulary sizes tried for the shipped model (200 bytes a word in float16: 40,000 words is
-# 8 MB). Rarely trained words keep terms near their random initialization, and <unk>'s trained
-# term can score them better.
-SHIP_WORDS = (1_000, 2_000, 5_000, 10_000, 20_000, 40_000)
-
-
-def choose_shipped(candidates: list[str]) -> tuple[str, int, dict[str, dict[int, float]]]:
-    """The run (of ``candidates``) and vocabulary size (of SHIP_WORDS) whose trimmed best-news/
-    model is most accurate on the news training rows (a development set; ties go to the
-    earlier run and the larger vocabulary), with every accuracy tried."""
-    import probsent as package
-    from probsent.evaluation.datasets import as_data_dir, load_news_train
-    from probsent.export import trimmed
-    from probsent.evaluation.validation import NewsDevScorer
-
-    news = load_news_train(as_data_dir(None))  # read once for every model and size
-    accuracy: dict[str, dict[int, float]] = {}
-    for name in candidates:
-        model = package.load(RUNS_DIR / name / "best-news")
-        accuracy[name] = {}
-        for words in SHIP_WORDS:
-            small = trimmed(model, words)
-            accuracy[name][words] = NewsDevScorer(small.vocab, news)(small.encoder)
-    choices = [(acc, words, -rank, name) for rank, name in enumerate(candidates)
-               for words, acc in accuracy[name].items()]
-    _, words, _, name = max(choices)
-    return name, words, accuracy
-
-
-def ship_candidates() -> list[str]:
-    """The WLO runs that compete for shipping: every evaluated, selectable one with a
-    best-news/ model on disk that trains for the plan's common step budget.
-
-    Equal budgets, because a run's best-news/ checkpoint is the best of its validations: the
-    more validations (a whole-epoch run makes several times more than a run of the common
-    budget), the more that maximum is inflated by the noise of the news training rows, which
-    would favour long runs for their number of tries. (This rule was adopted after the first rule, every run, picked
-    `wlo-epoch3`, whose trimmed model then scored below the Length baseline on the News test
-    set: see docs/RESULTS.md.)
-    """
-    plan = runs_by_name()
-    return [name for name in run_results(RESULTS_DIR)
-            if plan[name].flags.get("model") == "wlo" and plan[name].group in SELECTABLE
-            and not {"max_steps", "epochs"} & set(plan[name].flags)
-            and (RUNS_DIR / name / "best-news").is_dir()]

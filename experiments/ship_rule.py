@@ -25,7 +25,8 @@ development sets only (the test sets are evaluated once, after the choice):
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
     python -m experiments.ship_rule --round 1 --stage test     # the test sets, once, for the winner
-    python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo
+    python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo,
+                                                               # evaluated into results/shipped/
     python -m experiments.ship_rule --round 1 --stage shipped-rows  # the shipped model's two test rows
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments.plan import PAIRS, Run
+from experiments.runner import evaluate
 from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -372,6 +374,32 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     choice = {"rule": "experiments/ship_rule.py", "record": record_path.relative_to(REPO).as_posix(),
               "run": record["winner"], "words": trained, "dtype": "float16"}
     write_json(RESULTS_DIR / "shipped" / "choice.json", choice)
+    # the shipped model's records: its evaluation with the baselines, and its two test rows
+    evaluate([SHIPPED.relative_to(REPO).as_posix()], RESULTS_DIR / "shipped", baselines=True, transformer=False)
+    write_shipped_rows()
+
+
+def write_shipped_rows() -> dict[str, Any]:
+    """The shipped model's entropy and calibrated P(specific) rows on the test sets, and Length's."""
+    from probsent.evaluation.baselines import LengthScorer
+
+    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "measures": test_measures(SHIPPED),
+            "length": specificity_row(LengthScorer())}
+    write_json(SHIPPED_ROWS, rows)
+    return rows
+
+
+def reproduce_shipped() -> None:
+    """Every design round again, in order (dev, seeds, select; runs already trained are kept),
+    then the test sets and the shipping of the last round's winner, if a round has one."""
+    for number in sorted(ROUNDS):
+        for stage in ("dev", "seeds", "select"):
+            main(["--round", str(number), "--stage", stage])
+    chosen = [n for n in sorted(ROUNDS) if json.loads((RECORDS / f"round{n}.json").read_text(encoding="utf-8"))
+              .get("winner")]
+    if chosen:
+        for stage in ("test", "ship"):
+            main(["--round", str(chosen[-1]), "--stage", stage])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,12 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(record, indent=1))
         return 0
     if args.stage == "shipped-rows":  # the shipped model, calibrated with length: both test rows
-        from probsent.evaluation.baselines import LengthScorer
-
-        rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "measures": test_measures(SHIPPED),
-                "length": specificity_row(LengthScorer())}
-        write_json(SHIPPED_ROWS, rows)
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(write_shipped_rows(), indent=1))
         return 0
     if args.stage == "reference":  # the model shipped before this rule: the equal-length floor
         write_json(PREVIOUSLY_SHIPPED, dev_measures(SHIPPED))

@@ -171,9 +171,9 @@ def _first_rule_lines() -> list[str]:
             f"(`results/shipped-first-rule/`). A run's best-news/ checkpoint is the best of its "
             f"validations, and the whole-epoch runs have up to {max(_validations(n) for n in choice['news_train_accuracy'])} "
             f"of them against {STEPS // EVAL_EVERY} for the others, so their news-train maxima are the most inflated "
-            f"by the noise of that development set. The rule now compares only runs trained for the common "
-            f"budget of {STEPS:,} steps (`ship_candidates` in `experiments/selection.py`). We changed it after "
-            f"seeing that test result, which the reader should weigh."]
+            f"by the noise of that development set. That rule then compared only runs trained for the common "
+            f"budget of {STEPS:,} steps. We changed it after seeing that test result, which the reader should "
+            f"weigh; the ship rule has replaced both since."]
 
 
 def _validations(name: str) -> int:

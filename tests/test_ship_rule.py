@@ -37,3 +37,18 @@ def test_seed_runs_change_only_the_seed_and_name():
     base = sr.ROUNDS[1].candidates[0]
     seeded = sr.with_seed(base, 2)
     assert seeded.name == f"{base.name}-seed2" and seeded.flags == {**base.flags, "seed": 2}
+
+
+def test_reproducing_runs_every_round_then_tests_and_ships_the_last_winner(tmp_path, monkeypatch):
+    import json
+
+    calls = []
+    monkeypatch.setattr(sr, "RECORDS", tmp_path)
+    monkeypatch.setattr(sr, "main", lambda argv: calls.append(tuple(argv[1::2])))
+    for number in sr.ROUNDS:  # only the last round has a winner
+        winner = "d-last" if number == max(sr.ROUNDS) else None
+        (tmp_path / f"round{number}.json").write_text(json.dumps({"runs": {}, "winner": winner}))
+    sr.reproduce_shipped()
+    rounds = [str(n) for n in sorted(sr.ROUNDS)]
+    expected = [(n, stage) for n in rounds for stage in ("dev", "seeds", "select")]
+    assert calls == expected + [(rounds[-1], "test"), (rounds[-1], "ship")]
