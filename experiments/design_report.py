@@ -235,8 +235,11 @@ def winner_sentence(record: dict[str, Any]) -> str:
     if winner is None:
         return "No finalist passed every floor on all three seeds: this round ships nothing."
     runs = record["runs"]
-    seed_scores = {name: [runs[n]["score"] for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
-                   for name in record["finalists"]}
+    seed_runs = {name: [runs[n] for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
+                 for name in record["finalists"]}
+    # the finalists the rule compared: those whose every seed passes the floors
+    seed_scores = {name: [r["score"] for r in found] for name, found in seed_runs.items()
+                   if all(not r["missed"] for r in found)}
     scores = seed_scores[winner]
     sentence = (f"The rule chose `{winner}` (score {mean_sd(scores)} over three seeds); its seed-1 `best/` "
                 f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")

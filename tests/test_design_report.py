@@ -56,3 +56,13 @@ def test_the_similarity_read_out_is_shown_in_its_parts():
     assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 |" in text
     assert "outweighs the means in 1 of the 2 runs'" in text and "in 1 of them the variances alone" in text
     assert dr.similarity_lines(None) == []
+
+
+def test_a_finalist_that_failed_a_floor_is_not_called_a_close_second():
+    runs = {n: _dev(v) for n, v in (("w", 80.0), ("w-seed2", 81.0), ("w-seed3", 82.0))}
+    runs |= {n: _dev(v, missed=["STS 2017 0.600 < 0.7"]) for n, v in (("x", 90.0), ("x-seed2", 90.0), ("x-seed3", 90.0))}
+    text = dr.winner_sentence({"runs": runs, "finalists": ["w", "x"], "winner": "w"})
+    assert "score 81.0 ± 1.0" in text and "`x`" not in text
+    runs |= {n: _dev(v) for n, v in (("x", 80.5), ("x-seed2", 80.5), ("x-seed3", 80.5))}
+    text = dr.winner_sentence({"runs": runs, "finalists": ["w", "x"], "winner": "w"})
+    assert "Its lead over `x` (80.5 ± 0.0) is 0.5 points" in text
