@@ -87,6 +87,29 @@ def test_table(tested: dict[str, Any], shipped_evaluation: dict[str, Any] | None
     return lines
 
 
+ABLATION_COLUMNS = (*MEASURES, "score", "shorter_specific", "stsb_dev_concat")
+
+
+def ablation_lines(record: dict[str, Any], every_run: dict[str, dict[str, Any]], ablation: str | None) -> list[str]:
+    """The winner against the run without the round's change, both over seeds 1-3 (mean ± sd)."""
+    winner, seeds = record.get("winner"), record.get("ablation", {})
+    if not winner or ablation is None or ablation not in every_run:
+        return []
+    without = [every_run[ablation], *(seeds.get(f"{ablation}-seed{s}") for s in SEEDS)]
+    if any(r is None for r in without):
+        return []
+    with_change = [record["runs"][n] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
+    lines = ["The winner against the same recipe without the round's change, seeds 1-3 (mean ± sd; "
+             "`--stage ablation`; development sets):", "",
+             "| run | " + " | ".join(ABLATION_COLUMNS) + " | Spearman(term, log count) |",
+             "|" + "---|" * (len(ABLATION_COLUMNS) + 2)]
+    for name, runs in ((winner, with_change), (ablation, without)):
+        cells = [mean_sd([r[c] for r in runs]) for c in ABLATION_COLUMNS]
+        cells.append(mean_sd([r["diagnostics"]["term_count_spearman"] for r in runs], 2))
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def test_sentence(tested: dict[str, Any]) -> str:
     """Where the winner's entropy stands against Length on each test set, and its STS-B test
     similarity against the development floor (mean over its seeds)."""
@@ -143,6 +166,7 @@ def render() -> str:
             out += ["Finalists over seeds 1-3 (mean ± sd):", "", *seed_table(record), ""]
         if "winner" in record:
             out += [winner_sentence(record), ""]
+        out += ablation_lines(record, every_run, round_.ablation)
         tested = _read(RECORDS / f"round{number}-test.json")
         if tested is not None:
             shipped_eval = _read(PREVIOUSLY_SHIPPED.parent / "shipped-evaluation.json")

@@ -28,6 +28,7 @@ development sets only (the test sets are evaluated once, after the choice):
     python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo,
                                                                # evaluated into results/shipped/
     python -m experiments.ship_rule --round 1 --stage shipped-rows  # the shipped model's two test rows
+    python -m experiments.ship_rule --round 3 --stage ablation  # seeds 2-3 of the run without the change
 """
 from __future__ import annotations
 
@@ -79,6 +80,9 @@ class Round:
     # (candidate, the run it is compared with); default: every candidate against the first
     contrasts: list[tuple[str, str]] = field(default_factory=list)
     diagnostic: Path | None = None  # a development-only record the hypothesis quotes
+    # the run without the round's change (seed 1 in an earlier round's record): its seeds 2-3
+    # (``--stage ablation``) put the winner's contrast on three seeds; they choose nothing
+    ablation: str | None = None
 
     def compared(self) -> list[tuple[str, str]]:
         """The (candidate, reference) pairs the report contrasts."""
@@ -136,8 +140,11 @@ ROUNDS = {
                 "(the variances lose freedom). The ablation is d1-base (X = 0).",
              [_run(f"d3-anchor{weight}", f"d1-base with --rarity-anchor {weight}", rarity_anchor=weight)
               for weight in (0.1, 1.0, 10.0)],
+             ["The ablation's seeds 2 and 3 (`d1-base-seed2`, `d1-base-seed3`, `--stage ablation`) were trained "
+              "after the round's test stage, to put the contrast between the winner and no anchor on three seeds; "
+              "they choose nothing."],
              contrasts=[(f"d3-anchor{weight}", "d1-base") for weight in (0.1, 1.0, 10.0)],
-             diagnostic=RARITY_DIAGNOSTIC),
+             diagnostic=RARITY_DIAGNOSTIC, ablation="d1-base"),
 }
 
 
@@ -400,13 +407,16 @@ def reproduce_shipped() -> None:
     if chosen:
         for stage in ("test", "ship"):
             main(["--round", str(chosen[-1]), "--stage", stage])
+    for number in sorted(ROUNDS):  # the ablations' seeds, which choose nothing
+        if ROUNDS[number].ablation is not None:
+            main(["--round", str(number), "--stage", "ablation"])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
     parser.add_argument("--stage", choices=("reference", "rarity", "similarity", "dev", "seeds", "select", "test",
-                                            "ship", "shipped-rows"), required=True)
+                                            "ship", "shipped-rows", "ablation"), required=True)
     args = parser.parse_args(argv)
     if args.stage == "similarity":  # after round 3: what concat(mean, var) is made of, before and after the anchor
         record = {run: similarity_diagnostic(RUNS_DIR / run / "best") for run in ("d1-base", "d3-anchor1.0")}
@@ -444,6 +454,13 @@ def main(argv: list[str] | None = None) -> int:
         record["finalists"] = chosen
         runs = [] if args.stage == "select" else [with_seed(r, s) for r in round_.candidates
                                                    if r.name in chosen for s in SEEDS]
+    measured_runs = record["runs"]
+    if args.stage == "ablation":  # seeds 2-3 of the run without the round's change, apart from the candidates
+        if round_.ablation is None:
+            raise SystemExit(f"round {round_.number} names no ablation run")
+        reference = next(r for other in ROUNDS.values() for r in other.candidates if r.name == round_.ablation)
+        runs = [with_seed(reference, s) for s in SEEDS]
+        measured_runs = record.setdefault("ablation", {})
     for run in runs:
         train(run)
         best = RUNS_DIR / run.name / "best"
@@ -451,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         measured["missed"] = floors(measured, shipped["equal_length"], training_vocabulary_size(best.parent))
         measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
         measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
-        record["runs"][run.name] = measured
+        measured_runs[run.name] = measured
         write_json(record_path, record)
         print(run.name, json.dumps(measured), flush=True)
     if args.stage == "select":

@@ -66,3 +66,13 @@ def test_a_finalist_that_failed_a_floor_is_not_called_a_close_second():
     runs |= {n: _dev(v) for n, v in (("x", 80.5), ("x-seed2", 80.5), ("x-seed3", 80.5))}
     text = dr.winner_sentence({"runs": runs, "finalists": ["w", "x"], "winner": "w"})
     assert "Its lead over `x` (80.5 ± 0.0) is 0.5 points" in text
+
+
+def test_the_ablation_is_shown_over_three_seeds_beside_the_winner():
+    runs = {n: _dev(v) for n, v in (("w", 80.0), ("w-seed2", 81.0), ("w-seed3", 82.0))}
+    every = {"base": _dev(50.0)}
+    seeds = {"base-seed2": _dev(52.0), "base-seed3": _dev(54.0)}
+    lines = dr.ablation_lines({"runs": runs, "winner": "w", "ablation": seeds}, every, "base")
+    assert any(line.startswith("| `w` | ") and "| 81.0 ± 1.0 |" in line for line in lines)
+    assert any(line.startswith("| `base` | ") and "| 52.0 ± 2.0 |" in line for line in lines)
+    assert dr.ablation_lines({"runs": runs, "winner": "w", "ablation": {}}, every, "base") == []  # seeds missing

@@ -51,4 +51,6 @@ def test_reproducing_runs_every_round_then_tests_and_ships_the_last_winner(tmp_p
     sr.reproduce_shipped()
     rounds = [str(n) for n in sorted(sr.ROUNDS)]
     expected = [(n, stage) for n in rounds for stage in ("dev", "seeds", "select")]
-    assert calls == expected + [(rounds[-1], "test"), (rounds[-1], "ship")]
+    ablations = [(str(n), "ablation") for n in sorted(sr.ROUNDS) if sr.ROUNDS[n].ablation is not None]
+    assert ablations  # round 3's
+    assert calls == expected + [(rounds[-1], "test"), (rounds[-1], "ship")] + ablations
