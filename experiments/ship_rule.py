@@ -69,6 +69,14 @@ def _run(name: str, note: str, **overrides: object) -> Run:
     return Run(name, "design", {**BASE, **overrides}, note)
 
 
+def _rescaled(name: str, source: str, start_variance: float) -> Run:
+    """A copy of the trained run ``source`` (its seed-1 run; seeds 2-3 take its seeds 2-3) written
+    with another start variance (``probsent export --start-variance``): no training."""
+    return Run(name, "design", {"rescale_of": source, "start_variance": start_variance},
+               f"`{source}`'s models written with z_0 ~ N(0, {start_variance:g} I): means x {start_variance ** 0.5:g}, "
+               f"variances x {start_variance:g}")
+
+
 @dataclass(frozen=True)
 class Round:
     """One pre-registered design round: its hypothesis and its candidates (seed 1)."""
@@ -83,6 +91,11 @@ class Round:
     # the run without the round's change (seed 1 in an earlier round's record): its seeds 2-3
     # (``--stage ablation``) put the winner's contrast on three seeds; they choose nothing
     ablation: str | None = None
+    # the development number that chooses among the finalists (the rule's ``score`` unless a
+    # round's change cannot move it), and whether every candidate is a finalist (a round whose
+    # candidates are rescaled copies of trained runs: their seeds cost no training)
+    choose_by: str = "score"
+    every_candidate_final: bool = False
 
     def compared(self) -> list[tuple[str, str]]:
         """The (candidate, reference) pairs the report contrasts."""
@@ -145,6 +158,26 @@ ROUNDS = {
               "they choose nothing."],
              contrasts=[(f"d3-anchor{weight}", "d1-base") for weight in (0.1, 1.0, 10.0)],
              diagnostic=RARITY_DIAGNOSTIC, ablation="d1-base"),
+    # Beyond the issue's three rounds, started after round 3's test numbers were seen (its STS-B
+    # test concat, 51.4 +- 0.1, missed the 55 the issue asks of the shipped model); committed after
+    # a development-only diagnostic (STS-B dev, the rescaled round-3 winner) and before this round's
+    # records; no test number of any of its candidates seen.
+    4: Round(4, "The paper's similarity read-out, the cosine of concat(mean, var), adds vectors in two units "
+                "(z and z^2), and training does not fix the unit: scaling every mean by c and every variance by "
+                "c^2 (z_0 ~ N(0, c^2 I), every B_w times c) moves each pair's log N(0; mu1 - mu2, S1 + S2) and each "
+                "entropy by one constant and leaves the KL between sentences as it is, so the margin loss, the "
+                "mining, the entropy ranking, explain and the rule's three measures cannot see it; only the "
+                "prior (lambda = 1e-4) does. At the paper's N(0, I) the variance half holds 0.88 of round 3's "
+                "winner's concatenation (its variances alone score 44.4 on STS-B dev, its means 69.4). A "
+                "development-only diagnostic on that model (means x c alone, the variances kept) gave 65.3, 67.7, "
+                "68.5 and 69.2 at c = 2, 3, 4 and 8. Prediction: STS-B dev concat rises as the start variance "
+                "falls, toward the means' own score, while every other development number stays where it is "
+                "(the rule's score is recorded to show it). Choice: every candidate's three seeds are rescaled "
+                "copies of d3-anchor1.0's three seeds; among those whose seeds all pass the floors, the highest "
+                "3-seed mean of STS-B dev concat. The ablation is the start variance 1 (round 3's winner as it is).",
+             [_rescaled(f"d4-start{value:g}", "d3-anchor1.0", value) for value in (1.0, 0.5, 0.25, 0.0625, 0.015625)],
+             contrasts=[(f"d4-start{value:g}", "d4-start1") for value in (0.5, 0.25, 0.0625, 0.015625)],
+             choose_by="stsb_dev_concat", every_candidate_final=True),
 }
 
 
@@ -164,11 +197,36 @@ def with_seed(run: Run, seed: int) -> Run:
 
 
 def train(run: Run) -> None:
-    """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is)."""
+    """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is), or
+    for a rescaled copy of a trained run, write it there."""
     from experiments.runner import run_probsent
 
     RUNS_DIR.mkdir(exist_ok=True)
+    if "rescale_of" in run.flags:
+        rescale(run)
+        return
     run_probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
+
+
+def rescale(run: Run) -> None:
+    """runs/<name>/best: the ``best/`` model of the run it copies (seed-matched) with its start
+    variance; ``last/vocab.txt`` and ``log.jsonl`` are that run's (the vocabulary training kept,
+    its last validation's diagnostics). A copy already written is left as it is."""
+    import shutil
+
+    import probsent
+    from probsent.export import export_model
+
+    seed = run.flags.get("seed")
+    source = RUNS_DIR / (f"{run.flags['rescale_of']}-seed{seed}" if seed else str(run.flags["rescale_of"]))
+    target = RUNS_DIR / run.name
+    if (target / "best").is_dir():
+        return
+    (target / "last").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source / "last" / "vocab.txt", target / "last" / "vocab.txt")
+    shutil.copy2(source / "log.jsonl", target / "log.jsonl")
+    export_model(probsent.load(source / "best"), target / "best", source=str(source.relative_to(REPO) / "best"),
+                 start_variance=float(run.flags["start_variance"]))
 
 
 def training_vocabulary_size(run_dir: Path) -> int:
@@ -291,10 +349,11 @@ def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabula
     return missed
 
 
-def choose(records: dict[str, dict[str, Any]], seeds: dict[str, list[str]]) -> str | None:
+def choose(records: dict[str, dict[str, Any]], seeds: dict[str, list[str]], key: str = "score") -> str | None:
     """The winner: among finalists (keys of ``seeds``: name -> its seed runs' names) whose every
-    seed passes the floors, the highest mean score over the seeds; None if none passes."""
-    passing = {name: [records[r]["score"] for r in [name, *runs]] for name, runs in seeds.items()
+    seed passes the floors, the highest mean of ``key`` (the rule's score) over the seeds; None
+    if none passes."""
+    passing = {name: [records[r][key] for r in [name, *runs]] for name, runs in seeds.items()
                if all(not records[r]["missed"] for r in [name, *runs])}
     return max(passing, key=lambda name: np.mean(passing[name])) if passing else None
 
@@ -450,7 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(write_test_record(round_, record), indent=1))
         return 0
     if args.stage in ("seeds", "select"):
-        chosen = finalists(record["runs"], [r.name for r in round_.candidates])
+        names = [r.name for r in round_.candidates]
+        chosen = finalists(record["runs"], names, len(names) if round_.every_candidate_final else 2)
         record["finalists"] = chosen
         runs = [] if args.stage == "select" else [with_seed(r, s) for r in round_.candidates
                                                    if r.name in chosen for s in SEEDS]
@@ -477,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = [run for runs_of in seeds.values() for run in runs_of if run not in record["runs"]]
         if missing:
             raise SystemExit(f"{record_path}: no record of {', '.join(missing)} (run --stage seeds first)")
-        record["winner"] = choose(record["runs"], seeds)
+        record["winner"] = choose(record["runs"], seeds, round_.choose_by)
         write_json(record_path, record)
         print("winner:", record["winner"])
     return 0

@@ -1,6 +1,8 @@
 """The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
 from __future__ import annotations
 
+import math
+
 import os
 import sys
 import warnings
@@ -20,7 +22,7 @@ from probsent.gaussian import entropy as gaussian_entropy
 from probsent.inputs import texts
 from probsent.model_files import read_model_dir, save_model
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
-from probsent.models import Encoding, SentenceEncoder, with_word_entropy_terms
+from probsent.models import Encoding, SentenceEncoder, WordEntropyTerms, with_word_entropy_terms
 from probsent.models.similarity import paired_similarity, similarity_blocks
 from probsent.text.token_ids import TokenIds
 from probsent.arguments import check_batch_size
@@ -113,14 +115,17 @@ class SentenceModel:
         if self._terms is None or self._terms[0] != version:
             with torch.no_grad():
                 table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).cpu().numpy(),
-                                      self._prior_entropy(), weights[1].norm(dim=-1).double().cpu().numpy(),
+                                      self._prior_entropy(terms), weights[1].norm(dim=-1).double().cpu().numpy(),
                                       self.calibration, self.path, self._token_ids)
             self._terms = (version, table)
         return self._terms[1]
 
-    def _prior_entropy(self) -> float:
-        """The entropy of N(0, I) in the model's dimension: a sentence's before any word (WLO)."""
-        return float(gaussian_entropy(torch.zeros(self.encoder.dim, dtype=torch.float64)))
+    @staticmethod
+    def _prior_entropy(terms: WordEntropyTerms) -> float:
+        """The entropy of z_0 ~ N(0, s_0 I) in the model's dimension: a sentence's before any
+        word (WLO; s_0 its ``start_variance``)."""
+        start = math.log(terms.start_variance)
+        return float(gaussian_entropy(torch.full((terms.dim,), start, dtype=torch.float64)))
 
     def _values(self, sentences: Sentences, name: str, compute) -> Any:
         """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see

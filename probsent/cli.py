@@ -199,13 +199,17 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="new model directory (must not exist)")
     parser.add_argument("--max-words", type=positive_int, help="keep <unk> plus this many most frequent words")
     parser.add_argument("--float16", action="store_true", help="store the weights as float16")
+    parser.add_argument("--start-variance", type=float, metavar="S",
+                        help="WLO: write means and variances in the unit where a sentence starts as "
+                             "N(0, S I) (means x sqrt(S), variances x S): no ranking changes, every entropy moves by one constant")
 
 
 def _run_export(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.export import export_model
 
-    small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model))
+    small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
+                         args.start_variance)
     size = sum(f.stat().st_size for f in Path(args.out).iterdir())
     print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB")
     return 0

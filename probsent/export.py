@@ -1,10 +1,14 @@
-"""Making a trained model small enough to ship: a trimmed vocabulary and float16 weights.
+"""Making a trained model small enough to ship: a trimmed vocabulary and float16 weights,
+and, for WLO, the unit its means and variances are written in.
 
 Words beyond the kept vocabulary become ``<unk>`` (row 0), exactly as for any unknown word;
-float16 weights are widened to float32 on loading, so only storage precision changes.
+float16 weights are widened to float32 on loading, so only storage precision changes. A start
+variance s_0 (:meth:`probsent.models.wlo.WLO.set_start_variance`) rescales means by sqrt(s_0)
+and variances by s_0 where training left that unit free.
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -16,6 +20,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.io import atomic_path
 from probsent.model_files import write_model_dir
 from probsent.models import build_model
+from probsent.models.wlo import WLO
 
 
 def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
@@ -35,9 +40,25 @@ def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
     return SentenceModel(encoder, Vocabulary(model.vocab.words[:size]), model.config)
 
 
+def with_start_variance(model: SentenceModel, start_variance: float) -> SentenceModel:
+    """A copy of the WLO ``model`` whose sentences start as z_0 ~ N(0, s_0 I), s_0 =
+    ``start_variance``, with its translations rescaled to match (every mean times
+    sqrt(s_0 / its s_0), every variance times s_0 / its s_0; nothing its training loss sees)."""
+    if not isinstance(model.encoder, WLO):
+        raise ProbsentError(f"--start-variance needs a WLO model, not {model.encoder.type_name}")
+    if not (math.isfinite(start_variance) and start_variance > 0.0):
+        raise InvalidValueError(f"--start-variance must be a positive number, not {start_variance}")
+    encoder = build_model(model.encoder.config())
+    encoder.load_state_dict(model.encoder.state_dict())
+    encoder.set_start_variance(start_variance)
+    return SentenceModel(encoder, model.vocab, model.config)
+
+
 def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: int | None = None,
-                 float16: bool = False, source: str | None = None) -> SentenceModel:
-    """Write ``model`` (trimmed, optionally float16) as a new model directory ``out``.
+                 float16: bool = False, source: str | None = None,
+                 start_variance: float | None = None) -> SentenceModel:
+    """Write ``model`` (trimmed, optionally float16, optionally with another start variance)
+    as a new model directory ``out``.
 
     Refuses to overwrite anything; the calibration is not carried over (the scores change
     slightly), so calibrate the exported model again. Returns the exported model.
@@ -45,10 +66,14 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
     if os.path.exists(out):
         raise ProbsentError(f"{out}: already exists; choose a new --out")
     small = trimmed(model, max_words) if max_words is not None else model
+    if start_variance is not None:
+        small = with_start_variance(small, start_variance)
     training: dict[str, Any] = dict(model.config.get("training", {}))
     training["export"] = {"from": source, "max_words": max_words,
                           "dtype": "float16" if float16 else "float32",
                           "vocab_size_before": len(model.vocab)}
+    if start_variance is not None:
+        training["export"]["start_variance"] = start_variance
     dtype = torch.float16 if float16 else torch.float32
     with atomic_path(out, replace=False) as tmp:  # a directory made meanwhile is not replaced
         tmp.mkdir()

@@ -47,9 +47,10 @@ MAX_TOKENS = 10_000
 LOG_2PI = math.log(2.0 * math.pi)
 
 
-def prior_entropy(dim: int) -> float:
-    """The entropy of N(0, I) in ``dim`` dimensions, 1/2 sum_d (log 2 pi + 1)."""
-    return float(0.5 * np.full(dim, LOG_2PI + 1.0).sum())
+def prior_entropy(dim: int, start_variance: float = 1.0) -> float:
+    """The entropy of z_0 ~ N(0, s_0 I) in ``dim`` dimensions, 1/2 sum_d (log 2 pi + 1 + log s_0)
+    (s_0 = ``start_variance``; the paper's N(0, I): 1)."""
+    return float(0.5 * np.full(dim, LOG_2PI + 1.0 + math.log(start_variance)).sum())
 
 
 def wlo_word_terms(scale: np.ndarray) -> np.ndarray:
@@ -138,17 +139,20 @@ class WordTermTable:
 # two in step). Anything else returns None, and the caller loads the model fully, which either
 # works or names the problem.
 _WLO_SETTINGS = {"dim": (int, 1, 4096), "scale_init_mean": (float, -1e3, 1e3),
-                 "scale_init_std": (float, 0.0, 1e3), "shift_init_std": (float, 0.0, 1e3)}
+                 "scale_init_std": (float, 0.0, 1e3), "shift_init_std": (float, 0.0, 1e3),
+                 "start_variance": (float, 1e-30, 1e6)}
+_OPTIONAL_WLO_SETTINGS = {"start_variance": 1.0}  # absent from the files of older models: its default
 
 
 def _plain_wlo(model: Any) -> bool:
     """Whether config.json's "model" section is a WLO's with every setting in range."""
     if not isinstance(model, dict) or model.get("type") != "wlo":
         return False
-    if set(model) != {"type", "vocab_size", *_WLO_SETTINGS}:
+    every = {"type", "vocab_size", *_WLO_SETTINGS}
+    if not every - set(_OPTIONAL_WLO_SETTINGS) <= set(model) <= every:
         return False
     for name, (kind, low, high) in _WLO_SETTINGS.items():
-        value = model[name]
+        value = model.get(name, _OPTIONAL_WLO_SETTINGS.get(name))
         if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
             return False
         if not (math.isfinite(value) and low <= value <= high):
@@ -177,5 +181,6 @@ def read_word_terms(path: Path) -> WordTermTable | None:
         return None
     shift = weights["shift.weight"].astype(np.float32)
     norms = np.sqrt(np.square(shift).sum(-1, dtype=np.float32)).astype(np.float64)
-    return WordTermTable(vocab, wlo_word_terms(weights["scale.weight"]), prior_entropy(dim), norms,
+    start_variance = config["model"].get("start_variance", _OPTIONAL_WLO_SETTINGS["start_variance"])
+    return WordTermTable(vocab, wlo_word_terms(weights["scale.weight"]), prior_entropy(dim, start_variance), norms,
                          Calibration.load(path), path)

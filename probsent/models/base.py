@@ -139,10 +139,12 @@ class SentenceEncoder(nn.Module):
 
 
 class WordEntropyTerms(Protocol):
-    """The capability ``has_word_entropy_terms``: a sentence's entropy is the prior's,
-    dim/2 log(2 pi e), plus one exact additive term per word (WLO's sum_d log|A_w,d|)."""
+    """The capability ``has_word_entropy_terms``: a sentence's entropy is its start's,
+    dim/2 log(2 pi e s_0) for z_0 ~ N(0, s_0 I), plus one exact additive term per word (WLO's
+    sum_d log|A_w,d|)."""
 
     dim: int
+    start_variance: float  # s_0 (the paper: 1)
 
     def word_entropy_terms(self, ids: Tensor | None = None, dtype: torch.dtype | None = None) -> Tensor:
         """Per word (of ``ids``, default all), its term of a sentence's entropy (computed in

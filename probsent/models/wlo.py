@@ -1,14 +1,15 @@
 """Word Linear Operator (WLO) model (Chen & Gimpel, 2020).
 
 Each word w owns a diagonal scale A_w and a translation B_w in R^k. A sentence starts as
-z_0 ~ N(0, I) and word i applies z_i = A_i (z_{i-1} + B_i). For diagonal Gaussians this gives
+z_0 ~ N(0, I) (the paper; ``start_variance`` s_0 makes it N(0, s_0 I), below) and word i
+applies z_i = A_i (z_{i-1} + B_i). For diagonal Gaussians this gives
 
     mu_i      = A_i (mu_{i-1} + B_i)          mu_0 = 0
-    sigma^2_i = A_i^2 sigma^2_{i-1}           sigma^2_0 = 1
+    sigma^2_i = A_i^2 sigma^2_{i-1}           sigma^2_0 = s_0 (the paper: 1)
 
 Unrolled, with S_i = sum_{l<=i} log|A_l| and s_i = prod_{l<=i} sign(A_l):
 
-    log sigma^2_i = 2 S_i
+    log sigma^2_i = 2 S_i + log s_0
     mu_i = sum_{j<=i} (prod_{l=j..i} A_l) B_j = s_i e^{S_i} sum_{j<=i} s_{j-1} B_j e^{-S_{j-1}}
 
 While every |S_i| <= 30 the products P_i = A_1 ... A_i (signs included) stay far inside
@@ -18,8 +19,15 @@ float64, after dividing every term by the largest e^{-S_{j-1}} of the sentence, 
 overflows however long the sentence. Padding gets A = 1 and B = 0, which leaves every
 quantity unchanged; the last position therefore holds each sentence's final distribution.
 
-The sentence entropy is k/2 log(2 pi e) + sum_d S_n,d: an exact sum of per-word terms
+The sentence entropy is k/2 log(2 pi e s_0) + sum_d S_n,d: an exact sum of per-word terms
 sum_d log|A_w,d|, which is what makes WLO's specificity explainable word by word.
+
+The unit of z. Scaling every B_w by c and s_0 by c^2 scales every mean by c and every variance
+by c^2 (:meth:`WLO.set_start_variance`). Training's margin loss cannot see it: the similarity
+log N(0; mu1 - mu2, S1 + S2) of every pair moves by the same constant, -k log c, and so does
+every entropy (+k log c); the KL between two sentences does not move at all. Only the prior
+(the KL to N(0, I), weight lambda) and read-outs that mix means with variances, such as the
+cosine of concat(mean, var), depend on it.
 
 This module is the reference. Training's forward with the prior (a KL term on every prefix)
 takes the fused path of :mod:`probsent.models.wlo_fused` where it applies, which gives the same
@@ -27,6 +35,8 @@ numbers in fewer operations; the fast CPU engine (``probsent/training/fast/wlo_k
 against both.
 """
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import Tensor, nn
@@ -48,10 +58,14 @@ class WLO(SentenceEncoder):
     has_word_entropy_terms = True
 
     def __init__(self, vocab_size: int, dim: int = 50, scale_init_std: float = 0.1,
-                 shift_init_std: float = 0.1, scale_init_mean: float = 1.0) -> None:
+                 shift_init_std: float = 0.1, scale_init_mean: float = 1.0, start_variance: float = 1.0) -> None:
+        if not (math.isfinite(start_variance) and start_variance > 0.0):
+            raise ValueError(f"start_variance must be a positive number, not {start_variance!r}")
         super().__init__(vocab_size, dim=dim, scale_init_std=scale_init_std,
-                         shift_init_std=shift_init_std, scale_init_mean=scale_init_mean)
+                         shift_init_std=shift_init_std, scale_init_mean=scale_init_mean,
+                         start_variance=float(start_variance))
         self.dim = dim
+        self.start_variance = float(start_variance)  # sigma^2_0: z_0 ~ N(0, s_0 I)
         # A_w starts near scale_init_mean * identity, B_w near zero. A mean below 1 makes every
         # word start with the same entropy share, dim * log(mean): an untrained model then
         # ranks sentences by length instead of by initialization noise.
@@ -80,7 +94,10 @@ class WLO(SentenceEncoder):
             log_abs_mean = mean.detach().double().abs().log()
         else:
             mean, log_abs_mean = self._mean_in_log_space(a, b, real, log_abs_a, cum_log, final_only)
-        return mean, 2.0 * (cum_log[:, -1] if final_only else cum_log), log_abs_mean
+        logvar = 2.0 * (cum_log[:, -1] if final_only else cum_log)
+        if self.start_variance != 1.0:  # log sigma^2_0 (the paper's N(0, I): nothing to add)
+            logvar = logvar + math.log(self.start_variance)
+        return mean, logvar, log_abs_mean
 
     @staticmethod
     def _mean_by_products(a: Tensor, b: Tensor, final_only: bool) -> Tensor:
@@ -109,7 +126,7 @@ class WLO(SentenceEncoder):
         # factor lies in (0, 1]; M cancels out of the result, so it carries no gradient. The
         # sum runs in float64, whose range (e^-745) covers sentences of any realistic length.
         top = torch.where(real, neg_prev.detach(), float("-inf")).amax(1, keepdim=True)
-        top = torch.where(top.isinf(), 0.0, top).double()  # a sentence of no words keeps N(0, I)
+        top = torch.where(top.isinf(), 0.0, top).double()  # a sentence of no words keeps mu_0 = 0
         scaled = term.double() * (neg_prev.double() - top).exp()
         if final_only:  # padding leaves everything unchanged: the last position is the end
             cum_log, sign, top = cum_log[:, -1], sign[:, -1], top[:, 0]
@@ -142,6 +159,21 @@ class WLO(SentenceEncoder):
         prior = kl_prior(with_kl)
         fused = fused_encode_batches(self, batches) if prior is not None and prior.on_mean else None
         return fused if fused is not None else super().encode_batches(batches, with_kl)
+
+    def set_start_variance(self, start_variance: float) -> None:
+        """Make z_0 ~ N(0, s_0 I) with s_0 = ``start_variance``, scaling every B_w by
+        c = sqrt(s_0 / the current s_0): every mean scales by c and every variance by c^2.
+
+        Nothing training's loss sees changes (the module docstring): each pair's similarity
+        and each entropy move by one constant, the KL between sentences and the word terms not
+        at all. What changes is the unit in which means and variances are written, and with it
+        read-outs that mix the two, such as the cosine of concat(mean, var)."""
+        if not (math.isfinite(start_variance) and start_variance > 0.0):
+            raise ValueError(f"start_variance must be a positive number, not {start_variance!r}")
+        with torch.no_grad():
+            self.shift.weight.mul_(math.sqrt(start_variance / self.start_variance))
+        self.start_variance = float(start_variance)
+        self.hyper["start_variance"] = self.start_variance
 
     def shift_entropy_terms(self, terms: Tensor) -> None:
         """Add ``terms[w]`` to word w's entropy term by scaling its A_w by exp(terms[w] / k) in

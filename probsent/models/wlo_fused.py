@@ -29,9 +29,9 @@ GROUP_OVERHEAD = 300
 
 def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Encoding | None:
     """``model.forward(ids, lengths, with_kl=True)`` (the paper's prior, on the whole
-    distribution) in one fused step, or None where a sentence leaves the direct range (the
-    reference path then runs)."""
-    if not ids.shape[1]:
+    distribution) in one fused step, or None where a sentence leaves the direct range or the
+    model starts from another N(0, s_0 I) than N(0, I) (the reference path then runs)."""
+    if not ids.shape[1] or model.start_variance != 1.0:
         return None
     mask = padding_mask(ids, lengths)
     a = lookup_real(model.scale, ids, mask, 1.0)
@@ -56,8 +56,11 @@ def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> 
     sparse gradients, accumulated in the same order), each KL is summed over its own
     batch's width, and a batch beyond the direct range takes the reference's path.
 
-    Returns None where it does not apply (the caller then encodes batch by batch).
+    Returns None where it does not apply (the caller then encodes batch by batch), as for a
+    model that starts from another N(0, s_0 I) than N(0, I).
     """
+    if model.start_variance != 1.0:
+        return None
     lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
     if (not len(lengths) or lengths.device.type != "cpu"
             or any(ids.shape[1] == 0 for ids, _ in batches)

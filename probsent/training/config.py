@@ -96,6 +96,9 @@ class TrainConfig:
     scale_init_mean: float = option(1.0, "WLO: A initialized as N(mean, std^2)", low=-1e3, high=1e3)
     scale_init_std: float = option(0.1, "WLO: A initialized as N(mean, std^2)", low=0.0, high=1e3)
     shift_init_std: float = option(0.1, "WLO: B initialized as N(0, std^2)", low=0.0, high=1e3)
+    start_variance: float = option(1.0, "WLO (ours): a sentence starts as z_0 ~ N(0, S I); 1 = the paper's N(0, I). "
+                                        "S is the unit of z, which the margin loss cannot see (only the prior "
+                                        "does); trained by --engine torch", above=0.0, high=1e6)
     rarity_init: float = option(0.0, "WLO (ours): each word's entropy term sum_d log|A_w,d| starts at X * "
                                      "(log of its training count - the average token's), rare words specific "
                                      "and frequent ones general; 0 = the paper's random initialization",

@@ -190,7 +190,8 @@ class Trainer:
         engine_class = fast_engine_for(self.encoder)
         if engine == "fast" and engine_class is None:
             trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
-            raise ProbsentError(f"--engine fast trains {trained} only; use --engine torch for {self.config.model}")
+            raise ProbsentError(f"--engine fast trains {trained} from N(0, I) only (--start-variance 1); "
+                                f"use --engine torch for this {self.config.model} model")
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
         if engine == "torch" or engine_class is None or not fast_engine_available() or self.device.type != "cpu":

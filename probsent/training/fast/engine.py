@@ -72,9 +72,14 @@ class FastWLOEngine:
     """The model this engine trains: its kernels compute WLO's exact recurrence on its two word
     tables, so it declares the class (not a capability)."""
 
+    @classmethod
+    def trains(cls, encoder: SentenceEncoder) -> bool:
+        """Whether the kernels compute ``encoder``'s recurrence: a WLO that starts from N(0, I)."""
+        return isinstance(encoder, cls.model_class) and encoder.start_variance == 1.0
+
     def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
-        if not isinstance(encoder, self.model_class):
-            raise TypeError("the fast engine trains WLO models only")
+        if not self.trains(encoder):
+            raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
         adam = optimizer.optimizers[0]  # RowAdam over the two word tables
@@ -196,4 +201,4 @@ FAST_ENGINES: tuple[type[FastWLOEngine], ...] = (FastWLOEngine,)
 
 def fast_engine_for(encoder: SentenceEncoder) -> type[FastWLOEngine] | None:
     """The compiled engine that trains ``encoder``'s model, or None (the torch loop trains any)."""
-    return next((engine for engine in FAST_ENGINES if isinstance(encoder, engine.model_class)), None)
+    return next((engine for engine in FAST_ENGINES if engine.trains(encoder)), None)
