@@ -20,7 +20,7 @@ development sets only (the test sets are evaluated once, after the choice):
 
     python -m experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
     python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only)
-    python -m experiments.ship_rule --round 3 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
+    python -m experiments.ship_rule --round 4 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
     python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
     python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
@@ -317,11 +317,13 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
 def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     """Development only (STS Benchmark dev): Pearson x100 of the cosine of concat(mean, var),
     of the means alone and of the variances alone, and the median share of the variance half
-    in the norm of concat(mean, var): what the paper's similarity read-out is made of."""
+    in the norm of concat(mean, var): what the paper's similarity read-out is made of; and of
+    the model's own similarity, log N(0; mu1 - mu2, S1 + S2) (what ``similarity()`` returns)."""
+
     import probsent
     from probsent.evaluation import datasets as ds
     from probsent.evaluation.metrics import pearson
-    from probsent.evaluation.tables import gaussians, rows_cosine
+    from probsent.evaluation.tables import gaussians, rows_cosine, sts_similarities
 
     model = probsent.load(model_dir)
     dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
@@ -329,7 +331,9 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     var1, var2 = np.exp(logvar1), np.exp(logvar2)
     concat1, concat2 = np.hstack([mean1, var1]), np.hstack([mean2, var2])
     share = np.linalg.norm(var1, axis=1) / np.linalg.norm(concat1, axis=1)
+    own = sts_similarities(model, dev, probabilistic=True)["expected_inner_product"]
     return {"concat": 100.0 * pearson(rows_cosine(concat1, concat2), dev.scores),
+            "expected_inner_product": 100.0 * pearson(own, dev.scores),
             "means": 100.0 * pearson(rows_cosine(mean1, mean2), dev.scores),
             "variances": 100.0 * pearson(rows_cosine(var1, var2), dev.scores),
             "variance_share": float(np.median(share))}
@@ -478,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
                                             "ship", "shipped-rows", "ablation"), required=True)
     args = parser.parse_args(argv)
     if args.stage == "similarity":  # after round 3: what concat(mean, var) is made of, before and after the anchor
-        record = {run: similarity_diagnostic(RUNS_DIR / run / "best") for run in ("d1-base", "d3-anchor1.0")}
+        rescaled = [run.name for run in ROUNDS[4].candidates[1:]]  # round 4: the unit of the winner's copies
+        record = {run: similarity_diagnostic(RUNS_DIR / run / "best") for run in ("d1-base", "d3-anchor1.0", *rescaled)}
         write_json(SIMILARITY_DIAGNOSTIC, record)
         print(json.dumps(record, indent=1))
         return 0

@@ -315,7 +315,7 @@ def test_engine_choice(tmp_path, toy_pairs) -> None:
     data = toy_pairs(2)
     assert Trainer(_config(tmp_path, data, "a"), progress=False).config.engine == "fast"  # auto, WLO
     assert Trainer(_config(tmp_path, data, "b", model="wordsum"), progress=False).config.engine == "torch"
-    with pytest.raises(ProbsentError, match="--engine fast trains WLO only"):
+    with pytest.raises(ProbsentError, match=r"--engine fast trains WLO from N\(0, I\) only"):
         Trainer(_config(tmp_path, data, "c", model="wordavg", engine="fast"), progress=False)
     with pytest.raises(ProbsentError, match="--engine"):
         Trainer(_config(tmp_path, data, "d", engine="gpu"), progress=False)
