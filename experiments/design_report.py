@@ -22,7 +22,7 @@ from experiments.recipe_summary import mean_sd
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 # The commit that fixed each round's rule and candidates, before any of its runs (see git log).
-PROTOCOL_COMMITS = {1: "d1c26bf", 2: "e13af53", 3: "48ff495"}
+PROTOCOL_COMMITS = {1: "d1c26bf", 2: "e13af53", 3: "48ff495", 4: "eb28657"}
 DOMAINS = ("news", "twitter", "yelp", "movie")
 
 
@@ -165,7 +165,7 @@ def render() -> str:
         if record.get("finalists"):
             out += ["Finalists over seeds 1-3 (mean ± sd):", "", *seed_table(record), ""]
         if "winner" in record:
-            out += [winner_sentence(record), ""]
+            out += [winner_sentence(record, round_.choose_by), ""]
         out += ablation_lines(record, every_run, round_.ablation)
         tested = _read(RECORDS / f"round{number}-test.json")
         if tested is not None:
@@ -184,11 +184,15 @@ def similarity_lines(record: dict[str, Any] | None) -> list[str]:
     if record is None:
         return []
     lines = ["### What concat(mean, var) is made of", "",
-             "`python -m experiments.ship_rule --round 3 --stage similarity` (STS Benchmark dev, Pearson x100; the "
-             "variance share is the median share of the variance half in the norm of concat(mean, var)):", "",
-             "| run | concat(mean, var) | means alone | variances alone | variance share |", "|---|---|---|---|---|"]
+             "`python -m experiments.ship_rule --round 4 --stage similarity` (STS Benchmark dev, Pearson x100; the "
+             "variance share is the median share of the variance half in the norm of concat(mean, var); the last "
+             "column is the model's own similarity, log N(0; mu1 - mu2, S1 + S2), what `similarity()` returns):", "",
+             "| run | concat(mean, var) | means alone | variances alone | variance share | own similarity |",
+             "|---|---|---|---|---|---|"]
     for run, r in record.items():
-        lines.append(f"| `{run}` | {r['concat']:.1f} | {r['means']:.1f} | {r['variances']:.1f} | {r['variance_share']:.2f} |")
+        own = f"{r['expected_inner_product']:.1f}" if "expected_inner_product" in r else "–"
+        lines.append(f"| `{run}` | {r['concat']:.1f} | {r['means']:.1f} | {r['variances']:.1f} | "
+                     f"{r['variance_share']:.2f} | {own} |")
     heavy = [run for run, r in record.items() if r["variance_share"] > 0.5]
     below = [run for run, r in record.items() if r["variances"] < r["means"]]
     return lines + ["", f"The variance half outweighs the means in {len(heavy)} of the {len(record)} runs' "
@@ -251,8 +255,12 @@ def contrast_lines(runs: dict[str, dict[str, Any]], pairs: list[tuple[str, str]]
     return lines
 
 
-def winner_sentence(record: dict[str, Any]) -> str:
-    """What the rule chose, in words computed from the record."""
+CHOICE_LABELS = {"score": "score", "stsb_dev_concat": "STS-B dev concat"}
+
+
+def winner_sentence(record: dict[str, Any], key: str = "score") -> str:
+    """What the rule chose by ``key`` (the rule's score, or the number a round chooses by), in
+    words computed from the record."""
     winner = record["winner"]
     if winner is None and not record.get("finalists"):
         return "No candidate passed every floor at seed 1, so none became a finalist: this round ships nothing."
@@ -262,11 +270,11 @@ def winner_sentence(record: dict[str, Any]) -> str:
     seed_runs = {name: [runs[n] for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
                  for name in record["finalists"]}
     # the finalists the rule compared: those whose every seed passes the floors
-    seed_scores = {name: [r["score"] for r in found] for name, found in seed_runs.items()
+    seed_scores = {name: [r[key] for r in found] for name, found in seed_runs.items()
                    if all(not r["missed"] for r in found)}
     scores = seed_scores[winner]
-    sentence = (f"The rule chose `{winner}` (score {mean_sd(scores)} over three seeds); its seed-1 `best/` "
-                f"model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
+    sentence = (f"The rule chose `{winner}` ({CHOICE_LABELS[key]} {mean_sd(scores)} over three seeds); its seed-1 "
+                f"`best/` model ships, every one of its {runs[winner]['vocabulary']:,} vocabulary entries kept.")
     for other, theirs in seed_scores.items():
         gap = float(np.mean(scores) - np.mean(theirs))
         spread = max(float(np.std(scores, ddof=1)), float(np.std(theirs, ddof=1)))

@@ -53,7 +53,9 @@ def test_the_similarity_read_out_is_shown_in_its_parts():
     record = {"a": {"concat": 60.04, "means": 70.0, "variances": 50.0, "variance_share": 0.9},
               "b": {"concat": 65.0, "means": 60.0, "variances": 64.0, "variance_share": 0.3}}
     text = "\n".join(dr.similarity_lines(record))
-    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 |" in text
+    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | – |" in text
+    record["a"]["expected_inner_product"] = 55.55
+    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | 55.5 |" in "\n".join(dr.similarity_lines(record))
     assert "outweighs the means in 1 of the 2 runs'" in text and "in 1 of them the variances alone" in text
     assert dr.similarity_lines(None) == []
 
@@ -66,6 +68,10 @@ def test_a_finalist_that_failed_a_floor_is_not_called_a_close_second():
     runs |= {n: _dev(v) for n, v in (("x", 80.5), ("x-seed2", 80.5), ("x-seed3", 80.5))}
     text = dr.winner_sentence({"runs": runs, "finalists": ["w", "x"], "winner": "w"})
     assert "Its lead over `x` (80.5 ± 0.0) is 0.5 points" in text
+    for name in runs:
+        runs[name]["stsb_dev_concat"] = 60.0 if name.startswith("w") else 50.0
+    text = dr.winner_sentence({"runs": runs, "finalists": ["w", "x"], "winner": "w"}, "stsb_dev_concat")
+    assert "(STS-B dev concat 60.0 ± 0.0 over three seeds)" in text and "`x`" not in text  # a lead beyond one sd
 
 
 def test_the_ablation_is_shown_over_three_seeds_beside_the_winner():
