@@ -108,6 +108,20 @@ def _similarity_lines(evaluation) -> list[str]:
               f"(what `similarity()` returns) {pearson['expected_inner_product']:.1f}."]
 
 
+def _unit_sentence(model: probsent.SentenceModel, export: dict) -> str:
+    """The unit the shipped model writes its means and variances in, where it is not the paper's
+    (and the trained model it was rewritten from, where the export record says)."""
+    start = model.encoder.start_variance
+    if start == 1.0:
+        return ""
+    source = export.get("source_export", {}).get("from")
+    return (f" It is {f'`{source}`' if source else 'the trained model'} written in the unit where a sentence "
+            f"starts as N(0, {start:g} I) instead of the paper's N(0, I) "
+            f"(`probsent export --start-variance {start:g}`: means x {start ** 0.5:g}, variances x {start:g}, "
+            "every entropy moved by one constant; no score ranking, `explain` share or similarity ranking "
+            "changes), the unit chosen on STS Benchmark dev for the cosine of concat(mean, variance).")
+
+
 def _rarity_line(model: probsent.SentenceModel) -> str:
     """How closely the words' entropy terms follow their rarity (the vocabulary is ordered by
     training frequency, so a word's row is its frequency rank)."""
@@ -180,7 +194,7 @@ def render(data_dir: Path) -> str:
                  f"chosen by STS 2017 Pearson ({training.get('sts17_pearson', float('nan')):.3f})")
               + ", "
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
-              _vocabulary_sentence(model, export, config) + " " + _choice_sentence(), "",
+              _vocabulary_sentence(model, export, config) + " " + _choice_sentence() + _unit_sentence(model, export), "",
               "## Results (test sets; from `probsent eval`)", "",
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
               f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "

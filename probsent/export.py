@@ -69,11 +69,13 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
     if start_variance is not None:
         small = with_start_variance(small, start_variance)
     training: dict[str, Any] = dict(model.config.get("training", {}))
-    training["export"] = {"from": source, "max_words": max_words,
-                          "dtype": "float16" if float16 else "float32",
-                          "vocab_size_before": len(model.vocab)}
+    export: dict[str, Any] = {"from": source, "max_words": max_words, "dtype": "float16" if float16 else "float32",
+                              "vocab_size_before": len(model.vocab)}
     if start_variance is not None:
-        training["export"]["start_variance"] = start_variance
+        export["start_variance"] = start_variance
+    if "export" in training:  # a copy of a copy: keep how the source itself was made
+        export["source_export"] = training["export"]
+    training["export"] = export
     dtype = torch.float16 if float16 else torch.float32
     with atomic_path(out, replace=False) as tmp:  # a directory made meanwhile is not replaced
         tmp.mkdir()

@@ -23,15 +23,17 @@ CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 SPECIFIC = "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday after the Federal Reserve raised rates."
 GENERAL = "It is good."
 WEIGHTS = load_file(str(DEFAULT_MODEL / "model.safetensors"))
+# Sigma_0 = s_0 I: the unit the model is written in (config.json; the paper's N(0, I) where absent)
+START_VARIANCE = json.loads((DEFAULT_MODEL / "config.json").read_text())["model"].get("start_variance", 1.0)
 
 
 def recurrence_entropy(sentence: str) -> float:
     """The sentence's entropy by the paper's recurrence, word by word in float64 on the raw
-    weights: Sigma_0 = I, Sigma_i = A_i Sigma_{i-1} A_i (diagonal), H = 1/2 sum_d log(2 pi e Sigma_d).
+    weights: Sigma_0 = s_0 I, Sigma_i = A_i Sigma_{i-1} A_i (diagonal), H = 1/2 sum_d log(2 pi e Sigma_d).
     Out-of-vocabulary words use row 0 (``<unk>``)."""
     scale = WEIGHTS["scale.weight"].double().numpy()
     ids = {w: i for i, w in enumerate((DEFAULT_MODEL / "vocab.txt").read_text(encoding="utf-8").splitlines())}
-    variance = np.ones(scale.shape[1])
+    variance = np.full(scale.shape[1], START_VARIANCE)
     for token in tokenize(sentence):
         a = scale[ids.get(token, 0)]
         variance = a * variance * a
@@ -84,7 +86,8 @@ def test_word_shares_are_the_log_scales_and_sum_to_the_entropy(model) -> None:
     explanation = model.explain(SPECIFIC)
     scale = WEIGHTS["scale.weight"].double().numpy()
     dim = scale.shape[1]
-    assert explanation.prior_entropy == pytest.approx(dim / 2 * math.log(2 * math.pi * math.e), abs=1e-9)
+    assert explanation.prior_entropy == pytest.approx(dim / 2 * math.log(2 * math.pi * math.e * START_VARIANCE),
+                                                      abs=1e-9)
     for word in explanation.words:
         row = model.vocab.words.index(word.word) if word.word is not None else 0
         assert word.entropy == pytest.approx(np.log(np.abs(scale[row])).sum(), abs=1e-4), word.token
@@ -123,6 +126,25 @@ def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_base
     probability = news_experiment(ProbabilityScorer(model), data_dir).accuracy
     length = news_experiment(LengthScorer(), data_dir).accuracy
     assert probability >= length, (probability, length)
+
+
+def test_the_sts_benchmark_similarity_is_documented_and_reaches_55(model, data_dir) -> None:
+    """The STS Benchmark test Pearson of the cosine of concat(mean, var) that
+    results/shipped/evaluation.json (the model card, RESULTS) reports is what the shipped model
+    gives, computed here from its encodings and SciPy's Pearson, and it is at least 55."""
+    from scipy.stats import pearsonr
+
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.results import load_evaluation
+
+    pairs = ds.load_sts_benchmark(ds.as_data_dir(data_dir), "test")
+    (mean1, var1), (mean2, var2) = model.encode(pairs.first), model.encode(pairs.second)
+    first, second = np.hstack([mean1, var1]).astype(np.float64), np.hstack([mean2, var2]).astype(np.float64)
+    cosine = (first * second).sum(1) / np.linalg.norm(first, axis=1) / np.linalg.norm(second, axis=1)
+    pearson = 100.0 * pearsonr(cosine, pairs.scores).statistic
+    documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
+    assert pearson == pytest.approx(documented.sts.pearson["cosine"].stsb_test, abs=0.05)
+    assert pearson >= 55.0
 
 
 def test_the_readme_shows_what_make_run_prints() -> None:

@@ -127,6 +127,10 @@ def test_export_writes_the_unit_and_every_reader_uses_it(tmp_path, make_model) -
     config = json.loads((tmp_path / "small" / "config.json").read_text())
     assert config["model"]["start_variance"] == 0.0625
     assert config["training"]["export"]["start_variance"] == 0.0625
+    assert main(["export", "--model", str(tmp_path / "small"), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads((tmp_path / "again" / "config.json").read_text())
+    assert again["model"]["start_variance"] == 0.0625  # kept by a plain copy
+    assert again["training"]["export"]["source_export"]["start_variance"] == 0.0625  # and how it was made
     loaded, table = probsent.load(tmp_path / "small"), read_word_terms(tmp_path / "small")
     assert table is not None  # the torch-free reader takes it
     expected = model.entropy(SENTENCES) + model.encoder.dim * math.log(0.25)

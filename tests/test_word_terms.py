@@ -14,6 +14,8 @@ holds their 20,000 most frequent tokens (so that most tokens have a term of thei
 """
 from __future__ import annotations
 
+import math
+
 import os
 import subprocess
 import sys
@@ -69,10 +71,12 @@ def wlo_dir(tmp_path_factory, reference_ids) -> Path:
 
 
 def reference_entropy(model: SentenceModel, tokens: list[list[str]]) -> np.ndarray:
-    """The entropies as the code before issue 25 computed them."""
+    """The entropies as the code before issue 25 computed them (from the model's start,
+    N(0, start_variance I))."""
     with torch.no_grad():
         terms = model.encoder.word_entropy_terms(dtype=torch.float64).numpy()
-    prior = float(gaussian_entropy(torch.zeros(model.encoder.dim, dtype=torch.float64)))
+    start = math.log(model.encoder.start_variance)
+    prior = float(gaussian_entropy(torch.full((model.encoder.dim,), start, dtype=torch.float64)))
     index = model.vocab.index
     return np.array([prior + terms[[index.get(t, 0) for t in sentence]].sum() for sentence in tokens])
 
@@ -121,7 +125,7 @@ def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference
         # the terms cancel the prior to nearly zero (ill-conditioned: there no float64 sum in
         # another order would do better)
         ids, offsets = table.token_ids(items)
-        magnitude = table.prior_entropy + segment_sums(np.abs(table.terms[ids]), offsets)
+        magnitude = abs(table.prior_entropy) + segment_sums(np.abs(table.terms[ids]), offsets)
         assert np.all(np.abs(got - expected) <= 1e-12 * magnitude)
         share = np.mean(np.abs(got - expected) <= 1e-12 * np.abs(expected))
         assert share > 0.999, share

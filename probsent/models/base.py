@@ -71,8 +71,8 @@ class SentenceEncoder(nn.Module):
       rather than vectors (a norm, the L2 penalty);
     - ``default_margin``: the margin delta of training when ``--margin`` is not given;
     - ``order_sensitive``: False where word order cannot matter (training then does not scramble);
-    - ``has_word_entropy_terms``: a sentence's entropy is the prior's plus one exact term per
-      word, and the model has the methods of :class:`WordEntropyTerms` (what explain, the
+    - ``has_word_entropy_terms``: a sentence's entropy is its start's (``start_variance``) plus
+      one exact term per word, and the model has the methods of :class:`WordEntropyTerms` (what explain, the
       lexical analysis, the word-term diagnostics and ``--rarity-init`` use).
 
     Its hyper-parameters are its constructor's keyword arguments after ``vocab_size``, with
@@ -88,6 +88,9 @@ class SentenceEncoder(nn.Module):
     has_word_entropy_terms: ClassVar[bool] = False
     dim: int
     """The size of a sentence's vector (of its Gaussian's mean and variance)."""
+    start_variance: float = 1.0
+    """With ``has_word_entropy_terms``: a sentence before any word is N(0, start_variance I), so
+    its entropy is dim/2 log(2 pi e start_variance) plus its words' terms (WLO may set another)."""
 
     def __init__(self, vocab_size: int, **hyper: Any) -> None:
         super().__init__()
