@@ -186,13 +186,15 @@ def similarity_lines(record: dict[str, Any] | None) -> list[str]:
     lines = ["### What concat(mean, var) is made of", "",
              "`python -m experiments.ship_rule --round 4 --stage similarity` (STS Benchmark dev, Pearson x100; the "
              "variance share is the median share of the variance half in the norm of concat(mean, var); the last "
-             "column is the model's own similarity, log N(0; mu1 - mu2, S1 + S2), what `similarity()` returns):", "",
-             "| run | concat(mean, var) | means alone | variances alone | variance share | own similarity |",
-             "|---|---|---|---|---|---|"]
+             "columns are the model's own similarity, log N(0; mu1 - mu2, S1 + S2), what `similarity()` returns, and "
+             "its two parts: the distance -1/2 sum_d (mu1 - mu2)^2 / (S1 + S2) and -1/2 log|S1 + S2|):", "",
+             "| run | concat(mean, var) | means alone | variances alone | variance share | own similarity "
+             "| its distance part | its log-determinant part |", "|---|---|---|---|---|---|---|---|"]
     for run, r in record.items():
-        own = f"{r['expected_inner_product']:.1f}" if "expected_inner_product" in r else "–"
+        own = [f"{r[k]:.1f}" if k in r else "–"
+               for k in ("expected_inner_product", "own_distance_part", "own_log_determinant_part")]
         lines.append(f"| `{run}` | {r['concat']:.1f} | {r['means']:.1f} | {r['variances']:.1f} | "
-                     f"{r['variance_share']:.2f} | {own} |")
+                     f"{r['variance_share']:.2f} | " + " | ".join(own) + " |")
     heavy = [run for run, r in record.items() if r["variance_share"] > 0.5]
     below = [run for run, r in record.items() if r["variances"] < r["means"]]
     return lines + ["", f"The variance half outweighs the means in {len(heavy)} of the {len(record)} runs' "

@@ -53,9 +53,9 @@ def test_the_similarity_read_out_is_shown_in_its_parts():
     record = {"a": {"concat": 60.04, "means": 70.0, "variances": 50.0, "variance_share": 0.9},
               "b": {"concat": 65.0, "means": 60.0, "variances": 64.0, "variance_share": 0.3}}
     text = "\n".join(dr.similarity_lines(record))
-    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | – |" in text
-    record["a"]["expected_inner_product"] = 55.55
-    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | 55.5 |" in "\n".join(dr.similarity_lines(record))
+    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | – | – | – |" in text
+    record["a"].update(expected_inner_product=55.55, own_distance_part=40.0, own_log_determinant_part=20.0)
+    assert "| `a` | 60.0 | 70.0 | 50.0 | 0.90 | 55.5 | 40.0 | 20.0 |" in "\n".join(dr.similarity_lines(record))
     assert "outweighs the means in 1 of the 2 runs'" in text and "in 1 of them the variances alone" in text
     assert dr.similarity_lines(None) == []
 
