@@ -8,7 +8,6 @@ and variances by s_0 where training left that unit free.
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -46,11 +45,12 @@ def with_start_variance(model: SentenceModel, start_variance: float) -> Sentence
     sqrt(s_0 / its s_0), every variance times s_0 / its s_0; nothing its training loss sees)."""
     if not isinstance(model.encoder, WLO):
         raise ProbsentError(f"--start-variance needs a WLO model, not {model.encoder.type_name}")
-    if not (math.isfinite(start_variance) and start_variance > 0.0):
-        raise InvalidValueError(f"--start-variance must be a positive number, not {start_variance}")
     encoder = build_model(model.encoder.config())
     encoder.load_state_dict(model.encoder.state_dict())
-    encoder.set_start_variance(start_variance)
+    try:
+        encoder.set_start_variance(start_variance)
+    except ValueError as exc:  # the model's check (checked_start_variance)
+        raise InvalidValueError(f"--start-variance must be a positive number, not {start_variance}") from exc
     return SentenceModel(encoder, model.vocab, model.config)
 
 

@@ -33,6 +33,16 @@ def test_the_winner_has_the_best_seed_mean_among_finalists_whose_seeds_all_pass(
     assert sr.choose(records, seeds) is None
 
 
+def test_a_round_may_choose_by_another_development_number():
+    records = {"a": record(60.0, stsb=60.0), "a-seed2": record(60.0, stsb=61.0), "a-seed3": record(60.0, stsb=62.0),
+               "c": record(70.0, stsb=58.0), "c-seed2": record(70.0, stsb=57.0), "c-seed3": record(70.0, stsb=56.0)}
+    seeds = {"a": ["a-seed2", "a-seed3"], "c": ["c-seed2", "c-seed3"]}
+    assert sr.choose(records, seeds) == "c"  # by the rule's score
+    assert sr.choose(records, seeds, "stsb_dev_concat") == "a"  # 61.0 against 57.0
+    records["a-seed2"] = record(60.0, stsb=50.0)  # a floor missed: never chosen, whatever the key
+    assert sr.choose(records, seeds, "stsb_dev_concat") == "c"
+
+
 def test_seed_runs_change_only_the_seed_and_name():
     base = sr.ROUNDS[1].candidates[0]
     seeded = sr.with_seed(base, 2)

@@ -15,7 +15,6 @@ holds their 20,000 most frequent tokens (so that most tokens have a term of thei
 from __future__ import annotations
 
 import math
-
 import os
 import subprocess
 import sys

@@ -47,6 +47,13 @@ from probsent.models.registry import register_model
 from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
 
 
+def checked_start_variance(value: float) -> float:
+    """``value`` as the float s_0 of z_0 ~ N(0, s_0 I); a ValueError unless finite and positive."""
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"start_variance must be a positive number, not {value!r}")
+    return float(value)
+
+
 @register_model
 class WLO(SentenceEncoder):
     """Word Linear Operator model: a sentence is the Gaussian its words' operators produce."""
@@ -59,13 +66,12 @@ class WLO(SentenceEncoder):
 
     def __init__(self, vocab_size: int, dim: int = 50, scale_init_std: float = 0.1,
                  shift_init_std: float = 0.1, scale_init_mean: float = 1.0, start_variance: float = 1.0) -> None:
-        if not (math.isfinite(start_variance) and start_variance > 0.0):
-            raise ValueError(f"start_variance must be a positive number, not {start_variance!r}")
+        start_variance = checked_start_variance(start_variance)
         super().__init__(vocab_size, dim=dim, scale_init_std=scale_init_std,
                          shift_init_std=shift_init_std, scale_init_mean=scale_init_mean,
-                         start_variance=float(start_variance))
+                         start_variance=start_variance)
         self.dim = dim
-        self.start_variance = float(start_variance)  # sigma^2_0: z_0 ~ N(0, s_0 I)
+        self.start_variance = start_variance  # sigma^2_0: z_0 ~ N(0, s_0 I)
         # A_w starts near scale_init_mean * identity, B_w near zero. A mean below 1 makes every
         # word start with the same entropy share, dim * log(mean): an untrained model then
         # ranks sentences by length instead of by initialization noise.
@@ -168,11 +174,10 @@ class WLO(SentenceEncoder):
         and each entropy move by one constant, the KL between sentences and the word terms not
         at all. What changes is the unit in which means and variances are written, and with it
         read-outs that mix the two, such as the cosine of concat(mean, var)."""
-        if not (math.isfinite(start_variance) and start_variance > 0.0):
-            raise ValueError(f"start_variance must be a positive number, not {start_variance!r}")
+        start_variance = checked_start_variance(start_variance)
         with torch.no_grad():
             self.shift.weight.mul_(math.sqrt(start_variance / self.start_variance))
-        self.start_variance = float(start_variance)
+        self.start_variance = start_variance
         self.hyper["start_variance"] = self.start_variance
 
     def shift_entropy_terms(self, terms: Tensor) -> None:
