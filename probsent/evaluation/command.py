@@ -47,7 +47,8 @@ def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationC
     training mixture of ``counts_from``'s model where its training file is found, else wordfreq."""
     if counts_from is not None:
         system, corpora = counts_from
-        assert system.model is not None
+        if system.model is None:
+            raise ValueError(f"{system.name} is not a trained model: it has no training counts")
         loaded = corpora.get(system.model)
         if loaded.corpus is not None:
             mixture = training_mixture(system.model, loaded.corpus)
@@ -93,7 +94,8 @@ def _baseline_factories(data: ds.DataDir, counts_from: CountsFrom | None = None,
     }
 
 
-BASELINE_NAMES = ("length", "wordfreq-sum", "wordfreq-avg", "information-content", "glove-sum", "glove-avg", *TRANSFORMER_BASELINES)
+BASELINE_NAMES = ("length", "wordfreq-sum", "wordfreq-avg", "information-content", "glove-sum", "glove-avg",
+                  *TRANSFORMER_BASELINES)
 _BASELINE_PAPER_ROWS = {"length": "Length", "glove-sum": "GloVe sum", "glove-avg": "GloVe avg"}
 
 
