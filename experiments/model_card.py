@@ -93,6 +93,26 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
             f"{len(words)} distinct words{shown}.")
 
 
+def _information_content(systems) -> tuple[str, object] | None:
+    """(row name, specificity) of the information-content baseline, where the evaluation has it."""
+    name = next((n for n in systems if n.startswith("Information content")), None)
+    return (name, systems[name].specificity) if name else None
+
+
+def _information_content_lines(spec, information) -> list[str]:
+    """What the entropy adds to the words' rarity alone: its margin over information content."""
+    if not information:
+        return []
+    name, counted = information
+    gaps = [spec.news.accuracy - counted.news.accuracy] + [
+        spec.domain(d).spearman - counted.domain(d).spearman for d in ("twitter", "yelp", "movie")]
+    source = ("the word counts of the data this model was trained on (add-one smoothed)"
+              if "training counts" in name else "wordfreq's English word frequencies (its training file was not found)")
+    return ["", f"The information-content baseline (`probsent eval --baseline information-content`) scores a sentence "
+                f"by the sum over its tokens of -log p(w), p from {source}: what word rarity alone reaches. This model's entropy minus it, News / Twitter / Yelp / Movie: "
+                + " / ".join(f"{gap:+.1f}" for gap in gaps) + " points."]
+
+
 def _similarity_lines(evaluation) -> list[str]:
     """The STS Benchmark test Pearson of the model's three similarity read-outs, beside the paper's."""
     sts = evaluation.results.first_model().sts
@@ -196,6 +216,7 @@ def render(data_dir: Path) -> str:
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
               _vocabulary_sentence(model, export, config) + " " + _choice_sentence() + _unit_sentence(model, export), "",
               "## Results (test sets; from `probsent eval`)", "",
+              f"Computed by `{evaluation.command}` (`results/shipped/`).", "",
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
               f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "
               f"{spec.yelp.spearman:.1f} | {spec.movie.spearman:.1f} |"]
@@ -208,6 +229,12 @@ def render(data_dir: Path) -> str:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
                      f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
                      f"{length.movie.spearman:.1f} |")
+    information = _information_content(systems)
+    if information:
+        name, counted = information
+        source = name.removeprefix("Information content").strip(" ()")
+        lines.append(f"| Information content baseline, {source} (computed) | {counted.news.accuracy:.1f} | {counted.twitter.spearman:.1f} | "
+                     f"{counted.yelp.spearman:.1f} | {counted.movie.spearman:.1f} |")
     wlo_paper = paper.get("table2_specificity", {}).get("WLO")
     if wlo_paper:
         lines.append("| WLO, the paper's numbers (ParaNMT) | " + " | ".join(
@@ -225,6 +252,7 @@ def render(data_dir: Path) -> str:
         lines += ["", f"On News accuracy this model's entropy {where} the Length baseline.{combined} "
                       f"SPECITELLER, a supervised scorer, reaches "
                       f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
+    lines += _information_content_lines(spec, information)
     lines += _similarity_lines(evaluation)
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",

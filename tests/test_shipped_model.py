@@ -169,3 +169,32 @@ def test_no_readme_example_word_seen_20_times_in_training_is_unknown(model, data
                         if token in counts:
                             counts[token] += 1
     assert all(count < 20 for count in counts.values()), counts
+
+
+def test_the_information_content_row_is_the_shipped_models_training_counts(model, data_dir) -> None:
+    """The information-content row of results/shipped/evaluation.json (and so of the model card
+    and docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
+    counts of the shipped model's training pairs, add-one smoothed as documented: p(w) = (c(w) + 1)
+    / (N + V + 1), computed here from the corpus's word counts (training used every pair)."""
+    from probsent.data.corpus import load_corpus
+    from probsent.evaluation.results import load_evaluation
+    from probsent.evaluation.tables import news_experiment
+
+    settings = model.config["training"]["config"]
+    assert not settings.get("max_per_source") and not settings.get("source_caps")  # the mixture is the file
+    corpus = load_corpus(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"], settings["max_tokens"])
+    counts = dict(zip(corpus.words, corpus.counts.tolist()))
+    log_total = math.log(sum(counts.values()) + len(counts) + 1)
+
+    class ByHand:
+        name = "information content by hand"
+
+        def specificity(self, sentences: list[str]) -> np.ndarray:
+            return np.array([sum(log_total - math.log(counts.get(t, 0) + 1) for t in tokenize(s)) for s in sentences])
+
+    systems = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.systems
+    documented = systems["Information content (training counts of WLO)"].specificity
+    assert news_experiment(ByHand(), data_dir).accuracy == pytest.approx(documented.news.accuracy, abs=1e-9)
+    row = (f"| Information content baseline, training counts of WLO (computed) | {documented.news.accuracy:.1f} | "
+           f"{documented.twitter.spearman:.1f} | {documented.yelp.spearman:.1f} | {documented.movie.spearman:.1f} |")
+    assert row in CARD.read_text(encoding="utf-8")
