@@ -93,6 +93,12 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
             f"{len(words)} distinct words{shown}.")
 
 
+def _calibration_label(rows: dict) -> str:
+    """How the shipped rows' P(specific) was fitted: from the score alone (now), or with the
+    token count (the records written before the score-only fit)."""
+    return "a logistic fit of the score" if rows.get("calibration") == "score" else "calibrated with length"
+
+
 def _information_content(systems) -> tuple[str, object] | None:
     """(row name, specificity) of the information-content baseline, where the evaluation has it."""
     name = next((n for n in systems if n.startswith("Information content")), None)
@@ -223,7 +229,7 @@ def render(data_dir: Path) -> str:
     rows = json.loads(SHIPPED_ROWS.read_text(encoding="utf-8")) if SHIPPED_ROWS.is_file() else None
     probability = rows["measures"]["probability"] if rows else None
     if probability:
-        lines.append("| this model, P(specific) calibrated with length | " + " | ".join(
+        lines.append(f"| this model, P(specific) ({_calibration_label(rows)}) | " + " | ".join(
             f"{probability[d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
@@ -246,7 +252,7 @@ def render(data_dir: Path) -> str:
         combined = ""
         if probability:
             both = probability["news"] - length.news.accuracy
-            combined = (f" Its P(specific), fit on the news training rows from the entropy and the token count, "
+            combined = (f" Its P(specific), fit on the news training rows ({_calibration_label(rows)}), "
                         + ("ties it" if abs(both) < 1e-9 else f"is {abs(both):.1f} points {'above' if both > 0 else 'below'} it")
                         + " (`python -m experiments.ship_rule --round 1 --stage shipped-rows`).")
         lines += ["", f"On News accuracy this model's entropy {where} the Length baseline.{combined} "
@@ -258,13 +264,20 @@ def render(data_dir: Path) -> str:
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "
-              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score"
-              + (f" {_signed(calibration.length_slope)} x tokens" if calibration.length_slope else "")
-              + f" {_signed(calibration.intercept)}))), "
-              f"score = -entropy" + (", tokens = the sentence's token count" if calibration.length_slope else "")
-              + f": a logistic fit on the {calibration.sentences:,} cleaned news training rows "
-              f"(as SPECITELLER reports probabilities). It is calibrated for news-like text only"
-              + ("; the score itself stays the model's entropy." if calibration.length_slope else "."), "",
+              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score {_signed(calibration.intercept)}))), "
+              f"score = -entropy: a logistic fit on the {calibration.sentences:,} cleaned news training rows "
+              f"(as SPECITELLER reports probabilities), so it is in the score's order. It means the share of "
+              f"news sentences with that score that annotators call specific; on other text (tweets, reviews, "
+              f"short examples) read it as a rescaled score, and use the percentile for the sentence's length "
+              f"to compare.", "",
+              "## Percentile for the sentence's length", "",
+              f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
+              f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "
+              f"({len(model.percentiles.starts)} length bins; sentences of {model.percentiles.starts[-1]} tokens "
+              f"or more share the last) that score lower: {model.percentiles.reference}. "
+              f"\"It is good.\" is at {model.percentile('It is good.'):.0f}, "
+              f"\"Einstein published relativity in 1905.\" at "
+              f"{model.percentile('Einstein published relativity in 1905.'):.0f}.", "",
               "## Example scores", "",
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
               "| Sentence | Entropy | P(specific) |", "|---|---|---|"]
