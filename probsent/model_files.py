@@ -54,9 +54,10 @@ def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vo
     (a calibration, a percentile table: anything with ``save(directory)``) are written with it.
 
     An existing ``path`` is replaced only if it is a model directory (it has a probsent
-    config.json); a file or any other directory is refused, so nothing a user wrote is lost."""
+    config.json) or an empty directory; a file or any other directory is refused, so nothing a
+    user wrote is lost."""
     target = Path(path)
-    if os.path.lexists(target) and not _is_model_dir(target):
+    if os.path.lexists(target) and not (_is_model_dir(target) or _is_empty_dir(target)):
         raise InvalidValueError(f"{target}: exists and is not a probsent model directory; "
                                 f"save to a new path (nothing was written)")
     with atomic_path(path) as tmp:
@@ -64,6 +65,14 @@ def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vo
         write_model_dir(tmp, encoder, vocab, training)
         for extra in extras:
             extra.save(tmp)
+
+
+def _is_empty_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory (not a link) with nothing in it."""
+    try:
+        return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+    except OSError:
+        return False
 
 
 def _is_model_dir(path: Path) -> bool:

@@ -60,3 +60,18 @@ def test_export_never_overwrites(tmp_path, model, capsys) -> None:
     assert (tmp_path / "taken" / "mine.txt").read_text() == "keep me"
     with pytest.raises(ProbsentError, match="at least 1"):
         trimmed(model, 0)
+
+
+def test_export_calibrates_the_copy_where_the_data_are(tmp_path, model, data_dir, capsys) -> None:
+    assert main(["export", "--model", str(tmp_path / "full"), "--out", str(tmp_path / "small"), "--max-words", "5",
+                 "--data-dir", str(data_dir)]) == 0
+    assert "calibrated" in capsys.readouterr().out
+    small = probsent.load(tmp_path / "small")
+    assert small.calibration is not None and small.percentiles is not None  # the copy's own, from its scores
+    assert 0 <= small.percentile("the cat sat") <= 100
+    assert main(["export", "--model", str(tmp_path / "full"), "--out", str(tmp_path / "bare"),
+                 "--data-dir", str(tmp_path / "nowhere")]) == 0
+    said = capsys.readouterr().out
+    assert "not calibrated" in said and "probsent calibrate --model" in said
+    bare = probsent.load(tmp_path / "bare")
+    assert bare.calibration is None and bare.percentiles is None

@@ -92,7 +92,8 @@ def test_a_new_unit_moves_nothing_training_sees(start_variance: float, make_mode
     assert model.encoder.start_variance == 1.0  # the copy leaves the original as it was
     (m1, v1), (m2, v2) = model.encode(SENTENCES), other.encode(SENTENCES)
     assert np.allclose(m2, c * m1, rtol=1e-5, atol=1e-6) and np.allclose(v2, start_variance * v1, rtol=1e-5)
-    similarity, moved = (m.similarity(SENTENCES, SENTENCES[:-1]) for m in (model, other))  # N x M
+    similarity, moved = (m.similarity(SENTENCES, SENTENCES[:-1], measure="expected_inner_product")
+                         for m in (model, other))  # N x M
     assert np.allclose(moved - similarity, -dim * math.log(c), atol=1e-3)
     assert np.array_equal(np.argsort(similarity, axis=1), np.argsort(moved, axis=1))
     assert np.allclose(other.entropy(SENTENCES) - model.entropy(SENTENCES), dim * math.log(c), atol=1e-9)

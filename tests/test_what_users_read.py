@@ -235,3 +235,15 @@ def test_save_keeps_the_calibration_and_table_and_refuses_what_is_not_a_model(tm
     with pytest.raises(ProbsentError, match="not a probsent model directory"):
         shipped.save(tmp_path / "file.txt")
     assert (tmp_path / "file.txt").read_text() == "mine"
+
+
+def test_readme_sample_is_make_runs_commands_and_its_probability_follows_the_score() -> None:
+    from experiments import readme_sample
+    from tests.helpers import REPO
+
+    run = (REPO / "Makefile").read_text(encoding="utf-8").split("\nrun: setup\n")[1].split("\n\n")[0]
+    assert "probsent specificity --probability --percentile --input examples/sentences.txt" in run
+    assert f'probsent explain "{readme_sample.EXPLAINED}"' in run
+    rows = [line.split("\t") for line in readme_sample.shown() if line.count("\t") == 3]
+    scores, probabilities = [float(r[0]) for r in rows], [float(r[1]) for r in rows]
+    assert scores == sorted(scores, reverse=True) and probabilities == sorted(probabilities, reverse=True)
