@@ -21,6 +21,8 @@ import numpy as np
 
 from probsent.errors import InvalidValueError
 from probsent.io import write_json
+from probsent.model_reading import MAX_JSON_BYTES
+from probsent.untrusted_files import read_json_file
 
 FILE = "calibration.json"
 
@@ -116,11 +118,7 @@ class Calibration:
         path = Path(model_dir) / FILE
         if not os.path.lexists(path):
             return None
-        try:
-            fields = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # a directory, unreadable, not UTF-8, not JSON
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
-            raise InvalidValueError(f"{path}: damaged calibration ({reason})") from None
+        fields = read_json_file(path, MAX_JSON_BYTES, "calibration")  # a regular file, bounded; one-line errors
         problem = _calibration_problem(fields)
         if problem:
             raise InvalidValueError(f"{path}: damaged calibration ({problem})")
