@@ -101,12 +101,23 @@ class Calibration:
     def probability(self, scores: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
         """P(specific) for each score, with each sentence's token count where the fit uses it."""
         scores = np.asarray(scores, dtype=np.float64)
-        if not self.uses_length:
-            return logistic(self.slope, self.intercept, scores)
-        if lengths is None:
+        if self.uses_length and lengths is None:
             raise ValueError("this calibration uses sentence length: pass the token counts")
-        return _expit(self.slope * scores + self.length_slope * np.asarray(lengths, dtype=np.float64)
-                     + self.intercept)
+        lengths = np.asarray(lengths if self.uses_length else np.zeros_like(scores), dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # extreme finite fits: see _logit
+            logit = np.array(self.slope * scores + self.length_slope * lengths + self.intercept)
+            wrong = np.isnan(logit) & ~np.isnan(scores)
+            if wrong.any():
+                logit[wrong] = self._logit(scores[wrong], lengths[wrong])
+        return _expit(logit)
+
+    def _logit(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """slope * score + length_slope * tokens + intercept where its terms overflow to +inf and
+        -inf (a fit with a slope of 1e308): computed on coefficients divided by the largest, so
+        that its sign, and any value within float64's range, is right (never NaN)."""
+        largest = max(abs(self.slope), abs(self.length_slope), abs(self.intercept))
+        scaled = (self.slope / largest) * scores + (self.length_slope / largest) * lengths + self.intercept / largest
+        return scaled * largest
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""

@@ -28,8 +28,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _argv_text(text: str) -> str:
     """A command-line sentence whose bytes are not UTF-8 read as U+FFFD (as on standard input),
-    so that writing it out cannot fail."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    so that writing it out cannot fail, without a leading byte-order mark (as every input line)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
@@ -101,7 +101,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="replace an existing --output file "
                                                              "(it keeps its permissions)")
     parser.add_argument("--workers", type=positive_int, default=None,
-                        help="processes scoring in parallel, one core each (default: all cores)")
+                        help="processes scoring in parallel, one core each (default, and at most: the cores "
+                             "available)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
@@ -146,7 +147,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
     from probsent.scorer import load_scorer
     from probsent.corpus_scoring.score import score_columns, score_corpus
-    from probsent.corpus_scoring.workers import default_workers
+    from probsent.corpus_scoring.workers import capped_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
@@ -155,9 +156,12 @@ def _run_specificity(args: argparse.Namespace) -> int:
     if args.probability:
         model.require_calibration()
     progress = sys.stderr.isatty() and not args.sentences
+    workers = capped_workers(args.workers)
+    if args.workers is not None and workers < args.workers:
+        print(f"probsent: --workers {args.workers} is more than the {workers} cores available; "
+              f"using {workers}", file=sys.stderr)
     with open_sink(args.output, corpus, score_columns(args.probability), args.format, force=args.force) as sink:
-        score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
-                     args.probability, progress)
+        score_corpus(model, corpus.chunks, sink, workers, args.batch_size, args.probability, progress)
     return 0
 
 

@@ -5,12 +5,15 @@ every part and reports a wrong, partial or damaged directory in one line.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import save_file
 
 from probsent.version import __version__
@@ -23,7 +26,7 @@ from probsent.models import SentenceEncoder, build_model
 from probsent.training.config import check_model_settings
 
 __all__ = ["CONFIG", "FORMAT_NAME", "FORMAT_VERSION", "TOKENIZER", "VOCAB", "WEIGHTS", "read_model_dir",
-           "save_model", "write_model_dir"]
+           "save_model", "write_model_dir", "write_safetensors"]
 TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
 
 
@@ -44,8 +47,20 @@ def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary
                                     encoding="utf-8")
     weights = {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype).contiguous()
                for k, v in encoder.state_dict().items()}
-    save_file(weights, str(directory / WEIGHTS), metadata={"format": FORMAT_NAME})
+    write_safetensors(weights, directory / WEIGHTS, metadata={"format": FORMAT_NAME})
     vocab.save(directory / VOCAB)
+
+
+def write_safetensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
+    """safetensors' ``save_file``, whose failures to write (a full disk, a file-size limit)
+    come back as the OSError they are, naming ``path``, instead of a SafetensorError."""
+    try:
+        save_file(tensors, str(path), metadata=metadata)
+    except SafetensorError as exc:
+        code = re.search(r"(?:code: |os error )(\d+)", str(exc))
+        if code is None:
+            raise OSError(errno.EIO, f"cannot write safetensors ({str(exc).splitlines()[0]})", str(path)) from None
+        raise OSError(int(code.group(1)), os.strerror(int(code.group(1))), str(path)) from None
 
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,

@@ -14,11 +14,16 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterator
 
-from probsent.errors import InvalidValueError, MissingFileError
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 
-__all__ = ["UntrustedFileError", "open_regular_file", "read_json_file", "read_regular_file"]
+__all__ = ["MAX_LINE_BYTES", "UntrustedFileError", "bounded_lines", "open_regular_file", "read_json_file",
+           "read_regular_file"]
+
+# The longest input line read (text, JSON Lines, training pairs): 64 MiB, so that a file with
+# no line break (``--input /dev/zero``) is one line of error, not all the memory there is.
+MAX_LINE_BYTES = 64 * 2**20
 
 
 class UntrustedFileError(InvalidValueError):
@@ -93,3 +98,15 @@ def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file")
     except ValueError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _refuse(Path(path), what, reason) from None
+
+
+def bounded_lines(stream: BinaryIO, name: str, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a binary stream (with their line ends), each read only up to ``limit``
+    bytes: a longer line is a one-line error naming ``name`` and the line's number."""
+    number = 0
+    while line := stream.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise ProbsentError(f"{name}:{number}: a line longer than {limit:,} bytes (the limit of one "
+                                f"line; split it)")
+        yield line
