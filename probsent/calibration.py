@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from fractions import Fraction
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -104,20 +105,22 @@ class Calibration:
         if self.uses_length and lengths is None:
             raise ValueError("this calibration uses sentence length: pass the token counts")
         lengths = np.asarray(lengths if self.uses_length else np.zeros_like(scores), dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):  # extreme finite fits: see _logit
-            logit = np.array(self.slope * scores + self.length_slope * lengths + self.intercept)
-            wrong = np.isnan(logit) & ~np.isnan(scores)
-            if wrong.any():
-                logit[wrong] = self._logit(scores[wrong], lengths[wrong])
+        with np.errstate(over="ignore", invalid="ignore"):  # extreme finite fits: see _exact_logit
+            terms = (self.slope * scores, self.length_slope * lengths)
+            logit = np.array(terms[0] + terms[1] + self.intercept)
+            largest = np.maximum(np.maximum(np.abs(terms[0]), np.abs(terms[1])), abs(self.intercept))
+            inexact = ~np.isnan(scores) & (~np.isfinite(logit) | (largest > 2.0**52 * np.abs(logit)))
+        if inexact.any():
+            logit[inexact] = [self._exact_logit(s, n) for s, n in zip(scores[inexact], lengths[inexact])]
         return _expit(logit)
 
-    def _logit(self, scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """slope * score + length_slope * tokens + intercept where its terms overflow to +inf and
-        -inf (a fit with a slope of 1e308): computed on coefficients divided by the largest, so
-        that its sign, and any value within float64's range, is right (never NaN)."""
-        largest = max(abs(self.slope), abs(self.length_slope), abs(self.intercept))
-        scaled = (self.slope / largest) * scores + (self.length_slope / largest) * lengths + self.intercept / largest
-        return scaled * largest
+    def _exact_logit(self, score: float, length: float) -> float:
+        """slope * score + length_slope * tokens + intercept in exact arithmetic, where float64
+        overflows (a slope of 1e308: inf - inf is NaN) or cancels (1e308 - 1e308 hides the rest),
+        clamped to +-1e300, where the sigmoid is 0 or 1 long before."""
+        exact = (Fraction(self.slope) * Fraction(score) + Fraction(self.length_slope) * Fraction(length)
+                 + Fraction(self.intercept))
+        return float(max(min(exact, Fraction(10) ** 300), -Fraction(10) ** 300))
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""

@@ -20,7 +20,7 @@ from probsent.io import atomic_path
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import build_model
 from probsent.models.wlo import WLO
-from probsent.training.config import check_setting
+from probsent.training.config import allowed_range, check_setting
 
 
 def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
@@ -68,9 +68,9 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
         raise ProbsentError(f"{out}: already exists{'' if os.path.exists(out) else ' (a symbolic link)'}; "
                             f"choose a new --out")
     if start_variance is not None:
-        problem = check_setting("start_variance", start_variance)
-        if problem:
-            raise InvalidValueError(f"--start-variance {problem}")
+        if check_setting("start_variance", start_variance):  # training's range: what a model may hold
+            raise InvalidValueError(f"--start-variance must be a positive number "
+                                    f"({allowed_range('start_variance')}), not {start_variance}")
     small = trimmed(model, max_words) if max_words is not None else model
     if start_variance is not None:
         small = with_start_variance(small, start_variance)
