@@ -225,3 +225,15 @@ def test_a_byte_order_mark_on_any_line_or_argument_is_dropped(model_dir, tmp_pat
     code, out, err = run(capsys, "--model", model_dir, "--input", str(jsonl))
     assert code == 0, err
     assert [json.loads(line)["text"] for line in out.splitlines()] == ["the cat", "a dog"]
+
+
+def test_a_json_lines_fifo_is_read_once(model_dir, tmp_path) -> None:
+    """The field check before output reads only regular files: a FIFO's rows reach the scorer."""
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"printf '%s\\n' '{{\"text\": \"the cat\"}}' > {fifo}"])
+    done = subprocess.run([sys.executable, "-m", "probsent.cli", "specificity", "--model", model_dir, "--input",
+                           str(fifo)], env=ENV, capture_output=True, text=True, timeout=120)
+    writer.wait(30)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["text"] == "the cat"

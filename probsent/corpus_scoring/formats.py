@@ -295,12 +295,12 @@ def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Itera
 
 def _check_json_field(path: str, column: str) -> None:
     """Refuse, before any output, a JSON Lines file where no row has the field ``column``: its
-    rows are read up to the first that has it (at once, in a usual file). A stream that cannot
-    be read twice (a FIFO) is checked at its end instead (:func:`_jsonl_chunks`)."""
+    rows are read up to the first that has it (at once, in a usual file). What is not a regular
+    file (a FIFO) is read once only, and checked at its end (:func:`_jsonl_chunks`)."""
+    if not os.path.isfile(path):  # a FIFO or a device: opened once only, by the reader
+        return
     rows = 0
     with _open_binary(path) as stream:
-        if not stream.seekable():
-            return
         for number, line in enumerate(without_bom(bounded_lines(stream, path)), 1):
             if line.strip():
                 rows += 1
