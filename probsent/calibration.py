@@ -1,21 +1,28 @@
-"""P(specific | score, length): a logistic fit on labelled sentences.
+"""P(specific | score): a logistic fit on labelled sentences, monotone in the score.
 
 SPECITELLER reports probabilities; probsent's scores are entropies or norms. A model is
-calibrated by fitting P(specific) = sigmoid(slope * score + length_slope * tokens + intercept)
-by maximum likelihood on the news training sentences (general/specific labels), and the fit
-is stored beside the model as ``calibration.json``. The score stays the model's own (the
-entropy); the sentence's token count is a second feature because the news labels reward
-length, so the probability is at least as good as a word count there while the score is
-free to measure what a word count cannot. A calibration without ``length_slope`` (written
-before it existed) is a score-only fit.
+calibrated by fitting P(specific) = sigmoid(slope * score + intercept) by maximum likelihood
+on the cleaned news training sentences (general/specific labels, rows 0..2795 without the test
+sentences), and the fit is stored beside the model as ``calibration.json``.
+
+What it means: on news-like text, the share of sentences with that score that annotators
+called specific. The fit reads the score alone, so the probabilities are in the same order as
+the scores (a test checks it for any fit: the slope of a sensible model is positive). On other
+text (tweets, reviews, one-line examples) the news labels' base rate does not hold: read the
+probability as a rescaled score there, and use the percentile for the sentence's length
+(:mod:`probsent.percentiles`) to compare within one kind of text.
+
+An earlier version also fed the token count to the fit, which could put a long general
+sentence above a short specific one; a calibration file with a ``length_slope`` other than 0
+is refused with the command that makes a new one.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
-from fractions import Fraction
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -92,34 +99,25 @@ class Calibration:
     fitted_on: str
     sentences: int
     accuracy_at_half: float  # on the sentences it was fitted on
-    length_slope: float = 0.0  # per token; 0 = a score-only fit
 
-    @property
-    def uses_length(self) -> bool:
-        """Whether :meth:`probability` needs the sentences' token counts."""
-        return self.length_slope != 0.0
-
-    def probability(self, scores: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
-        """P(specific) for each score, with each sentence's token count where the fit uses it."""
+    def probability(self, scores: np.ndarray) -> np.ndarray:
+        """P(specific) for each score (NaN for a NaN score), in the scores' order; never NaN for
+        a number, however extreme the fit's finite values (see :meth:`_exact_logit`)."""
         scores = np.asarray(scores, dtype=np.float64)
-        if self.uses_length and lengths is None:
-            raise ValueError("this calibration uses sentence length: pass the token counts")
-        lengths = np.asarray(lengths if self.uses_length else np.zeros_like(scores), dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):  # extreme finite fits: see _exact_logit
-            terms = (self.slope * scores, self.length_slope * lengths)
-            logit = np.array(terms[0] + terms[1] + self.intercept)
-            largest = np.maximum(np.maximum(np.abs(terms[0]), np.abs(terms[1])), abs(self.intercept))
-            inexact = ~np.isnan(scores) & (~np.isfinite(logit) | (largest > 2.0**52 * np.abs(logit)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            product = self.slope * scores
+            logit = np.array(product + self.intercept)
+            inexact = ~np.isnan(scores) & (~np.isfinite(logit)
+                                           | (np.maximum(np.abs(product), abs(self.intercept)) > 2.0**52 * np.abs(logit)))
         if inexact.any():
-            logit[inexact] = [self._exact_logit(s, n) for s, n in zip(scores[inexact], lengths[inexact])]
+            logit[inexact] = [self._exact_logit(score) for score in scores[inexact]]
         return _expit(logit)
 
-    def _exact_logit(self, score: float, length: float) -> float:
-        """slope * score + length_slope * tokens + intercept in exact arithmetic, where float64
-        overflows (a slope of 1e308: inf - inf is NaN) or cancels (1e308 - 1e308 hides the rest),
-        clamped to +-1e300, where the sigmoid is 0 or 1 long before."""
-        exact = (Fraction(self.slope) * Fraction(score) + Fraction(self.length_slope) * Fraction(length)
-                 + Fraction(self.intercept))
+    def _exact_logit(self, score: float) -> float:
+        """slope * score + intercept in exact arithmetic, where float64 overflows (a slope of
+        1e308) or cancels (1e308 - 1e308 hides the rest), clamped to +-1e300, where the sigmoid
+        is 0 or 1 long before."""
+        exact = Fraction(self.slope) * Fraction(score) + Fraction(self.intercept)
         return float(max(min(exact, Fraction(10) ** 300), -Fraction(10) ** 300))
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
@@ -136,12 +134,15 @@ class Calibration:
         problem = _calibration_problem(fields)
         if problem:
             raise InvalidValueError(f"{path}: damaged calibration ({problem})")
+        if fields.pop("length_slope", 0.0) != 0.0:
+            raise InvalidValueError(f"{path}: fitted with sentence length by an earlier probsent, which can order "
+                                    f"probabilities against scores; run: probsent calibrate --model {path.parent}")
         return cls(**fields)
 
 
 _FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float,
            "length_slope": float}
-_OPTIONAL = {"length_slope"}  # absent in a score-only calibration written before it existed
+_OPTIONAL = {"length_slope"}  # only in files of the earlier length-aware fit (refused unless 0)
 
 
 def _calibration_problem(fields: object) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,13 @@ import pytest
 from safetensors.numpy import save_file
 
 import probsent
+from probsent.model_paths import DEFAULT_MODEL
 from probsent import ProbsentError
 from tests.helpers import REPO
 from tests.helpers import tiny_model as make_model
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
-FILES = ["config.json", "model.safetensors", "vocab.txt", "calibration.json"]
+FILES = ["config.json", "model.safetensors", "vocab.txt", "calibration.json", "percentiles.json"]
 LOAD = ("import probsent, sys\ntry:\n    probsent.load(sys.argv[1])\n"
         "except probsent.ProbsentError as exc:\n    sys.exit(str(exc))")
 
@@ -29,6 +31,7 @@ def model_dir(tmp_path) -> Path:
     make_model("wlo").save(tmp_path / "m")
     (tmp_path / "m" / "calibration.json").write_text(json.dumps(
         {"slope": 1.0, "intercept": 0.0, "fitted_on": "x", "sentences": 2, "accuracy_at_half": 1.0}))
+    shutil.copy(DEFAULT_MODEL / "percentiles.json", tmp_path / "m" / "percentiles.json")  # any sound table
     return tmp_path / "m"
 
 
@@ -76,7 +79,7 @@ def test_a_link_to_a_regular_file_elsewhere_is_followed(model_dir, tmp_path) -> 
     assert probsent.load(model_dir).specificity(["a cat"]).shape == (1,)
 
 
-@pytest.mark.parametrize("name", ["config.json", "calibration.json", "vocab.txt"])
+@pytest.mark.parametrize("name", ["config.json", "calibration.json", "percentiles.json", "vocab.txt"])
 def test_a_file_larger_than_it_can_be_is_refused_unread(model_dir, name) -> None:
     """config.json and calibration.json hold at most 8 MiB; vocab.txt 1 KiB a word on average."""
     with open(model_dir / name, "ab") as handle:
@@ -116,7 +119,7 @@ def test_numpy_weights_with_the_right_shapes_load(model_dir) -> None:
     assert abs(probsent.load(model_dir).specificity(["a cat"])[0] - model.specificity(["a cat"])[0]) < 1.0
 
 
-@pytest.mark.parametrize("name", ["config.json", "calibration.json"])
+@pytest.mark.parametrize("name", ["config.json", "calibration.json", "percentiles.json"])
 def test_json_nested_too_deep_is_one_line(model_dir, name) -> None:
     (model_dir / name).write_text("[" * 100_000 + "]" * 100_000)
     for message in both_readers(model_dir):
