@@ -1,8 +1,8 @@
 """The parts of a model directory read as untrusted input, without torch.
 
 Each part is a regular file read with a bound that follows from what it should hold
-(:mod:`probsent.untrusted_files`): ``config.json`` and ``calibration.json`` at most
-:data:`MAX_JSON_BYTES`; ``vocab.txt`` at most :data:`MAX_WORD_BYTES` per word of the
+(:mod:`probsent.untrusted_files`): ``config.json``, ``calibration.json`` and
+``percentiles.json`` at most :data:`MAX_JSON_BYTES`; ``vocab.txt`` at most :data:`MAX_WORD_BYTES` per word of the
 config's ``vocab_size``; ``model.safetensors`` exactly its header plus the bytes of the
 tensors the config implies. The weights' header is read and checked against the expected
 names and shapes before any tensor is read or any table of the model's size is made, so a
@@ -27,7 +27,7 @@ from probsent.untrusted_files import open_regular_file, read_json_file, read_reg
 __all__ = ["MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_WORD_BYTES", "read_config", "read_vocabulary",
            "read_weights", "weights_header"]
 
-MAX_JSON_BYTES = 8 * 2**20  # config.json, calibration.json
+MAX_JSON_BYTES = 8 * 2**20  # config.json, calibration.json, percentiles.json
 MAX_WORD_BYTES = 1024  # vocab.txt: at most this many bytes per word, on average
 MAX_HEADER_BYTES = 2**20  # the safetensors header (JSON: each tensor's dtype, shape, offsets)
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
