@@ -92,7 +92,7 @@ def test_a_full_disk_while_exporting_is_one_line(big_model, tmp_path) -> None:
                            str(tmp_path / "x")], env=ENV, capture_output=True, text=True, timeout=300,
                           preexec_fn=with_file_size_limit(200_000))
     assert done.returncode == 2, done.stderr
-    one_line(done.stderr, "model.safetensors", "File too large")
+    one_line(done.stderr, f"{tmp_path / 'x' / 'model.safetensors'}: File too large")
     assert not (tmp_path / "x").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".x")]
 
 
@@ -106,7 +106,7 @@ def test_a_full_disk_while_checkpointing_is_one_line_and_the_run_resumes(tmp_pat
                           preexec_fn=with_file_size_limit(100_000))  # the weights: about 130 KB
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if not line.startswith("data: ")]  # its progress note
-    one_line("\n".join(errors) + "\n", "model.safetensors: File too large")
+    one_line("\n".join(errors) + "\n", f"{out / 'best' / 'model.safetensors'}: File too large")
     assert not (out / "last").exists()
     done = subprocess.run([*args, "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
