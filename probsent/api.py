@@ -64,8 +64,11 @@ def saturated(values: torch.Tensor) -> torch.Tensor:
 class SentenceModel:
     """A trained encoder with its vocabulary and tokenizer.
 
-    Results never depend on the batch size or on the order of the sentences: sentences are
-    encoded independently (padding never changes a result) and returned in input order.
+    Results come back in input order, and each sentence is encoded independently (padding
+    never changes a result). Entropy, specificity, probability and explain of a WLO model (its
+    per-word term table) are the same bits whatever the ``batch_size`` and the other sentences;
+    ``encode``'s float32 values, and the scores of the other models, come from a batched float32
+    pass and can differ in their last bits (a few 1e-7, relative) with the batch they fall in.
     """
 
     def __init__(self, encoder: SentenceEncoder, vocab: Vocabulary,

@@ -22,12 +22,15 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
 from probsent.errors import InvalidValueError
 from probsent.io import write_json
+from probsent.model_reading import MAX_JSON_BYTES
+from probsent.untrusted_files import read_json_file
 
 FILE = "calibration.json"
 
@@ -98,8 +101,24 @@ class Calibration:
     accuracy_at_half: float  # on the sentences it was fitted on
 
     def probability(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) for each score (NaN for a NaN score), in the scores' order."""
-        return logistic(self.slope, self.intercept, np.asarray(scores, dtype=np.float64))
+        """P(specific) for each score (NaN for a NaN score), in the scores' order; never NaN for
+        a number, however extreme the fit's finite values (see :meth:`_exact_logit`)."""
+        scores = np.asarray(scores, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            product = self.slope * scores
+            logit = np.array(product + self.intercept)
+            inexact = ~np.isnan(scores) & (~np.isfinite(logit)
+                                           | (np.maximum(np.abs(product), abs(self.intercept)) > 2.0**52 * np.abs(logit)))
+        if inexact.any():
+            logit[inexact] = [self._exact_logit(score) for score in scores[inexact]]
+        return _expit(logit)
+
+    def _exact_logit(self, score: float) -> float:
+        """slope * score + intercept in exact arithmetic, where float64 overflows (a slope of
+        1e308) or cancels (1e308 - 1e308 hides the rest), clamped to +-1e300, where the sigmoid
+        is 0 or 1 long before."""
+        exact = Fraction(self.slope) * Fraction(score) + Fraction(self.intercept)
+        return float(max(min(exact, Fraction(10) ** 300), -Fraction(10) ** 300))
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""
@@ -111,11 +130,7 @@ class Calibration:
         path = Path(model_dir) / FILE
         if not os.path.lexists(path):
             return None
-        try:
-            fields = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # a directory, unreadable, not UTF-8, not JSON
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
-            raise InvalidValueError(f"{path}: damaged calibration ({reason})") from None
+        fields = read_json_file(path, MAX_JSON_BYTES, "calibration")  # a regular file, bounded; one-line errors
         problem = _calibration_problem(fields)
         if problem:
             raise InvalidValueError(f"{path}: damaged calibration ({problem})")

@@ -28,8 +28,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _argv_text(text: str) -> str:
     """A command-line sentence whose bytes are not UTF-8 read as U+FFFD (as on standard input),
-    so that writing it out cannot fail."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    so that writing it out cannot fail, without a leading byte-order mark (as every input line)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
@@ -103,7 +103,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="replace an existing --output file "
                                                              "(it keeps its permissions)")
     parser.add_argument("--workers", type=positive_int, default=None,
-                        help="processes scoring in parallel, one core each (default: all cores)")
+                        help="processes scoring in parallel, one core each (default, and at most: the cores "
+                             "available)")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
@@ -152,7 +153,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.scorer import load_scorer
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.text.token_ids import LOW_COVERAGE
-    from probsent.corpus_scoring.workers import default_workers
+    from probsent.corpus_scoring.workers import capped_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
@@ -163,9 +164,13 @@ def _run_specificity(args: argparse.Namespace) -> int:
     if args.percentile:
         model.require_percentiles()
     progress = sys.stderr.isatty() and not args.sentences
+    workers = capped_workers(args.workers)
+    if args.workers is not None and workers < args.workers:
+        print(f"probsent: --workers {args.workers} is more than the {workers} cores available; "
+              f"using {workers}", file=sys.stderr)
     columns = score_columns(args.probability, args.percentile, args.coverage)
     with open_sink(args.output, corpus, columns, args.format, force=args.force) as sink:
-        scored = score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
+        scored = score_corpus(model, corpus.chunks, sink, workers, args.batch_size,
                               args.probability, progress, args.percentile, args.coverage)
     if scored.low_coverage:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "

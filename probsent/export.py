@@ -17,9 +17,10 @@ from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.io import atomic_path
-from probsent.model_files import write_model_dir
+from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import build_model
 from probsent.models.wlo import WLO
+from probsent.training.config import allowed_range, check_setting
 
 
 def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
@@ -63,8 +64,13 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
     Refuses to overwrite anything; the calibration is not carried over (the scores change
     slightly), so calibrate the exported model again. Returns the exported model.
     """
-    if os.path.exists(out):
-        raise ProbsentError(f"{out}: already exists; choose a new --out")
+    if os.path.lexists(out):  # a dangling symbolic link too: nothing is ever written through it
+        raise ProbsentError(f"{out}: already exists{'' if os.path.exists(out) else ' (a symbolic link)'}; "
+                            f"choose a new --out")
+    if start_variance is not None:
+        if check_setting("start_variance", start_variance):  # training's range: what a model may hold
+            raise InvalidValueError(f"--start-variance must be a positive number "
+                                    f"({allowed_range('start_variance')}), not {start_variance}")
     small = trimmed(model, max_words) if max_words is not None else model
     if start_variance is not None:
         small = with_start_variance(small, start_variance)
@@ -80,4 +86,9 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
     with atomic_path(out, replace=False) as tmp:  # a directory made meanwhile is not replaced
         tmp.mkdir()
         write_model_dir(tmp, small.encoder, small.vocab, training, dtype=dtype)
+        try:  # what is written must load (a rescaled translation beyond float16, for one)
+            read_model_dir(tmp)
+        except ProbsentError as exc:
+            raise ProbsentError(f"{out}: the exported model would not load, so nothing was written "
+                                f"({str(exc).replace(str(tmp), str(out))})") from None
     return small

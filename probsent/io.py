@@ -30,7 +30,13 @@ def atomic_path(target: str | os.PathLike[str], replace: bool = True) -> Iterato
         tmp = Path(temporary_beside(target, directory=True))
         tmp.rmdir()  # the caller creates a file or a directory here
         try:
-            yield tmp
+            try:
+                yield tmp
+            except OSError as exc:  # name what the user asked for, not our temporary
+                if not (isinstance(exc.filename, str) and exc.filename.startswith(str(tmp))):
+                    raise
+                named = str(target) + exc.filename[len(str(tmp)):]
+                raise type(exc)(exc.errno, exc.strerror, named) from None
             _usual_permissions(tmp)
             if tmp.is_dir():
                 _fsync_tree(tmp)

@@ -5,25 +5,28 @@ every part and reports a wrong, partial or damaged directory in one line.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.io import atomic_path
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
+from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.config import check_model_settings
 
 __all__ = ["CONFIG", "FORMAT_NAME", "FORMAT_VERSION", "TOKENIZER", "VOCAB", "WEIGHTS", "read_model_dir",
-           "save_model", "write_model_dir"]
+           "save_model", "write_model_dir", "write_safetensors"]
 TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
 
 
@@ -44,8 +47,20 @@ def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary
                                     encoding="utf-8")
     weights = {k: v.detach().cpu().to(dtype if v.is_floating_point() else v.dtype).contiguous()
                for k, v in encoder.state_dict().items()}
-    save_file(weights, str(directory / WEIGHTS), metadata={"format": FORMAT_NAME})
+    write_safetensors(weights, directory / WEIGHTS, metadata={"format": FORMAT_NAME})
     vocab.save(directory / VOCAB)
+
+
+def write_safetensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
+    """safetensors' ``save_file``, whose failures to write (a full disk, a file-size limit)
+    come back as the OSError they are, naming ``path``, instead of a SafetensorError."""
+    try:
+        save_file(tensors, str(path), metadata=metadata)
+    except SafetensorError as exc:
+        code = re.search(r"(?:code: |os error )(\d+)", str(exc))
+        if code is None:
+            raise OSError(errno.EIO, f"cannot write safetensors ({str(exc).splitlines()[0]})", str(path)) from None
+        raise OSError(int(code.group(1)), os.strerror(int(code.group(1))), str(path)) from None
 
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
@@ -93,12 +108,9 @@ def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocab
     if not path.is_dir():
         raise MissingFileError(f"{path}: no such model directory")
     for name in (CONFIG, WEIGHTS, VOCAB):
-        if not (path / name).is_file():
+        if not (path / name).exists():  # present, of any kind: the reader names a wrong kind
             raise MissingFileError(f"{path}: not a complete probsent model ({name} is missing)")
-    try:
-        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidValueError(f"{path / CONFIG}: damaged config ({exc})") from None
+    config = read_config(path)
     if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
         raise InvalidValueError(f"{path / CONFIG}: not a probsent model config")
     if config.get("format_version") != FORMAT_VERSION:
@@ -107,27 +119,21 @@ def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocab
     problem = check_model_settings(config.get("model"))
     if problem:
         raise InvalidValueError(f"{path / CONFIG}: {problem}")
-    vocab = Vocabulary.load(path / VOCAB)
+    try:
+        with torch.device("meta"):  # the shapes only: nothing of the model's size is allocated yet
+            expected = {k: tuple(v.shape) for k, v in build_model(config["model"]).state_dict().items()}
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise InvalidValueError(f"{path / CONFIG}: invalid model settings ({str(exc).splitlines()[0]})") from None
+    weights_header(path, expected, config["model"]["type"])  # the config against the weights' header
+    vocab = read_vocabulary(path, config["model"]["vocab_size"])
     if config["model"].get("vocab_size") != len(vocab):  # before any table of that size is made
         raise InvalidValueError(f"{path / VOCAB}: {len(vocab)} words, but {path / CONFIG} says "
                                 f"model.vocab_size {config['model'].get('vocab_size')!r}")
-    try:
-        encoder = build_model(config["model"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InvalidValueError(f"{path / CONFIG}: invalid model settings ({exc})") from None
-    try:
-        weights = load_file(str(path / WEIGHTS))
-    except (SafetensorError, OSError, ValueError) as exc:
-        raise InvalidValueError(f"{path / WEIGHTS}: damaged weights file ({exc})") from None
-    expected = encoder.state_dict()
-    if set(weights) != set(expected):
-        raise InvalidValueError(f"{path / WEIGHTS}: tensors {sorted(weights)} do not match a "
-                                f"{config['model']['type']} model ({sorted(expected)})")
+    weights = {name: torch.from_numpy(array) for name, array in
+               read_weights(path, expected, config["model"]["type"]).items()}
+    encoder = build_model(config["model"])
     for name, tensor in weights.items():
-        if tensor.shape != expected[name].shape:
-            raise InvalidValueError(f"{path / WEIGHTS}: {name} has shape {tuple(tensor.shape)}, "
-                                    f"expected {tuple(expected[name].shape)}")
-        if not torch.isfinite(tensor).all():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise InvalidValueError(f"{path / WEIGHTS}: {name} contains NaN or infinite values")
     encoder.load_state_dict({k: v.float() for k, v in weights.items()})
     return encoder.eval(), vocab, config

@@ -17,11 +17,19 @@ Calling each function once on a single element, before anything runs in parallel
 choice on the accurate kernel for the life of the process. ``probsent/__init__.py`` asks for it
 first thing: at once if torch is already imported, else the moment torch's import completes
 (the scoring path never imports torch, and importing probsent must not cost torch's 2 s).
+
+The same moment registers a second work-around: a process forked after torch ran work on its
+thread pool (``probsent.load()`` and ``encode``, then a ``multiprocessing.Pool`` with Linux's
+default "fork" start method) deadlocks in its first parallel torch call, because the pool's
+threads do not exist in the child. A forked child is set to one torch thread
+(``os.register_at_fork``), so it encodes on its own thread and never waits for the pool; the
+"spawn" start method, which gives each worker its own fresh torch, needs nothing.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
 import sys
 from types import ModuleType
 
@@ -63,7 +71,15 @@ class _AfterTorchImport(importlib.abc.MetaPathFinder):
 def _settle() -> None:
     import torch
 
+    os.register_at_fork(after_in_child=_one_thread_in_a_forked_child)
     for dtype in (torch.float32, torch.float64):
         one = torch.full((1,), 0.5, dtype=dtype)
         for name in VML_FUNCTIONS:
             getattr(torch, name)(one)
+
+
+def _one_thread_in_a_forked_child() -> None:
+    """After ``os.fork``: torch's thread pool did not survive it, so run on this thread alone."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)

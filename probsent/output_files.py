@@ -77,7 +77,10 @@ def inspect_output(path: str) -> OutputTarget:
 
 
 def check_output_target(path: str, input_path: str | None, force: bool) -> OutputTarget:
-    """Refuse a directory, the input file itself, and an existing file without ``force``."""
+    """Refuse an empty path, a directory, the input file itself, and an existing file without
+    ``force``."""
+    if not path:  # before any work: "" is no file, and would mean the current directory
+        raise ProbsentError("--output: an empty path; name a file, or - for standard output")
     target = inspect_output(path)
     if target.kind == FILE and input_path not in (None, "-") and os.path.exists(input_path) \
             and os.path.samefile(target.real, input_path):

@@ -31,6 +31,8 @@ import numpy as np
 
 from probsent.errors import InvalidValueError
 from probsent.io import write_text
+from probsent.model_reading import MAX_JSON_BYTES
+from probsent.untrusted_files import read_json_file
 
 FILE = "percentiles.json"
 PER_SOURCE = 2_000  # reference sentences drawn from each source corpus of the pairs file
@@ -76,11 +78,7 @@ class PercentileTable:
         path = Path(model_dir) / FILE
         if not os.path.lexists(path):
             return None
-        try:
-            fields = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
-            raise InvalidValueError(f"{path}: damaged percentile table ({reason})") from None
+        fields = read_json_file(path, MAX_JSON_BYTES, "percentile table")  # a regular file, bounded; one line
         problem = _table_problem(fields)
         if problem:
             raise InvalidValueError(f"{path}: damaged percentile table ({problem})")

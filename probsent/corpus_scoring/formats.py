@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import math
 import os
 import re
 import sys
@@ -40,6 +41,7 @@ import numpy as np
 from probsent.errors import MissingFileError, ProbsentError
 from probsent.output_files import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
+from probsent.untrusted_files import bounded_lines
 
 
 class _OnFirstUse:
@@ -132,9 +134,11 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
             raise ProbsentError(f"{path or 'standard input'}: --column needs Parquet (.parquet) "
                                 f"or JSON Lines (.jsonl) input, not one sentence a line")
         stream = (stdin or _standard_input()) if path in (None, "-") else _open_binary(path)
-        return Corpus(path or "-", kind, text_chunks(iter_lines(stream), chunk, stream))
+        name = "standard input" if path in (None, "-") else path
+        return Corpus(path or "-", kind, text_chunks(iter_lines(stream, name), chunk, stream))
     column = column or "text"
     if kind == "jsonl":
+        _check_json_field(path, column)
         return Corpus(path, kind, _jsonl_chunks(path, _open_binary(path), column, chunk))
     schema, batches = _open_parquet(path, chunk)
     _check_text_column(path, schema, column)
@@ -155,20 +159,17 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines, the first without a leading UTF-8 byte-order mark."""
-    lines = iter(lines)
-    first = next(lines, None)
-    if first is None:
-        return
-    yield first[len(_BOM):] if first.startswith(_BOM) else first
-    yield from lines
+    """The lines, each without a leading UTF-8 byte-order mark (a file's first line has one
+    from its editor; a later line, from files joined with ``cat``)."""
+    for line in lines:
+        yield line[len(_BOM):] if line.startswith(_BOM) else line
 
 
-def iter_lines(stream: BinaryIO) -> Iterator[str]:
+def iter_lines(stream: BinaryIO, name: str = "standard input") -> Iterator[str]:
     """Decoded lines of a binary stream, without their line ends and without a leading
     byte-order mark (undecodable bytes become U+FFFD, so no line is lost; ``\\r\\n`` is
-    accepted)."""
-    for raw in without_bom(stream):
+    accepted); a line longer than ``MAX_LINE_BYTES`` is a one-line error naming ``name``."""
+    for raw in without_bom(bounded_lines(stream, name)):
         yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
@@ -209,11 +210,32 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
                 default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
             if not dataset.files:
                 raise ProbsentError(f"{path}: a directory without Parquet files")
-            return dataset.schema, dataset.to_batches(batch_size=chunk, use_threads=False)
+            schema = _dataset_schema(path, dataset.files)
+            dataset = ds.dataset(path, schema=schema, format=dataset.format)
+            return schema, dataset.to_batches(batch_size=chunk, use_threads=False)
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
         return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
     except (pa.ArrowException, OSError) as exc:
         raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
+
+
+def _dataset_schema(path: str, files: list[str]) -> pa.Schema:
+    """The columns of a dataset whose part files may differ: every column of every part, in
+    order of first appearance (a part without one gives nulls); a column whose type differs
+    between parts is a one-line error naming both parts."""
+    schemas = [pq.read_schema(name) for name in files]
+    try:
+        return pa.unify_schemas(schemas)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        first: dict[str, tuple[pa.DataType, str]] = {}
+        for name, schema in zip(files, schemas):
+            for field in schema:
+                kind, where = first.setdefault(field.name, (field.type, name))
+                if kind != field.type:
+                    raise ProbsentError(f"{path}: column {field.name!r} is {kind} in {Path(where).name} but "
+                                        f"{field.type} in {Path(name).name}; write the parts with one "
+                                        f"type") from None
+        raise
 
 
 def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
@@ -254,7 +276,8 @@ def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Itera
     least one row (checked at the end); a row without it scores null."""
     seen, count = False, 0
     with stream:
-        numbered = ((number, line) for number, line in enumerate(without_bom(stream), 1) if line.strip())
+        numbered = ((number, line) for number, line in enumerate(without_bom(bounded_lines(stream, path)), 1)
+                    if line.strip())
         while block := list(islice(numbered, chunk)):
             rows, texts = [], []
             for number, line in block:
@@ -272,16 +295,39 @@ def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Itera
             raise ProbsentError(f"{path}: no row has a field {column!r}; name the text field with --column")
 
 
+def _check_json_field(path: str, column: str) -> None:
+    """Refuse, before any output, a JSON Lines file where no row has the field ``column``: its
+    rows are read up to the first that has it (at once, in a usual file). What is not a regular
+    file (a FIFO) is read once only, and checked at its end (:func:`_jsonl_chunks`)."""
+    if not os.path.isfile(path):  # a FIFO or a device: opened once only, by the reader
+        return
+    rows = 0
+    with _open_binary(path) as stream:
+        for number, line in enumerate(without_bom(bounded_lines(stream, path)), 1):
+            if line.strip():
+                rows += 1
+                if column in _json_row(path, number, line):
+                    return
+    if rows:
+        raise ProbsentError(f"{path}: no row has a field {column!r}; name the text field with --column")
+
+
 def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
     try:
         row = json.loads(line)
     except UnicodeDecodeError:
         raise ProbsentError(f"{path}:{number}: not valid UTF-8") from None
-    except ValueError as exc:
-        raise ProbsentError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ProbsentError(f"{path}:{number}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # a JSONDecodeError, or an integer of more digits than Python converts
+        reason = getattr(exc, "msg", None) or str(exc).splitlines()[0]
+        raise ProbsentError(f"{path}:{number}: not valid JSON ({reason})") from None
     if not isinstance(row, dict):
         raise ProbsentError(f"{path}:{number}: not a JSON object")
-    row = without_lone_surrogates(row)
+    try:
+        row = without_lone_surrogates(row)
+    except ValueError as exc:
+        raise ProbsentError(f"{path}:{number}: {exc}") from None
     for name in ADDED:
         if name in row:
             raise ProbsentError(f"{path}:{number}: already has a field {name!r}; rename or drop it first")
@@ -289,18 +335,30 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_JSON_DEPTH = 100  # arrays and objects in a JSON Lines row, one inside another
 
 
-def without_lone_surrogates(value: Any) -> Any:
-    """``value`` (parsed JSON) with every lone surrogate in its strings and keys replaced by
-    U+FFFD: JSON may spell one (``"\\ud800"``), UTF-8 cannot hold it."""
+def without_lone_surrogates(value: Any, depth: int = 0) -> Any:
+    """``value`` (parsed JSON) with every lone surrogate in its strings replaced by U+FFFD, and
+    in its field names by its JSON spelling (``\\ud800`` as six characters), so that two names
+    stay two fields: JSON may spell one (``"\\ud800"``), UTF-8 cannot hold it. ValueError if
+    two names still become one, or for a value nested deeper than ``MAX_JSON_DEPTH``."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, (list, dict)) and depth >= MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, list):
-        return [without_lone_surrogates(item) for item in value]
+        return [without_lone_surrogates(item, depth + 1) for item in value]
     if isinstance(value, dict):
-        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+        cleaned = {_SURROGATE.sub(_spelled, k): without_lone_surrogates(v, depth + 1) for k, v in value.items()}
+        if len(cleaned) < len(value):
+            raise ValueError("two field names become one when their lone surrogates are spelled out")
+        return cleaned
     return value
+
+
+def _spelled(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _json_rows_table(chunk: Chunk, schema: pa.Schema | None) -> pa.Table:
@@ -362,7 +420,9 @@ class TextSink:
 class JsonlSink:
     """Each input row as a JSON object with the new fields (full float precision, null where
     there is no score). Values JSON has no type for are written as strings: dates and times
-    in ISO 8601, bytes in base64, other values as ``str`` gives them."""
+    in ISO 8601, bytes in base64, other values as ``str`` gives them. The output is strict
+    JSON: a NaN or infinite number of the input (Parquet's NaN, JSON's ``1e400``) is written
+    as null, never as a bare ``NaN`` / ``Infinity`` that strict readers reject."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -373,8 +433,23 @@ class JsonlSink:
             for name, values in scores.items():
                 value = float(values[i])
                 row[name] = None if np.isnan(value) else value
-            lines.append(json.dumps(row, ensure_ascii=False, default=_json_value))
+            try:
+                lines.append(json.dumps(row, ensure_ascii=False, default=_json_value, allow_nan=False))
+            except ValueError:  # a NaN or an infinity somewhere in the row
+                lines.append(json.dumps(_finite_or_null(row), ensure_ascii=False, default=_json_value,
+                                        allow_nan=False))
         self.out.write("\n".join(lines) + "\n" if lines else "")
+
+
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (at any depth) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 def _json_value(value: Any) -> Any:

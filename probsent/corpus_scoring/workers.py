@@ -50,6 +50,13 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def capped_workers(asked: int | None) -> int:
+    """The worker processes to start for ``--workers asked``: all cores when None, and never
+    more than the cores available (each worker holds a model and uses one core; more only
+    cost memory and start-up)."""
+    return default_workers() if asked is None else max(1, min(asked, default_workers()))
+
+
 def with_sentence(texts: Sequence[str | None]) -> list[int]:
     """Positions of the texts that hold a sentence (not None, not only whitespace)."""
     return [i for i, text in enumerate(texts) if text is not None and text.strip()]

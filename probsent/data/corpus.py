@@ -50,10 +50,16 @@ class PairCorpus:
         return np.where(self.tokens < vocab_size - 1, self.tokens + 1, 0).astype(np.int64)
 
 
+def content_hash(path: Path) -> str:
+    """The SHA-256 of the file's bytes (read once more: cheap next to tokenizing it)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def _cache_key(path: Path, max_pairs: int | None, max_tokens: int) -> str:
-    stat = path.stat()
-    identity = [str(path.resolve()), stat.st_size, stat.st_mtime_ns, max_pairs, max_tokens,
-                CACHE_FORMAT, __version__]
+    """The cache's name: the file's content (not its path, size or time: a file edited in place
+    with the same size and time is a new corpus) and the settings."""
+    identity = [content_hash(path), max_pairs, max_tokens, CACHE_FORMAT, __version__]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:20]
 
 
@@ -100,8 +106,8 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = False) -> PairCorpus:
     """Tokenize and index a pair file, or load the result of an earlier identical call.
 
-    The cache is keyed by the file's path, size and modification time and by the settings; a
-    damaged cache file is ignored and rebuilt.
+    The cache is keyed by the SHA-256 of the file's content and by the settings; a damaged
+    cache file is ignored and rebuilt.
     """
     path = Path(path)
     if not path.is_file():

@@ -1,7 +1,9 @@
 """Reading paraphrase pair files: one pair a line, ``s1<TAB>s2[<TAB>source]``, plain or gzip.
 
 Lines that cannot give a pair are skipped and counted, never fatal: blank lines, lines with no
-tab, lines that are not valid UTF-8, and pairs with a side of zero tokens. A file that cannot be
+tab, lines that are not valid UTF-8, and pairs with a side of zero tokens. A line longer than
+``MAX_LINE_BYTES`` (64 MiB) is a one-line error naming it; a long sentence is tokenized only as
+far as its first ``max_tokens`` tokens. A file that cannot be
 read (missing, damaged or truncated gzip) or that gives no pair at all is a one-line error.
 """
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.text.tokenize import tokenize
+from probsent.text.token_cap import first_tokens
+from probsent.untrusted_files import bounded_lines
 
 
 @dataclass
@@ -59,7 +62,7 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
     with _open(path) as handle:
         number = 0
         try:
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(bounded_lines(handle, str(path)), start=1):
                 if max_pairs is not None and report.pairs >= max_pairs:
                     break
                 report.lines = number
@@ -75,7 +78,8 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
                 if len(fields) < 2:
                     report.skipped["no tab"] += 1
                     continue
-                first, second = tokenize(fields[0]), tokenize(fields[1])
+                # one token past the cap tells a cut sentence; the rest is never tokenized
+                first, second = first_tokens(fields[0], max_tokens + 1), first_tokens(fields[1], max_tokens + 1)
                 if not first or not second:
                     report.skipped["sentence with no token"] += 1
                     continue

@@ -66,9 +66,16 @@ class Vocabulary:
     def load(cls, path: str | os.PathLike[str]) -> "Vocabulary":
         """Read a file written by :meth:`save`."""
         try:
-            words = Path(path).read_text(encoding="utf-8").split("\n")
+            text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidValueError(f"{path}: cannot read vocabulary ({exc})") from None
+        return cls.from_text(text, path)
+
+    @classmethod
+    def from_text(cls, text: str, path: str | os.PathLike[str]) -> "Vocabulary":
+        """The vocabulary in ``text`` (a file's content, as :meth:`save` writes it; ``path``
+        names it in errors)."""
+        words = text.split("\n")
         if words and words[-1] == "":
             words.pop()
         if not words or words[0] != UNKNOWN:

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.io import atomic_path
-from probsent.model_files import read_model_dir, write_model_dir
+from probsent.model_files import read_model_dir, write_model_dir, write_safetensors
 from probsent.models import SentenceEncoder
 
 LAST, BEST, LOG = "last", "best", "log.jsonl"
@@ -44,7 +44,7 @@ def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary,
     with atomic_path(out / LAST) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
-        save_file(tensors, str(tmp / OPTIMIZER))
+        write_safetensors(tensors, tmp / OPTIMIZER)
         (tmp / STATE).write_text(json.dumps({**loop_state, "param_groups": groups}, indent=2) + "\n")
 
 

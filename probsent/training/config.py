@@ -233,6 +233,26 @@ def check_setting(name: str, value: Any) -> str | None:
     return f"must be {allowed_range(name)}, not {_show(name, value)}" if outside else None
 
 
+# What may differ when a run is resumed: where it runs, how long, and how often it validates;
+# never what it learns. ``--resume`` refuses any other setting that differs from the checkpoint's.
+MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "max_seconds", "eval_every", "data_dir", "engine", "device")
+
+
+def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
+    """The settings of ``config`` that a resumed run may not change and that differ from
+    ``saved`` (the checkpoint's recorded ``TrainConfig``; a setting it lacks, from an older
+    version, counts as its default), each as ``--flag NEW (the run's: OLD)``."""
+    saved = saved if isinstance(saved, dict) else {}
+    differences = []
+    for spec in fields(TrainConfig):
+        if spec.name in MAY_CHANGE_ON_RESUME:
+            continue
+        before, now = saved.get(spec.name, spec.default), getattr(config, spec.name)
+        if before != now:
+            differences.append(f"{flag_name(spec.name)} {now} (the run's: {before})")
+    return differences
+
+
 def check_model_settings(settings: Any) -> str | None:
     """What is wrong with a model directory's ``config.json`` "model" settings, or None: each
     is checked as the training setting of the same name (``type`` as ``model``);

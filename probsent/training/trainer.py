@@ -21,11 +21,12 @@ from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.data.resample import resampled_like
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
+from probsent.model_reading import read_config
 from probsent.models import Encoding, KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
                                           load_checkpoint, remove_stale_temporaries,
                                           save_best, save_checkpoint)
-from probsent.training.config import TrainConfig
+from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
 from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
@@ -127,6 +128,8 @@ class Trainer:
 
     def _set_up(self, resume: bool, progress: bool) -> None:
         config = self.config
+        if resume and checkpoint_dir(self.out) is not None:
+            self._check_resumed_settings(checkpoint_dir(self.out))
         torch.manual_seed(config.seed)
         corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
         self.corpus: PairCorpus = apply_mixture(
@@ -181,6 +184,17 @@ class Trainer:
             self.anchor_targets = rarity_anchor_targets(self.word_counts, config)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
+
+    def _check_resumed_settings(self, checkpoint: Path) -> None:
+        """Refuse, before any work, settings that differ from the checkpoint's (by name; those
+        of ``MAY_CHANGE_ON_RESUME`` may differ)."""
+        saved = read_config(checkpoint)
+        training = saved.get("training") if isinstance(saved, dict) else None
+        differences = resume_differences(training.get("config") if isinstance(training, dict) else None, self.config)
+        if differences:
+            allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)
+            raise ProbsentError(f"{self.out}: --resume continues the run with its own settings, but "
+                                f"{'; '.join(differences)}; only {allowed} may change on resume")
 
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one

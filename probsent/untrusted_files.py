@@ -1,0 +1,112 @@
+"""Reading a file that someone else may have made (a model directory is untrusted input).
+
+Only a regular file is opened: a FIFO (which would block forever), a device (``/dev/zero``
+never ends), a socket or a directory is refused by its kind, checked before opening and
+again on the opened descriptor (opened without blocking, so a file swapped for a FIFO in
+between cannot hang the read). A symbolic link is followed only to a regular file. No read
+takes more than the number of bytes the caller allows, which follows from what the file
+should hold. Every failure, parsing included (deep nesting, a 5,000-digit number), is one
+:class:`UntrustedFileError` line (an InvalidValueError) naming the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
+
+__all__ = ["MAX_LINE_BYTES", "UntrustedFileError", "bounded_lines", "open_regular_file", "read_json_file",
+           "read_regular_file"]
+
+# The longest input line read (text, JSON Lines, training pairs): 64 MiB, so that a file with
+# no line break (``--input /dev/zero``) is one line of error, not all the memory there is.
+MAX_LINE_BYTES = 64 * 2**20
+
+
+class UntrustedFileError(InvalidValueError):
+    """A file of the wrong kind, too large for what it should hold, or that does not parse."""
+
+_KINDS = [(stat.S_ISDIR, "Is a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of this mode is, when it is not a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def _refuse(path: Path, what: str, reason: str) -> UntrustedFileError:
+    return UntrustedFileError(f"{path}: damaged {what} ({reason})")
+
+
+def _check(path: Path, what: str, status: os.stat_result, limit: int) -> None:
+    kind = _not_regular(status.st_mode)
+    if kind is not None:
+        raise _refuse(path, what, f"{kind}, not a regular file")
+    if status.st_size > limit:
+        raise _refuse(path, what, f"{status.st_size:,} bytes, more than the {limit:,} it can hold")
+
+
+def open_regular_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> BinaryIO:
+    """``path`` opened for binary reading, checked to be a regular file of at most ``limit``
+    bytes (before opening and on the descriptor). MissingFileError if it is not there."""
+    path = Path(path)
+    try:
+        _check(path, what, os.stat(path), limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise _refuse(path, what, exc.strerror or type(exc).__name__) from None
+    handle = os.fdopen(fd, "rb", buffering=0)
+    try:
+        _check(path, what, os.fstat(fd), limit)  # the file opened is the file checked
+    except BaseException:
+        handle.close()
+        raise
+    return handle  # type: ignore[return-value]
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (a file that grows
+    past it while being read is refused too)."""
+    with open_regular_file(path, limit, what) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise _refuse(Path(path), what, exc.strerror or type(exc).__name__) from None
+    if len(data) > limit:
+        raise _refuse(Path(path), what, f"more than the {limit:,} bytes it can hold")
+    return data
+
+
+def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> Any:
+    """The JSON value in the regular file ``path`` (UTF-8, at most ``limit`` bytes); any
+    failure to parse it, a nesting too deep for Python's parser included, is one line."""
+    data = read_regular_file(path, limit, what)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _refuse(Path(path), what, "not valid UTF-8") from None
+    except RecursionError:
+        raise _refuse(Path(path), what, "nested too deeply") from None
+    except ValueError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _refuse(Path(path), what, reason) from None
+
+
+def bounded_lines(stream: BinaryIO, name: str, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a binary stream (with their line ends), each read only up to ``limit``
+    bytes: a longer line is a one-line error naming ``name`` and the line's number."""
+    number = 0
+    while line := stream.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise ProbsentError(f"{name}:{number}: a line longer than {limit:,} bytes (the limit of one "
+                                f"line; split it)")
+        yield line

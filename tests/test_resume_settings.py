@@ -1,0 +1,76 @@
+"""A resumed run keeps its settings, and the corpus cache follows the file's content (issue 32,
+findings 6 and 7)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from probsent.cli import main
+from probsent.data.corpus import load_corpus
+from probsent.training.config import MAY_CHANGE_ON_RESUME, SETTINGS
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def run(tmp_path, toy_pairs):
+    """A finished short WLO run in tmp_path/run; returns its flags."""
+    args = ["train", "--model", "wlo", "--data", str(toy_pairs(10)), "--out", str(tmp_path / "run"),
+            "--batch-size", "20", "--megabatch", "2", "--vocab-size", "200", "--max-steps", "2",
+            "--engine", "torch", "--quiet", "--no-validation"]
+    assert main(args) == 0
+    return args
+
+
+def with_flag(args: list[str], flag: str, value: str) -> list[str]:
+    args = list(args)
+    if flag in args:
+        args[args.index(flag) + 1] = value
+    else:
+        args += [flag, value]
+    return args
+
+
+@pytest.mark.parametrize("flag,value", [("--model", "wordavg"), ("--dim", "7"), ("--lr", "0.5"),
+                                        ("--seed", "9"), ("--batch-size", "10")])
+def test_resume_refuses_a_setting_that_shapes_the_run(run, tmp_path, capsys, flag, value) -> None:
+    before = (tmp_path / "run" / "last" / "model.safetensors").read_bytes()
+    capsys.readouterr()
+    assert main([*with_flag(run, flag, value), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{flag} {value} (the run's:" in err and "only --out, --epochs, --max-steps" in err, err
+    assert (tmp_path / "run" / "last" / "model.safetensors").read_bytes() == before  # nothing trained
+    config = json.loads((tmp_path / "run" / "last" / "config.json").read_text())
+    assert config["model"]["type"] == "wlo" and config["training"]["config"]["model"] == "wlo"
+
+
+def test_resume_accepts_the_settings_that_may_change(run, tmp_path) -> None:
+    args = with_flag(with_flag(with_flag(run, "--max-steps", "4"), "--eval-every", "3"), "--epochs", "5")
+    assert main([*args, "--resume"]) == 0
+    saved = json.loads((tmp_path / "run" / "last" / "config.json").read_text())["training"]
+    assert saved["step"] == 4 and saved["config"]["max_steps"] == 4
+
+
+def test_the_settings_that_may_change_are_settings() -> None:
+    assert set(MAY_CHANGE_ON_RESUME) <= set(SETTINGS)
+    assert {"model", "dim", "lr", "seed", "batch_size", "data", "vocab_size"}.isdisjoint(MAY_CHANGE_ON_RESUME)
+
+
+def test_the_cache_follows_the_content_not_the_time(tmp_path) -> None:
+    """A pair file edited in place with the same size and modification time is read anew."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("the cat sat\ta cat sat\nthe dog ran\ta dog ran\n")
+    stamp = os.stat(pairs)
+    first = load_corpus(pairs)
+    pairs.write_text("the owl sat\ta owl sat\nthe dog ran\ta dog ran\n")  # same size
+    os.utime(pairs, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert os.stat(pairs).st_size == stamp.st_size and os.stat(pairs).st_mtime_ns == stamp.st_mtime_ns
+    second = load_corpus(pairs)
+    assert "owl" in second.words and "owl" not in first.words
+    assert "cat" not in second.words
