@@ -143,12 +143,12 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     path, _ = model_dir
     texts = spark.range(0, 6000, numPartitions=12).selectExpr("id", "concat('sentence ', id, ' about a cat') AS text")
     scored = add_specificity(texts, model=path)
-    name, _ = _ship(scored, path)
+    shipped, _ = _ship(scored, path)
 
     def who(batches):
         from probsent.corpus_scoring.spark import _executor_model
         for batch in batches:
-            model = _executor_model(name)
+            model = _executor_model(shipped)
             yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})
 
     report = scored.mapInPandas(who, "pid long, model long, rows long").toPandas()
