@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,16 +125,17 @@ def test_a_second_call_in_one_session_ships_again_without_error(spark, model_dir
 
 
 def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
-    """Another user's copy of "our" model (every scale halved), planted where a staging
-    directory under the temporary directory could be looked for: under the old name
-    (``probsent-spark/probsent-model-<hash>``), as the archive's name and as its unpacked
-    directory. The scores stay the model's own."""
+    """Another user's copy of "our" model (every scale halved), planted in the shared
+    temporary directory wherever a staging directory could be looked for: under the name the
+    old code reused (``probsent-spark/probsent-model-<hash>``), as the archive and as its
+    unpacked directory. The scores stay the model's own (issue 32, finding 1)."""
     import hashlib
+    import shutil
     import tempfile
 
     import torch
 
-    from probsent.corpus_scoring.spark import _MODEL_FILES
+    from probsent.corpus_scoring.spark import _MODEL_FILES, _ship
     from probsent.spark import add_specificity
 
     path, model = model_dir
@@ -141,27 +143,22 @@ def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model
     with torch.no_grad():
         forged.encoder.scale.weight.mul_(0.5)
     forged.save(tmp_path / "forged")
-    old = hashlib.sha256()
+    old_name = hashlib.sha256()
     for name in _MODEL_FILES:
         if (path / name).is_file():
-            old.update(name.encode() + b"\0" + (path / name).read_bytes())
-    shared = tempfile.gettempdir()
-    planted = [os.path.join(shared, "probsent-spark", f"probsent-model-{old.hexdigest()[:16]}")]
-    from probsent.corpus_scoring.spark import _ship
-    shipped, _ = _ship(frame(spark), path)
-    planted += [os.path.join(shared, shipped.archive), os.path.join(shared, "probsent-spark", shipped.archive)]
-    made = []
+            old_name.update(name.encode() + b"\0" + (path / name).read_bytes())
+    archive = _ship(frame(spark), path)[0].archive
+    shared = Path(tempfile.gettempdir())
+    made = [d for d in [shared / "probsent-spark"] if not d.exists()]
     try:
-        for target in planted:
-            if not os.path.exists(target):
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                import shutil
-                shutil.copytree(tmp_path / "forged", target)
+        for target in [shared / "probsent-spark" / f"probsent-model-{old_name.hexdigest()[:16]}",
+                       shared / "probsent-spark" / archive, shared / archive]:
+            if not target.exists():
+                shutil.copytree(tmp_path / "forged", target, dirs_exist_ok=False)
                 made.append(target)
         got = scores(add_specificity(frame(spark), model=path).collect())
     finally:
-        import shutil
-        for target in made:
+        for target in reversed(made):
             shutil.rmtree(target, ignore_errors=True)
     assert_scores_match(got, model)
     forged_scores = probsent.load(tmp_path / "forged").specificity([SENTENCES[i] for i in PRESENT])
