@@ -219,7 +219,7 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
     shipped, _ = module._ship(frame(spark, ["a"]), path)
     unpacked = tmp_path / "executor" / shipped.archive
     monkeypatch.setattr(module, "SparkFiles", type("Files", (), {"get": staticmethod(lambda name: str(unpacked))}))
-    monkeypatch.setattr(module, "_VERIFIED", {})
+    monkeypatch.setattr(module, "_VERIFIED", set())
     forged = make_model("wlo", seed=1)
     forged.save(unpacked)
     with pytest.raises(probsent.ProbsentError, match="do not match the SHA-256") as error:

@@ -174,8 +174,11 @@ def _staging() -> Path:
     """A directory only this user can enter, made fresh by this process (``mkdtemp``: mode
     0700, a new name) and removed when it exits; never a path someone else could have made."""
     if _STAGING:
-        info = os.lstat(_STAGING[0])
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+        try:
+            info = os.lstat(_STAGING[0])
+        except OSError:  # removed (a cleaner of the temporary directory): make another
+            info = None
+        if info and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
             return _STAGING[0]
         _STAGING.clear()
     path = Path(tempfile.mkdtemp(prefix="probsent-spark-"))
@@ -223,14 +226,14 @@ def _send(session: SparkSession, archive: Path) -> None:
             raise
 
 
-_VERIFIED: dict[str, str] = {}  # on an executor: archive name -> its checked directory
+_VERIFIED: set[tuple[str, str]] = set()  # on an executor: (directory, SHA-256) pairs checked
 
 
 def _executor_directory(shipped: Shipped) -> str:
     """On an executor: the directory Spark unpacked ``shipped`` into, once its files have
-    been checked against the driver's SHA-256 (once per process)."""
-    if shipped.archive not in _VERIFIED:
-        directory = Path(SparkFiles.get(shipped.archive))
+    been checked against the driver's SHA-256 (once per process and directory)."""
+    directory = Path(SparkFiles.get(shipped.archive))
+    if (str(directory), shipped.sha256) not in _VERIFIED:
         contents = {}
         for name in shipped.files:
             path = directory / name
@@ -244,8 +247,8 @@ def _executor_directory(shipped: Shipped) -> str:
         if _digest(contents) != shipped.sha256:
             raise ProbsentError(f"the model files in {directory} do not match the SHA-256 of the model the "
                                 f"driver sent ({shipped.sha256[:16]}...); refusing to score with them")
-        _VERIFIED[shipped.archive] = str(directory)
-    return _VERIFIED[shipped.archive]
+        _VERIFIED.add((str(directory), shipped.sha256))
+    return str(directory)
 
 
 def _executor_model(shipped: Shipped | None, loader: Callable = cached_scorer) -> Scorer:
