@@ -89,7 +89,8 @@ class StandaloneCluster:
         worker = [spark_class, "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
                   "--cores", str(self.cores), "--memory", "1g", "--webui-port", str(free_port()),
                   "--work-dir", str(self.root / "work")]
-        self._spawn("master", master, TMPDIR=str(self.root / "master-tmp"), SPARK_CONF_DIR=str(conf))
+        self._spawn("master", master, TMPDIR=str(self.root / "master-tmp"), SPARK_CONF_DIR=str(conf),
+                    SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false")  # no fixed port 6066
         self._wait(lambda status: True, "the master's web UI")
         self._spawn("worker", worker, TMPDIR=str(self.worker_tmp), SPARK_LOCAL_DIRS=str(self.worker_tmp),
                     SPARK_CONF_DIR=str(conf))

@@ -3,8 +3,10 @@ clusters): a client process with ``SparkSession.builder.remote("local[2]")`` (py
 the bundled Connect server) scores and encodes with the shipped model and with a model
 directory, sent twice in one session; the numbers match probsent.load() (1e-9 for scores,
 1e-6 for encodings, nulls in the same rows). The client runs in its own process: a Connect
-session and a classic SparkContext cannot share one. Needs pyspark[connect] and Java; in CI
-a missing one fails."""
+session and a classic SparkContext cannot share one; the server listens on the loopback
+interface, on a port the system picks (pyspark's SPARK_TESTING switch; otherwise the fixed
+15002, which parallel runs would share). Needs pyspark[connect] and Java; in CI a missing one
+fails."""
 from __future__ import annotations
 
 import json
@@ -31,6 +33,8 @@ CLIENT = textwrap.dedent('''
 
     sentences, model_dir, out = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
     spark = (SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.connect.grpc.binding.address", "127.0.0.1")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     df = spark.createDataFrame([(i, t) for i, t in enumerate(sentences)], "id int, text string")
     result = {"session": type(spark).__module__}
@@ -56,7 +60,7 @@ def connect_results(tmp_path_factory):
     tiny_model("wlo").save(root / "wlo")
     out = root / "result.json"
     run = subprocess.run([sys.executable, "-c", CLIENT, json.dumps(SENTENCES), str(root / "wlo"), str(out)],
-                         cwd=REPO, env=spark_env(TMPDIR=str(root)), capture_output=True, text=True, timeout=400)
+                         cwd=REPO, env=spark_env(TMPDIR=str(root), SPARK_TESTING="1"), capture_output=True, text=True, timeout=400)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(out.read_text()), probsent.load(root / "wlo")
 

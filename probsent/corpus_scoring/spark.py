@@ -207,7 +207,7 @@ def _is_connect(session: SparkSession) -> bool:
 
 def _session_key(session: SparkSession) -> str:
     if _is_connect(session):
-        return "connect:" + session.session_id
+        return f"connect:{getattr(session, 'session_id', id(session))}"  # session_id: pyspark 4
     return "classic:" + session.sparkContext.applicationId
 
 
