@@ -13,7 +13,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -131,3 +133,41 @@ class StandaloneCluster:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait(10)
+
+
+@contextmanager
+def model_planted_in_tmp(model: Path, archive: str, forged: Path) -> Iterator[None]:
+    """Another user's model ``forged`` planted in the shared temporary directory wherever a
+    staging directory for ``model`` could be looked for: under the name probsent used before
+    (``probsent-spark/probsent-model-<hash of the files>``, reused without a check), under the
+    archive's name and as its unpacked directory. Removed afterwards (only what it made)."""
+    import hashlib
+    import tempfile
+
+    old = hashlib.sha256()
+    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json"):
+        if (model / name).is_file():
+            old.update(name.encode() + b"\0" + (model / name).read_bytes())
+    shared = Path(tempfile.gettempdir())
+    made = [d for d in [shared / "probsent-spark"] if not d.exists()]
+    try:
+        for target in [shared / "probsent-spark" / f"probsent-model-{old.hexdigest()[:16]}",
+                       shared / "probsent-spark" / archive, shared / archive]:
+            if not target.exists():
+                shutil.copytree(forged, target)
+                made.append(target)
+        yield
+    finally:
+        for target in reversed(made):
+            shutil.rmtree(target, ignore_errors=True)
+
+
+def halved_copy(model, path: Path) -> Path:
+    """``model`` (a WLO SentenceModel) saved at ``path`` with every scale halved: a forged
+    model whose scores differ from the real one's by several nats."""
+    import torch
+
+    with torch.no_grad():
+        model.encoder.scale.weight.mul_(0.5)
+    model.save(path)
+    return path

@@ -17,7 +17,7 @@ import probsent
 from probsent.cli import main
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
-from tests.spark_support import require_spark
+from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
 
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy."]
@@ -234,3 +234,18 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
         (unpacked / name).unlink()
         (unpacked / name).write_bytes((path / name).read_bytes())
     assert module._executor_model(shipped).specificity(["the cat"]) == pytest.approx(model.specificity(["the cat"]))
+
+
+def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
+    """Issue 32's attack in local mode (where it worked: a copy with every scale halved, planted
+    under the staging name probsent reused, gave 244.75 for 36.81): the model's own scores."""
+    from probsent.corpus_scoring.spark import _ship
+    from probsent.spark import add_specificity
+
+    path, model = model_dir
+    texts = ["The cat sat on the mat.", "a man plays guitar"]
+    forged = halved_copy(make_model("wlo"), tmp_path / "forged")
+    with model_planted_in_tmp(path, _ship(frame(spark, texts), path)[0].archive, forged):
+        got = [r.specificity for r in add_specificity(frame(spark, texts), model=path).collect()]
+    np.testing.assert_allclose(got, model.specificity(texts), rtol=0, atol=1e-9)
+    assert np.min(np.abs(np.array(got) - probsent.load(forged).specificity(texts))) > 1.0

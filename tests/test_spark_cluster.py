@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import probsent
 from tests.helpers import tiny_model
-from tests.spark_support import REPO, StandaloneCluster, require_spark
+from tests.spark_support import REPO, StandaloneCluster, halved_copy, model_planted_in_tmp, require_spark
 
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy.", "a dog", None,
@@ -126,40 +125,15 @@ def test_a_second_call_in_one_session_ships_again_without_error(spark, model_dir
 
 def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
     """Another user's copy of "our" model (every scale halved), planted in the shared
-    temporary directory wherever a staging directory could be looked for: under the name the
-    old code reused (``probsent-spark/probsent-model-<hash>``), as the archive and as its
-    unpacked directory. The scores stay the model's own (issue 32, finding 1)."""
-    import hashlib
-    import shutil
-    import tempfile
-
-    import torch
-
-    from probsent.corpus_scoring.spark import _MODEL_FILES, _ship
+    temporary directory where a staging directory could be looked for (issue 32, finding 1):
+    the scores stay the model's own."""
+    from probsent.corpus_scoring.spark import _ship
     from probsent.spark import add_specificity
 
     path, model = model_dir
-    forged = tiny_model("wlo")
-    with torch.no_grad():
-        forged.encoder.scale.weight.mul_(0.5)
-    forged.save(tmp_path / "forged")
-    old_name = hashlib.sha256()
-    for name in _MODEL_FILES:
-        if (path / name).is_file():
-            old_name.update(name.encode() + b"\0" + (path / name).read_bytes())
-    archive = _ship(frame(spark), path)[0].archive
-    shared = Path(tempfile.gettempdir())
-    made = [d for d in [shared / "probsent-spark"] if not d.exists()]
-    try:
-        for target in [shared / "probsent-spark" / f"probsent-model-{old_name.hexdigest()[:16]}",
-                       shared / "probsent-spark" / archive, shared / archive]:
-            if not target.exists():
-                shutil.copytree(tmp_path / "forged", target, dirs_exist_ok=False)
-                made.append(target)
+    forged = halved_copy(tiny_model("wlo"), tmp_path / "forged")
+    with model_planted_in_tmp(path, _ship(frame(spark), path)[0].archive, forged):
         got = scores(add_specificity(frame(spark), model=path).collect())
-    finally:
-        for target in reversed(made):
-            shutil.rmtree(target, ignore_errors=True)
     assert_scores_match(got, model)
-    forged_scores = probsent.load(tmp_path / "forged").specificity([SENTENCES[i] for i in PRESENT])
+    forged_scores = probsent.load(forged).specificity([SENTENCES[i] for i in PRESENT])
     assert np.min(np.abs(np.array([got[i] for i in PRESENT]) - forged_scores)) > 1.0  # the attack would show
