@@ -45,9 +45,25 @@ def spark(cluster):
                .config("spark.cores.max", str(cluster.cores)).config("spark.executorEnv.PYTHONPATH", str(REPO))
                .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     try:
+        _first_job_within(session, cluster, 180)
         yield session
     finally:
         session.stop()
+
+
+def _first_job_within(session, cluster, seconds: float) -> None:
+    """A job that needs an executor, cancelled after ``seconds``: a cluster that never gives
+    the session an executor fails the module instead of waiting for ever."""
+    import threading
+
+    timer = threading.Timer(seconds, session.sparkContext.cancelAllJobs)
+    timer.start()
+    try:
+        session.range(4, numPartitions=2).count()
+    except Exception as error:  # the cancelled job
+        pytest.fail(f"no executor ran a job within {seconds:.0f} s ({error.__class__.__name__}): {cluster.logs()}")
+    finally:
+        timer.cancel()
 
 
 @pytest.fixture(scope="module")
