@@ -102,24 +102,15 @@ def test_the_executors_run_on_the_worker(spark, cluster) -> None:
     assert os.getpid() not in set(report.pid) and set(report.tmp) == {str(cluster.worker_tmp)}
 
 
-def test_shipped_model_scores_and_encodes_as_the_api(spark) -> None:
+@pytest.mark.parametrize("which", ["shipped", "directory"])
+def test_scores_and_encodings_match_the_api(spark, model_dir, which) -> None:
+    """The shipped model (installed with probsent on the executors) and a model directory
+    (sent by probsent): the scores and Gaussians of probsent.load(), nulls in the same rows."""
     from probsent.spark import add_encoding, add_specificity
 
-    model = probsent.load()
-    assert_scores_match(scores(add_specificity(frame(spark)).collect()), model)
-    rows = sorted(add_encoding(frame(spark)).collect(), key=lambda r: r.id)
-    mean, variance = model.encode([SENTENCES[i] for i in PRESENT])
-    np.testing.assert_allclose([rows[i].mean for i in PRESENT], mean, rtol=0, atol=1e-6)
-    np.testing.assert_allclose([rows[i].variance for i in PRESENT], variance, rtol=0, atol=1e-6)
-    assert all(rows[i].mean is None and rows[i].variance is None for i in range(len(SENTENCES)) if i not in PRESENT)
-
-
-def test_model_directory_scores_and_encodes_as_the_api(spark, model_dir) -> None:
-    from probsent.spark import add_encoding, add_specificity
-
-    path, model = model_dir
-    assert_scores_match(scores(add_specificity(frame(spark), model=str(path)).collect()), model)
-    rows = sorted(add_encoding(frame(spark), model=path).collect(), key=lambda r: r.id)
+    given, model = (None, probsent.load()) if which == "shipped" else (str(model_dir[0]), model_dir[1])
+    assert_scores_match(scores(add_specificity(frame(spark), model=given).collect()), model)
+    rows = sorted(add_encoding(frame(spark), model=given).collect(), key=lambda r: r.id)
     mean, variance = model.encode([SENTENCES[i] for i in PRESENT])
     np.testing.assert_allclose([rows[i].mean for i in PRESENT], mean, rtol=0, atol=1e-6)
     np.testing.assert_allclose([rows[i].variance for i in PRESENT], variance, rtol=0, atol=1e-6)
