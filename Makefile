@@ -21,10 +21,11 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Main job: the specificity of the example sentences with the shipped model (score, then
-# P(specific), most specific first), and one sentence's entropy explained word by word.
+# P(specific), then the percentile for the sentence's length, most specific first), and one
+# sentence's entropy explained word by word.
 # Needs no data: the model is inside the package.
 run: setup
-	$(BIN)/probsent specificity --probability --input examples/sentences.txt | sort -t'	' -k1,1 -gr
+	$(BIN)/probsent specificity --probability --percentile --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 	$(BIN)/probsent explain "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday."
 
 # Train a small WLO for about four minutes on the shared pairs (resumable), then score the

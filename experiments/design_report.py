@@ -218,18 +218,23 @@ def diagnostic_lines(record: dict[str, Any] | None) -> list[str]:
 
 def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
     """The shipped model's two rows on the four test sets: its entropy, and its P(specific)
-    calibrated on the news training rows from the entropy and the token count."""
+    calibrated on the news training rows (from the score alone; records written before the
+    score-only fit: from the entropy and the token count)."""
     if rows is None:
         return []
     measures, length = rows["measures"], rows["length"]
     table = ["| system | News acc. | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
              "| Length | " + " | ".join(f"{length[d]:.1f}" for d in DOMAINS) + " |"]
-    for row, label in (("entropy", "entropy (the score)"), ("probability", "P(specific), calibrated with length")):
+    score_only = rows.get("calibration") == "score"
+    fit = "a logistic fit of the score" if score_only else "calibrated with length"
+    for row, label in (("entropy", "entropy (the score)"), ("probability", f"P(specific), {fit}")):
         table.append(f"| shipped model, {label} | " + " | ".join(f"{measures[row][d]:.1f}" for d in DOMAINS) + " |")
     gap = measures["probability"]["news"] - length["news"]
-    return ["### The shipped model's length-aware P(specific)", "",
-            "`probsent calibrate` fits P(specific) from the entropy and the token count on the cleaned news "
-            "training rows (`python -m experiments.ship_rule --round 1 --stage shipped-rows`; the ρ columns "
+    how = ("from the score alone, so it keeps the score's order and every column equals the entropy's"
+           if score_only else "from the entropy and the token count")
+    return ["### The shipped model's P(specific)", "",
+            f"`probsent calibrate` fits P(specific) on the cleaned news training rows {how} "
+            "(`python -m experiments.ship_rule --round 1 --stage shipped-rows`; the ρ columns "
             "rank by the score or the probability):", "", *table, "",
             f"On News the calibrated probability is {abs(gap):.1f} points {'above' if gap >= 0 else 'below'} "
             f"Length.", ""]

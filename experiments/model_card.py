@@ -93,6 +93,32 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
             f"{len(words)} distinct words{shown}.")
 
 
+def _calibration_label(rows: dict) -> str:
+    """How the shipped rows' P(specific) was fitted: from the score alone (now), or with the
+    token count (the records written before the score-only fit)."""
+    return "a logistic fit of the score" if rows.get("calibration") == "score" else "calibrated with length"
+
+
+def _information_content(systems) -> tuple[str, object] | None:
+    """(row name, specificity) of the information-content baseline, where the evaluation has it."""
+    name = next((n for n in systems if n.startswith("Information content")), None)
+    return (name, systems[name].specificity) if name else None
+
+
+def _information_content_lines(spec, information) -> list[str]:
+    """What the entropy adds to the words' rarity alone: its margin over information content."""
+    if not information:
+        return []
+    name, counted = information
+    gaps = [spec.news.accuracy - counted.news.accuracy] + [
+        spec.domain(d).spearman - counted.domain(d).spearman for d in ("twitter", "yelp", "movie")]
+    source = ("the word counts of the data this model was trained on (add-one smoothed)"
+              if "training counts" in name else "wordfreq's English word frequencies (its training file was not found)")
+    return ["", f"The information-content baseline (`probsent eval --baseline information-content`) scores a sentence "
+                f"by the sum over its tokens of -log p(w), p from {source}: what word rarity alone reaches. This model's entropy minus it, News / Twitter / Yelp / Movie: "
+                + " / ".join(f"{gap:+.1f}" for gap in gaps) + " points."]
+
+
 def _similarity_lines(evaluation) -> list[str]:
     """The STS Benchmark test Pearson of the model's three similarity read-outs, beside the paper's."""
     sts = evaluation.results.first_model().sts
@@ -196,18 +222,25 @@ def render(data_dir: Path) -> str:
               f"{training.get('seconds', 0) / 60:.1f} minutes of training on a 2-core CPU.",
               _vocabulary_sentence(model, export, config) + " " + _choice_sentence() + _unit_sentence(model, export), "",
               "## Results (test sets; from `probsent eval`)", "",
+              f"Computed by `{evaluation.command}` (`results/shipped/`).", "",
               "| | News acc | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
               f"| this model | {spec.news.accuracy:.1f} | {spec.twitter.spearman:.1f} | "
               f"{spec.yelp.spearman:.1f} | {spec.movie.spearman:.1f} |"]
     rows = json.loads(SHIPPED_ROWS.read_text(encoding="utf-8")) if SHIPPED_ROWS.is_file() else None
     probability = rows["measures"]["probability"] if rows else None
     if probability:
-        lines.append("| this model, P(specific) calibrated with length | " + " | ".join(
+        lines.append(f"| this model, P(specific) ({_calibration_label(rows)}) | " + " | ".join(
             f"{probability[d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
                      f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
                      f"{length.movie.spearman:.1f} |")
+    information = _information_content(systems)
+    if information:
+        name, counted = information
+        source = name.removeprefix("Information content").strip(" ()")
+        lines.append(f"| Information content baseline, {source} (computed) | {counted.news.accuracy:.1f} | {counted.twitter.spearman:.1f} | "
+                     f"{counted.yelp.spearman:.1f} | {counted.movie.spearman:.1f} |")
     wlo_paper = paper.get("table2_specificity", {}).get("WLO")
     if wlo_paper:
         lines.append("| WLO, the paper's numbers (ParaNMT) | " + " | ".join(
@@ -219,24 +252,32 @@ def render(data_dir: Path) -> str:
         combined = ""
         if probability:
             both = probability["news"] - length.news.accuracy
-            combined = (f" Its P(specific), fit on the news training rows from the entropy and the token count, "
+            combined = (f" Its P(specific), fit on the news training rows ({_calibration_label(rows)}), "
                         + ("ties it" if abs(both) < 1e-9 else f"is {abs(both):.1f} points {'above' if both > 0 else 'below'} it")
                         + " (`python -m experiments.ship_rule --round 1 --stage shipped-rows`).")
         lines += ["", f"On News accuracy this model's entropy {where} the Length baseline.{combined} "
                       f"SPECITELLER, a supervised scorer, reaches "
                       f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
+    lines += _information_content_lines(spec, information)
     lines += _similarity_lines(evaluation)
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give "
-              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score"
-              + (f" {_signed(calibration.length_slope)} x tokens" if calibration.length_slope else "")
-              + f" {_signed(calibration.intercept)}))), "
-              f"score = -entropy" + (", tokens = the sentence's token count" if calibration.length_slope else "")
-              + f": a logistic fit on the {calibration.sentences:,} cleaned news training rows "
-              f"(as SPECITELLER reports probabilities). It is calibrated for news-like text only"
-              + ("; the score itself stays the model's entropy." if calibration.length_slope else "."), "",
+              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score {_signed(calibration.intercept)}))), "
+              f"score = -entropy: a logistic fit on the {calibration.sentences:,} cleaned news training rows "
+              f"(as SPECITELLER reports probabilities), so it is in the score's order. It means the share of "
+              f"news sentences with that score that annotators call specific; on other text (tweets, reviews, "
+              f"short examples) read it as a rescaled score, and use the percentile for the sentence's length "
+              f"to compare.", "",
+              "## Percentile for the sentence's length", "",
+              f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
+              f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "
+              f"({len(model.percentiles.starts)} length bins; sentences of {model.percentiles.starts[-1]} tokens "
+              f"or more share the last) that score lower: {model.percentiles.reference}. "
+              f"\"It is good.\" is at {model.percentile('It is good.'):.0f}, "
+              f"\"Einstein published relativity in 1905.\" at "
+              f"{model.percentile('Einstein published relativity in 1905.'):.0f}.", "",
               "## Example scores", "",
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
               "| Sentence | Entropy | P(specific) |", "|---|---|---|"]

@@ -29,11 +29,12 @@ def _probsent(*args: str) -> list[str]:
 
 def render() -> list[str]:
     """The block's lines: the most and least specific example sentences (score, P(specific),
-    sentence, as ``sort -gr`` orders them), then the head of the explanation."""
-    scored = sorted(_probsent("specificity", "--probability", "--input", str(EXAMPLES)),
+    percentile for the length, sentence, as ``sort -gr`` orders them), then the head of the
+    explanation (entropy, coverage, column names, words)."""
+    scored = sorted(_probsent("specificity", "--probability", "--percentile", "--input", str(EXAMPLES)),
                     key=lambda line: -float(line.split("\t")[0]))
     explained = _probsent("explain", EXPLAINED)
-    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:2 + WORD_ROWS], "..."]
+    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:3 + WORD_ROWS], "..."]
 
 
 def _block_span(lines: list[str]) -> tuple[int, int]:

@@ -419,7 +419,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     from probsent.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
-    if model.calibration is None or model.calibration.length_slope == 0.0:
+    if model.calibration is None:
         cli(["calibrate", "--model", str(model_dir)])
         model = probsent.load(model_dir)
     stsb = ds.load_sts_benchmark(ds.as_data_dir(None), "test")
@@ -443,7 +443,8 @@ def write_test_record(round_: Round, record: dict[str, Any]) -> dict[str, Any]:
 
 def ship(record: dict[str, Any], record_path: Path) -> None:
     """Ship the winner's seed-1 ``best/`` model into the package: float16, every word kept (the
-    vocabulary floor is checked on the files written), calibrated with length. The files it
+    vocabulary floor is checked on the files written), calibrated (score-only P(specific) and the
+    percentile table, ``probsent calibrate``). The files it
     replaces go to results/shipped-before-rule/ first (the shipped model's records too)."""
     import shutil
 
@@ -461,7 +462,8 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     if shipped_words != trained:
         raise SystemExit(f"{staged}: {shipped_words} words, training kept {trained}")
     keep = PREVIOUSLY_SHIPPED.parent
-    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json", "MODEL_CARD.md"):
+    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json", "percentiles.json",
+                 "MODEL_CARD.md"):
         if (package / name).is_file() and not (keep / name).is_file():
             shutil.copy2(package / name, keep / name)
     for name in ("choice.json", "evaluation.json", "report.md"):
@@ -469,6 +471,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
         if shipped_record.is_file() and not (keep / f"shipped-{name}").is_file():
             shutil.copy2(shipped_record, keep / f"shipped-{name}")
     (package / "calibration.json").unlink(missing_ok=True)
+    (package / "percentiles.json").unlink(missing_ok=True)
     for name in ("config.json", "model.safetensors", "vocab.txt"):
         shutil.copy2(staged / name, package / name)
     cli(["calibrate", "--model", str(package)])
@@ -484,8 +487,8 @@ def write_shipped_rows() -> dict[str, Any]:
     """The shipped model's entropy and calibrated P(specific) rows on the test sets, and Length's."""
     from probsent.evaluation.baselines import LengthScorer
 
-    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "measures": test_measures(SHIPPED),
-            "length": specificity_row(LengthScorer())}
+    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "score",
+            "measures": test_measures(SHIPPED), "length": specificity_row(LengthScorer())}
     write_json(SHIPPED_ROWS, rows)
     return rows
 
@@ -524,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json(RARITY_DIAGNOSTIC, record)
         print(json.dumps(record, indent=1))
         return 0
-    if args.stage == "shipped-rows":  # the shipped model, calibrated with length: both test rows
+    if args.stage == "shipped-rows":  # the shipped model, calibrated (score-only): both test rows
         print(json.dumps(write_shipped_rows(), indent=1))
         return 0
     if args.stage == "reference":  # the model shipped before this rule: the equal-length floor

@@ -134,7 +134,38 @@ def _shipped_lines() -> list[str]:
             f"{export.get('dtype')} weights.{chosen} "
             f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
             f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
-            f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}", *_first_rule_lines()]
+            f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}",
+            *_word_count_rows(evaluation), *_first_rule_lines()]
+
+
+WORD_COUNT_BASELINES = ("Length", "Word Freq", "Information content")
+"""The baselines that count words (their number, their frequency rank, their information content)."""
+
+
+def _word_count_rows(evaluation) -> list[str]:
+    """The shipped model beside the baselines that count words, on every test table they share
+    (from results/shipped/evaluation.json, with the command that wrote it)."""
+    systems = evaluation.results.systems
+    names = [next(iter(n for n, e in systems.items() if e.kind == "model"))]
+    names += [n for n, e in systems.items() if e.kind == "baseline" and n.startswith(WORD_COUNT_BASELINES)]
+    rows = []
+    for name in names:
+        entry = systems[name]
+        spec, snli = entry.specificity, entry.snli
+        cells = [spec.news.accuracy, *(spec.domain(d).spearman for d in DOMAINS),
+                 entry.length_normalized_news.accuracy if entry.length_normalized_news else None,
+                 *((snli.entailment, snli.neutral, snli.contradiction) if snli else (None,) * 3),
+                 entry.shorter_specific.accuracy if entry.shorter_specific else None]
+        rows.append(f"| {name} | " + " | ".join(_fmt(c) for c in cells) + " |")
+    information = next((n for n in names if n.startswith("Information content")), None)
+    note = next((line for line in evaluation.notes if line.startswith("Information content")), "")
+    return ["", f"The shipped model beside the baselines that count words, on the test sets (`{evaluation.command}`; "
+                "`results/shipped/report.md` has every table). News: accuracy; Twitter / Yelp / Movie: Spearman ρ; "
+                "length-normalized News: accuracy (Table 3); SNLI: % of equal-length test pairs whose hypothesis scores "
+                "less specific (Table 4); shorter specific: % of probsent's pairs whose short specific sentence scores "
+                "higher." + (f" {note}" if information else ""), "",
+            "| System | News | Twitter | Yelp | Movie | Length-normalized News | SNLI entailment | SNLI neutral | "
+            "SNLI contradiction | Shorter specific |", "|" + "---|" * 10, *rows]
 
 
 def _shipped_engine_note(entry: SystemResult) -> str:

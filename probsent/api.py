@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Sequence, Union
@@ -18,19 +17,24 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.gaussian import entropy as gaussian_entropy
-from probsent.inputs import texts
+from probsent.inputs import Texts, texts
 from probsent.model_files import read_model_dir, save_model
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.models import Encoding, SentenceEncoder, WordEntropyTerms, with_word_entropy_terms
 from probsent.models.similarity import paired_similarity, similarity_blocks
-from probsent.text.token_ids import TokenIds
+from probsent.percentiles import PercentileTable
+from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
+from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
 from probsent.word_terms import MAX_TOKENS, WordTermTable
 
-__all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "MAX_TOKENS", "SentenceModel", "load"]
+__all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "LOW_COVERAGE", "MAX_TOKENS", "MEASURES", "SentenceModel",
+           "load"]
 
 # a str, or any iterable of str and nulls: list, generator, NumPy array, pandas Series, datasets column
 Sentences = Union[str, Iterable[Any]]
+# what ``encode`` returned: vectors (or means) [n, dim] or [dim], or a (mean, variance) tuple
+Encoded = Union[np.ndarray, tuple]
 
 # A sentence is encoded (and explained) as its first MAX_TOKENS tokens (probsent.word_terms):
 # the encoding's memory per sentence stays bounded (about 3 KB a token) whatever the input.
@@ -66,11 +70,12 @@ class SentenceModel:
 
     def __init__(self, encoder: SentenceEncoder, vocab: Vocabulary,
                  config: dict[str, Any] | None = None, calibration: Calibration | None = None,
-                 path: Path | None = None) -> None:
+                 path: Path | None = None, percentiles: PercentileTable | None = None) -> None:
         self.encoder = encoder.eval()
         self.vocab = vocab
         self.config = config or {}
         self.calibration = calibration
+        self.percentiles = percentiles  # the percentile table for the sentence's length, if any
         self.path = path  # the directory it was loaded from, if any
         self._token_ids = TokenIds(vocab.index, MAX_TOKENS)
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
@@ -115,7 +120,7 @@ class SentenceModel:
             with torch.no_grad():
                 table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).cpu().numpy(),
                                       self._prior_entropy(terms), weights[1].norm(dim=-1).double().cpu().numpy(),
-                                      self.calibration, self.path, self._token_ids)
+                                      self.calibration, self.path, self._token_ids, self.percentiles)
             self._terms = (version, table)
         return self._terms[1]
 
@@ -209,53 +214,84 @@ class SentenceModel:
             return -self._entropy_values(items, batch_size)
         return saturated(self._encode(items, batch_size).mean.double().norm(dim=-1)).cpu().numpy()
 
-    def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
-        """The (N, M) matrix d(a_i, b_j) of every pair, as float32: the model's own similarity
-        (the log expected inner product log N(0; mu_i - mu_j, S_i + S_j) of the Gaussians for
-        probabilistic models, the cosine otherwise). A single string on a side drops that
-        axis (two strings give a float). Rows and columns of null items are NaN.
+    def similarity(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
+                   measure: str | None = None, *, show_progress_bar: bool | None = None):
+        """The (N, M) matrix of ``measure`` between every a_i and every b_j, as float32.
 
-        Computed in blocks (MAX_SIMILARITY_CELLS), so memory beyond the N x M result stays
-        bounded; each value is exact as in :meth:`similarity_pairwise`.
+        Parameters
+        ----------
+        a, b : str, iterable of str, or encodings
+            Sentences, or what :meth:`encode` returned for them earlier: an array [n, dim] or
+            [dim] (vectors, or a probabilistic model's means), or a (mean, variance) tuple.
+        measure : str, optional
+            ``"cosine"`` (the default: the cosine of the means, or of the vectors),
+            ``"cosine_concat"``, ``"kernel"`` or ``"expected_inner_product"`` (the model's
+            training similarity, unbounded); see :mod:`probsent.similarity_measures`. The
+            default was chosen on development sets (docs/RESULTS.md).
 
-        Until the next release, two collections of the same length also raise a
-        DeprecationWarning: ``similarity`` used to pair them row by row, which is now
-        :meth:`similarity_pairwise` (the matrix's diagonal).
+        Returns
+        -------
+        numpy.ndarray or float
+            float32 (N, M); a single string (or 1-D encoding) on a side drops that axis, two
+            give a float. Higher = more alike. Every measure but the expected inner product is
+            bounded and largest for a sentence with itself. Rows and columns of null or
+            blank sentences are NaN.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> round(model.similarity("A man plays a guitar.", "A man plays a guitar."), 4)
+        1.0
         """
-        given_a, given_b = texts(a), texts(b)
-        if not given_a.single and not given_b.single and len(given_a) == len(given_b):
-            warnings.warn(f"similarity(a, b) now returns the ({len(given_a)}, {len(given_b)}) matrix of "
-                          f"every pair; similarity_pairwise(a, b) gives the former pair-by-pair values",
-                          DeprecationWarning, stacklevel=2)
-        encoded_a = self._encode(given_a.items, batch_size)
-        encoded_b = self._encode(given_b.items, batch_size)
-        matrix = np.empty((len(given_a), len(given_b)), dtype=np.float32)
-        for rows, columns, block in similarity_blocks(encoded_a, encoded_b, MAX_SIMILARITY_CELLS):
-            matrix[rows, columns] = saturated(block).cpu().numpy()
-        matrix[given_a.missing, :] = np.nan
-        matrix[:, given_b.missing] = np.nan
-        if given_a.single:
-            return float(matrix[0, 0]) if given_b.single else matrix[0]
-        return matrix[:, 0] if given_b.single else matrix
+        measure = check_measure(measure, self.probabilistic)
+        side_a = self._operand(a, batch_size, show_progress_bar)
+        side_b = self._operand(b, batch_size, show_progress_bar)
+        if measure == "expected_inner_product":
+            matrix = np.empty((len(side_a.missing), len(side_b.missing)), dtype=np.float32)
+            for rows, columns, block in similarity_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
+                matrix[rows, columns] = saturated(block).cpu().numpy()
+        else:
+            matrix = measure_matrix(measure, side_a.wide(measure), side_b.wide(measure),
+                                    MAX_SIMILARITY_CELLS).astype(np.float32)
+        matrix[side_a.missing, :] = np.nan
+        matrix[:, side_b.missing] = np.nan
+        if side_a.single:
+            return float(matrix[0, 0]) if side_b.single else matrix[0]
+        return matrix[:, 0] if side_b.single else matrix
 
-    def similarity_pairwise(self, a: Sentences, b: Sentences, batch_size: int = 256):
-        """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
-        product of the Gaussians for probabilistic models); NaN where either item is null.
+    def similarity_pairwise(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
+                            measure: str | None = None, *, show_progress_bar: bool | None = None):
+        """``measure`` of a_i with b_i for every pair i (the diagonal of :meth:`similarity`).
 
-        Computed in float64 from the log-variances and, for WLO, the means' logarithms (exact
-        however far a mean is beyond float32's range), without training's floor on the
-        variances, then saturated to float32's range.
+        ``a`` and ``b`` are sentences or encodings, as in :meth:`similarity`, with as many
+        items on each side. NaN where either item is null or blank; a pandas Series gives a
+        Series with its index. The expected inner product is computed in float64 from the
+        log-variances and, for WLO, the means' logarithms (exact however far a mean is beyond
+        float32's range), without training's floor on the variances, then saturated to
+        float32's range.
         """
-        given_a, given_b = texts(a), texts(b)
-        if len(given_a) != len(given_b):
-            raise InvalidValueError(f"similarity_pairwise needs as many sentences in a ({len(given_a)}) "
-                                    f"as in b ({len(given_b)})")
-        wide = lambda e: Encoding(e.mean.double(), None if e.logvar is None else e.logvar.double(),  # noqa: E731
-                                  log_abs_mean=e.log_abs_mean)
-        values = saturated(paired_similarity(wide(self._encode(given_a.items, batch_size)),
-                                             wide(self._encode(given_b.items, batch_size)), exact=True)).cpu().numpy()
-        given_a.missing |= given_b.missing
-        return given_a.scores(values, "similarity")
+        measure = check_measure(measure, self.probabilistic)
+        side_a = self._operand(a, batch_size, show_progress_bar)
+        side_b = self._operand(b, batch_size, show_progress_bar)
+        if len(side_a.missing) != len(side_b.missing):
+            raise InvalidValueError(f"similarity_pairwise needs as many items in a ({len(side_a.missing)}) "
+                                    f"as in b ({len(side_b.missing)})")
+        if measure == "expected_inner_product":
+            wide = lambda e: Encoding(e.mean.double(), e.logvar.double(), log_abs_mean=e.log_abs_mean)  # noqa: E731
+            values = saturated(paired_similarity(wide(side_a.encoding), wide(side_b.encoding), exact=True)).cpu().numpy()
+        else:
+            values = measure_pairs(measure, side_a.wide(measure), side_b.wide(measure)).astype(np.float32)
+        shape = side_a.texts if side_a.texts is not None else Texts([""] * len(values), side_a.missing, side_a.single)
+        shape.missing = side_a.missing | side_b.missing
+        return shape.scores(values, "similarity")
+
+    def _operand(self, given: Sentences | Encoded, batch_size: int, show_progress_bar: bool | None) -> "_Operand":
+        """Sentences encoded, or encodings given by the caller, as one side of a similarity."""
+        if isinstance(given, tuple) or (isinstance(given, np.ndarray) and given.dtype.kind in "fiu"):
+            return _Operand.of_arrays(given, self.probabilistic)
+        side = texts(given)
+        return _Operand(self._encode_chunks(side.items, batch_size, show_progress_bar), side.missing, side.single,
+                        side)
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
@@ -265,17 +301,52 @@ class SentenceModel:
         return self.calibration
 
     def probability(self, sentences: Sentences, batch_size: int = 256):
-        """P(specific) from the model's calibration (see ``probsent calibrate``); NaN for a
-        null item; a pandas Series gives a Series with its index."""
+        """P(specific) from the model's calibration (``probsent calibrate``): a logistic function
+        of the score fitted on news sentences, so in the same order as :meth:`specificity`;
+        see :mod:`probsent.calibration` for what it means on other text. NaN for a null or
+        blank item; a pandas Series gives a Series with its index."""
         self.require_calibration()
         return self._values(sentences, "probability", lambda items: self.probability_of_scores(
+            self._specificity_values(items, batch_size)))
+
+    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
+        """P(specific) of sentences already scored by :meth:`specificity`."""
+        return self.require_calibration().probability(scores)
+
+    def require_percentiles(self) -> PercentileTable:
+        """The model's percentile table; a one-line error saying how to make one if it has none."""
+        if self.percentiles is None:
+            raise ProbsentError(f"{self.path or 'this model'} has no percentiles.json; "
+                                f"run: probsent calibrate --model {self.path or 'DIR'}")
+        return self.percentiles
+
+    def percentile(self, sentences: Sentences, batch_size: int = 256):
+        """How specific each sentence is for its length, from 0 to 100: the share of the model's
+        reference sentences with the same number of tokens that score lower (ties count half;
+        see :mod:`probsent.percentiles`). Comparable across kinds of text, unlike the raw score.
+        NaN for a null or blank item; a pandas Series gives a Series with its index.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.percentile("Einstein published relativity in 1905.") > 90
+        True
+        """
+        self.require_percentiles()
+        return self._values(sentences, "percentile", lambda items: self.percentile_of_scores(
             self._specificity_values(items, batch_size), items))
 
-    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
-        """P(specific) of sentences already scored by :meth:`specificity` (the calibration also
-        reads each sentence's token count, up to MAX_TOKENS; a missing sentence counts 0)."""
-        calibration = self.require_calibration()
-        return calibration.probability(scores, self.token_counts(sentences) if calibration.uses_length else None)
+    def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """The percentile of sentences already scored by :meth:`specificity`."""
+        return self.require_percentiles().percentile(scores, self.token_counts(sentences))
+
+    def coverage(self, sentences: Sentences):
+        """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
+        own in the vocabulary, from 0 to 1; the others all share the ``<unk>`` entry. Below
+        LOW_COVERAGE (0.5) a score says little about the text (another language, emoji, code).
+        A word without an entry whose accents or compatibility forms fold to one (café -> cafe)
+        counts as covered and is read as that word. NaN for a null or blank item."""
+        return self._values(sentences, "coverage", lambda items: self._token_ids.coverage(items))
 
     def token_counts(self, sentences: Sequence[str | None]) -> np.ndarray:
         """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
@@ -294,8 +365,64 @@ class SentenceModel:
         return self._term_table("explain").explain(sentence)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
-        save_model(path, self.encoder, self.vocab, self.config.get("training"))
+        """Write the model directory atomically: config.json, model.safetensors, vocab.txt, and the
+        calibration and percentile table where the model has them. An existing model directory
+        is replaced whole; any other existing path is refused (nothing of it is touched)."""
+        save_model(path, self.encoder, self.vocab, self.config.get("training"),
+                   extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+
+
+class _Operand:
+    """One side of a similarity: its encoding (torch, float32 or wider), which rows are missing,
+    whether it was a single item, and the sentences it came from (None for given encodings)."""
+
+    def __init__(self, encoding: Encoding, missing: np.ndarray, single: bool, given: Texts | None = None) -> None:
+        self.encoding, self.missing, self.single, self.texts = encoding, missing, single, given
+
+    def wide(self, measure: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """(mean, log-variance) as float64 NumPy arrays, missing rows zero; a one-line error
+        where ``measure`` needs variances this side was given without."""
+        if self.encoding.logvar is None and measure != "cosine":
+            raise InvalidValueError(f"measure {measure!r} needs the variances: pass the (mean, variance) "
+                                    f"tuple that encode returned, not the means alone")
+        mean = self.encoding.mean.double().cpu().numpy().copy()
+        mean[self.missing] = 0.0
+        if self.encoding.logvar is None:
+            return mean, None
+        logvar = self.encoding.logvar.double().cpu().numpy().copy()
+        logvar[self.missing] = 0.0
+        return mean, logvar
+
+    @classmethod
+    def of_arrays(cls, given: Encoded, probabilistic: bool) -> "_Operand":
+        """Encodings the caller computed with :meth:`SentenceModel.encode`: checked, one line
+        for anything else."""
+        if isinstance(given, tuple):
+            if not probabilistic:
+                raise TypeError("a (mean, variance) tuple is a probabilistic model's encoding; this model "
+                                "gives vectors: pass the array encode returned")
+            if len(given) != 2:
+                raise TypeError(f"an encoding is an array or a (mean, variance) tuple, not a tuple of {len(given)}")
+            mean, variance = (np.asarray(x, dtype=np.float64) for x in given)
+        else:
+            mean, variance = np.asarray(given, dtype=np.float64), None
+        if mean.ndim not in (1, 2) or (variance is not None and variance.shape != mean.shape):
+            raise TypeError(f"an encoding is [n, dim] or [dim] (with a variance of the same shape), not "
+                            f"{mean.shape if variance is None or mean.ndim not in (1, 2) else variance.shape}")
+        single = mean.ndim == 1
+        mean = mean[None] if single else mean
+        missing = ~np.isfinite(mean).all(axis=1)
+        logvar = None
+        if variance is not None:
+            variance = variance[None] if single else variance
+            missing |= np.isnan(variance).any(axis=1)
+            if (variance[~missing] <= 0).any():
+                raise ValueError("variances must be positive (pass the variance encode returns, "
+                                 "not its log-variance)")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logvar = torch.from_numpy(np.where(missing[:, None], 0.0, np.log(variance)))
+        mean_tensor = torch.from_numpy(np.where(missing[:, None], 0.0, mean))
+        return cls(Encoding(mean_tensor, logvar), missing, single)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -329,4 +456,4 @@ def load(path: str | os.PathLike[str] | None = None, device: str | torch.device 
     path = resolve_model_dir(path)
     target = resolve_device(device)  # checked before reading the model
     encoder, vocab, config = read_model_dir(path)
-    return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path)
+    return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path, PercentileTable.load(path))

@@ -1,13 +1,20 @@
-"""P(specific | score, length): a logistic fit on labelled sentences.
+"""P(specific | score): a logistic fit on labelled sentences, monotone in the score.
 
 SPECITELLER reports probabilities; probsent's scores are entropies or norms. A model is
-calibrated by fitting P(specific) = sigmoid(slope * score + length_slope * tokens + intercept)
-by maximum likelihood on the news training sentences (general/specific labels), and the fit
-is stored beside the model as ``calibration.json``. The score stays the model's own (the
-entropy); the sentence's token count is a second feature because the news labels reward
-length, so the probability is at least as good as a word count there while the score is
-free to measure what a word count cannot. A calibration without ``length_slope`` (written
-before it existed) is a score-only fit.
+calibrated by fitting P(specific) = sigmoid(slope * score + intercept) by maximum likelihood
+on the cleaned news training sentences (general/specific labels, rows 0..2795 without the test
+sentences), and the fit is stored beside the model as ``calibration.json``.
+
+What it means: on news-like text, the share of sentences with that score that annotators
+called specific. The fit reads the score alone, so the probabilities are in the same order as
+the scores (a test checks it for any fit: the slope of a sensible model is positive). On other
+text (tweets, reviews, one-line examples) the news labels' base rate does not hold: read the
+probability as a rescaled score there, and use the percentile for the sentence's length
+(:mod:`probsent.percentiles`) to compare within one kind of text.
+
+An earlier version also fed the token count to the fit, which could put a long general
+sentence above a short specific one; a calibration file with a ``length_slope`` other than 0
+is refused with the command that makes a new one.
 """
 from __future__ import annotations
 
@@ -89,22 +96,10 @@ class Calibration:
     fitted_on: str
     sentences: int
     accuracy_at_half: float  # on the sentences it was fitted on
-    length_slope: float = 0.0  # per token; 0 = a score-only fit
 
-    @property
-    def uses_length(self) -> bool:
-        """Whether :meth:`probability` needs the sentences' token counts."""
-        return self.length_slope != 0.0
-
-    def probability(self, scores: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
-        """P(specific) for each score, with each sentence's token count where the fit uses it."""
-        scores = np.asarray(scores, dtype=np.float64)
-        if not self.uses_length:
-            return logistic(self.slope, self.intercept, scores)
-        if lengths is None:
-            raise ValueError("this calibration uses sentence length: pass the token counts")
-        return _expit(self.slope * scores + self.length_slope * np.asarray(lengths, dtype=np.float64)
-                     + self.intercept)
+    def probability(self, scores: np.ndarray) -> np.ndarray:
+        """P(specific) for each score (NaN for a NaN score), in the scores' order."""
+        return logistic(self.slope, self.intercept, np.asarray(scores, dtype=np.float64))
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""
@@ -124,12 +119,15 @@ class Calibration:
         problem = _calibration_problem(fields)
         if problem:
             raise InvalidValueError(f"{path}: damaged calibration ({problem})")
+        if fields.pop("length_slope", 0.0) != 0.0:
+            raise InvalidValueError(f"{path}: fitted with sentence length by an earlier probsent, which can order "
+                                    f"probabilities against scores; run: probsent calibrate --model {path.parent}")
         return cls(**fields)
 
 
 _FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float,
            "length_slope": float}
-_OPTIONAL = {"length_slope"}  # absent in a score-only calibration written before it existed
+_OPTIONAL = {"length_slope"}  # only in files of the earlier length-aware fit (refused unless 0)
 
 
 def _calibration_problem(fields: object) -> str | None:

@@ -87,7 +87,9 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "null; undecodable bytes are read as U+FFFD. A Parquet "
                                         "(.parquet) or JSON Lines (.jsonl) input keeps all its "
                                         "columns and rows, in order, and gains a specificity "
-                                        "column (null where --column is null or blank).")
+                                        "column (null where --column is null or blank). "
+                                        "Columns in order: specificity, probability, percentile, "
+                                        "coverage (the ones asked for), then the sentence.")
     parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
     parser.add_argument("--model", help="model directory or probsent train output directory "
                                         "(default: the WLO model shipped with probsent)")
@@ -105,40 +107,43 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
-                        help="also write P(specific) from the model's calibration (tsv: score, "
-                             "probability, sentence)")
+                        help="also write P(specific): a logistic function of the score fitted on news "
+                             "sentences (probsent calibrate), in the score's order; on other text read "
+                             "it as a rescaled score (tsv: score, probability, ..., sentence)")
+    parser.add_argument("--percentile", action="store_true",
+                        help="also write the percentile for the sentence's length, 0-100: the share of "
+                             "the model's reference sentences with as many tokens that score lower")
+    parser.add_argument("--coverage", action="store_true",
+                        help="also write the share of the sentence's tokens with an entry of their own "
+                             "(0-1); below 0.5 the score says little (a warning counts such sentences)")
     parser.add_argument("--batch-size", type=positive_int, default=256,
                         help="sentences encoded together (default: %(default)s)")
 
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("calibrate", help="fit P(specific) for a model on the news training sentences",
+    parser = sub.add_parser("calibrate", help="fit P(specific) and the percentile table of a model",
                             description="Fit P(specific) = sigmoid(a * score + b) by maximum likelihood "
                                         "on the labelled news training sentences (rows 0..2795 minus "
-                                        "those equal to test sentences) and store it as "
-                                        "calibration.json in the model directory.")
+                                        "those equal to test sentences), and build the percentile "
+                                        "table for the sentence's length from a fixed sample of "
+                                        "training sentences (--reference); store both in the model "
+                                        "directory (calibration.json, percentiles.json).")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--data-dir", help="evaluation data root (default: $PROBSENT_DATA_DIR or ../shared/data)")
+    parser.add_argument("--reference", help="paraphrase pairs file whose first sides are the percentile "
+                                            "reference (default: DATA_DIR/paraphrase/pairs.tsv.gz)")
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.calibration import Calibration, fit_logistic_features
-    from probsent.evaluation.datasets import DataDir, load_news_train
+    from probsent.model_calibration import calibrate
 
     model = load(args.model)
-    news = load_news_train(DataDir(args.data_dir))
-    scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
-    lengths = model.token_counts(news.sentences)
-    (slope, length_slope), intercept = fit_logistic_features(np.stack([scores, lengths], 1), news.specific)
-    calibration = Calibration(float(slope), intercept, "news-train rows 0..2795 without test overlaps",
-                              len(scores), 0.0, float(length_slope))
-    calibration.accuracy_at_half = float(((calibration.probability(scores, lengths) > 0.5) == news.specific).mean())
-    calibration.save(model.path)
-    print(f"P(specific) = sigmoid({slope:.4f} * score {'-' if length_slope < 0 else '+'} {abs(length_slope):.4f} * tokens "
-          f"{'-' if intercept < 0 else '+'} {abs(intercept):.4f}) from "
-          f"{len(scores):,} sentences (accuracy at 0.5 on them: {100 * calibration.accuracy_at_half:.1f} %); "
-          f"written to {model.path / 'calibration.json'}")
+    calibration, table = calibrate(model, args.data_dir, args.reference)
+    print(f"P(specific) = sigmoid({calibration.slope:.4f} * score {'-' if calibration.intercept < 0 else '+'} "
+          f"{abs(calibration.intercept):.4f}) from {calibration.sentences:,} sentences (accuracy at 0.5 on them: "
+          f"{100 * calibration.accuracy_at_half:.1f} %); percentiles from {sum(map(len, table.scores)):,} reference "
+          f"sentences in {len(table.starts)} length bins; written to {model.path}")
     return 0
 
 
@@ -146,6 +151,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
     from probsent.scorer import load_scorer
     from probsent.corpus_scoring.score import score_columns, score_corpus
+    from probsent.text.token_ids import LOW_COVERAGE
     from probsent.corpus_scoring.workers import default_workers
 
     check_output(args.output, args.input, args.force)
@@ -154,10 +160,17 @@ def _run_specificity(args: argparse.Namespace) -> int:
     model = load_scorer(args.model)
     if args.probability:
         model.require_calibration()
+    if args.percentile:
+        model.require_percentiles()
     progress = sys.stderr.isatty() and not args.sentences
-    with open_sink(args.output, corpus, score_columns(args.probability), args.format, force=args.force) as sink:
-        score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
-                     args.probability, progress)
+    columns = score_columns(args.probability, args.percentile, args.coverage)
+    with open_sink(args.output, corpus, columns, args.format, force=args.force) as sink:
+        scored = score_corpus(model, corpus.chunks, sink, args.workers or default_workers(), args.batch_size,
+                              args.probability, progress, args.percentile, args.coverage)
+    if scored.low_coverage:
+        print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
+              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, code?); "
+              f"their scores say little (see --coverage)", file=sys.stderr)
     return 0
 
 
@@ -175,6 +188,7 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
 
 def _run_explain(args: argparse.Namespace) -> int:
     from probsent.scorer import load_scorer
+    from probsent.text.token_ids import LOW_COVERAGE
 
     explanation = load_scorer(args.model).explain(_argv_text(args.sentence))
     color = sys.stdout.isatty()
@@ -182,6 +196,9 @@ def _run_explain(args: argparse.Namespace) -> int:
     out = sys.stdout
     out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
               f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
+    out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
+              + (" (below half: the score says little about this text)\n"
+                 if explanation.coverage < LOW_COVERAGE else "\n"))
     out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
     for word in sorted(explanation.words, key=lambda w: w.entropy):
         name = word.token if word.word is not None else f"{word.token} (<unk>)"
@@ -194,7 +211,8 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="write a smaller copy of a model (trimmed vocabulary, float16)",
                             description="Write a model directory for shipping: only the most "
                                         "frequent words (the others become <unk>) and optionally "
-                                        "float16 weights. Calibrate the exported model again.")
+                                        "float16 weights; then calibrate it (P(specific) and the "
+                                        "percentile table, as probsent calibrate) where the data are found.")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--out", required=True, help="new model directory (must not exist)")
     parser.add_argument("--max-words", type=positive_int, help="keep <unk> plus this many most frequent words")
@@ -202,16 +220,27 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--start-variance", type=float, metavar="S",
                         help="WLO: write means and variances in the unit where a sentence starts as "
                              "N(0, S I) (means x sqrt(S), variances x S): no ranking changes, every entropy moves by one constant")
+    parser.add_argument("--data-dir", help="evaluation data root for the calibration (default: $PROBSENT_DATA_DIR "
+                                           "or ../shared/data)")
+    parser.add_argument("--reference", help="pairs file of the percentile reference (as probsent calibrate)")
 
 
 def _run_export(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.export import export_model
 
+    from probsent.errors import MissingFileError
+    from probsent.model_calibration import calibrate
+
     small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
                          args.start_variance)
+    try:
+        calibrate(load(args.out), args.data_dir, args.reference)
+        calibrated = "calibrated"
+    except MissingFileError as exc:  # no data here: the model works, without P(specific) and percentiles
+        calibrated = f"not calibrated ({exc}); run probsent calibrate --model {args.out} where the data are"
     size = sum(f.stat().st_size for f in Path(args.out).iterdir())
-    print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB")
+    print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB, {calibrated}")
     return 0
 
 

@@ -23,6 +23,16 @@ class Explanation:
     words: list[Attribution]
 
     @property
+    def coverage(self) -> float:
+        """The share of the tokens coverage counts (every unknown token, and the known ones with a
+        letter or digit: :func:`probsent.text.token_ids.known_share`) that have an entry of their
+        own; 1 for known punctuation only, NaN for a sentence without tokens."""
+        if not self.words:
+            return float("nan")
+        counted = [w for w in self.words if w.word is None or any(c.isalnum() for c in w.word)]
+        return sum(w.word is not None for w in counted) / len(counted) if counted else 1.0
+
+    @property
     def entropy(self) -> float:
         """The sentence's entropy: ``prior_entropy`` plus every word's share."""
         return self.prior_entropy + sum(w.entropy for w in self.words)

@@ -3,7 +3,9 @@
 A str is one sentence. Any other iterable of str is many: a list, a tuple, a generator, a
 NumPy string or object array, a pandas Series, a Hugging Face ``datasets`` column. A null
 item (None, a float NaN, pandas' NA or NaT) is a missing sentence: it is scored NaN, never
-an exception. A pandas Series in gives a Series out, with the same index. pandas is never
+an exception. So is a blank one ("" or only whitespace: no tokens), the same answer as the
+command line, Spark and spaCy give. Anything two-dimensional (a pandas DataFrame, a 2-D array)
+is a TypeError that names the fix: pass one column. A pandas Series in gives a Series out, with the same index. pandas is never
 imported here: a Series can only reach this module if its caller imported pandas.
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ class Texts:
     """Sentences normalised for the models: each item a str ("" where the input was null)."""
 
     items: list[str]
-    missing: np.ndarray  # bool [len(items)]: True where the input item was null
+    missing: np.ndarray  # bool [len(items)]: True where the input item was null or blank
     single: bool  # a lone str was given: results are scalars
     index: Any = None  # the pandas index of a Series given, else None
 
@@ -58,6 +60,11 @@ def is_null(item: Any) -> bool:
     return pandas is not None and (item is pandas.NA or item is pandas.NaT)
 
 
+def is_blank(text: str) -> bool:
+    """True for a str with no tokens: empty or only whitespace (the tokenizer's blanks)."""
+    return not text.strip()
+
+
 def _series_index(sentences: Any) -> Any:
     """The index of a pandas Series (its values are then read in order), else None."""
     pandas = sys.modules.get("pandas")
@@ -70,16 +77,20 @@ def texts(sentences: Any) -> Texts:
     """Check and normalise ``sentences``; a one-line TypeError for anything but a str or an
     iterable of str and nulls (bytes, mappings, sets, numbers, nested lists, ...)."""
     if isinstance(sentences, str):
-        return Texts([sentences], np.zeros(1, dtype=bool), single=True)
-    if isinstance(sentences, np.ndarray) and sentences.ndim != 1:
-        raise TypeError(f"sentences must be a 1-D array of str, not a {sentences.ndim}-D array")
+        return Texts([sentences], np.array([is_blank(sentences)]), single=True)
+    dimensions = getattr(sentences, "ndim", 1)
+    if isinstance(dimensions, int) and dimensions != 1:
+        kind = type(sentences).__name__
+        fix = " (pass one column, e.g. df[\"text\"])" if hasattr(sentences, "columns") else ""
+        raise TypeError(f"sentences must be a str or a 1-D collection of str, not a {dimensions}-D {kind}{fix}")
     if (isinstance(sentences, (bytes, bytearray, memoryview, Mapping, Set))
             or not isinstance(sentences, Iterable)):
         raise TypeError(f"sentences must be a str or a list of str, not {type(sentences).__name__}"
                         + (" (decode bytes to str first)" if isinstance(sentences, (bytes, bytearray)) else ""))
     index = _series_index(sentences)
     raw = list(sentences.tolist() if index is not None else sentences)
-    missing = np.fromiter((is_null(s) for s in raw), dtype=bool, count=len(raw))
+    missing = np.fromiter((is_null(s) or (isinstance(s, str) and is_blank(s)) for s in raw), dtype=bool,
+                          count=len(raw))
     for i, s in enumerate(raw):
         if not isinstance(s, str) and not missing[i]:
             raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")

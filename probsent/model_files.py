@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from safetensors import SafetensorError
@@ -49,11 +49,32 @@ def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary
 
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
-               training: dict[str, Any] | None = None) -> None:
-    """Save atomically: ``path`` is either the complete new model or untouched."""
+               training: dict[str, Any] | None = None, extras: Sequence[Any] = ()) -> None:
+    """Save atomically: ``path`` is either the complete new model or untouched. ``extras``
+    (a calibration, a percentile table: anything with ``save(directory)``) are written with it.
+
+    An existing ``path`` is replaced only if it is a model directory (it has a probsent
+    config.json); a file or any other directory is refused, so nothing a user wrote is lost."""
+    target = Path(path)
+    if os.path.lexists(target) and not _is_model_dir(target):
+        raise InvalidValueError(f"{target}: exists and is not a probsent model directory; "
+                                f"save to a new path (nothing was written)")
     with atomic_path(path) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
+        for extra in extras:
+            extra.save(tmp)
+
+
+def _is_model_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory holding a probsent model's config.json."""
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return False
+        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(config, dict) and config.get("format") == FORMAT_NAME
 
 
 def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocabulary, dict[str, Any]]:

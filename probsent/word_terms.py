@@ -32,12 +32,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from probsent.calibration import Calibration
+from probsent.percentiles import PercentileTable
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
 from probsent.text.segment_sums import term_sums
-from probsent.text.token_ids import TokenIds
+from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
@@ -71,12 +72,14 @@ class WordTermTable:
 
     def __init__(self, vocab: Vocabulary, terms: np.ndarray, prior: float,
                  shift_norms: np.ndarray | None = None, calibration: Calibration | None = None,
-                 path: Path | None = None, token_ids: TokenIds | None = None) -> None:
+                 path: Path | None = None, token_ids: TokenIds | None = None,
+                 percentiles: PercentileTable | None = None) -> None:
         self.vocab = vocab
         self.terms = np.ascontiguousarray(terms, dtype=np.float64)
         self.prior_entropy = prior
         self.shift_norms = shift_norms
         self.calibration = calibration
+        self.percentiles = percentiles
         self.path = path  # the model directory, if read from one
         self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
 
@@ -94,14 +97,18 @@ class WordTermTable:
 
     def text_scores(self, texts: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """The specificity of each text, NaN where there is no sentence (None, or only
-        whitespace: the texts without tokens), the whole batch at once: corpus scoring's
-        hot path (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
+        whitespace: the texts without tokens), the whole batch at once."""
+        return self.text_scores_and_coverage(texts)[0]
+
+    def text_scores_and_coverage(self, texts: Sequence[str | None] | Utf8Texts) -> tuple[np.ndarray, np.ndarray]:
+        """(specificity, coverage) of each text from one tokenization, NaN where there is no
+        sentence: corpus scoring's hot path (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
         if not isinstance(texts, Utf8Texts):
             texts = [text if text is not None else "" for text in texts]
         ids, offsets = self.token_ids(texts)
         scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
         scores[offsets[1:] == offsets[:-1]] = np.nan
-        return scores
+        return scores, known_share(ids, offsets, self.token_ids.counted)
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
@@ -110,15 +117,29 @@ class WordTermTable:
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
         return self.calibration
 
-    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+    def require_percentiles(self) -> PercentileTable:
+        """The model's percentile table; a one-line error saying how to make one if it has none."""
+        if self.percentiles is None:
+            raise ProbsentError(f"{self.path or 'this model'} has no percentiles.json; "
+                                f"run: probsent calibrate --model {self.path or 'DIR'}")
+        return self.percentiles
+
+    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity`, from the model's
-        calibration (which may also read each sentence's token count)."""
-        calibration = self.require_calibration()
-        return calibration.probability(scores, self.token_ids.counts(sentences) if calibration.uses_length else None)
+        calibration (a logistic function of the score: the same order)."""
+        return self.require_calibration().probability(scores)
 
     def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """P(specific) from the model's calibration."""
-        return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
+        return self.probability_of_scores(self.specificity(sentences, batch_size))
+
+    def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already scored."""
+        return self.require_percentiles().percentile(scores, self.token_ids.counts(sentences))
+
+    def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
+        return self.text_scores_and_coverage(sentences)[1]
 
     def explain(self, sentence: str) -> Explanation:
         """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS)."""
@@ -183,4 +204,4 @@ def read_word_terms(path: Path) -> WordTermTable | None:
     norms = np.sqrt(np.square(shift).sum(-1, dtype=np.float32)).astype(np.float64)
     start_variance = config["model"].get("start_variance", _OPTIONAL_WLO_SETTINGS["start_variance"])
     return WordTermTable(vocab, wlo_word_terms(weights["scale.weight"]), prior_entropy(dim, start_variance), norms,
-                         Calibration.load(path), path)
+                         Calibration.load(path), path, percentiles=PercentileTable.load(path))

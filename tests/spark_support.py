@@ -144,8 +144,10 @@ def model_planted_in_tmp(model: Path, archive: str, forged: Path) -> Iterator[No
     import hashlib
     import tempfile
 
+    from probsent.corpus_scoring.spark import _MODEL_FILES
+
     old = hashlib.sha256()
-    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json"):
+    for name in _MODEL_FILES:
         if (model / name).is_file():
             old.update(name.encode() + b"\0" + (model / name).read_bytes())
     shared = Path(tempfile.gettempdir())

@@ -40,51 +40,69 @@ def test_calibrate_then_probability(tmp_path, capsys, make_model, data_dir) -> N
     assert "probsent calibrate" in capsys.readouterr().err
     assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(data_dir)]) == 0
     saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
-    assert saved["sentences"] == 2730
+    assert saved["sentences"] == 2730 and "length_slope" not in saved
     capsys.readouterr()
     assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat", "the dog"]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    for score, probability, sentence in rows:
-        tokens = len(sentence.split())  # "a cat", "the dog": one token a word
-        expected = 1 / (1 + np.exp(-(saved["slope"] * float(score) + saved["length_slope"] * tokens
-                                     + saved["intercept"])))
+    for score, probability, sentence in rows:  # a function of the score alone
+        expected = 1 / (1 + np.exp(-(saved["slope"] * float(score) + saved["intercept"])))
         assert float(probability) == pytest.approx(expected, abs=1e-3)
 
 
-def test_two_feature_fit_matches_a_generic_optimizer() -> None:
-    from probsent.calibration import fit_logistic_features
-
-    rng = np.random.default_rng(1)
-    scores, lengths = rng.normal(-60.0, 4.0, size=20_000), rng.integers(3, 40, size=20_000).astype(float)
-    labels = rng.random(20_000) < 1 / (1 + np.exp(-(0.3 * scores + 0.1 * lengths + 17.0)))
-    (slope, length_slope), intercept = fit_logistic_features(np.stack([scores, lengths], 1), labels)
-
-    def negative_log_likelihood(w):
-        z = w[0] * scores + w[1] * lengths + w[2]
-        return np.sum(np.logaddexp(0, z)) - np.sum(labels * z)
-
-    reference = minimize(negative_log_likelihood, x0=[0.0, 0.0, 0.0], method="BFGS",
-                         options={"gtol": 1e-8, "maxiter": 10_000}).x
-    assert [slope, length_slope, intercept] == pytest.approx(reference, rel=1e-3)
-    assert [slope, length_slope, intercept] == pytest.approx([0.3, 0.1, 17.0], rel=0.15)
-
-
-def test_length_aware_probability_uses_the_token_counts(tmp_path, capsys, make_model, data_dir) -> None:
+def test_the_fit_on_the_news_rows_matches_a_generic_optimizer(tmp_path, make_model, data_dir) -> None:
     from probsent.api import load
-    from probsent.text.tokenize import tokenize
+    from probsent.evaluation.datasets import DataDir, load_news_train
 
     make_model("wlo").save(tmp_path / "m")
     assert main(["calibrate", "--model", str(tmp_path / "m"), "--data-dir", str(data_dir)]) == 0
-    saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
-    assert saved["length_slope"] != 0.0
-    sentences = ["a cat", "the dog sat on the mat ."]
     model = load(tmp_path / "m")
-    scores = model.specificity(sentences)
-    expected = [1 / (1 + np.exp(-(saved["slope"] * s + saved["length_slope"] * len(tokenize(t)) + saved["intercept"])))
-                for s, t in zip(scores, sentences)]
-    assert model.probability(sentences) == pytest.approx(expected, rel=1e-12)
-    with pytest.raises(ValueError, match="token counts"):
-        model.calibration.probability(scores)
+    news = load_news_train(DataDir(data_dir))
+    scores = np.asarray(model.specificity(news.sentences))
+
+    def negative_log_likelihood(w):
+        z = w[0] * scores + w[1]
+        return np.sum(np.logaddexp(0, z)) - np.sum(news.specific * z)
+
+    reference = minimize(negative_log_likelihood, x0=[0.0, 0.0], method="Nelder-Mead",
+                         options={"xatol": 1e-10, "fatol": 1e-10, "maxiter": 20_000}).x
+    fitted = model.calibration
+    assert negative_log_likelihood([fitted.slope, fitted.intercept]) <= negative_log_likelihood(reference) + 1e-4
+    accuracy = ((1 / (1 + np.exp(-(fitted.slope * scores + fitted.intercept))) > 0.5) == news.specific).mean()
+    assert fitted.accuracy_at_half == pytest.approx(accuracy)
+
+
+@pytest.mark.parametrize("slope", [0.7, -0.2, 1e-300, 1e300])
+def test_the_probability_is_in_the_score_order_for_any_fit(slope) -> None:
+    from probsent.calibration import Calibration
+
+    scores = np.sort(np.random.default_rng(0).normal(40.0, 10.0, 2000))
+    probability = Calibration(slope, -3.0, "x", 2, 1.0).probability(scores)
+    assert np.isfinite(probability).all() and ((probability >= 0) & (probability <= 1)).all()
+    steps = np.diff(probability)
+    assert (steps >= 0).all() if slope > 0 else (steps <= 0).all()  # monotone: never reorders
+
+
+def test_the_shipped_probability_follows_the_score() -> None:
+    from probsent.api import load
+
+    model = load()
+    assert model.calibration.slope > 0
+    sentences = [line for line in open("examples/sentences.txt", encoding="utf-8").read().splitlines() if line]
+    sentences += ["Things happen.", "She said it was fine.", "Tokyo's population reached 37 million.",
+                  "Many people think that a lot of things are often not really very good at all."]
+    order = np.argsort(model.specificity(sentences), kind="stable")
+    assert (np.diff(np.asarray(model.probability(sentences))[order]) >= 0).all()
+
+
+def test_a_length_aware_calibration_file_is_refused_with_the_command(tmp_path) -> None:
+    from probsent.calibration import Calibration
+    from probsent.errors import InvalidValueError
+
+    (tmp_path / "calibration.json").write_text(json.dumps(
+        {"slope": 0.5, "intercept": 1.0, "fitted_on": "x", "sentences": 2, "accuracy_at_half": 1.0,
+         "length_slope": 0.04}))
+    with pytest.raises(InvalidValueError, match="probsent calibrate --model"):
+        Calibration.load(tmp_path)
 
 
 def test_a_score_only_calibration_file_still_loads(tmp_path) -> None:

@@ -1,5 +1,6 @@
 """Untrained specificity baselines: length, word frequency, GloVe, MiniLM."""
 import gzip
+import math
 import sys
 
 import numpy as np
@@ -98,3 +99,33 @@ def test_minilm_norms_equal_one_sentence_at_a_time():
                   for s in sentences]
     assert cls == pytest.approx([np.linalg.norm(h[0]) for h in hidden], rel=1e-4)
     assert mean == pytest.approx([np.linalg.norm(h.mean(0)) for h in hidden], rel=1e-4)
+
+
+def test_information_content_from_counts_by_hand():
+    # N = 4 tokens over V = 2 words: p(a) = 4/7, p(b) = 2/7, an unseen word 1/7
+    information = bl.CountInformation(["a", "b", "never"], [3, 1, 0], "toy counts")
+    scorer = bl.InformationContentScorer(information, "toy")
+    assert scorer.name == "Information content (toy)"
+    expected = [math.log(7 / 4) + math.log(7 / 2) + math.log(7), 2 * math.log(7 / 4), 0.0]
+    assert scorer.specificity(["A b zz", "a A", ""]) == pytest.approx(expected, rel=1e-12)
+    assert information("never") == pytest.approx(math.log(7))  # a zero count is unseen
+    # the smoothed probabilities of the words and the unseen slot sum to 1
+    assert math.exp(-information("a")) + math.exp(-information("b")) + math.exp(-information.unseen) == pytest.approx(1.0)
+
+
+def test_information_content_counts_are_checked():
+    with pytest.raises(ProbsentError, match="toy counts"):
+        bl.CountInformation(["a", "b"], [3], "toy counts")
+
+
+def test_information_content_from_wordfreq():
+    import wordfreq
+
+    information = bl.WordfreqInformation()
+    rarest = 10 ** (-(len(wordfreq.get_frequency_list("en")) - 1) / 100)  # the last bin's frequency
+    assert information("qzxqzxqzx") == pytest.approx(-math.log(rarest / 2))
+    assert information(",") is None
+    the, cat = wordfreq.word_frequency("the", "en"), wordfreq.word_frequency("cat", "en")
+    scores = bl.InformationContentScorer(information, "wordfreq").specificity(["The cat .", "the qzxqzxqzx"])
+    assert scores == pytest.approx([-math.log(the) - math.log(cat), -math.log(the) - math.log(rarest / 2)])
+    assert 0 < information("the") < information("cat") < information("aardvark") < information.unseen

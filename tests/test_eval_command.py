@@ -1,5 +1,6 @@
 """``probsent eval`` end to end on tiny models built here, its errors and its output protection."""
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import torch
 
 from tests.helpers import write_toy_pairs
 from probsent.api import SentenceModel
+from probsent.api import load as probsent_load
 from probsent.cli import main
 from probsent.data.corpus import load_corpus
 from probsent.evaluation import paper
@@ -49,7 +51,7 @@ def full_run(workspace, data_dir):
         patch.setenv("PROBSENT_CACHE", str(root / "cache"))
         status = main(["eval", "--model", str(models["wlo"]), "--model", str(models["wordsum"]),
                        "--ablation-model", str(models["wlo0"]), "--baseline", "length",
-                       "--data-dir", str(data_dir), "--out", str(out), "--min-count", "1", "--quiet"])
+                       "--baseline", "information-content", "--data-dir", str(data_dir), "--out", str(out), "--min-count", "1", "--quiet"])
     return status, out
 
 
@@ -58,13 +60,14 @@ def test_json_holds_every_part(full_run):
     assert status == 0
     raw = json.loads((out / JSON_NAME).read_text())
     assert raw["format"] == "probsent-eval" and raw["format_version"] == 1
-    assert raw["results"]["system_order"] == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
+    information = "Information content (training counts of WLO)"
+    assert raw["results"]["system_order"] == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length", information]
     evaluation = load_evaluation(out / JSON_NAME)
     assert evaluation.probsent_version == __import__("probsent").__version__
     assert "specificity/news-test/tknsents.txt" in evaluation.data_sha256
     assert all(len(h) == 64 for h in evaluation.data_sha256.values())
     systems = evaluation.results.systems
-    assert list(systems) == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length"]
+    assert list(systems) == ["Majority", "SPECITELLER", "WLO", "Wordsum", "Length", information]
     wlo = systems["WLO"]
     assert wlo.config["model"]["type"] == "wlo"
     assert None not in (wlo.length_normalized_news, wlo.snli, wlo.sts, wlo.lexical, wlo.sentential)
@@ -101,6 +104,23 @@ def test_report_has_the_tables_in_order_beside_the_paper(full_run):
     assert "| InferSent | not run |" in text
     assert "| WLO without the prior | WLO (no prior) | 0 |" in text
     assert "| 77.4 |" in text and "| 73.7 |" in text  # paper numbers of Tables 2/7 and 8
+
+
+def test_information_content_has_a_row_wherever_word_counts_stand(full_run):
+    _, out = full_run
+    text = (out / REPORT_NAME).read_text()
+    evaluation = load_evaluation(out / JSON_NAME)
+    name = "Information content (training counts of WLO)"
+    entry = evaluation.results.systems[name]
+    assert entry.kind == "baseline" and entry.sts is None
+    assert any(note.startswith("Information content: -log p(w)") and "pairs.tsv" in note for note in evaluation.notes)
+    for title, cell in (("## Table 2", entry.specificity.news.accuracy), ("## Table 3", entry.length_normalized_news.accuracy),
+                        ("## Table 4", entry.snli.entailment), ("## When length misleads", entry.shorter_specific.accuracy)):
+        section = text[text.index(title):]
+        section = section[:section.index("\n## ", 1)]
+        assert f"| {name} | {cell:.1f} |" in section, title
+    table2 = text[text.index("## Table 2"):text.index("## Table 3")]
+    assert table2.index("| Length |") < table2.index(f"| {name} |")  # placed with the word-count rows
 
 
 def test_plots_are_pngs(full_run):
@@ -175,18 +195,19 @@ def test_nothing_to_evaluate(tmp_path, capsys):
 
 def test_baseline_all_is_every_untrained_scorer(data_dir):
     from probsent.cli import build_parser
-    from probsent.evaluation.command import _baseline_systems
+    from probsent.evaluation.command import baseline_systems
     from probsent.evaluation.datasets import DataDir
 
     args = build_parser().parse_args(["eval", "--baseline", "all", "--skip-transformer"])
-    systems, notes = _baseline_systems(args.baseline, args.skip_transformer, DataDir(data_dir))
-    assert [s.name for s in systems] == ["Length", "Word Freq (sum)", "Word Freq (avg)", "GloVe (sum)", "GloVe (avg)"]
-    assert [s.paper_label for s in systems] == ["Length", None, None, "GloVe sum", "GloVe avg"]
-    assert [s.encoder is not None for s in systems] == [False, False, False, True, True]  # STS: vectors only
-    assert len(notes) == 1 and "--skip-transformer" in notes[0]
+    systems, notes = baseline_systems(args.baseline, args.skip_transformer, DataDir(data_dir))
+    assert [s.name for s in systems] == ["Length", "Word Freq (sum)", "Word Freq (avg)", "Information content (wordfreq)",
+                                         "GloVe (sum)", "GloVe (avg)"]
+    assert [s.paper_label for s in systems] == ["Length", None, None, None, "GloVe sum", "GloVe avg"]
+    assert [s.encoder is not None for s in systems] == [False, False, False, False, True, True]  # STS: vectors only
+    assert len(notes) == 2 and "--skip-transformer" in notes[0] and "no --model was given" in notes[1]
     assert systems[0].scorer.specificity(["It isn't."]).tolist() == [4.0]  # it / is / n't / .
     # names given one by one keep their order, once each
-    repeated, notes = _baseline_systems(["glove-sum", "length", "glove-sum"], False, DataDir(data_dir))
+    repeated, notes = baseline_systems(["glove-sum", "length", "glove-sum"], False, DataDir(data_dir))
     assert [s.name for s in repeated] == ["GloVe (sum)", "Length"] and notes == []
 
 
@@ -196,3 +217,42 @@ def test_unknown_baseline_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["eval", "--baseline", "bert"])
     assert exit_info.value.code == 2 and "invalid choice: 'bert'" in capsys.readouterr().err
+
+
+def test_information_content_counts_the_first_models_training_pairs(workspace, data_dir):
+    from collections import Counter
+
+    from probsent.evaluation.command import information_content
+    from probsent.evaluation.datasets import DataDir
+    from probsent.evaluation.suite import Options, System, TrainingCorpora
+    from probsent.text.tokenize import tokenize
+    from tests.helpers import TOY_PAIRS
+
+    root, models = workspace
+    model = probsent_load(models["wlo"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROBSENT_CACHE", str(root / "cache"))
+        corpora = TrainingCorpora(Options(progress=False), DataDir(data_dir).root)
+        scorer, note = information_content((System("WLO", "model", None, model=model), corpora))  # type: ignore[arg-type]
+    assert scorer.name == "Information content (training counts of WLO)" and "add-one smoothed" in note
+    # by hand: every side of the toy file (25 copies of TOY_PAIRS), counted token by token
+    counts = Counter(t for pair in TOY_PAIRS for side in pair for t in tokenize(side))
+    counts = Counter({w: 25 * c for w, c in counts.items()})
+    total = sum(counts.values()) + len(counts) + 1  # N + V + 1
+    word = next(iter(counts))
+    expected = math.log(total / (counts[word] + 1)) + math.log(total)  # the word, then an unseen one
+    assert scorer.specificity([f"{word} qzxqzxqzx"])[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_information_content_falls_back_to_wordfreq_without_the_training_file(tmp_path, workspace, data_dir):
+    from probsent.evaluation.command import information_content
+    from probsent.evaluation.datasets import DataDir
+    from probsent.evaluation.suite import Options, System, TrainingCorpora
+
+    root, models = workspace
+    model = probsent_load(models["wlo"])
+    model.config["training"]["config"]["data"] = str(tmp_path / "gone.tsv")
+    corpora = TrainingCorpora(Options(progress=False), DataDir(data_dir).root)
+    scorer, note = information_content((System("WLO", "model", None, model=model), corpora))  # type: ignore[arg-type]
+    assert scorer.name == "Information content (wordfreq)"
+    assert "WLO's training counts are not at hand" in note and "gone.tsv" in note

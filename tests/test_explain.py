@@ -10,10 +10,12 @@ from probsent.text.tokenize import tokenize
 
 def test_shares_sum_to_the_sentence_entropy(make_model) -> None:
     model = make_model("wlo", seed=4)
-    for sentence in ["The cat sat on the mat.", "zebras sat", "", "3 apples , 3 apples"]:
+    for sentence in ["The cat sat on the mat.", "zebras sat", "3 apples , 3 apples"]:
         explanation = model.explain(sentence)
         assert explanation.entropy == pytest.approx(model.entropy(sentence), abs=1e-3)
         assert [w.token for w in explanation.words] == tokenize(sentence)
+    # a blank sentence has no words: its explanation is the prior alone, while its score is NaN
+    assert model.explain("").words == [] and model.explain("").entropy == model.explain("").prior_entropy
     unknown = model.explain("zebras sat").words[0]
     assert unknown.word is None and unknown.entropy == pytest.approx(model.explain("giraffes").words[0].entropy)
 
@@ -29,7 +31,8 @@ def test_cli_lists_words_most_specific_first_without_color_when_piped(tmp_path, 
     assert main(["explain", "--model", str(tmp_path / "m"), "the cat sat on the mat"]) == 0
     out = capsys.readouterr().out
     assert "\033[" not in out
-    rows = out.splitlines()[2:]
+    assert out.splitlines()[1] == "coverage 1.00: the share of its words with an entry of their own"
+    rows = out.splitlines()[3:]
     terms = [float(row.split()[-2]) for row in rows]
     assert terms == sorted(terms) and len(rows) == 6
     header = out.splitlines()[0].split()

@@ -63,13 +63,8 @@ def test_scores_and_the_card_examples_follow_the_recurrence(model) -> None:
     sentences = [r[0] for r in rows]
     expected = np.array([recurrence_entropy(s) for s in sentences])
     calibration = json.loads((DEFAULT_MODEL / "calibration.json").read_text())
-    # P(specific) = sigmoid(slope * specificity + length_slope * tokens + intercept), specificity =
-    # -entropy, tokens counted by NLTK's Treebank tokenizer (which probsent's equals)
-    from nltk.tokenize import TreebankWordTokenizer
-
-    tokens = np.array([len(TreebankWordTokenizer().tokenize(s.lower())) for s in sentences])
-    probability = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration.get("length_slope", 0.0) * tokens
-                                    + calibration["intercept"])))
+    # P(specific) = sigmoid(slope * specificity + intercept), specificity = -entropy
+    probability = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration["intercept"])))
     assert model.entropy(sentences) == pytest.approx(expected, abs=1e-4)
     assert model.probability(sentences) == pytest.approx(probability, abs=1e-5)
     # the card prints three decimals
@@ -110,10 +105,9 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
 
 def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_baseline(model, data_dir) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
-    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its length-aware
-    P(specific) (calibrated on the news training rows from the entropy and the token count) is
-    at least as accurate on News as the Length baseline: the raw score stays the entropy, the
-    probability is what a user thresholds."""
+    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its P(specific)
+    (a score-only logistic fit on the news training rows, so in the score's order) is at least
+    as accurate on News as the Length baseline at 0.5."""
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer, ProbabilityScorer
     from probsent.evaluation.results import load_evaluation
@@ -122,7 +116,7 @@ def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_base
     shipped = news_experiment(ModelScorer("shipped", model), data_dir).accuracy
     documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
     assert shipped == pytest.approx(documented.specificity.news.accuracy, abs=1e-9)
-    assert model.calibration is not None and model.calibration.length_slope != 0.0
+    assert model.calibration is not None and model.calibration.slope > 0
     probability = news_experiment(ProbabilityScorer(model), data_dir).accuracy
     length = news_experiment(LengthScorer(), data_dir).accuracy
     assert probability >= length, (probability, length)
@@ -175,3 +169,32 @@ def test_no_readme_example_word_seen_20_times_in_training_is_unknown(model, data
                         if token in counts:
                             counts[token] += 1
     assert all(count < 20 for count in counts.values()), counts
+
+
+def test_the_information_content_row_is_the_shipped_models_training_counts(model, data_dir) -> None:
+    """The information-content row of results/shipped/evaluation.json (and so of the model card
+    and docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
+    counts of the shipped model's training pairs, add-one smoothed as documented: p(w) = (c(w) + 1)
+    / (N + V + 1), computed here from the corpus's word counts (training used every pair)."""
+    from probsent.data.corpus import load_corpus
+    from probsent.evaluation.results import load_evaluation
+    from probsent.evaluation.tables import news_experiment
+
+    settings = model.config["training"]["config"]
+    assert not settings.get("max_per_source") and not settings.get("source_caps")  # the mixture is the file
+    corpus = load_corpus(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"], settings["max_tokens"])
+    counts = dict(zip(corpus.words, corpus.counts.tolist()))
+    log_total = math.log(sum(counts.values()) + len(counts) + 1)
+
+    class ByHand:
+        name = "information content by hand"
+
+        def specificity(self, sentences: list[str]) -> np.ndarray:
+            return np.array([sum(log_total - math.log(counts.get(t, 0) + 1) for t in tokenize(s)) for s in sentences])
+
+    systems = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.systems
+    documented = systems["Information content (training counts of WLO)"].specificity
+    assert news_experiment(ByHand(), data_dir).accuracy == pytest.approx(documented.news.accuracy, abs=1e-9)
+    row = (f"| Information content baseline, training counts of WLO (computed) | {documented.news.accuracy:.1f} | "
+           f"{documented.twitter.spearman:.1f} | {documented.yelp.spearman:.1f} | {documented.movie.spearman:.1f} |")
+    assert row in CARD.read_text(encoding="utf-8")

@@ -39,10 +39,15 @@ def test_doc_sentence_and_token_scores_add_up_to_the_models_entropy(model) -> No
     prior = model.explain("").prior_entropy  # the entropy of a sentence with no token
     for text in TEXTS:
         doc = pipeline()(text)
-        assert doc._.specificity == pytest.approx(model.specificity(text), abs=1e-12)
-        assert doc._.probability == pytest.approx(model.probability(text), abs=1e-12)
+        assert doc._.specificity == pytest.approx(model.specificity(text), abs=1e-12, nan_ok=True)
+        assert doc._.probability == pytest.approx(model.probability(text), abs=1e-12, nan_ok=True)
+        assert doc._.percentile == pytest.approx(model.percentile(text), abs=1e-12, nan_ok=True)
+        assert doc._.coverage == pytest.approx(model.coverage(text), abs=1e-12, nan_ok=True)
+        assert np.isnan(doc._.specificity) == (not text.strip())  # blank: NaN, as in the API
         for sentence in doc.sents:
             assert sentence._.specificity == pytest.approx(model.specificity(sentence.text), abs=1e-12)
+            assert sentence._.percentile == pytest.approx(model.percentile(sentence.text), abs=1e-12)
+            assert sentence._.coverage == pytest.approx(model.coverage(sentence.text), abs=1e-12)
             shares = [token._.specificity_share for token in sentence]
             assert prior + sum(shares) == pytest.approx(model.entropy(sentence.text), abs=1e-9)
     # without sentences: the doc's text is the unit, and no span is scored
@@ -86,7 +91,7 @@ def test_pipe_batches_through_one_model_call(model, monkeypatch) -> None:
     docs = list(nlp.pipe(TEXTS * 3, batch_size=50))
     assert len(calls) == 1  # every doc and sentence of the batch at once
     expected = [pipeline()(text)._.specificity for text in TEXTS * 3]
-    assert [d._.specificity for d in docs] == pytest.approx(expected, abs=1e-12)
+    assert [d._.specificity for d in docs] == pytest.approx(expected, abs=1e-12, nan_ok=True)
 
 
 def test_uncalibrated_and_deterministic_models(tmp_path, make_model) -> None:

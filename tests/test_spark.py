@@ -56,23 +56,25 @@ def test_specificity_matches_the_api(spark, model_dir) -> None:
     np.testing.assert_allclose(got, wlo_specificity_reference(model, [SENTENCES[i] for i in present]), atol=1e-4)
 
 
-def test_probability_with_the_shipped_model(spark) -> None:
+def test_probability_percentile_and_coverage_with_the_shipped_model(spark) -> None:
     from probsent.spark import add_specificity
 
     model = probsent.load()
-    rows = add_specificity(frame(spark, SENTENCES), probability=True).collect()
+    rows = add_specificity(frame(spark, SENTENCES), probability=True, percentile=True, coverage=True).collect()
+    assert rows[0].__fields__[-4:] == ["specificity", "probability", "percentile", "coverage"]
     present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
     scores = model.specificity([SENTENCES[i] for i in present])
     np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
-    # the calibration's length term counts tokens as NLTK's Treebank tokenizer does (probsent's equals it)
-    from nltk.tokenize import TreebankWordTokenizer
-
-    tokens = np.array([len(TreebankWordTokenizer().tokenize(SENTENCES[i].lower())) for i in present])
-    c = model.calibration
+    c = model.calibration  # a logistic function of the score
     np.testing.assert_allclose([rows[i].probability for i in present],
-                               1 / (1 + np.exp(-(c.slope * scores + c.length_slope * tokens + c.intercept))),
-                               rtol=0, atol=1e-6)
-    assert rows[1].probability is None and rows[3].specificity is None
+                               1 / (1 + np.exp(-(c.slope * scores + c.intercept))), rtol=0, atol=1e-6)
+    np.testing.assert_allclose([rows[i].percentile for i in present],
+                               model.percentile([SENTENCES[i] for i in present]), rtol=0, atol=1e-9)
+    np.testing.assert_allclose([rows[i].coverage for i in present],
+                               model.coverage([SENTENCES[i] for i in present]), rtol=0, atol=1e-12)
+    blank = [i for i in range(len(SENTENCES)) if i not in present]  # null or blank: null, as NaN in the API
+    assert blank and all(rows[i].specificity is None and rows[i].probability is None
+                         and rows[i].percentile is None and rows[i].coverage is None for i in blank)
 
 
 def test_encoding_columns_match_the_api(spark, model_dir) -> None:

@@ -57,6 +57,8 @@ pa = _OnFirstUse("pyarrow")
 pq = _OnFirstUse("pyarrow.parquet")
 
 SCORE, PROBABILITY = "specificity", "probability"
+PERCENTILE, COVERAGE = "percentile", "coverage"
+ADDED = (SCORE, PROBABILITY, PERCENTILE, COVERAGE)  # every column scoring may add
 SENTENCE = "sentence"  # the column of one-sentence-a-line input in a columnar output
 CHUNK = 8192  # rows read, scored and written at a time
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -228,7 +230,7 @@ def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
             or pa.types.is_string_view(kind) or pa.types.is_null(kind)):
         raise ProbsentError(f"{path}: column {column!r} holds {schema.field(column).type}, not text")
-    for name in (SCORE, PROBABILITY):
+    for name in ADDED:
         if name in schema.names:
             raise ProbsentError(f"{path}: already has a column {name!r}; rename or drop it first")
 
@@ -280,7 +282,7 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
     if not isinstance(row, dict):
         raise ProbsentError(f"{path}:{number}: not a JSON object")
     row = without_lone_surrogates(row)
-    for name in (SCORE, PROBABILITY):
+    for name in ADDED:
         if name in row:
             raise ProbsentError(f"{path}:{number}: already has a field {name!r}; rename or drop it first")
     return row

@@ -43,7 +43,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from probsent.calibration import FILE as CALIBRATION
-from probsent.corpus_scoring.formats import PROBABILITY, SCORE
+from probsent.percentiles import FILE as PERCENTILES
+from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
+from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
 from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
 from probsent.scorer import Scorer, cached_scorer
@@ -53,18 +55,23 @@ if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 Model = Union[str, os.PathLike, "SentenceModel", None]
-_MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION)
+_MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
 
 
 def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
-                    probability: bool = False, batch_size: int = 256) -> DataFrame:
+                    probability: bool = False, batch_size: int = 256, percentile: bool = False,
+                    coverage: bool = False) -> DataFrame:
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
-    string column ``column``, and with ``probability`` also P(specific) from the model's
-    calibration."""
+    string column ``column``; with ``probability`` also P(specific) from the model's
+    calibration, with ``percentile`` the percentile for the sentence's length (0-100), with
+    ``coverage`` the share of its words with an entry of their own (0-1). Null for a null or
+    blank text, as NaN in the API."""
     shipped, local = _ship(df, model, cached_scorer)
     if probability:
         local.require_calibration()
-    names = [SCORE, PROBABILITY] if probability else [SCORE]
+    if percentile:
+        local.require_percentiles()
+    names = score_columns(probability, percentile, coverage)
     _check_column(df, column, names)
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
@@ -74,7 +81,11 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         values = sentence_scores(executor_model, sentences, batch_size)
         columns = {SCORE: values}
         if probability:
-            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
+            columns[PROBABILITY] = executor_model.probability_of_scores(values)
+        if percentile:
+            columns[PERCENTILE] = executor_model.percentile_of_scores(values, sentences)
+        if coverage:
+            columns[COVERAGE] = executor_model.coverage(sentences)
         return pd.DataFrame(columns)
 
     return _with_fields(df, score(F.col(_quoted(column))))

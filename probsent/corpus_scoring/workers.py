@@ -58,13 +58,21 @@ def with_sentence(texts: Sequence[str | None]) -> list[int]:
 def sentence_scores(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
+    return scores_and_coverage(model, texts, batch_size)[0]
+
+
+def scores_and_coverage(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+    """[2, n] float64: each text's specificity and its coverage (share of tokens with an entry
+    of their own); NaN where there is no sentence."""
     if isinstance(model, WordTermTable):  # the whole batch at once (no tokens: no sentence)
-        return model.text_scores(texts)
-    scores = np.full(len(texts), np.nan)
+        return np.stack(model.text_scores_and_coverage(texts))
+    out = np.full((2, len(texts)), np.nan)
     present = with_sentence(texts)
     if present:
-        scores[present] = model.specificity([texts[i] for i in present], batch_size=batch_size)
-    return scores
+        sentences = [texts[i] for i in present]
+        out[0, present] = model.specificity(sentences, batch_size=batch_size)
+        out[1, present] = model.coverage(sentences)
+    return out
 
 
 @contextmanager
@@ -93,12 +101,13 @@ def _start_worker(model_path: str, parent: int) -> None:
 
 
 def _score_in_worker(model_path: str, texts: list[str | None], batch_size: int) -> np.ndarray:
-    return sentence_scores(cached_scorer(model_path), texts, batch_size)
+    return scores_and_coverage(cached_scorer(model_path), texts, batch_size)
 
 
 def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
-    """Yield ``(payload, scores)`` for each ``(payload, texts)`` item, in input order.
+    """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
+    is :func:`scores_and_coverage`'s [2, n] array.
 
     With ``workers`` > 1 the texts go to that many worker processes (each loads
     ``model.path`` once and uses one thread); payloads stay here. At most ``2 * workers``
@@ -110,7 +119,7 @@ def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
     if workers <= 1 or len(head) < 2:
         with torch_threads(workers):
             for payload, texts in chain(head, items):
-                yield payload, sentence_scores(model, texts, batch_size)
+                yield payload, scores_and_coverage(model, texts, batch_size)
         return
     if model.path is None:
         raise ValueError("scoring with several workers needs a model loaded from a directory")

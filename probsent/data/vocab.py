@@ -1,7 +1,14 @@
-"""Word vocabulary: index 0 is the unknown word, then words by decreasing training frequency."""
+"""Word vocabulary: index 0 is the unknown word, then words by decreasing training frequency.
+
+A token without an entry of its own is looked up once more in its folded form (:func:`fold`:
+accents and compatibility forms removed, case folded), so ``café`` reads as ``cafe`` and
+``ﬁne`` as ``fine`` where the vocabulary has those; only then is it ``<unk>``. Every tokenizer
+path looks words up through :attr:`Vocabulary.index` (a :class:`FoldingIndex`), so they agree.
+"""
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -12,6 +19,26 @@ from probsent.errors import InvalidValueError
 UNKNOWN = "<unk>"
 
 
+def fold(token: str) -> str:
+    """``token`` without accents and compatibility variants, case-folded: NFKD, combining marks
+    dropped, then ``str.casefold`` (``Straße`` -> ``strasse``, ``Ｃａｆé`` -> ``cafe``)."""
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+class FoldingIndex(dict):
+    """token -> id, where ``get`` falls back to the token's folded form (:func:`fold`) when the
+    token itself has no entry; iteration, ``in`` and ``[]`` see the exact entries only."""
+
+    def get(self, token, default=None):  # type: ignore[override]
+        found = dict.get(self, token)
+        if found is not None:
+            return found
+        if isinstance(token, str) and not token.isascii():
+            return dict.get(self, fold(token), default)
+        return default
+
+
 class Vocabulary:
     """Maps tokens to ids; any token not in the vocabulary maps to 0 (``<unk>``)."""
 
@@ -19,7 +46,7 @@ class Vocabulary:
         if not words or words[0] != UNKNOWN:
             raise ValueError(f"a vocabulary starts with {UNKNOWN}")
         self.words = list(words)
-        self.index = {word: i for i, word in enumerate(self.words)}
+        self.index = FoldingIndex((word, i) for i, word in enumerate(self.words))
         if len(self.index) != len(self.words):
             raise ValueError("duplicate word in vocabulary")
 

@@ -1,4 +1,5 @@
-"""Untrained specificity scorers: sentence length, word frequency, GloVe norms, MiniLM norms.
+"""Untrained specificity scorers: sentence length, word frequency, information content, GloVe
+norms, MiniLM norms.
 
 Each scorer has a ``name`` and ``specificity(sentences) -> np.ndarray`` (higher = more
 specific), the interface the experiment functions duck-type on. Word-level scorers use
@@ -120,6 +121,82 @@ class WordFrequencyScorer:
                 values = [ranks.unknown_rank if v is None else v for v in values]
             if values:
                 out[i] = sum(values) if self.reduce == "sum" else sum(values) / len(values)
+        return out
+
+
+class CountInformation:
+    """Information content -log p(w) (nats) of a token, p from word counts, add-one smoothed.
+
+    With N tokens counted over V distinct words, p(w) = (c(w) + 1) / (N + V + 1): every counted
+    word gets one count more, and all unseen words share one extra slot, so an unseen word has
+    p = 1 / (N + V + 1), half the probability of a word counted once, and the probabilities of
+    the V words and the unseen slot sum to 1. Every token counts, punctuation included (its
+    counts come from the same tokenizer).
+    """
+
+    def __init__(self, words: Sequence[str], counts: Sequence[int] | np.ndarray, source: str) -> None:
+        counts = np.asarray(counts, dtype=np.int64)
+        if len(words) != counts.size or np.any(counts < 0):
+            raise InvalidValueError(f"{source}: expected one non-negative count per word")
+        seen = counts > 0
+        total = float(np.log(float(counts.sum()) + float(seen.sum()) + 1.0))  # log(N + V + 1)
+        self._information = {w: total - float(np.log(c + 1.0)) for w, c in zip(words, counts.tolist()) if c > 0}
+        self.unseen = total
+        self.source = source
+
+    def __call__(self, token: str) -> float | None:
+        return self._information.get(token, self.unseen)
+
+
+class WordfreqInformation:
+    """Information content -log p(w) (nats) of a token, p from ``wordfreq``'s English frequencies.
+
+    p(w) is ``wordfreq.word_frequency(w, "en")`` (a word's share of running English text; tokens
+    wordfreq splits, such as ``money-fund``, get its combined estimate). A word it gives no
+    frequency gets half the frequency of its rarest listed words, as an unseen word gets half a
+    once-counted word's probability in :class:`CountInformation`. Tokens that wordfreq does not
+    regard as words (punctuation) give ``None`` and are skipped.
+    """
+
+    source = "wordfreq's English word frequencies"
+
+    def __init__(self) -> None:
+        try:
+            import wordfreq
+        except ImportError:
+            raise ProbsentError(f"the information-content baseline needs wordfreq: {BASELINES_EXTRA}") from None
+        self._wordfreq = wordfreq
+        rarest_bin = len(wordfreq.get_frequency_list("en")) - 1  # bin i: frequency 10**(-i/100)
+        self.unseen = float(-np.log(0.5 * 10.0 ** (-rarest_bin / 100.0)))
+        self._cache: dict[str, float | None] = {}
+
+    def __call__(self, token: str) -> float | None:
+        if token not in self._cache:
+            if not self._wordfreq.tokenize(token, "en"):
+                self._cache[token] = None
+            else:
+                frequency = self._wordfreq.word_frequency(token, "en")
+                self._cache[token] = float(-np.log(frequency)) if frequency > 0.0 else self.unseen
+        return self._cache[token]
+
+
+class InformationContentScorer:
+    """Specificity = the sum of a sentence's token information contents, sum_t -log p(t).
+
+    ``information`` maps a token to -log p (or None to skip it): a :class:`CountInformation`
+    from a model's training counts or a :class:`WordfreqInformation`. The name says which. A
+    sentence without a counted token scores 0.
+    """
+
+    def __init__(self, information: CountInformation | WordfreqInformation, counts_name: str) -> None:
+        self.information = information
+        self.name = f"Information content ({counts_name})"
+
+    def specificity(self, sentences: Sequence[str]) -> np.ndarray:
+        """Summed information content of each sentence's Treebank tokens."""
+        out = np.zeros(len(sentences), dtype=np.float64)
+        for i, sentence in enumerate(sentences):
+            out[i] = sum(v for v in map(self.information, tokenize(sentence)) if v is not None)
         return out
 
 

@@ -29,7 +29,7 @@ from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
 from probsent.evaluation.results import EvaluationRun, save_evaluation
-from probsent.evaluation.suite import Options, Outcome, System, run_suite
+from probsent.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite, training_mixture
 from probsent.io import write_text
 from probsent.arguments import positive_int
 
@@ -38,8 +38,37 @@ DEFAULT_OUT = "probsent-eval"
 TRANSFORMER_BASELINES = ("minilm-cls", "minilm-mean")
 
 
-def _baseline_factories(data: ds.DataDir) -> dict[str, Callable[[], Any]]:
-    """Constructor of each untrained baseline, by its command-line name."""
+CountsFrom = tuple[System, TrainingCorpora]
+"""The model whose training counts the information-content baseline uses, and the corpora."""
+
+
+def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationContentScorer, str]:
+    """The information-content baseline and a note saying where its counts come from: the
+    training mixture of ``counts_from``'s model where its training file is found, else wordfreq."""
+    if counts_from is not None:
+        system, corpora = counts_from
+        if system.model is None:
+            raise ValueError(f"{system.name} is not a trained model: it has no training counts")
+        loaded = corpora.get(system.model)
+        if loaded.corpus is not None:
+            mixture = training_mixture(system.model, loaded.corpus)
+            information = bl.CountInformation(mixture.words, mixture.counts, loaded.note)
+            return (bl.InformationContentScorer(information, f"training counts of {system.name}"),
+                    f"Information content: -log p(w) summed over a sentence's tokens, p from the word counts of "
+                    f"{system.name}'s training mixture ({int(mixture.counts.sum()):,} tokens of {mixture.num_pairs:,}"
+                    f" pairs; {loaded.note}), add-one smoothed.")
+        why = f"{system.name}'s training counts are not at hand ({loaded.note})"
+    else:
+        why = "no --model was given"
+    return (bl.InformationContentScorer(bl.WordfreqInformation(), "wordfreq"),
+            f"Information content: -log p(w) summed over a sentence's tokens, p from {bl.WordfreqInformation.source}"
+            f" ({why}); an unseen word gets half the rarest listed frequency, punctuation is skipped.")
+
+
+def _baseline_factories(data: ds.DataDir, counts_from: CountsFrom | None = None,
+                        notes: list[str] | None = None) -> dict[str, Callable[[], Any]]:
+    """Constructor of each untrained baseline, by its command-line name (notes some add go
+    to ``notes``)."""
     shared: dict[str, bl.MiniLMEncoder] = {}
 
     def minilm(pooling: str) -> bl.MiniLMScorer:
@@ -47,10 +76,17 @@ def _baseline_factories(data: ds.DataDir) -> dict[str, Callable[[], Any]]:
             shared["encoder"] = bl.MiniLMEncoder()
         return bl.MiniLMScorer(pooling, shared["encoder"])  # type: ignore[arg-type]
 
+    def information() -> bl.InformationContentScorer:
+        scorer, note = information_content(counts_from)
+        if notes is not None:
+            notes.append(note)
+        return scorer
+
     return {
         "length": bl.LengthScorer,
         "wordfreq-sum": lambda: bl.WordFrequencyScorer("sum"),
         "wordfreq-avg": lambda: bl.WordFrequencyScorer("avg"),
+        "information-content": information,
         "glove-sum": lambda: bl.GloveScorer("sum", data),
         "glove-avg": lambda: bl.GloveScorer("avg", data),
         "minilm-cls": lambda: minilm("cls"),
@@ -58,7 +94,8 @@ def _baseline_factories(data: ds.DataDir) -> dict[str, Callable[[], Any]]:
     }
 
 
-BASELINE_NAMES = ("length", "wordfreq-sum", "wordfreq-avg", "glove-sum", "glove-avg", *TRANSFORMER_BASELINES)
+BASELINE_NAMES = ("length", "wordfreq-sum", "wordfreq-avg", "information-content", "glove-sum", "glove-avg",
+                  *TRANSFORMER_BASELINES)
 _BASELINE_PAPER_ROWS = {"length": "Length", "glove-sum": "GloVe sum", "glove-avg": "GloVe avg"}
 
 
@@ -159,13 +196,16 @@ def _model_names(paths: list[str], models: list[probsent.SentenceModel]) -> list
     return [t if types.count(t) == 1 else f"{t} ({p})" for t, p in zip(types, paths)]
 
 
-def _baseline_systems(names: list[str], skip_transformer: bool, data: ds.DataDir) -> tuple[list[System], list[str]]:
+def baseline_systems(names: list[str], skip_transformer: bool, data: ds.DataDir,
+                      counts_from: CountsFrom | None = None) -> tuple[list[System], list[str]]:
+    """The baselines ``names`` asks for and the report's notes on them; the information-content
+    baseline counts words as ``counts_from``'s model was trained (wordfreq without one)."""
     chosen = list(BASELINE_NAMES) if "all" in names else list(dict.fromkeys(names))
     notes = []
     if skip_transformer and any(n in TRANSFORMER_BASELINES for n in chosen):
         chosen = [n for n in chosen if n not in TRANSFORMER_BASELINES]
         notes.append("The pretrained-transformer baselines (all-MiniLM-L6-v2) were skipped (--skip-transformer).")
-    factories = _baseline_factories(data)
+    factories = _baseline_factories(data, counts_from, notes)
     systems = []
     for name in chosen:
         scorer = factories[name]()
@@ -237,13 +277,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         if not any(s.model is not None and s.model.encoder.type_name == without_prior.encoder.type_name
                    for s in systems):
             raise ProbsentError(f"--ablation-model needs a {paper.TABLE7_MODEL} model with the prior, given with --model")
-    baseline_systems, notes = _baseline_systems(args.baseline, args.skip_transformer, data)
-    systems += baseline_systems
-
     options = Options(min_count=args.min_count, sentence_sample=args.sentence_sample,
                       sentence_lengths=args.sentence_lengths, seed=args.seed, train_data=args.train_data,
                       progress=not args.quiet and sys.stderr.isatty())
-    outcome = run_suite(systems, data, options, ablation)
+    corpora = TrainingCorpora(options, data.root)
+    counts_from = (systems[0], corpora) if systems else None  # the first --model's training counts
+    baselines, notes = baseline_systems(args.baseline, args.skip_transformer, data, counts_from)
+    systems += baselines
+    outcome = run_suite(systems, data, options, ablation, corpora)
 
     out.mkdir(parents=True, exist_ok=True)
     evaluation = EvaluationRun(

@@ -12,7 +12,7 @@ Layout expected under the data root (the project's ``shared/data``)::
     sts/stsbenchmark/sts-{train,dev,test}.csv
     sts/sts17-track5-en-en/STS.{input,gs}.track5.en-en.txt
     sts/senteval-sts12-16/STS1{2..6}-en-test/STS.{input,gs}.<set>.txt
-    snli/snli_1.0_test.untok.tsv
+    snli/snli_1.0_{test,dev}.untok.tsv
     glove/glove.6B.50d.txt.gz
 """
 from __future__ import annotations
@@ -320,9 +320,15 @@ class NliPairs:
     labels: np.ndarray
 
 
-def load_snli_test(data: DataDir) -> NliPairs:
-    """SNLI 1.0 test pairs that have a gold label (header premise, hypothesis, label; csv quoting)."""
-    name = "snli/snli_1.0_test.untok.tsv"
+SNLI_SPLITS = ("test", "dev")
+
+
+def load_snli(data: DataDir, split: str = "test") -> NliPairs:
+    """SNLI 1.0 pairs of ``split`` (test, or dev to choose with) that have a gold label
+    (header premise, hypothesis, label; csv quoting)."""
+    if split not in SNLI_SPLITS:
+        raise InvalidValueError(f"unknown SNLI split {split!r}; expected test or dev")
+    name = f"snli/snli_1.0_{split}.untok.tsv"
     reader = csv.reader(io.StringIO(data.read_text(name), newline=""), delimiter="\t", quotechar='"')
     header = next(reader, None)
     if header is None or [h.strip() for h in header[:3]] != ["premise", "hypothesis", "label"]:
@@ -335,3 +341,13 @@ def load_snli_test(data: DataDir) -> NliPairs:
         hypotheses.append(row[1])
         labels.append(int(row[2]))
     return NliPairs(premises, hypotheses, np.asarray(labels))
+
+
+def load_snli_test(data: DataDir) -> NliPairs:
+    """SNLI 1.0 test pairs that have a gold label."""
+    return load_snli(data, "test")
+
+
+def load_snli_dev(data: DataDir) -> NliPairs:
+    """SNLI 1.0 development pairs that have a gold label (the same format as the test split)."""
+    return load_snli(data, "dev")

@@ -17,7 +17,7 @@ from probsent.evaluation.results import AblationEntry, EvaluationRun, Skipped, S
 NOT_RUN = "not run"
 MISSING = "—"
 
-_EXTRA_ROWS_AFTER = {"Word Freq": "Length", "MiniLM": "BERT-base [CLS]"}
+_EXTRA_ROWS_AFTER = {"Word Freq": "Length", "Information content": "Length", "MiniLM": "BERT-base [CLS]"}
 """Our systems without a paper row are placed after the paper row named here (by name prefix)."""
 
 _LIST_TITLES = {

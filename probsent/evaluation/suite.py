@@ -73,9 +73,10 @@ def _prior_weight(model: SentenceModel | None) -> float | None:
     return settings.prior_weight if settings is not None else None
 
 
-class _Corpora:
-    """Training corpora, loaded once per (file, settings) however many models share one; a
-    file not found is said once on standard error (its analyses are skipped)."""
+class TrainingCorpora:
+    """Training corpora, loaded once per (file, settings) however many models (and the
+    information-content baseline) share one; a file not found is said once on standard error
+    (its analyses are skipped)."""
 
     def __init__(self, options: Options, data_root: Path) -> None:
         self.options = options
@@ -95,7 +96,7 @@ class _Corpora:
         return self._loaded[key]
 
 
-def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora,
+def _tasks(system: System, data: ds.DataDir, options: Options, corpora: TrainingCorpora,
            outcome: Outcome) -> list[tuple[str, Callable[[], Any]]]:
     """The experiments of one system, as (name, thunk) pairs in report order."""
     tasks: list[tuple[str, Callable[[], Any]]] = [
@@ -140,13 +141,20 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: _Corpora
     return tasks
 
 
+def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
+    """The pairs of ``corpus`` a model's training drew from: its mixture settings applied
+    (``--resample-like`` is not repeated), words recounted on them."""
+    settings = trained_with(model.config) or TrainConfig()
+    return apply_mixture(corpus, max_per_source=settings.max_per_source, source_caps=settings.source_caps,
+                         min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
+                         max_overlap=settings.max_overlap)
+
+
 def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
     pairs of its training mixture, mined as its training mined them."""
     settings = trained_with(model.config) or TrainConfig()
-    mixture = apply_mixture(corpus, max_per_source=settings.max_per_source, source_caps=settings.source_caps,
-                            min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
-                            max_overlap=settings.max_overlap)
+    mixture = training_mixture(model, corpus)
     to_model = model.vocab.ids(mixture.words)  # corpus word rank -> the model's id
     ids = to_model[mixture.tokens]
     counts = np.zeros(len(model.vocab), dtype=np.int64)
@@ -184,16 +192,17 @@ def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir
 
 
 def run_suite(systems: list[System], data: ds.DataDir, options: Options | None = None,
-              ablation_model: System | None = None) -> Outcome:
+              ablation_model: System | None = None, corpora: TrainingCorpora | None = None) -> Outcome:
     """Evaluate every system; ``ablation_model`` is a model trained without the prior, compared
-    with the first of ``systems`` of its type (Table 7)."""
+    with the first of ``systems`` of its type (Table 7); ``corpora`` holds training corpora
+    already loaded (for the same ``options``)."""
     options = options or Options()
     outcome = Outcome(results=Results())
     results = outcome.results
     start_all = time.perf_counter()
     for name, run in (("Majority", tables.majority_baseline), ("SPECITELLER", tables.speciteller_baseline)):
         results.systems[name] = SystemResult(kind="baseline", paper_row=name, specificity=run(data))
-    corpora = _Corpora(options, data.root)
+    corpora = corpora if corpora is not None else TrainingCorpora(options, data.root)
     plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]
     measured: dict[str, dict[str, Any]] = {}  # system -> experiment -> its result
     with tqdm(total=len(plan) + (ablation_model is not None), desc="evaluating", unit="step",

@@ -31,6 +31,11 @@ DataLike = ds.DataDir | str | os.PathLike[str] | None
 SNLI_EQUAL_LENGTH_COUNTS = {"entailment": 120, "neutral": 192, "contradiction": 208}
 """Pairs per label among SNLI test pairs whose two sentences have equally many tokens."""
 
+SNLI_DEV_EQUAL_LENGTH_COUNTS = {"entailment": 139, "neutral": 184, "contradiction": 218}
+"""The same among the SNLI development pairs."""
+
+_SNLI_EQUAL_LENGTH = {"test": SNLI_EQUAL_LENGTH_COUNTS, "dev": SNLI_DEV_EQUAL_LENGTH_COUNTS}
+
 
 class Scorer(Protocol):
     name: str
@@ -162,28 +167,34 @@ def length_normalized_news(scorer: Scorer, data: DataLike = None) -> LengthNorma
         duplicate_label_conflicts=conflicts)
 
 
-def snli_equal_length_pairs(data: DataLike = None) -> ds.NliPairs:
-    """SNLI test pairs whose premise and hypothesis have the same number of Treebank tokens."""
-    data = ds.as_data_dir(data)
-    snli = ds.load_snli_test(data)
+def equal_length(snli: ds.NliPairs) -> ds.NliPairs:
+    """The pairs whose premise and hypothesis have the same number of Treebank tokens."""
     keep = [i for i, (p, h) in enumerate(zip(snli.premises, snli.hypotheses)) if len(tokenize(p)) == len(tokenize(h))]
-    pairs = ds.NliPairs([snli.premises[i] for i in keep], [snli.hypotheses[i] for i in keep], snli.labels[keep])
+    return ds.NliPairs([snli.premises[i] for i in keep], [snli.hypotheses[i] for i in keep], snli.labels[keep])
+
+
+def snli_equal_length_pairs(data: DataLike = None, split: str = "test") -> ds.NliPairs:
+    """SNLI pairs of ``split`` (test or dev) whose premise and hypothesis have the same number
+    of Treebank tokens, checked against the known count per label."""
+    data = ds.as_data_dir(data)
+    pairs = equal_length(ds.load_snli(data, split))
     counts = {name: int(np.sum(pairs.labels == k)) for k, name in enumerate(ds.SNLI_LABELS)}
-    if counts != SNLI_EQUAL_LENGTH_COUNTS:
+    if counts != _SNLI_EQUAL_LENGTH[split]:
         raise ProbsentError(
-            f"{data.root / 'snli'}: equal-length SNLI pairs per label are {counts},"
-            f" expected {SNLI_EQUAL_LENGTH_COUNTS}; is this the SNLI 1.0 test set?"
+            f"{data.root / 'snli'}: equal-length SNLI {split} pairs per label are {counts},"
+            f" expected {_SNLI_EQUAL_LENGTH[split]}; is this the SNLI 1.0 {split} set?"
         )
     return pairs
 
 
-def snli_entailment(scorer: Scorer, data: DataLike = None) -> SnliEntailment:
-    """Per SNLI label, % of equal-length pairs whose hypothesis is less specific than its premise.
+def snli_entailment(scorer: Scorer, data: DataLike = None, split: str = "test") -> SnliEntailment:
+    """Per SNLI label, % of equal-length pairs (of ``split``: test, or dev to choose with) whose
+    hypothesis is less specific than its premise.
 
     "Less specific" means a strictly lower specificity score (for a probabilistic model: a
     larger entropy; for a deterministic one: a smaller norm). Ties count as not less.
     """
-    pairs = snli_equal_length_pairs(data)
+    pairs = snli_equal_length_pairs(data, split)
     _prepare(scorer, pairs.premises, pairs.hypotheses)
     less = _scores(scorer, pairs.hypotheses) < _scores(scorer, pairs.premises)
     less_by_label = {name: _pct(np.mean(less[pairs.labels == k])) for k, name in enumerate(ds.SNLI_LABELS)}

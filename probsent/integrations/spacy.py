@@ -5,8 +5,11 @@
     doc = nlp("The Dow fell 2.3 % on Tuesday. Things happen.")
     doc._.specificity, [s._.specificity for s in doc.sents], doc[1]._.specificity_share
 
-It sets ``doc._.specificity`` (the specificity of ``doc.text``), ``doc._.probability`` (P(specific),
-None unless the model is calibrated), ``span._.specificity`` for each of ``doc.sents`` when the
+It sets ``doc._.specificity`` (the specificity of ``doc.text``; NaN for a blank text, as in
+the API), ``doc._.probability`` (P(specific), None unless the model is calibrated),
+``doc._.percentile`` (the percentile for the text's length, None without a percentile table),
+``doc._.coverage`` (the share of words with an entry of their own), the same three on each of
+``doc.sents`` (``span._.specificity``, ``span._.percentile``, ``span._.coverage``) when the
 pipeline has split sentences, and, for models with per-word entropy terms (WLO),
 ``token._.specificity_share``.
 
@@ -41,8 +44,8 @@ _QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
 
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs)."""
-    for owner, names in ((Doc, ("specificity", "probability")), (Span, ("specificity",)),
-                         (Token, ("specificity_share",))):
+    for owner, names in ((Doc, ("specificity", "probability", "percentile", "coverage")),
+                         (Span, ("specificity", "percentile", "coverage")), (Token, ("specificity_share",))):
         for name in names:
             if not owner.has_extension(name):
                 owner.set_extension(name, default=None)
@@ -106,14 +109,20 @@ class SpecificityComponent:
         sentences = [list(doc.sents) if doc.has_annotation("SENT_START") else [] for doc in docs]
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
-        probabilities = (self.model.probability_of_scores(scores[:len(docs)], texts[:len(docs)])
+        coverage = np.atleast_1d(self.model.coverage(texts))
+        probabilities = (self.model.probability_of_scores(scores[:len(docs)])
                          if self.model.calibration is not None else None)
-        sentence_scores = iter(scores[len(docs):])
+        percentiles = (self.model.percentile_of_scores(scores, texts)
+                       if self.model.percentiles is not None else np.full(len(texts), np.nan))
+        rows = iter(range(len(docs), len(texts)))
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
-            doc._.specificity = float(scores[k])
+            doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])
             doc._.probability = None if probabilities is None else float(probabilities[k])
+            doc._.percentile = None if self.model.percentiles is None else float(percentiles[k])
             for span in spans:
-                span._.specificity = float(next(sentence_scores))
+                row = next(rows)
+                span._.specificity, span._.coverage = float(scores[row]), float(coverage[row])
+                span._.percentile = None if self.model.percentiles is None else float(percentiles[row])
             if self.terms is not None:
                 for span in spans or [doc[:]]:
                     self._assign_shares(span)

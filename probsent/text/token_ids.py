@@ -25,9 +25,39 @@ from probsent.text.fast_tokenize import PieceTokenizer
 from probsent.text.token_cap import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["COMPILED_BATCH", "TokenIds"]
+__all__ = ["COMPILED_BATCH", "LOW_COVERAGE", "TokenIds", "counted_entries", "known_share"]
 
 COMPILED_BATCH = 1024  # batches at least this large go to the compiled tokenizer
+# Below this share of tokens with an entry of their own (known_share), a score says little
+# about the text: every unknown word shares the <unk> entry. The command line warns.
+LOW_COVERAGE = 0.5
+
+
+def known_share(ids: np.ndarray, offsets: np.ndarray, counted: np.ndarray) -> np.ndarray:
+    """Each sentence's coverage: the share of its counted tokens whose id is not 0 (the unknown
+    word). ``counted[id]`` says which entries count: the unknown word and every entry with a
+    letter or digit, so that punctuation the model knows does not lift the share of a sentence
+    in another language. A sentence of known punctuation only has 1; one without tokens NaN."""
+    weight = counted[ids]
+    known = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(weight & (ids != 0), out=known[1:])
+    total = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(weight, out=total[1:])
+    counts = total[offsets[1:]] - total[offsets[:-1]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(counts > 0, (known[offsets[1:]] - known[offsets[:-1]]) / counts, 1.0)
+    share[offsets[1:] == offsets[:-1]] = np.nan
+    return share
+
+
+def counted_entries(index: Mapping[str, int]) -> np.ndarray:
+    """bool per id: whether coverage counts the entry (the unknown word, 0, and every entry with
+    a letter or digit; not the punctuation entries)."""
+    counted = np.zeros(max(index.values(), default=0) + 1, dtype=bool)
+    for word, i in index.items():
+        counted[i] = any(c.isalnum() for c in word)
+    counted[0] = True
+    return counted
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -47,6 +77,7 @@ class TokenIds:
         self._lock = threading.Lock()
         self._generation, self._known = -1, 0
         self._compiled: Any = None  # the CompiledTokenIds, made on first use; False without numba
+        self._counted: np.ndarray | None = None  # which entries coverage counts (counted_entries)
 
     def _compiled_ids(self) -> Any:
         """The compiled tokenizer (made on first use; call with the lock held), or None where
@@ -132,6 +163,20 @@ class TokenIds:
         if present:
             counts[present] = np.diff(self([sentences[i] for i in present])[1])
         return counts
+
+    def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """Each sentence's share of tokens (its first ``max_tokens``) with an id of their own
+        (not 0, the unknown word), float64; NaN for a sentence without tokens (or None)."""
+        if not isinstance(sentences, Utf8Texts):
+            sentences = [s if isinstance(s, str) else "" for s in sentences]
+        return known_share(*self(sentences), self.counted)
+
+    @property
+    def counted(self) -> np.ndarray:
+        """:func:`counted_entries` of the index, made on first use."""
+        if self._counted is None:
+            self._counted = counted_entries(self.index)
+        return self._counted
 
     def tokens(self, sentence: str) -> list[str]:
         """The sentence's first ``max_tokens`` tokens."""

@@ -1,0 +1,60 @@
+"""Calibrating a model: P(specific) from the news labels and the percentile table for the
+sentence's length from reference training sentences (``probsent calibrate``, ``export``).
+
+Both read the model's specificity only; both are written into the model directory
+(``calibration.json``, ``percentiles.json``), atomically, and kept by ``SentenceModel.save``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from probsent.calibration import Calibration, fit_logistic
+from probsent.percentiles import PercentileTable, table_for
+
+if TYPE_CHECKING:
+    from probsent.api import SentenceModel
+
+PAIRS = "paraphrase/pairs.tsv.gz"  # the reference's default, under the data directory
+FITTED_ON = "news-train rows 0..2795 without test overlaps"
+
+
+def fit_calibration(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None) -> Calibration:
+    """The score-only logistic fit of P(specific) on the cleaned news training rows."""
+    from probsent.evaluation.datasets import DataDir, load_news_train
+
+    news = load_news_train(DataDir(data_dir))
+    scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
+    slope, intercept = fit_logistic(scores, news.specific)
+    calibration = Calibration(slope, intercept, FITTED_ON, len(scores), 0.0)
+    calibration.accuracy_at_half = float(((calibration.probability(scores) > 0.5) == news.specific).mean())
+    return calibration
+
+
+def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
+                    reference: str | os.PathLike[str] | None = None) -> Path:
+    """The pairs file whose first sides are the percentile reference: ``reference``, or the
+    shared training pairs under the data directory."""
+    if reference is not None:
+        return Path(reference)
+    from probsent.evaluation.datasets import DataDir
+
+    return DataDir(data_dir).path(PAIRS)
+
+
+def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None,
+              reference: str | os.PathLike[str] | None = None) -> tuple[Calibration, PercentileTable]:
+    """Fit both, attach them to ``model`` and write them into its directory (``model.path``)."""
+    if model.path is None:
+        raise ValueError("calibrate needs a model loaded from a directory")
+    calibration = fit_calibration(model, data_dir)
+    table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), model.token_counts,
+                      reference_pairs(data_dir, reference))
+    calibration.save(model.path)
+    table.save(model.path)
+    model.calibration, model.percentiles = calibration, table
+    model._terms = None  # the term table carries both: rebuild it
+    return calibration, table
