@@ -1,12 +1,13 @@
 """probsent.spark on a standalone Spark cluster started by the test (a master and one worker,
 separate JVMs on the loopback interface, the worker with its own TMPDIR): the shipped model
 and a model directory score and encode as probsent.load() does (1e-9 for scores, 1e-6 for
-encodings, nulls in the same rows); a second call in one session works; a model planted in
-the temporary directory changes nothing. Needs pyspark and Java; in CI a missing one fails."""
+encodings, nulls in the same rows), a directory's calibration and percentiles travel with it;
+a second call in one session works; a model planted in the temporary directory changes nothing. Needs pyspark and Java; in CI a missing one fails."""
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,3 +145,25 @@ def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model
     assert_scores_match(got, model)
     forged_scores = probsent.load(forged).specificity([SENTENCES[i] for i in PRESENT])
     assert np.min(np.abs(np.array([got[i] for i in PRESENT]) - forged_scores)) > 1.0  # the attack would show
+
+
+def test_a_directory_with_calibration_and_percentiles_gives_every_column(spark, tmp_path) -> None:
+    """A copy of the shipped model given as a directory: its calibration and percentile table
+    travel in the archive, so P(specific), the percentile and the coverage are the API's."""
+    import shutil
+
+    from probsent.corpus_scoring.spark import _MODEL_FILES
+    from probsent.spark import add_specificity
+
+    source = Path(probsent.__file__).parent / "pretrained" / "wlo"
+    (tmp_path / "copy").mkdir()
+    for name in _MODEL_FILES:
+        shutil.copyfile(source / name, tmp_path / "copy" / name)
+    model = probsent.load(tmp_path / "copy")
+    rows = sorted(add_specificity(frame(spark), model=tmp_path / "copy", probability=True, percentile=True,
+                                  coverage=True).collect(), key=lambda r: r.id)
+    texts = [SENTENCES[i] for i in PRESENT]
+    for column, expected in (("probability", model.probability(texts)), ("percentile", model.percentile(texts)),
+                             ("coverage", model.coverage(texts))):
+        assert [i for i, r in enumerate(rows) if r[column] is not None] == PRESENT
+        np.testing.assert_allclose([rows[i][column] for i in PRESENT], expected, rtol=0, atol=1e-9)
