@@ -13,8 +13,9 @@ null or only whitespace gets nulls.
 
 ``model`` is None (the model shipped inside probsent, which the executors have installed
 with the package), a model directory (or ``probsent train`` output directory), or a loaded
-:class:`~probsent.SentenceModel` saved in a directory. A directory's model files (a few MB,
-never a training run's checkpoints) are packed into a zip archive named by their SHA-256,
+:class:`~probsent.SentenceModel` saved in a directory. A directory's model files (about 10 MB
+for a model the size of the shipped one; never a training run's checkpoints) are packed into a
+zip archive named by their SHA-256,
 written into a directory this process creates with mode 0700, and sent the way every Spark
 deployment accepts archives: ``SparkSession.addArtifacts(archive=True)`` on Spark Connect,
 ``SparkContext.addArchive`` on Spark Classic (local, standalone, YARN, Kubernetes). Each
