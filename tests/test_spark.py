@@ -1,11 +1,12 @@
 """probsent.spark in local[2] mode: the numbers of probsent.load().specificity / encode, row
 for row against the CLI on 100,000 sentences, bad input as one-line errors, one model load per
-Python worker. Needs pyspark and Java; in CI (CI=true) a missing one fails instead of skipping."""
+Python worker, a model directory staged privately and checked on the executor. Needs pyspark and
+Java; in CI (CI=true) a missing one fails instead of skipping. A standalone cluster:
+tests/test_spark_cluster.py; Spark Connect: tests/test_spark_connect.py."""
 from __future__ import annotations
 
 import inspect
 import os
-import shutil
 
 import numpy as np
 import pyarrow as pa
@@ -16,25 +17,15 @@ import probsent
 from probsent.cli import main
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
+from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
 
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy."]
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: CI must run the Spark tests (make setup installs probsent[spark])")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        _unavailable("pyspark is not installed")
-    if shutil.which("java") is None:
-        _unavailable("java is not on PATH (Spark needs Java 17)")
+    require_spark()
     from probsent.spark import local_session
     session = local_session(2, **{"spark.sql.execution.arrow.maxRecordsPerBatch": "2000"})
     yield session
@@ -145,12 +136,12 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     path, _ = model_dir
     texts = spark.range(0, 6000, numPartitions=12).selectExpr("id", "concat('sentence ', id, ' about a cat') AS text")
     scored = add_specificity(texts, model=path)
-    name, _ = _ship(scored, path)
+    shipped, _ = _ship(scored, path)
 
     def who(batches):
         from probsent.corpus_scoring.spark import _executor_model
         for batch in batches:
-            model = _executor_model(name)
+            model = _executor_model(shipped)
             yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})
 
     report = scored.mapInPandas(who, "pid long, model long, rows long").toPandas()
@@ -195,3 +186,68 @@ def test_probsent_spark_is_where_users_find_every_public_function(spark) -> None
     public = functions | {"LOCAL_SETTINGS"}
     assert set(probsent.spark.__all__) == public
     assert all(getattr(probsent.spark, name) is getattr(module, name) for name in public)
+
+
+def test_a_model_directory_is_staged_privately_as_an_archive_of_its_hashed_files(spark, model_dir) -> None:
+    """The archive is written into a directory this process created (mode 0700, owned by this
+    user), holds exactly the model files, byte for byte, and is named by their SHA-256."""
+    import hashlib
+    import stat
+    import zipfile
+
+    from probsent.corpus_scoring import spark as module
+
+    path, _ = model_dir
+    shipped, _ = module._ship(frame(spark, ["a"]), path)
+    staging = module._STAGING[0]
+    info = os.lstat(staging)
+    assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
+    with zipfile.ZipFile(staging / shipped.archive) as archive:
+        contents = {name: archive.read(name) for name in archive.namelist()}
+    assert contents == {name: (path / name).read_bytes() for name in ("config.json", "model.safetensors", "vocab.txt")}
+    digest = hashlib.sha256()
+    for name in shipped.files:
+        digest.update(name.encode() + b"\0" + len(contents[name]).to_bytes(8, "big") + contents[name])
+    assert shipped.sha256 == digest.hexdigest() and shipped.archive == f"probsent-model-{digest.hexdigest()[:16]}.zip"
+
+
+def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spark, model_dir, tmp_path,
+                                                                          monkeypatch) -> None:
+    """What an executor finds under the archive's name is checked before it is loaded: other
+    bytes, or a link in place of a file, are a one-line error; the real files load."""
+    from probsent.corpus_scoring import spark as module
+
+    path, model = model_dir
+    shipped, _ = module._ship(frame(spark, ["a"]), path)
+    unpacked = tmp_path / "executor" / shipped.archive
+    monkeypatch.setattr(module, "SparkFiles", type("Files", (), {"get": staticmethod(lambda name: str(unpacked))}))
+    monkeypatch.setattr(module, "_VERIFIED", set())
+    forged = make_model("wlo", seed=1)
+    forged.save(unpacked)
+    with pytest.raises(probsent.ProbsentError, match="do not match the SHA-256") as error:
+        module._executor_model(shipped)
+    assert "\n" not in str(error.value)
+    for name in shipped.files:
+        (unpacked / name).unlink()
+        (unpacked / name).symlink_to(path / name)
+    with pytest.raises(probsent.ProbsentError, match="has no regular file config.json"):
+        module._executor_model(shipped)
+    for name in shipped.files:
+        (unpacked / name).unlink()
+        (unpacked / name).write_bytes((path / name).read_bytes())
+    assert module._executor_model(shipped).specificity(["the cat"]) == pytest.approx(model.specificity(["the cat"]))
+
+
+def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
+    """Issue 32's attack in local mode (where it worked: a copy with every scale halved, planted
+    under the staging name probsent reused, gave 244.75 for 36.81): the model's own scores."""
+    from probsent.corpus_scoring.spark import _ship
+    from probsent.spark import add_specificity
+
+    path, model = model_dir
+    texts = ["The cat sat on the mat.", "a man plays guitar"]
+    forged = halved_copy(make_model("wlo"), tmp_path / "forged")
+    with model_planted_in_tmp(path, _ship(frame(spark, texts), path)[0].archive, forged):
+        got = [r.specificity for r in add_specificity(frame(spark, texts), model=path).collect()]
+    np.testing.assert_allclose(got, model.specificity(texts), rtol=0, atol=1e-9)
+    assert np.min(np.abs(np.array(got) - probsent.load(forged).specificity(texts))) > 1.0

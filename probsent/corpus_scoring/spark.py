@@ -13,21 +13,28 @@ null or only whitespace gets nulls.
 
 ``model`` is None (the model shipped inside probsent, which the executors have installed
 with the package), a model directory (or ``probsent train`` output directory), or a loaded
-:class:`~probsent.SentenceModel` saved in a directory. A directory is sent to the executors
-with ``SparkContext.addFile``: only its model files (a few MB), never a training run's
-checkpoints.
+:class:`~probsent.SentenceModel` saved in a directory. A directory's model files (about 10 MB
+for a model the size of the shipped one; never a training run's checkpoints) are packed into a
+zip archive named by their SHA-256,
+written into a directory this process creates with mode 0700, and sent the way every Spark
+deployment accepts archives: ``SparkSession.addArtifacts(archive=True)`` on Spark Connect,
+``SparkContext.addArchive`` on Spark Classic (local, standalone, YARN, Kubernetes). Each
+executor process checks the unpacked files against that SHA-256 before it loads them.
 
 Users import it as :mod:`probsent.spark`, which re-exports the public names.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Callable, NamedTuple, Union
 
 import numpy as np
 import pandas as pd
@@ -41,7 +48,6 @@ from probsent.percentiles import FILE as PERCENTILES
 from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
-from probsent.io import atomic_path
 from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
 from probsent.scorer import Scorer, cached_scorer
 from probsent.corpus_scoring.workers import cached_model, sentence_scores, with_sentence
@@ -61,7 +67,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     calibration, with ``percentile`` the percentile for the sentence's length (0-100), with
     ``coverage`` the share of its words with an entry of their own (0-1). Null for a null or
     blank text, as NaN in the API."""
-    name, local = _ship(df, model, cached_scorer)
+    shipped, local = _ship(df, model, cached_scorer)
     if probability:
         local.require_calibration()
     if percentile:
@@ -71,7 +77,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
     def score(texts: pd.Series) -> pd.DataFrame:
-        executor_model = _executor_model(name, cached_scorer)
+        executor_model = _executor_model(shipped, cached_scorer)
         sentences = _texts(texts)
         values = sentence_scores(executor_model, sentences, batch_size)
         columns = {SCORE: values}
@@ -91,7 +97,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
     """``df`` with each sentence's representation as float32 array columns: ``mean`` and
     ``variance`` (the diagonal of the covariance) for probabilistic models, ``vector`` for
     deterministic ones; the same arrays as ``model.encode``."""
-    name, local = _ship(df, model, cached_model)
+    shipped, local = _ship(df, model, cached_model)
     names = ["mean", "variance"] if local.probabilistic else ["vector"]
     _check_column(df, column, names)
     vector = T.ArrayType(T.FloatType(), containsNull=False)
@@ -102,7 +108,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
         present = with_sentence(items)
         columns = {n: pd.Series([None] * len(items), dtype=object) for n in names}
         if present:
-            arrays = _executor_model(name, cached_model).encode([items[i] for i in present], batch_size)
+            arrays = _executor_model(shipped, cached_model).encode([items[i] for i in present], batch_size)
             for n, values in zip(names, arrays if isinstance(arrays, tuple) else (arrays,)):
                 columns[n] = pd.Series(_scatter(values, present, len(items)), dtype=object)
         return pd.DataFrame(columns)
@@ -136,35 +142,134 @@ def local_session(cores: int = 2, **config: str) -> SparkSession:
     return session
 
 
-def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[str | None, Scorer]:
-    """(the name the executors find the model under, None for the shipped model; the model
-    loaded here by ``loader``, or the one given, for its type and calibration)."""
+class Shipped(NamedTuple):
+    """A model directory sent to the executors: the archive's file name (the directory the
+    executors unpack it into, found with ``SparkFiles.get``), the model files it holds and
+    their SHA-256 (:func:`_digest`)."""
+    archive: str
+    files: tuple[str, ...]
+    sha256: str
+
+
+def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[Shipped | None, Scorer]:
+    """(what the executors find the model by, None for the shipped model; the model loaded
+    here by ``loader``, or the one given, for its type and calibration)."""
     if model is None:
         return None, loader(None)
     local = loader(model) if isinstance(model, (str, os.PathLike)) else model
     if local.path is None:
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
-    files = [local.path / f for f in _MODEL_FILES if (local.path / f).is_file()]
+    contents = {f: (local.path / f).read_bytes() for f in _MODEL_FILES if (local.path / f).is_file()}
+    sha256 = _digest(contents)
+    shipped = Shipped(f"probsent-model-{sha256[:16]}.zip", tuple(contents), sha256)  # two runs' best/ differ
+    session = df.sparkSession
+    key = (_session_key(session), shipped.archive)
+    if key not in _SENT:
+        _send(session, _archive(shipped, contents))
+        _SENT.add(key)
+    return shipped, local
+
+
+_SENT: set[tuple[str, str]] = set()  # (session, archive) pairs this process has sent
+_STAGING: list[Path] = []  # this process's private staging directory, once made
+
+
+def _digest(contents: dict[str, bytes]) -> str:
+    """SHA-256 over the files' names and bytes, in the given order."""
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    name = f"probsent-model-{digest.hexdigest()[:16]}"  # by content: two runs' best/ differ
-    staged = Path(tempfile.gettempdir()) / "probsent-spark" / name
-    if not staged.is_dir():
-        with atomic_path(staged) as tmp:
-            tmp.mkdir()
-            for path in files:
-                shutil.copyfile(path, tmp / path.name)
-    df.sparkSession.sparkContext.addFile(str(staged), recursive=True)
-    return name, local
+    for name, data in contents.items():
+        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
-def _executor_model(name: str | None, loader: Callable = cached_scorer) -> Scorer:
-    """On an executor: the shipped model, or the directory sent with addFile, by ``loader``
-    (:func:`cached_scorer` or :func:`cached_model`). Torch, where the model needs it, uses the
-    task's cores (``spark.task.cpus``, default 1): Spark already runs one Python worker per
-    task slot, so more threads would only compete for the same cores."""
-    model = loader(None if name is None else SparkFiles.get(name))
+def _staging() -> Path:
+    """A directory only this user can enter, made fresh by this process (``mkdtemp``: mode
+    0700, a new name) and removed when it exits; never a path someone else could have made."""
+    if _STAGING:
+        try:
+            info = os.lstat(_STAGING[0])
+        except OSError:  # removed (a cleaner of the temporary directory): make another
+            info = None
+        if info and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+            return _STAGING[0]
+        _STAGING.clear()
+    path = Path(tempfile.mkdtemp(prefix="probsent-spark-"))
+    atexit.register(shutil.rmtree, path, True)
+    _STAGING.append(path)
+    return path
+
+
+def _archive(shipped: Shipped, contents: dict[str, bytes]) -> Path:
+    """The zip archive of ``contents`` in the private staging directory, written from the
+    bytes that were hashed (so the archive holds what the SHA-256 says)."""
+    path = _staging() / shipped.archive
+    if not path.is_file():
+        partial = path.with_name(path.name + ".partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in contents.items():
+                archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data,
+                                 compress_type=zipfile.ZIP_DEFLATED)
+        os.replace(partial, path)
+    return path
+
+
+def _is_connect(session: SparkSession) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def _session_key(session: SparkSession) -> str:
+    if _is_connect(session):
+        return f"connect:{getattr(session, 'session_id', id(session))}"  # session_id: pyspark 4
+    return "classic:" + session.sparkContext.applicationId
+
+
+def _send(session: SparkSession, archive: Path) -> None:
+    """Ship ``archive`` to the executors, which unpack it under its file name. Spark Connect
+    (3.4+) has only the artifact API; Spark Classic (3.1+) unpacks an archive added to the
+    SparkContext on every deployment (a local directory, as addFile sends it, works only in
+    local mode). Adding the same archive again is harmless: its name is its content's hash."""
+    try:
+        if _is_connect(session):
+            session.addArtifacts(str(archive), archive=True)
+        else:
+            session.sparkContext.addArchive(str(archive))
+    except Exception as error:  # pyspark's errors have no common class across versions and modes
+        if "DUPLICATED_ARTIFACT" not in str(error):
+            raise
+
+
+_VERIFIED: set[tuple[str, str]] = set()  # on an executor: (directory, SHA-256) pairs checked
+
+
+def _executor_directory(shipped: Shipped) -> str:
+    """On an executor: the directory Spark unpacked ``shipped`` into, once its files have
+    been checked against the driver's SHA-256 (once per process and directory)."""
+    directory = Path(SparkFiles.get(shipped.archive))
+    if (str(directory), shipped.sha256) not in _VERIFIED:
+        contents = {}
+        for name in shipped.files:
+            path = directory / name
+            try:
+                regular = stat.S_ISREG(os.lstat(path).st_mode)
+            except OSError:
+                regular = False
+            if not regular:
+                raise ProbsentError(f"the model sent to this executor has no regular file {name} in {directory}")
+            contents[name] = path.read_bytes()
+        if _digest(contents) != shipped.sha256:
+            raise ProbsentError(f"the model files in {directory} do not match the SHA-256 of the model the "
+                                f"driver sent ({shipped.sha256[:16]}...); refusing to score with them")
+        _VERIFIED.add((str(directory), shipped.sha256))
+    return str(directory)
+
+
+def _executor_model(shipped: Shipped | None, loader: Callable = cached_scorer) -> Scorer:
+    """On an executor: the shipped model, or the directory sent by :func:`_ship` (checked by
+    :func:`_executor_directory`), by ``loader`` (:func:`cached_scorer` or :func:`cached_model`).
+    Torch, where the model needs it, uses the task's cores (``spark.task.cpus``, default 1):
+    Spark already runs one Python worker per task slot, so more threads would only compete
+    for the same cores."""
+    model = loader(None if shipped is None else _executor_directory(shipped))
     torch = sys.modules.get("torch")
     if torch is not None:
         context = TaskContext.get()
