@@ -1,0 +1,49 @@
+"""Encodings as NumPy arrays, and the saturation of values beyond float32's range."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def saturated(values: np.ndarray) -> np.ndarray:
+    """``values`` as float32, every value beyond float32's range saturated at +-FLOAT32_MAX.
+
+    A non-number is 0 * an overflowed factor (WLO's mean of a sentence whose shifts sum to
+    exactly zero, scaled by an overflowing product), whose value is 0.
+    """
+    wide = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX)
+    return np.clip(wide, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
+
+
+@dataclass
+class ArrayEncoding:
+    """Encoded sentences, [n, dim] each: the mean (the vector of a deterministic model), the
+    log-variance (None for deterministic models) and, where the model computes it, log|mean|
+    in float64, exact however far the mean is beyond the range of its dtype (WLO)."""
+
+    mean: np.ndarray
+    logvar: np.ndarray | None = None
+    log_abs_mean: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.mean)
+
+    def rows(self, index) -> "ArrayEncoding":  # noqa: ANN001 - any NumPy index
+        """The encodings at ``index``."""
+        pick = lambda a: None if a is None else a[index]  # noqa: E731
+        return ArrayEncoding(self.mean[index], pick(self.logvar), pick(self.log_abs_mean))
+
+    def saturated(self) -> "ArrayEncoding":
+        """Mean and log-variance as float32, saturated (:func:`saturated`); log|mean| kept."""
+        return ArrayEncoding(saturated(self.mean), None if self.logvar is None else saturated(self.logvar),
+                             self.log_abs_mean)
+
+    @staticmethod
+    def joined(parts: list["ArrayEncoding"]) -> "ArrayEncoding":
+        """The parts' rows one after another (at least one part)."""
+        join = lambda name: None if getattr(parts[0], name) is None else np.concatenate(  # noqa: E731
+            [getattr(p, name) for p in parts])
+        return ArrayEncoding(join("mean"), join("logvar"), join("log_abs_mean"))
