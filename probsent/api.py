@@ -107,7 +107,7 @@ class SentenceModel:
         read without torch "cpu" (torch.device("cpu") once torch is imported anyway)."""
         if self._arrays is None:
             return self._module.device
-        return sys.modules["torch"].device("cpu") if "torch" in sys.modules else "cpu"
+        return sys.modules["torch"].device("cpu") if sys.modules.get("torch") is not None else "cpu"
 
     def to(self, device: "str | torch.device") -> "SentenceModel":
         """Move the model to ``device`` (see :func:`load`); returns the model itself. "cpu" keeps a
@@ -195,7 +195,7 @@ class SentenceModel:
             mean[given.missing] = 0.0
             if spread is not None:
                 spread[given.missing] = np.nan
-        finish = converter(convert_to_numpy, convert_to_tensor, self.device)
+        finish = converter(convert_to_numpy, convert_to_tensor, lambda: self.device)
         pick = (lambda t: finish(t[:1])[0]) if given.single else finish  # noqa: E731
         return pick(mean) if spread is None else (pick(mean), pick(spread))
 
@@ -398,14 +398,14 @@ def unit_means(encoded: Encoding) -> Encoding:
 
 def converter(to_numpy: bool, to_tensor: bool, device: Any):
     """What ``encode`` returns an array as: itself, one torch tensor (``to_tensor``) or a list of
-    one tensor per row (not ``to_numpy``); torch is required for the tensors."""
+    one tensor per row (not ``to_numpy``), on ``device()``; torch is required for the tensors."""
     if not to_tensor and to_numpy:
         return lambda array: array
     require_torch("encode(convert_to_tensor=True) or encode(convert_to_numpy=False)")
     import torch
 
     def tensor(array: np.ndarray):
-        stacked = torch.from_numpy(np.ascontiguousarray(array)).to(device)
+        stacked = torch.from_numpy(np.ascontiguousarray(array)).to(device())
         return stacked if to_tensor else list(stacked)
     return tensor
 

@@ -12,6 +12,7 @@ import numpy as np
 from probsent.arguments import positive_int
 from probsent.version import __version__
 from probsent.errors import ProbsentError
+from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
@@ -227,7 +228,7 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    if not scoring_only:
+    if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
         from probsent.evaluation.command import add_eval_parser
 
         _add_train(sub)
@@ -243,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2;
     Ctrl-C, SIGTERM and SIGHUP print one line and exit with 128 + the signal."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["train"], ["eval"]) and not torch_installed():
+        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: {INSTALL_TRAIN}",
+              file=sys.stderr)
+        return 2
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
         with stopping_on_signals():

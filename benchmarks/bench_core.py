@@ -1,0 +1,74 @@
+"""The core install's costs (docs/PERFORMANCE.md): a fresh process's ``import probsent;
+probsent.load(); model.encode(one sentence)`` (wall time and peak memory, median of 5), and
+encoding 100,000 sentences with the NumPy encoder and with the torch module (when torch is
+installed). Run: ``python benchmarks/bench_core.py [--data-dir ../shared/data]``."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FRESH = """
+import json, resource, sys, time
+start = time.perf_counter()
+import probsent
+model = probsent.load()
+model.encode("The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday.")
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "torch": "torch" in sys.modules}))
+"""
+
+
+def fresh_process(runs: int = 5) -> dict:
+    """Median wall time and peak resident memory of the one-sentence script, each in a new process."""
+    results = [json.loads(subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, check=True,
+                                         cwd=REPO).stdout) for _ in range(runs)]
+    return {"seconds": statistics.median(r["seconds"] for r in results),
+            "peak_mb": statistics.median(r["peak_mb"] for r in results), "imports_torch": results[0]["torch"]}
+
+
+def bulk(data_dir: Path, count: int = 100_000) -> dict:
+    """Seconds to encode ``count`` training sentences (tokenizing included), NumPy and torch."""
+    import gzip
+
+    sentences = []
+    with gzip.open(data_dir / "paraphrase" / "pairs.tsv.gz", "rt", encoding="utf-8") as handle:
+        for line in handle:
+            sentences.extend(line.rstrip("\n").split("\t")[:2])
+            if len(sentences) >= count:
+                break
+    import probsent
+
+    numpy_model, out = probsent.load(), {"sentences": len(sentences)}
+    numpy_model.encode(sentences[:2000])  # the compiled tokenizer's first use
+    start = time.perf_counter()
+    numpy_model.encode(sentences)
+    out["numpy_seconds"] = time.perf_counter() - start
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return out
+    torch_model = probsent.load()
+    torch_model.encoder  # builds the torch module: the torch path from here on
+    torch_model.encode(sentences[:2000])
+    start = time.perf_counter()
+    torch_model.encode(sentences)
+    out["torch_seconds"] = time.perf_counter() - start
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    args = parser.parse_args()
+    print(json.dumps({"fresh_process": fresh_process(), "encode_100k": bulk(args.data_dir)}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
