@@ -1,7 +1,9 @@
 """The core install's costs (docs/PERFORMANCE.md): a fresh process's ``import probsent;
 probsent.load(); model.encode(one sentence)`` (wall time and peak memory, median of 5), and
 encoding 100,000 sentences with the NumPy encoder and with the torch module (when torch is
-installed). Run: ``python benchmarks/bench_core.py [--data-dir ../shared/data]``."""
+installed), and what numba buys the core: specificity of 100,000 sentences and a 2,000 x 2,000
+similarity matrix with numba and with its import blocked (the NumPy fallbacks).
+Run: ``python benchmarks/bench_core.py [--data-dir ../shared/data]``."""
 from __future__ import annotations
 
 import argparse
@@ -33,8 +35,29 @@ def fresh_process(runs: int = 5) -> dict:
             "peak_mb": statistics.median(r["peak_mb"] for r in results), "imports_torch": results[0]["torch"]}
 
 
-def bulk(data_dir: Path, count: int = 100_000) -> dict:
-    """Seconds to encode ``count`` training sentences (tokenizing included), NumPy and torch."""
+NUMBA = """
+import json, sys, time
+if sys.argv[1] == "blocked":
+    sys.modules["numba"] = None  # every compiled path falls back to NumPy
+import probsent
+sentences = json.load(open(sys.argv[2]))
+model = probsent.load()
+model.specificity(sentences[:2000]); model.similarity(sentences[:10], sentences[:10])  # first uses
+start = time.perf_counter(); model.specificity(sentences); scores = time.perf_counter() - start
+start = time.perf_counter(); model.similarity(sentences[:2000], sentences[2000:4000]); matrix = time.perf_counter() - start
+print(json.dumps({"specificity_seconds": scores, "similarity_2000x2000_seconds": matrix}))
+"""
+
+
+def with_and_without_numba(sentences: list[str], scratch: Path) -> dict:
+    """The core's compiled paths against their NumPy fallbacks, each in a fresh process."""
+    scratch.write_text(json.dumps(sentences), encoding="utf-8")
+    return {mode: json.loads(subprocess.run([sys.executable, "-c", NUMBA, mode, str(scratch)], capture_output=True,
+                                            text=True, check=True, cwd=REPO).stdout) for mode in ("numba", "blocked")}
+
+
+def training_sentences(data_dir: Path, count: int) -> list[str]:
+    """The first ``count`` sentences of the shared training pairs (both sides)."""
     import gzip
 
     sentences = []
@@ -43,6 +66,11 @@ def bulk(data_dir: Path, count: int = 100_000) -> dict:
             sentences.extend(line.rstrip("\n").split("\t")[:2])
             if len(sentences) >= count:
                 break
+    return sentences[:count]
+
+
+def bulk(sentences: list[str]) -> dict:
+    """Seconds to encode ``sentences`` (tokenizing included), NumPy and torch."""
     import probsent
 
     numpy_model, out = probsent.load(), {"sentences": len(sentences)}
@@ -67,7 +95,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     args = parser.parse_args()
-    print(json.dumps({"fresh_process": fresh_process(), "encode_100k": bulk(args.data_dir)}, indent=2))
+    sentences = training_sentences(args.data_dir, 100_000)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        numba = with_and_without_numba(sentences, Path(scratch) / "sentences.json")
+    print(json.dumps({"fresh_process": fresh_process(), "encode_100k": bulk(sentences),
+                      "numba_100k": numba}, indent=2))
 
 
 if __name__ == "__main__":

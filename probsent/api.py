@@ -153,11 +153,32 @@ class SentenceModel:
             self._terms = (version, table)
         return self._terms[1]
 
-    def _values(self, sentences: Sentences, name: str, compute) -> Any:
+    def _values(self, sentences: Sentences, name: str, compute, show_progress_bar: bool | None = None) -> Any:
         """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see
-        :meth:`probsent.inputs.Texts.scores`): NaN at null items."""
+        :meth:`probsent.inputs.Texts.scores`): NaN at null items. Computed ENCODE_CHUNK
+        sentences at a time, with a progress bar (``show_progress_bar``, as in :meth:`encode`)."""
         given = texts(sentences)
-        return given.scores(compute(given.items), name)
+        parts = self._chunked(given.items, compute, name, show_progress_bar)
+        return given.scores(np.concatenate(parts) if parts else compute([]), name)
+
+    @staticmethod
+    def _chunked(items: list[str], compute, name: str, show_progress_bar: bool | None) -> list:
+        """``compute`` of ``items``, ENCODE_CHUNK at a time (results never depend on it), with a tqdm
+        bar on standard error (default: only when it is a terminal); the parts in order."""
+        if show_progress_bar is None:
+            show_progress_bar = sys.stderr.isatty()
+        bar = None
+        if show_progress_bar:
+            from tqdm import tqdm
+            bar = tqdm(total=len(items), unit=" sentences", desc=name, file=sys.stderr)
+        parts = []
+        for start in range(0, len(items), ENCODE_CHUNK):
+            parts.append(compute(items[start:start + ENCODE_CHUNK]))
+            if bar is not None:
+                bar.update(min(ENCODE_CHUNK, len(items) - start))
+        if bar is not None:
+            bar.close()
+        return parts
 
     def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False, *,
                show_progress_bar: bool | None = None, convert_to_numpy: bool = True,
@@ -202,31 +223,20 @@ class SentenceModel:
     def _encode_chunks(self, items: list[str], batch_size: int, show_progress_bar: bool | None) -> Encoding:
         """:meth:`_encode` of ``items``, ENCODE_CHUNK sentences at a time, with a progress bar."""
         check_batch_size(batch_size)
-        if show_progress_bar is None:
-            show_progress_bar = sys.stderr.isatty()
-        bar = None
-        if show_progress_bar:
-            from tqdm import tqdm
-            bar = tqdm(total=len(items), unit=" sentences", desc="encode", file=sys.stderr)
-        parts = []
-        for start in range(0, len(items), ENCODE_CHUNK):
-            parts.append(self._encode(items[start:start + ENCODE_CHUNK], batch_size))
-            if bar is not None:
-                bar.update(len(parts[-1].mean))
-        if bar is not None:
-            bar.close()
+        parts = self._chunked(items, lambda chunk: self._encode(chunk, batch_size), "encode", show_progress_bar)
         if len(parts) == 1:
             return parts[0]
         if not parts:
             return self._encode([], batch_size)
         return Encoding.joined(parts)
 
-    def entropy(self, sentences: Sentences, batch_size: int = 256):
+    def entropy(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Differential entropy of each sentence's Gaussian (probabilistic models only); NaN
         for a null item; a pandas Series gives a Series with its index."""
         if not self.probabilistic:
             raise ProbsentError(f"a {self._encoder.type_name} model is deterministic: it has no entropy")
-        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size))
+        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size),
+                            show_progress_bar)
 
     def _entropy_values(self, items: list[str], batch_size: int) -> np.ndarray:
         """The entropies of ``items`` (a list of str) as a float64 array."""
@@ -235,10 +245,11 @@ class SentenceModel:
             return self._term_table("the closed-form entropy").entropy(items)
         return saturated(gaussian_entropy(self._encode(items, batch_size).logvar))
 
-    def specificity(self, sentences: Sentences, batch_size: int = 256):
+    def specificity(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Higher = more specific: minus the entropy (probabilistic) or the vector norm; NaN
         for a null item; a pandas Series gives a Series with its index."""
-        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size))
+        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size),
+                            show_progress_bar)
 
     def _specificity_values(self, items: list[str], batch_size: int) -> np.ndarray:
         """The specificities of ``items`` (a list of str)."""
@@ -246,7 +257,8 @@ class SentenceModel:
             return -self._entropy_values(items, batch_size)
         return saturated(vector_norms(self._encode(items, batch_size).mean))
 
-    def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256):
+    def similarity(self, a: Sentences, b: Sentences, batch_size: int = 256, *,
+                   show_progress_bar: bool | None = None):
         """The (N, M) matrix d(a_i, b_j) of every pair, as float32: the model's own similarity
         (the log expected inner product log N(0; mu_i - mu_j, S_i + S_j) of the Gaussians for
         probabilistic models, the cosine otherwise). A single string on a side drops that
@@ -264,8 +276,8 @@ class SentenceModel:
             warnings.warn(f"similarity(a, b) now returns the ({len(given_a)}, {len(given_b)}) matrix of "
                           f"every pair; similarity_pairwise(a, b) gives the former pair-by-pair values",
                           DeprecationWarning, stacklevel=2)
-        encoded_a = self._encode(given_a.items, batch_size)
-        encoded_b = self._encode(given_b.items, batch_size)
+        encoded_a = self._encode_chunks(given_a.items, batch_size, show_progress_bar)
+        encoded_b = self._encode_chunks(given_b.items, batch_size, show_progress_bar)
         matrix = np.empty((len(given_a), len(given_b)), dtype=np.float32)
         for rows, columns, block in similarity_blocks(encoded_a, encoded_b, MAX_SIMILARITY_CELLS):
             matrix[rows, columns] = saturated(block)
@@ -275,7 +287,8 @@ class SentenceModel:
             return float(matrix[0, 0]) if given_b.single else matrix[0]
         return matrix[:, 0] if given_b.single else matrix
 
-    def similarity_pairwise(self, a: Sentences, b: Sentences, batch_size: int = 256):
+    def similarity_pairwise(self, a: Sentences, b: Sentences, batch_size: int = 256, *,
+                            show_progress_bar: bool | None = None):
         """d(a_i, b_i) per pair: the training similarity (cosine, or the log expected inner
         product of the Gaussians for probabilistic models); NaN where either item is null.
 
@@ -287,8 +300,8 @@ class SentenceModel:
         if len(given_a) != len(given_b):
             raise InvalidValueError(f"similarity_pairwise needs as many sentences in a ({len(given_a)}) "
                                     f"as in b ({len(given_b)})")
-        values = saturated(paired_similarity(self._encode(given_a.items, batch_size),
-                                             self._encode(given_b.items, batch_size)))
+        values = saturated(paired_similarity(self._encode_chunks(given_a.items, batch_size, show_progress_bar),
+                                             self._encode_chunks(given_b.items, batch_size, show_progress_bar)))
         given_a.missing |= given_b.missing
         return given_a.scores(values, "similarity")
 
@@ -299,12 +312,12 @@ class SentenceModel:
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
         return self.calibration
 
-    def probability(self, sentences: Sentences, batch_size: int = 256):
+    def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) from the model's calibration (see ``probsent calibrate``); NaN for a
         null item; a pandas Series gives a Series with its index."""
         self.require_calibration()
         return self._values(sentences, "probability", lambda items: self.probability_of_scores(
-            self._specificity_values(items, batch_size), items))
+            self._specificity_values(items, batch_size), items), show_progress_bar)
 
     def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity` (the calibration also

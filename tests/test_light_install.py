@@ -98,3 +98,20 @@ def test_extras_match_the_jobs() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert "run: core" in makefile and "-e '.[all,test]'" in makefile
     assert makefile.index("pip install --quiet $(TORCH)") < makefile.index("-e '.[all,test]'")
+
+
+def test_the_wheel_holds_the_shipped_model_and_the_numpy_inference(tmp_path: Path) -> None:
+    """What ``make dist`` builds: the wheel carries the model files and every inference module."""
+    import zipfile
+
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                          "--wheel-dir", str(tmp_path), str(REPO)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (wheel,) = tmp_path.glob("probsent-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("config.json", "model.safetensors", "vocab.txt", "calibration.json", "MODEL_CARD.md"):
+        assert f"probsent/pretrained/wlo/{name}" in names, name
+    assert {"probsent/__main__.py", "probsent/inference/closed_form.py", "probsent/inference/array_encoder.py"} <= names
+    metadata = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("METADATA"))
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert not any("torch" in line and "extra ==" not in line for line in requires)
