@@ -27,10 +27,14 @@ print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUS
 """
 
 
-def fresh_process(runs: int = 5) -> dict:
-    """Median wall time and peak resident memory of the one-sentence script, each in a new process."""
+def fresh_process(checkout: Path = REPO, runs: int = 5) -> dict:
+    """Median wall time and peak resident memory of the one-sentence script, each in a new
+    process importing probsent from ``checkout``."""
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
     results = [json.loads(subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, check=True,
-                                         cwd=REPO).stdout) for _ in range(runs)]
+                                         cwd=checkout, env=env).stdout) for _ in range(runs)]
     return {"seconds": statistics.median(r["seconds"] for r in results),
             "peak_mb": statistics.median(r["peak_mb"] for r in results), "imports_torch": results[0]["torch"]}
 
@@ -94,7 +98,10 @@ def bulk(sentences: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--compare", type=Path, help="another checkout whose fresh process to time the same way")
     args = parser.parse_args()
+    if args.compare:
+        print(json.dumps({"fresh_process": fresh_process(args.compare.resolve()), "checkout": str(args.compare)}))
     sentences = training_sentences(args.data_dir, 100_000)
     import tempfile
 
