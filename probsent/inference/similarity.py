@@ -17,6 +17,9 @@ import numpy as np
 from probsent.inference.arrays import ArrayEncoding
 
 LOG_2PI = math.log(2.0 * math.pi)
+# Matrices of at least this many pairs go to the compiled kernel: a smaller one is done in NumPy
+# before numba's import and cached kernels (a few tenths of a second) would pay off.
+COMPILED_PAIRS = 4096
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -52,8 +55,8 @@ def similarity_blocks(a: ArrayEncoding, b: ArrayEncoding, max_cells: int,
     """d(a_i, b_j) for every i, j, as (rows, columns, block), float64; each block's work holds at
     most about ``max_cells`` numbers (or one row by one column). Each value is exactly
     :func:`paired_similarity` of its pair, except where the compiled kernel
-    (:mod:`probsent.gaussian_matrix`, numba; unless ``compiled`` is False) applies: the same
-    formula, summed in its order, about 50x faster."""
+    (:mod:`probsent.gaussian_matrix`, numba; for at least COMPILED_PAIRS pairs, unless
+    ``compiled`` is False) applies: the same formula, summed in its order, about 15x faster."""
     n, m = len(a), len(b)
     if a.logvar is None or b.logvar is None:
         unit_a, unit_b = _unit(a.mean), _unit(b.mean)
@@ -61,7 +64,7 @@ def similarity_blocks(a: ArrayEncoding, b: ArrayEncoding, max_cells: int,
         for i in range(0, n, rows):
             yield slice(i, min(i + rows, n)), slice(0, m), unit_a[i:i + rows] @ unit_b.T
         return
-    kernel = _compiled_blocks(a, b, max_cells) if compiled else None
+    kernel = _compiled_blocks(a, b, max_cells) if compiled and n * m >= COMPILED_PAIRS else None
     if kernel is not None:
         yield from kernel
         return
