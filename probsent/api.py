@@ -1,15 +1,12 @@
 """The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
 from __future__ import annotations
 
-import math
 import os
 import sys
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Sequence, Union
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
@@ -18,9 +15,10 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
-from probsent.inference.arrays import FLOAT32_MAX, ArrayEncoding as Encoding, saturated
+from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
+                                       unit_means, vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
-from probsent.inference.torch_required import require_torch
+from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.text.token_ids import TokenIds
@@ -216,7 +214,7 @@ class SentenceModel:
             mean[given.missing] = 0.0
             if spread is not None:
                 spread[given.missing] = np.nan
-        finish = converter(convert_to_numpy, convert_to_tensor, lambda: self.device)
+        finish = tensor_converter(convert_to_numpy, convert_to_tensor, lambda: self.device)
         pick = (lambda t: finish(t[:1])[0]) if given.single else finish  # noqa: E731
         return pick(mean) if spread is None else (pick(mean), pick(spread))
 
@@ -345,8 +343,10 @@ class SentenceModel:
         """Write the model directory atomically (config.json, model.safetensors, vocab.txt)."""
         require_torch("SentenceModel.save")
         from probsent.model_files import save_model
+        from probsent.inference.torch_encoder import torch_module
 
-        save_model(path, self.encoder, self.vocab, self.config.get("training"))
+        module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
+        save_model(path, module, self.vocab, self.config.get("training"))
 
 
 def resolve_device(device: "str | torch.device") -> "torch.device":
@@ -391,43 +391,3 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     encoder, vocab, config = read_model_dir(path)
     return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path)
 
-
-def unit_means(encoded: Encoding) -> Encoding:
-    """Each mean scaled to length 1 (a zero mean stays zero) and, for Gaussians, each variance by
-    the same factor squared: from log|mean| where the model has it, exact beyond float32's range."""
-    log_abs = encoded.log_abs_mean
-    if log_abs is None:
-        with np.errstate(divide="ignore"):
-            log_abs = np.log(np.abs(encoded.mean.astype(np.float64)))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        top = log_abs.max(-1, initial=-np.inf, keepdims=True)
-        top = np.where(np.isinf(top), 0.0, top)
-        log_norm = np.log(np.square(np.exp(log_abs - top)).sum(-1, keepdims=True)) / 2 + top
-        log_norm = np.where(np.isinf(log_norm), 0.0, log_norm)  # a zero mean: unchanged
-        mean = np.sign(encoded.mean) * np.exp(log_abs - log_norm)
-    logvar = None if encoded.logvar is None else encoded.logvar.astype(np.float64) - 2.0 * log_norm
-    return Encoding(mean, logvar, log_abs - log_norm).saturated()
-
-
-def converter(to_numpy: bool, to_tensor: bool, device: Any):
-    """What ``encode`` returns an array as: itself, one torch tensor (``to_tensor``) or a list of
-    one tensor per row (not ``to_numpy``), on ``device()``; torch is required for the tensors."""
-    if not to_tensor and to_numpy:
-        return lambda array: array
-    require_torch("encode(convert_to_tensor=True) or encode(convert_to_numpy=False)")
-    import torch
-
-    def tensor(array: np.ndarray):
-        stacked = torch.from_numpy(np.ascontiguousarray(array)).to(device())
-        return stacked if to_tensor else list(stacked)
-    return tensor
-
-
-def gaussian_entropy(logvar: np.ndarray) -> np.ndarray:
-    """The entropy of each diagonal Gaussian, 1/2 sum_d (log 2 pi + 1 + log sigma^2_d), float64."""
-    return 0.5 * (math.log(2.0 * math.pi) + 1.0 + logvar.astype(np.float64)).sum(-1)
-
-
-def vector_norms(vectors: np.ndarray) -> np.ndarray:
-    """Each row's Euclidean norm, float64."""
-    return np.sqrt(np.square(vectors.astype(np.float64)).sum(-1))

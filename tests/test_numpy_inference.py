@@ -214,3 +214,13 @@ print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_save_keeps_the_model_numpy_and_round_trips(tmp_path: Path) -> None:
+    model = load()
+    model.save(tmp_path / "copy")
+    assert model._arrays is not None  # saving built a torch module for the files, not for the model
+    again = load(tmp_path / "copy")
+    text = ["The Dow fell 2.3 % on Tuesday.", "It is good."]
+    np.testing.assert_array_equal(again.specificity(text), model.specificity(text))
+    np.testing.assert_array_equal(again.encode(text)[0], model.encode(text)[0])

@@ -1,6 +1,7 @@
 """Encodings as NumPy arrays, and the saturation of values beyond float32's range."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,3 +48,31 @@ class ArrayEncoding:
         join = lambda name: None if getattr(parts[0], name) is None else np.concatenate(  # noqa: E731
             [getattr(p, name) for p in parts])
         return ArrayEncoding(join("mean"), join("logvar"), join("log_abs_mean"))
+
+
+def unit_means(encoded: ArrayEncoding) -> ArrayEncoding:
+    """Each mean scaled to length 1 (a zero mean stays zero) and, for Gaussians, each variance by
+    the same factor squared (the same distribution in another unit), saturated: computed from
+    log|mean| where the model has it, so exact beyond float32's range."""
+    log_abs = encoded.log_abs_mean
+    if log_abs is None:
+        with np.errstate(divide="ignore"):
+            log_abs = np.log(np.abs(encoded.mean.astype(np.float64)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        top = log_abs.max(-1, initial=-np.inf, keepdims=True)
+        top = np.where(np.isinf(top), 0.0, top)
+        log_norm = np.log(np.square(np.exp(log_abs - top)).sum(-1, keepdims=True)) / 2 + top
+        log_norm = np.where(np.isinf(log_norm), 0.0, log_norm)  # a zero mean: unchanged
+        mean = np.sign(encoded.mean) * np.exp(log_abs - log_norm)
+    logvar = None if encoded.logvar is None else encoded.logvar.astype(np.float64) - 2.0 * log_norm
+    return ArrayEncoding(mean, logvar, log_abs - log_norm).saturated()
+
+
+def gaussian_entropy(logvar: np.ndarray) -> np.ndarray:
+    """The entropy of each diagonal Gaussian, 1/2 sum_d (log 2 pi + 1 + log sigma^2_d), float64."""
+    return 0.5 * (math.log(2.0 * math.pi) + 1.0 + logvar.astype(np.float64)).sum(-1)
+
+
+def vector_norms(vectors: np.ndarray) -> np.ndarray:
+    """Each row's Euclidean norm, float64."""
+    return np.sqrt(np.square(vectors.astype(np.float64)).sum(-1))
