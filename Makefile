@@ -59,7 +59,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_training.py
 
 # the sdist and the wheel, with the shipped model inside (dist/probsent-VERSION*)
-dist: setup
+dist: core
 	rm -rf dist build
 	$(BIN)/pip install --quiet build
 	$(BIN)/python -m build --no-isolation --outdir dist .
