@@ -62,7 +62,7 @@ bench: setup
 dist: core
 	rm -rf dist build
 	$(BIN)/pip install --quiet build
-	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/python -m build --outdir dist .
 
 # a fresh virtual environment with the core install only (from this checkout): it encodes,
 # scores, explains and compares sentences with the shipped model, and torch is not importable
