@@ -1,6 +1,7 @@
-# Two entry points for a fresh machine: `make run` (set up, then score and explain the example
-# sentences with the WLO model shipped in the package) and `make test` (set up, run the test
-# suite). Everything installs into .venv.
+# Two entry points for a fresh machine: `make run` (the core install, then score and explain the
+# example sentences with the WLO model shipped in the package: no torch) and `make test` (every
+# extra, then the test suite). Everything installs into .venv. `make dist` builds the sdist and
+# the wheel (with the shipped model) into dist/.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,21 +11,30 @@ DEMO := runs/demo
 # unpinned torch would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup run train-demo reproduce test bench clean
+.PHONY: setup core run train-demo reproduce test bench dist core-check clean
 
 setup: $(VENV)/.installed
 
+# everything: torch (pinned, first), the package with every extra and the test tools
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[test,baselines,spark,spacy,datasets]'
+	$(BIN)/pip install --quiet -e '.[all,test]'
+	touch $@ $(VENV)/.core
+
+# the core install alone (NumPy inference; no torch, Spark or spaCy)
+core: $(VENV)/.core
+
+$(VENV)/.core: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
 	touch $@
 
 # Main job: the specificity of the example sentences with the shipped model (score, then
 # P(specific), then the percentile for the sentence's length, most specific first), and one
 # sentence's entropy explained word by word.
 # Needs no data: the model is inside the package.
-run: setup
+run: core
 	$(BIN)/probsent specificity --probability --percentile --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 	$(BIN)/probsent explain "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday."
 
@@ -48,6 +58,20 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_training.py
+
+# the sdist and the wheel, with the shipped model inside (dist/probsent-VERSION*)
+dist: core
+	rm -rf dist build
+	$(BIN)/pip install --quiet build
+	$(BIN)/python -m build --outdir dist .
+
+# a fresh virtual environment with the core install only (from this checkout): it encodes,
+# scores, explains and compares sentences with the shipped model, and torch is not importable
+core-check:
+	rm -rf build/core-venv
+	$(PYTHON) -m venv build/core-venv
+	build/core-venv/bin/pip install --quiet .
+	cd build && core-venv/bin/python ../benchmarks/core_install_check.py
 
 clean:
 	rm -rf $(VENV) runs

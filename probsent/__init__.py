@@ -16,8 +16,9 @@ __all__ = ["SentenceModel", "load", "ProbsentError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    """``probsent.load`` and ``probsent.SentenceModel`` import torch when first used, so that
-    ``import probsent`` (and the scoring command line) does not."""
+    """``probsent.load`` and ``probsent.SentenceModel`` are imported when first used, so that
+    ``import probsent`` stays light; they import torch only for a model that needs it (an LSTM,
+    a GPU, training: WLO, Wordavg and Wordsum load and run in NumPy)."""
     if name in ("SentenceModel", "load"):
         from probsent import api
 

@@ -1,32 +1,35 @@
 """The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
-import torch
 
-from probsent.models.batching import encode_by_length
 from probsent.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
-from probsent.gaussian import entropy as gaussian_entropy
+from probsent.inference.array_encoder import ArrayEncoder, read_array_model
+from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
+                                       unit_means, vector_norms)
+from probsent.inference.similarity import paired_similarity, similarity_blocks
+from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import Texts, texts
-from probsent.model_files import read_model_dir, save_model
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
-from probsent.models import Encoding, SentenceEncoder, WordEntropyTerms, with_word_entropy_terms
-from probsent.models.similarity import paired_similarity, similarity_blocks
 from probsent.percentiles import PercentileTable
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
-from probsent.word_terms import MAX_TOKENS, WordTermTable
+from probsent.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
+
+if TYPE_CHECKING:
+    import torch
+
+    from probsent.models import SentenceEncoder
 
 __all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "LOW_COVERAGE", "MAX_TOKENS", "MEASURES", "SentenceModel",
            "load"]
@@ -41,7 +44,6 @@ Encoded = Union[np.ndarray, tuple]
 # Sentences are encoded in batches of at most this many padded token positions (or one
 # sentence), so memory per call is bounded too, whatever the batch size asked for.
 MAX_BATCH_CELLS = 32_768
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 # ``encode`` works through its input this many sentences at a time (the progress bar's steps;
 # results never depend on it).
 ENCODE_CHUNK = 8192
@@ -49,16 +51,6 @@ ENCODE_CHUNK = 8192
 # (a block of r x c pairs of a probabilistic model holds r x c x dim), whatever N x M.
 MAX_SIMILARITY_CELLS = 1 << 21
 DEVICES = ("auto", "cpu", "cuda")  # as ``probsent train --device``; also "cuda:N"
-
-
-def saturated(values: torch.Tensor) -> torch.Tensor:
-    """``values`` as float32, every value beyond float32's range saturated at +-FLOAT32_MAX.
-
-    A non-number is 0 * an overflowed factor (WLO's mean of a sentence whose shifts sum to
-    exactly zero, scaled by an overflowing product), whose value is 0.
-    """
-    return values.nan_to_num(nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX).clamp(
-        -FLOAT32_MAX, FLOAT32_MAX).float()
 
 
 class SentenceModel:
@@ -71,10 +63,13 @@ class SentenceModel:
     pass and can differ in their last bits (a few 1e-7, relative) with the batch they fall in.
     """
 
-    def __init__(self, encoder: SentenceEncoder, vocab: Vocabulary,
+    def __init__(self, encoder: "SentenceEncoder | ArrayEncoder", vocab: Vocabulary,
                  config: dict[str, Any] | None = None, calibration: Calibration | None = None,
                  path: Path | None = None, percentiles: PercentileTable | None = None) -> None:
-        self.encoder = encoder.eval()
+        # encoder: an ArrayEncoder (NumPy: WLO, Wordavg, Wordsum; no torch) or a torch module
+        self._arrays = encoder if isinstance(encoder, ArrayEncoder) else None
+        self._module = None if self._arrays is not None else encoder.eval()
+        self._torch_encoder: Any = None
         self.vocab = vocab
         self.config = config or {}
         self.calibration = calibration
@@ -84,30 +79,67 @@ class SentenceModel:
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
 
     @property
-    def probabilistic(self) -> bool:
-        """True if sentences are Gaussians (WLO, LSTMGaussian), False if vectors."""
-        return self.encoder.probabilistic
+    def encoder(self) -> "SentenceEncoder":
+        """The torch module (training, evaluation, export; needs torch). A model read without
+        torch builds it on first use and from then on encodes with it, so that a change to its
+        weights is what every result sees."""
+        if self._module is None:
+            require_torch(f"the torch module of {self.path or 'this model'}")
+            from probsent.inference.torch_encoder import torch_module
+
+            self._module, self._arrays = torch_module(self._arrays), None
+        return self._module
 
     @property
-    def device(self) -> torch.device:
-        """Where the model's weights are, and where it encodes."""
-        return self.encoder.device
+    def _encoder(self) -> Any:
+        """What encodes: the NumPy :class:`ArrayEncoder`, or the torch module behind a
+        :class:`probsent.inference.torch_encoder.TorchEncoder`."""
+        if self._arrays is not None:
+            return self._arrays
+        if self._torch_encoder is None or self._torch_encoder.module is not self._module:
+            from probsent.inference.torch_encoder import TorchEncoder
 
-    def to(self, device: str | torch.device) -> "SentenceModel":
-        """Move the model to ``device`` (see :func:`load`); returns the model itself."""
+            self._torch_encoder = TorchEncoder(self._module, MAX_BATCH_CELLS)
+        return self._torch_encoder
+
+    @property
+    def probabilistic(self) -> bool:
+        """True if sentences are Gaussians (WLO, LSTMGaussian), False if vectors."""
+        return self._encoder.probabilistic
+
+    @property
+    def device(self) -> "torch.device | str":
+        """Where the model's weights are, and where it encodes: a torch.device, or for a model
+        read without torch "cpu" (torch.device("cpu") once torch is imported anyway)."""
+        if self._arrays is None:
+            return self._module.device
+        return sys.modules["torch"].device("cpu") if sys.modules.get("torch") is not None else "cpu"
+
+    def to(self, device: "str | torch.device") -> "SentenceModel":
+        """Move the model to ``device`` (see :func:`load`); returns the model itself. "cpu" keeps a
+        model read without torch as it is."""
+        if self._arrays is not None and isinstance(device, str) and device == "cpu":
+            return self
         self.encoder.to(resolve_device(device))
         return self
 
+    def __repr__(self) -> str:
+        kind = "Gaussian" if self.probabilistic else "vector"
+        engine = "numpy" if self._arrays is not None else f"torch, {self.device}"
+        return (f"SentenceModel({self._encoder.label}, {kind} dim={self._encoder.dim}, vocabulary={len(self.vocab)}, "
+                f"calibrated={self.calibration is not None}, {engine}, path={str(self.path) if self.path else None!r})")
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """The size of a sentence's vector (of its Gaussian's mean and variance), as in
+        sentence-transformers."""
+        return int(self._encoder.dim)
+
     def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
-        finite range (see :func:`saturated`)."""
+        finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
         batch_size = check_batch_size(batch_size)
         flat, offsets = self._token_ids(sentences)
-        with torch.no_grad():
-            enc = encode_by_length(self.encoder, flat, offsets, np.arange(len(sentences)), batch_size,
-                                   max_cells=MAX_BATCH_CELLS)
-        return Encoding(saturated(enc.mean), None if enc.logvar is None else saturated(enc.logvar),
-                        log_abs_mean=enc.log_abs_mean)
+        return self._encoder.encode(flat, offsets, batch_size).saturated()
 
     def _term_table(self, purpose: str) -> WordTermTable:
         """The model's per-word entropy terms as a :class:`WordTermTable` (float64: the prior's
@@ -116,32 +148,48 @@ class SentenceModel:
         Scoring with it is exact: the prior plus the sentence's terms, summed in NumPy's order,
         the same bits however the sentences are batched (a batched float32 pass can differ in
         the last bit with the batch's shape)."""
-        terms = with_word_entropy_terms(self.encoder, purpose)
-        weights = (terms.entropy_weights(), terms.word_shifts())
-        version = tuple((id(w), w._version, w.device) for w in weights)
+        encoder = self._encoder
+        if not encoder.has_word_entropy_terms:
+            raise ProbsentError(f"{purpose} needs a WLO model, not {encoder.type_name}")
+        version = (id(encoder), encoder.weights_version())
         if self._terms is None or self._terms[0] != version:
-            with torch.no_grad():
-                table = WordTermTable(self.vocab, terms.word_entropy_terms(dtype=torch.float64).cpu().numpy(),
-                                      self._prior_entropy(terms), weights[1].norm(dim=-1).double().cpu().numpy(),
-                                      self.calibration, self.path, self._token_ids, self.percentiles)
+            table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
+                                  prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
+                                  self.calibration, self.path, self._token_ids, self.percentiles)
             self._terms = (version, table)
         return self._terms[1]
 
-    @staticmethod
-    def _prior_entropy(terms: WordEntropyTerms) -> float:
-        """The entropy of z_0 ~ N(0, s_0 I) in the model's dimension: a sentence's before any
-        word (WLO; s_0 its ``start_variance``)."""
-        start = math.log(terms.start_variance)
-        return float(gaussian_entropy(torch.full((terms.dim,), start, dtype=torch.float64)))
-
-    def _values(self, sentences: Sentences, name: str, compute) -> Any:
+    def _values(self, sentences: Sentences, name: str, compute, show_progress_bar: bool | None = None) -> Any:
         """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see
-        :meth:`probsent.inputs.Texts.scores`): NaN at null items."""
+        :meth:`probsent.inputs.Texts.scores`): NaN at null items. Computed ENCODE_CHUNK
+        sentences at a time, with a progress bar (``show_progress_bar``, as in :meth:`encode`)."""
         given = texts(sentences)
-        return given.scores(compute(given.items), name)
+        parts = self._chunked(given.items, compute, name, show_progress_bar)
+        return given.scores(np.concatenate(parts) if parts else compute([]), name)
+
+    @staticmethod
+    def _chunked(items: list[str], compute, name: str, show_progress_bar: bool | None) -> list:
+        """``compute`` of ``items``, ENCODE_CHUNK at a time (results never depend on it), with a tqdm
+        bar on standard error (default: only when it is a terminal); the parts in order."""
+        if show_progress_bar is None:
+            show_progress_bar = sys.stderr.isatty()
+        bar = None
+        if show_progress_bar:
+            from tqdm import tqdm
+            bar = tqdm(total=len(items), unit=" sentences", desc=name, file=sys.stderr)
+        parts = []
+        for start in range(0, len(items), ENCODE_CHUNK):
+            parts.append(compute(items[start:start + ENCODE_CHUNK]))
+            if bar is not None:
+                bar.update(min(ENCODE_CHUNK, len(items) - start))
+        if bar is not None:
+            bar.close()
+        return parts
 
     def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False, *,
-               show_progress_bar: bool | None = None, convert_to_tensor: bool = False):
+               show_progress_bar: bool | None = None, convert_to_numpy: bool = True,
+               convert_to_tensor: bool = False, device: "str | torch.device | None" = None,
+               normalize_embeddings: bool = False):
         """Vectors [n, dim] (deterministic models) or a tuple (mean [n, dim], variance [n, dim])
         (probabilistic models), as float32 NumPy arrays; a single string gives 1-D arrays.
 
@@ -151,71 +199,69 @@ class SentenceModel:
         exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
         A null item (None, NaN) gets a zero vector (mean), and a NaN variance and log-variance.
 
+        The keywords mean what they mean in sentence-transformers' ``encode``:
         ``show_progress_bar``: a tqdm bar on standard error (default: only when it is a
-        terminal). ``convert_to_tensor``: torch tensors on the model's device instead of arrays.
+        terminal). ``convert_to_tensor``: one torch tensor (per output) instead of an array;
+        ``convert_to_numpy=False``: a list of one tensor per sentence (both need torch).
+        ``device``: move the model there first (:meth:`to`). ``normalize_embeddings``: each
+        mean scaled to length 1 (a zero mean stays zero); a Gaussian's variance scales with it
+        (by 1 / |mean|^2), so it stays the same distribution in the new unit.
         """
         given = texts(sentences)
+        if device is not None:
+            self.to(device)
         enc = self._encode_chunks(given.items, batch_size, show_progress_bar)
+        if normalize_embeddings:
+            enc = unit_means(enc)
         mean = enc.mean
         spread = None
         if self.probabilistic:
-            spread = enc.logvar if log_variance else saturated(enc.logvar.double().exp())
+            with np.errstate(over="ignore"):  # saturated
+                spread = enc.logvar if log_variance else saturated(np.exp(enc.logvar.astype(np.float64)))
         if given.any_missing:
-            rows = torch.from_numpy(given.missing).to(mean.device)
-            mean[rows] = 0.0
+            mean[given.missing] = 0.0
             if spread is not None:
-                spread[rows] = float("nan")
-        finish = (lambda t: t) if convert_to_tensor else (lambda t: t.cpu().numpy())  # noqa: E731
-        pick = (lambda t: finish(t)[0]) if given.single else finish  # noqa: E731
+                spread[given.missing] = np.nan
+        finish = tensor_converter(convert_to_numpy, convert_to_tensor, lambda: self.device)
+        pick = (lambda t: finish(t[:1])[0]) if given.single else finish  # noqa: E731
         return pick(mean) if spread is None else (pick(mean), pick(spread))
 
     def _encode_chunks(self, items: list[str], batch_size: int, show_progress_bar: bool | None) -> Encoding:
         """:meth:`_encode` of ``items``, ENCODE_CHUNK sentences at a time, with a progress bar."""
         check_batch_size(batch_size)
-        if show_progress_bar is None:
-            show_progress_bar = sys.stderr.isatty()
-        bar = None
-        if show_progress_bar:
-            from tqdm import tqdm
-            bar = tqdm(total=len(items), unit=" sentences", desc="encode", file=sys.stderr)
-        parts = []
-        for start in range(0, len(items), ENCODE_CHUNK):
-            parts.append(self._encode(items[start:start + ENCODE_CHUNK], batch_size))
-            if bar is not None:
-                bar.update(len(parts[-1].mean))
-        if bar is not None:
-            bar.close()
+        parts = self._chunked(items, lambda chunk: self._encode(chunk, batch_size), "encode", show_progress_bar)
         if len(parts) == 1:
             return parts[0]
         if not parts:
             return self._encode([], batch_size)
-        join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
-        return Encoding(join("mean"), join("logvar"), log_abs_mean=join("log_abs_mean"))
+        return Encoding.joined(parts)
 
-    def entropy(self, sentences: Sentences, batch_size: int = 256):
+    def entropy(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Differential entropy of each sentence's Gaussian (probabilistic models only); NaN
         for a null item; a pandas Series gives a Series with its index."""
         if not self.probabilistic:
-            raise ProbsentError(f"a {self.encoder.type_name} model is deterministic: it has no entropy")
-        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size))
+            raise ProbsentError(f"a {self._encoder.type_name} model is deterministic: it has no entropy")
+        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size),
+                            show_progress_bar)
 
     def _entropy_values(self, items: list[str], batch_size: int) -> np.ndarray:
         """The entropies of ``items`` (a list of str) as a float64 array."""
-        if self.encoder.has_word_entropy_terms:
+        if self._encoder.has_word_entropy_terms:
             check_batch_size(batch_size)
             return self._term_table("the closed-form entropy").entropy(items)
-        return saturated(gaussian_entropy(self._encode(items, batch_size).logvar.double())).cpu().numpy()
+        return saturated(gaussian_entropy(self._encode(items, batch_size).logvar))
 
-    def specificity(self, sentences: Sentences, batch_size: int = 256):
+    def specificity(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Higher = more specific: minus the entropy (probabilistic) or the vector norm; NaN
         for a null item; a pandas Series gives a Series with its index."""
-        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size))
+        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size),
+                            show_progress_bar)
 
     def _specificity_values(self, items: list[str], batch_size: int) -> np.ndarray:
         """The specificities of ``items`` (a list of str)."""
         if self.probabilistic:
             return -self._entropy_values(items, batch_size)
-        return saturated(self._encode(items, batch_size).mean.double().norm(dim=-1)).cpu().numpy()
+        return saturated(vector_norms(self._encode(items, batch_size).mean))
 
     def similarity(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
                    measure: str | None = None, *, show_progress_bar: bool | None = None):
@@ -252,7 +298,7 @@ class SentenceModel:
         if measure == "expected_inner_product":
             matrix = np.empty((len(side_a.missing), len(side_b.missing)), dtype=np.float32)
             for rows, columns, block in similarity_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
-                matrix[rows, columns] = saturated(block).cpu().numpy()
+                matrix[rows, columns] = saturated(block)
         else:
             matrix = measure_matrix(measure, side_a.wide(measure), side_b.wide(measure),
                                     MAX_SIMILARITY_CELLS).astype(np.float32)
@@ -280,8 +326,7 @@ class SentenceModel:
             raise InvalidValueError(f"similarity_pairwise needs as many items in a ({len(side_a.missing)}) "
                                     f"as in b ({len(side_b.missing)})")
         if measure == "expected_inner_product":
-            wide = lambda e: Encoding(e.mean.double(), e.logvar.double(), log_abs_mean=e.log_abs_mean)  # noqa: E731
-            values = saturated(paired_similarity(wide(side_a.encoding), wide(side_b.encoding), exact=True)).cpu().numpy()
+            values = saturated(paired_similarity(side_a.encoding, side_b.encoding))
         else:
             values = measure_pairs(measure, side_a.wide(measure), side_b.wide(measure)).astype(np.float32)
         shape = side_a.texts if side_a.texts is not None else Texts([""] * len(values), side_a.missing, side_a.single)
@@ -303,14 +348,14 @@ class SentenceModel:
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
         return self.calibration
 
-    def probability(self, sentences: Sentences, batch_size: int = 256):
+    def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) from the model's calibration (``probsent calibrate``): a logistic function
         of the score fitted on news sentences, so in the same order as :meth:`specificity`;
         see :mod:`probsent.calibration` for what it means on other text. NaN for a null or
         blank item; a pandas Series gives a Series with its index."""
         self.require_calibration()
         return self._values(sentences, "probability", lambda items: self.probability_of_scores(
-            self._specificity_values(items, batch_size)))
+            self._specificity_values(items, batch_size)), show_progress_bar)
 
     def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity`."""
@@ -323,7 +368,7 @@ class SentenceModel:
                                 f"run: probsent calibrate --model {self.path or 'DIR'}")
         return self.percentiles
 
-    def percentile(self, sentences: Sentences, batch_size: int = 256):
+    def percentile(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
         see :mod:`probsent.percentiles`). Comparable across kinds of text, unlike the raw score.
@@ -337,7 +382,7 @@ class SentenceModel:
         """
         self.require_percentiles()
         return self._values(sentences, "percentile", lambda items: self.percentile_of_scores(
-            self._specificity_values(items, batch_size), items))
+            self._specificity_values(items, batch_size), items), show_progress_bar)
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """The percentile of sentences already scored by :meth:`specificity`."""
@@ -370,13 +415,19 @@ class SentenceModel:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically: config.json, model.safetensors, vocab.txt, and the
         calibration and percentile table where the model has them. An existing model directory
-        is replaced whole; any other existing path is refused (nothing of it is touched)."""
-        save_model(path, self.encoder, self.vocab, self.config.get("training"),
+        (or an empty directory) is replaced whole; any other existing path is refused (nothing of
+        it is touched)."""
+        require_torch("SentenceModel.save")
+        from probsent.model_files import save_model
+        from probsent.inference.torch_encoder import torch_module
+
+        module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
+        save_model(path, module, self.vocab, self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
 
 
 class _Operand:
-    """One side of a similarity: its encoding (torch, float32 or wider), which rows are missing,
+    """One side of a similarity: its encoding (NumPy, float32 or wider), which rows are missing,
     whether it was a single item, and the sentences it came from (None for given encodings)."""
 
     def __init__(self, encoding: Encoding, missing: np.ndarray, single: bool, given: Texts | None = None) -> None:
@@ -388,11 +439,11 @@ class _Operand:
         if self.encoding.logvar is None and measure != "cosine":
             raise InvalidValueError(f"measure {measure!r} needs the variances: pass the (mean, variance) "
                                     f"tuple that encode returned, not the means alone")
-        mean = self.encoding.mean.double().cpu().numpy().copy()
+        mean = self.encoding.mean.astype(np.float64)
         mean[self.missing] = 0.0
         if self.encoding.logvar is None:
             return mean, None
-        logvar = self.encoding.logvar.double().cpu().numpy().copy()
+        logvar = self.encoding.logvar.astype(np.float64)
         logvar[self.missing] = 0.0
         return mean, logvar
 
@@ -423,15 +474,17 @@ class _Operand:
                 raise ValueError("variances must be positive (pass the variance encode returns, "
                                  "not its log-variance)")
             with np.errstate(divide="ignore", invalid="ignore"):
-                logvar = torch.from_numpy(np.where(missing[:, None], 0.0, np.log(variance)))
-        mean_tensor = torch.from_numpy(np.where(missing[:, None], 0.0, mean))
-        return cls(Encoding(mean_tensor, logvar), missing, single)
+                logvar = np.where(missing[:, None], 0.0, np.log(variance))
+        return cls(Encoding(np.where(missing[:, None], 0.0, mean), logvar), missing, single)
 
 
-def resolve_device(device: str | torch.device) -> torch.device:
+def resolve_device(device: "str | torch.device") -> "torch.device":
     """``device`` with the rules of ``probsent train --device`` for the torch engine: "cpu",
     "cuda" (or "cuda:N"), or "auto" (CUDA when available); a torch.device as is. A one-line
     error where CUDA is asked for and torch has none, or for any other name."""
+    require_torch(f"device {device!r}")
+    import torch
+
     if isinstance(device, torch.device):
         return device
     name = device.split(":", 1)[0] if isinstance(device, str) else None
@@ -445,7 +498,7 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
 
 
-def load(path: str | os.PathLike[str] | None = None, device: str | torch.device = "cpu") -> SentenceModel:
+def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device" = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
     With no argument, or ``"default"`` (unless a directory of that name exists), the WLO model
@@ -457,6 +510,13 @@ def load(path: str | os.PathLike[str] | None = None, device: str | torch.device 
     CUDA), "auto" (CUDA when available). Results come back as CPU arrays wherever it runs.
     """
     path = resolve_model_dir(path)
+    light = read_array_model(path) if isinstance(device, str) and device == "cpu" else None
+    if light is not None:  # WLO, Wordavg, Wordsum on the CPU: NumPy, no torch
+        return SentenceModel(light[0], light[1], light[2], Calibration.load(path), path, PercentileTable.load(path))
+    require_torch(f"{path} (a model other than a sound WLO, Wordavg or Wordsum directory, or a device other than cpu)")
     target = resolve_device(device)  # checked before reading the model
+    from probsent.model_files import read_model_dir
+
     encoder, vocab, config = read_model_dir(path)
     return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path, PercentileTable.load(path))
+

@@ -12,6 +12,7 @@ import numpy as np
 from probsent.arguments import positive_int
 from probsent.version import __version__
 from probsent.errors import ProbsentError
+from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
@@ -186,29 +187,69 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
                             description="WLO's entropy is the prior's plus one exact term per word, "
                                         "sum_d log|A_w,d|; list the words, most specific (most "
                                         "negative term) first, with their translation norms ||B_w||.")
-    parser.add_argument("sentence", help="the sentence to explain")
+    parser.add_argument("sentences", nargs="*", help="the sentences to explain (default: one a line from --input)")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin); blank lines are skipped")
     parser.add_argument("--model", help="a WLO model directory or probsent train output directory "
                                         "(default: the model shipped with probsent)")
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="text (default), or one JSON object a line per sentence: its entropy, "
+                             "the prior's, the word terms' total and each token's share")
+    parser.add_argument("--html", metavar="FILE", help="also write a page with each word shaded by its share")
+    parser.add_argument("--force", action="store_true", help="replace an existing --html file")
+
+
+def _explain_sentences(args: argparse.Namespace) -> list[str]:
+    """The sentences of ``probsent explain``: its arguments, or --input's non-blank lines."""
+    if args.sentences and args.input:
+        raise ProbsentError("give sentences as arguments or with --input, not both")
+    if args.sentences:
+        return [_argv_text(s) for s in args.sentences]
+    if not args.input:
+        raise ProbsentError("no sentence to explain: give one as an argument or with --input FILE")
+    if args.input == "-":
+        text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    else:
+        text = Path(args.input).read_bytes().decode("utf-8", "replace")
+    return [line for line in text.splitlines() if line.strip()]
 
 
 def _run_explain(args: argparse.Namespace) -> int:
+    import json
+
+    from probsent.explanation import explanations_page
+    from probsent.output_files import check_output_target, writing_output
     from probsent.scorer import load_scorer
     from probsent.text.token_ids import LOW_COVERAGE
 
-    explanation = load_scorer(args.model).explain(_argv_text(args.sentence))
+    sentences = _explain_sentences(args)
+    if args.html:
+        check_output_target(args.html, args.input, args.force)  # before any work
+    scorer = load_scorer(args.model)
+    explanations = [scorer.explain(sentence) for sentence in sentences]
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     out = sys.stdout
-    out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
-              f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
-    out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
-              + (" (below half: the score says little about this text)\n"
-                 if explanation.coverage < LOW_COVERAGE else "\n"))
-    out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
-    for word in sorted(explanation.words, key=lambda w: w.entropy):
-        name = word.token if word.word is not None else f"{word.token} (<unk>)"
-        term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
-        out.write(f"{name:<24}{term}{word.shift_norm:>10.3f}\n")
+    for number, explanation in enumerate(explanations):
+        if args.format == "json":
+            out.write(json.dumps(explanation.to_dict(), ensure_ascii=False) + "\n")
+            continue
+        if number:
+            out.write("\n")
+        if len(explanations) > 1:
+            out.write(f"{explanation.sentence}\n")
+        out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
+                  f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
+        out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
+                  + (" (below half: the score says little about this text)\n"
+                     if explanation.coverage < LOW_COVERAGE else "\n"))
+        out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
+        for word in sorted(explanation.words, key=lambda w: w.entropy):
+            name = word.token if word.word is not None else f"{word.token} (<unk>)"
+            term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
+            out.write(f"{name:<24}{term}{word.shift_norm:>10.3f}\n")
+    if args.html:
+        with writing_output(args.html, args.force) as path:
+            path.write_text(explanations_page(explanations), encoding="utf-8")
     return 0
 
 
@@ -261,7 +302,7 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    if not scoring_only:
+    if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
         from probsent.evaluation.command import add_eval_parser
 
         _add_train(sub)
@@ -277,6 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a subcommand; user errors print one line and exit with status 2;
     Ctrl-C, SIGTERM and SIGHUP print one line and exit with 128 + the signal."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["train"], ["eval"]) and not torch_installed():
+        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: {INSTALL_TRAIN}",
+              file=sys.stderr)
+        return 2
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
         with stopping_on_signals():

@@ -42,7 +42,7 @@ VML_FUNCTIONS = ("abs", "acos", "asin", "atan", "cos", "cosh", "erf", "erfc", "e
 def settle_vector_math() -> None:
     """Make VML choose its kernels on this thread alone (well under 1 ms): now if torch is
     imported, else right after its import, before anything can use it."""
-    if "torch" in sys.modules:
+    if sys.modules.get("torch") is not None:
         _settle()
     elif not any(isinstance(finder, _AfterTorchImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterTorchImport())

@@ -35,6 +35,8 @@ from probsent.percentiles import PercentileTable
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
+from probsent.inference.array_encoder import plain_settings
+from probsent.inference.closed_form import wlo_word_terms
 from probsent.model_paths import FORMAT_NAME, FORMAT_VERSION
 from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
 from probsent.text.segment_sums import term_sums
@@ -53,13 +55,6 @@ def prior_entropy(dim: int, start_variance: float = 1.0) -> float:
     """The entropy of z_0 ~ N(0, s_0 I) in ``dim`` dimensions, 1/2 sum_d (log 2 pi + 1 + log s_0)
     (s_0 = ``start_variance``; the paper's N(0, I): 1)."""
     return float(0.5 * np.full(dim, LOG_2PI + 1.0 + math.log(start_variance)).sum())
-
-
-def wlo_word_terms(scale: np.ndarray) -> np.ndarray:
-    """WLO's per-word terms sum_d log|A_w,d| in float64 from its scales [vocab, dim] (as the
-    reference computes them: float32 weights, |A| floored at 1e-30)."""
-    wide = scale.astype(np.float32).astype(np.float64)
-    return np.log(np.maximum(np.abs(wide), 1e-30)).sum(-1)
 
 
 class WordTermTable:
@@ -157,29 +152,15 @@ class WordTermTable:
 # -- reading a model directory without torch ---------------------------------------------------
 
 # The model settings this reader accepts without the full check (probsent.model_files, which
-# needs torch): WLO's, each within the range that training/config.py allows (a test keeps the
-# two in step). Anything else returns None, and the caller loads the model fully, which either
-# works or names the problem.
-_WLO_SETTINGS = {"dim": (int, 1, 4096), "scale_init_mean": (float, -1e3, 1e3),
-                 "scale_init_std": (float, 0.0, 1e3), "shift_init_std": (float, 0.0, 1e3),
-                 "start_variance": (float, 1e-30, 1e6)}
+# needs torch): WLO's, each within the range that training/config.py allows
+# (probsent.inference.array_encoder.plain_settings; a test keeps the two in step). Anything else
+# returns None, and the caller loads the model fully, which either works or names the problem.
 _OPTIONAL_WLO_SETTINGS = {"start_variance": 1.0}  # absent from the files of older models: its default
 
 
 def _plain_wlo(model: Any) -> bool:
     """Whether config.json's "model" section is a WLO's with every setting in range."""
-    if not isinstance(model, dict) or model.get("type") != "wlo":
-        return False
-    every = {"type", "vocab_size", *_WLO_SETTINGS}
-    if not every - set(_OPTIONAL_WLO_SETTINGS) <= set(model) <= every:
-        return False
-    for name, (kind, low, high) in _WLO_SETTINGS.items():
-        value = model.get(name, _OPTIONAL_WLO_SETTINGS.get(name))
-        if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-            return False
-        if not (math.isfinite(value) and low <= value <= high):
-            return False
-    return isinstance(model["vocab_size"], int) and not isinstance(model["vocab_size"], bool)
+    return plain_settings(model, ("wlo",))
 
 
 def read_word_terms(path: Path) -> WordTermTable | None:

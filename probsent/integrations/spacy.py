@@ -5,13 +5,18 @@
     doc = nlp("The Dow fell 2.3 % on Tuesday. Things happen.")
     doc._.specificity, [s._.specificity for s in doc.sents], doc[1]._.specificity_share
 
-It sets ``doc._.specificity`` (the specificity of ``doc.text``; NaN for a blank text, as in
-the API), ``doc._.probability`` (P(specific), None unless the model is calibrated),
-``doc._.percentile`` (the percentile for the text's length, None without a percentile table),
-``doc._.coverage`` (the share of words with an entry of their own), the same three on each of
-``doc.sents`` (``span._.specificity``, ``span._.percentile``, ``span._.coverage``) when the
-pipeline has split sentences, and, for models with per-word entropy terms (WLO),
-``token._.specificity_share``.
+It sets, as TextDescriptives does, document attributes that do not grow with the number of
+sentences: ``doc._.specificity_mean`` and ``doc._.probability_mean`` (the mean over the doc's
+sentences, or the whole text's where no sentence was split) beside ``doc._.specificity_total``
+(their sum); ``doc._.specificity`` and ``doc._.probability`` score the whole text read as one
+sentence (which grows with its length), ``doc._.percentile`` gives its percentile for its length
+(None without a percentile table) and ``doc._.coverage`` the share of its words with an entry of
+their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probability``,
+``span._.percentile`` and ``span._.coverage`` when the pipeline has split sentences. A blank
+text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
+``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
+more specific) and ``token._.specificity_share`` (the same number, its older name).
+Probabilities are None unless the model is calibrated.
 
 Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
 sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
@@ -29,23 +34,27 @@ from functools import lru_cache
 from typing import Iterable, Iterator
 
 import numpy as np
-import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
+from probsent.errors import ProbsentError
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
+# every attribute the component sets (spaCy's ``assigns``)
+ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "specificity_mean", "specificity_total",
+                      "probability_mean"),
+              "span": ("specificity", "probability", "percentile", "coverage"),
+              "token": ("entropy_share", "specificity_share")}
 # the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)
 _QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
 
 
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs)."""
-    for owner, names in ((Doc, ("specificity", "probability", "percentile", "coverage")),
-                         (Span, ("specificity", "percentile", "coverage")), (Token, ("specificity_share",))):
+    for owner, names in ((Doc, ATTRIBUTES["doc"]), (Span, ATTRIBUTES["span"]), (Token, ATTRIBUTES["token"])):
         for name in names:
             if not owner.has_extension(name):
                 owner.set_extension(name, default=None)
@@ -91,9 +100,11 @@ class SpecificityComponent:
         self.model = model
         self.batch_size = batch_size
         self.terms = None  # float64 entropy term of every vocabulary word (WLO), for the shares
-        if model.encoder.has_word_entropy_terms:
-            with torch.no_grad():
-                self.terms = model.encoder.word_entropy_terms(dtype=torch.float64).cpu().numpy()
+        if model.probabilistic:
+            try:
+                self.terms = model._term_table("token shares").terms
+            except ProbsentError:  # no per-word terms (LSTMGaussian)
+                pass
         _register_extensions()
 
     def __call__(self, doc: Doc) -> Doc:
@@ -110,19 +121,24 @@ class SpecificityComponent:
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         coverage = np.atleast_1d(self.model.coverage(texts))
-        probabilities = (self.model.probability_of_scores(scores[:len(docs)])
-                         if self.model.calibration is not None else None)
-        percentiles = (self.model.percentile_of_scores(scores, texts)
-                       if self.model.percentiles is not None else np.full(len(texts), np.nan))
-        rows = iter(range(len(docs), len(texts)))
+        calibrated = self.model.calibration is not None
+        probabilities = self.model.probability_of_scores(scores) if calibrated else None
+        tabled = self.model.percentiles is not None
+        percentiles = self.model.percentile_of_scores(scores, texts) if tabled else None
+        start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
             doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])
             doc._.probability = None if probabilities is None else float(probabilities[k])
-            doc._.percentile = None if self.model.percentiles is None else float(percentiles[k])
-            for span in spans:
-                row = next(rows)
+            doc._.percentile = float(percentiles[k]) if tabled else None
+            parts = slice(start, start + len(spans)) if spans else slice(k, k + 1)  # no sentences: the text
+            start += len(spans)
+            doc._.specificity_mean = float(np.mean(scores[parts]))
+            doc._.specificity_total = float(np.sum(scores[parts]))
+            doc._.probability_mean = float(np.mean(probabilities[parts])) if calibrated else None
+            for row, span in zip(range(parts.start, parts.stop), spans):
                 span._.specificity, span._.coverage = float(scores[row]), float(coverage[row])
-                span._.percentile = None if self.model.percentiles is None else float(percentiles[row])
+                span._.probability = float(probabilities[row]) if calibrated else None
+                span._.percentile = float(percentiles[row]) if tabled else None
             if self.terms is not None:
                 for span in spans or [doc[:]]:
                     self._assign_shares(span)
@@ -138,10 +154,11 @@ class SpecificityComponent:
         shares = np.zeros(len(span))
         np.add.at(shares, np.asarray(owners, dtype=np.int64), terms)
         for token, share in zip(span, shares):
-            token._.specificity_share = float(share)
+            token._.entropy_share = token._.specificity_share = float(share)
 
 
-@Language.factory(FACTORY, default_config={"model": "default", "batch_size": 256})
+@Language.factory(FACTORY, default_config={"model": "default", "batch_size": 256},
+                  assigns=[f"{owner}._.{name}" for owner, names in ATTRIBUTES.items() for name in names])
 def make_probsent(nlp: Language, name: str, model: str, batch_size: int) -> SpecificityComponent:
     """spaCy's factory for the ``probsent`` pipe: ``model`` is a model directory or "default"
     (the shipped WLO), loaded once per process and name."""

@@ -1,0 +1,35 @@
+"""Run in a virtual environment with the core install only (``make core-check``): the shipped
+model encodes, scores, explains and compares sentences, torch cannot be imported, and the
+paths that need torch say so in one line. Exits non-zero on any failure."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+
+import probsent
+
+
+def main() -> int:
+    assert importlib.util.find_spec("torch") is None, "torch is importable in the core install"
+    model = probsent.load()
+    sentences = ["The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday.", "It is good."]
+    mean, variance = model.encode(sentences)
+    assert mean.shape == (2, model.get_sentence_embedding_dimension()) and np.all(variance > 0)
+    scores = model.specificity(sentences)
+    assert scores[0] > scores[1]
+    assert 0 <= model.probability(sentences[0]) <= 1
+    assert model.explain(sentences[0]).words
+    assert np.isfinite(model.similarity(sentences, sentences[:1])).all()
+    for name in ("torch", "pyspark", "spacy"):
+        assert name not in sys.modules, name
+    out = subprocess.run([sys.executable, "-m", "probsent", "train", "--help"], capture_output=True, text=True)
+    assert out.returncode == 2 and "pip install 'probsent[train]'" in out.stderr, out.stderr
+    print(f"core install: ok ({model!r})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

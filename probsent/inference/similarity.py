@@ -1,0 +1,108 @@
+"""The similarity of encoded sentences at inference, in float64 NumPy (no torch): the cosine
+of vectors, or for Gaussians the log expected inner product
+
+    log N(0; mu1 - mu2, S1 + S2) = -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
+
+with the mean difference taken in log space from each encoding's log|mean| (exact however far
+a mean is beyond its dtype's range) and no floor on the variances. The torch twin
+(probsent/gaussian.py, with ``log_abs_diff``) is training's; a test holds the two equal.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+
+from probsent.inference.arrays import ArrayEncoding
+
+LOG_2PI = math.log(2.0 * math.pi)
+# Matrices of at least this many pairs go to the compiled kernel: a smaller one is done in NumPy
+# before numba's import and cached kernels (a few tenths of a second) would pay off.
+COMPILED_PAIRS = 4096
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero), float64."""
+    wide = np.asarray(vectors, dtype=np.float64)
+    return wide / np.maximum(np.sqrt(np.square(wide).sum(-1, keepdims=True)), 1e-12)
+
+
+def _log_abs_mean(e: ArrayEncoding) -> np.ndarray:
+    if e.log_abs_mean is not None:
+        return e.log_abs_mean
+    with np.errstate(divide="ignore"):
+        return np.log(np.abs(np.asarray(e.mean, dtype=np.float64)))
+
+
+def paired_similarity(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
+    """d(a_i, b_i) for every row i (rows broadcast as NumPy does), float64."""
+    if a.logvar is None or b.logvar is None:
+        return (_unit(a.mean) * _unit(b.mean)).sum(-1)
+    log_a, log_b = _log_abs_mean(a), _log_abs_mean(b)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        top = np.maximum(log_a, log_b)
+        top = np.where(np.isinf(top), 0.0, top)  # both means zero
+        difference = np.sign(a.mean) * np.exp(log_a - top) - np.sign(b.mean) * np.exp(log_b - top)
+        log_abs_difference = np.log(np.abs(difference)) + top
+        log_sum_var = np.logaddexp(np.asarray(a.logvar, np.float64), np.asarray(b.logvar, np.float64))
+        quad = np.exp(2.0 * log_abs_difference - log_sum_var)
+    return -0.5 * (LOG_2PI + log_sum_var + quad).sum(-1)
+
+
+def similarity_blocks(a: ArrayEncoding, b: ArrayEncoding, max_cells: int,
+                      compiled: bool = True) -> Iterator[tuple[slice, slice, np.ndarray]]:
+    """d(a_i, b_j) for every i, j, as (rows, columns, block), float64; each block's work holds at
+    most about ``max_cells`` numbers (or one row by one column). Each value is exactly
+    :func:`paired_similarity` of its pair, except where the compiled kernel
+    (:mod:`probsent.gaussian_matrix`, numba; for at least COMPILED_PAIRS pairs, unless
+    ``compiled`` is False) applies: the same formula, summed in its order, about 15x faster."""
+    n, m = len(a), len(b)
+    if a.logvar is None or b.logvar is None:
+        unit_a, unit_b = _unit(a.mean), _unit(b.mean)
+        rows = max(1, max_cells // max(m, 1))
+        for i in range(0, n, rows):
+            yield slice(i, min(i + rows, n)), slice(0, m), unit_a[i:i + rows] @ unit_b.T
+        return
+    kernel = _compiled_blocks(a, b, max_cells) if compiled and n * m >= COMPILED_PAIRS else None
+    if kernel is not None:
+        yield from kernel
+        return
+    width = a.mean.shape[-1]
+    rows = min(n, max(1, math.isqrt(max(1, max_cells // width))))
+    columns = min(m, max(1, max_cells // (width * max(rows, 1))))
+    for i in range(0, n, max(rows, 1)):
+        r = slice(i, min(i + rows, n))
+        for j in range(0, m, max(columns, 1)):
+            c = slice(j, min(j + columns, m))
+            yield r, c, paired_similarity(a.rows((r, None)), b.rows((None, c)))
+
+
+def _compiled_blocks(a: ArrayEncoding, b: ArrayEncoding,
+                     max_cells: int) -> Iterator[tuple[slice, slice, np.ndarray]] | None:
+    """Blocks of every column from the compiled kernel; None where numba is not installed or a
+    mean or log-variance is beyond its domain."""
+    try:
+        from probsent.gaussian_matrix import expected_inner_product_matrix, in_domain
+    except ImportError:  # no numba: NumPy
+        return None
+
+    def means(e: ArrayEncoding) -> np.ndarray:  # float64 means, from their logarithms where known
+        wide = np.asarray(e.mean, dtype=np.float64)
+        return wide if e.log_abs_mean is None else np.sign(wide) * np.exp(e.log_abs_mean)
+
+    with np.errstate(over="ignore"):
+        mean_a, mean_b = means(a), means(b)
+    logvar_a, logvar_b = np.asarray(a.logvar, np.float64), np.asarray(b.logvar, np.float64)
+    if not (in_domain(mean_a, logvar_a) and in_domain(mean_b, logvar_b)):
+        return None
+    var_a, var_b = np.exp(logvar_a), np.exp(logvar_b)
+    rows = max(1, max_cells // max(1, len(mean_b)))
+
+    def blocks() -> Iterator[tuple[slice, slice, np.ndarray]]:
+        for i in range(0, len(mean_a), rows):
+            r = slice(i, min(i + rows, len(mean_a)))
+            out = np.empty((r.stop - r.start, len(mean_b)))
+            expected_inner_product_matrix(mean_a[r], var_a[r], mean_b, var_b, out)
+            yield r, slice(0, len(mean_b)), out
+    return blocks()

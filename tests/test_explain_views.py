@@ -1,0 +1,125 @@
+"""Explanations people can look at (issue 33, item 5): ``probsent explain`` with several
+sentences, --input, --format json and --html; ``Explanation`` as rows, a DataFrame and HTML
+(checked with a parser: escaped, one shaded span per token, the total and the prior)."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import probsent
+from probsent.cli import main
+
+TRICKY = 'A <b>bold</b> & "quoted" claim about <script>alert(1)</script> zzzunknownzzz.'
+SENTENCES = ["The Dow fell 2.3 % to 10,421.67 on Tuesday.", "It is good.", TRICKY]
+
+
+class _Spans(HTMLParser):
+    """The token spans (their text, title and background alpha) and the texts of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: list[dict] = []
+        self.tags: list[str] = []
+        self.totals: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        attrs = dict(attrs)
+        if attrs.get("class") == "probsent-token":
+            alpha = float(re.search(r"rgba\([^)]*, ([0-9.]+)\)", attrs["style"]).group(1))
+            self.spans.append({"text": "", "entropy": float(attrs["data-entropy"]), "alpha": alpha,
+                               "green": "0, 160, 0" in attrs["style"]})
+            self._in = "span"
+        elif attrs.get("class") == "probsent-total":
+            self.totals.append("")
+            self._in = "total"
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in == "span":
+            self.spans[-1]["text"] += data
+        elif self._in == "total":
+            self.totals[-1] += data
+
+
+def _parsed(page: str) -> _Spans:
+    parser = _Spans()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+@pytest.fixture(scope="module")
+def model():
+    return probsent.load()
+
+
+def test_html_is_escaped_shaded_and_totalled(model) -> None:
+    explanation = model.explain(TRICKY)
+    parsed = _parsed(explanation._repr_html_())
+    assert "script" not in parsed.tags and "b" not in parsed.tags  # the sentence's markup is text
+    assert [s["text"] for s in parsed.spans] == [w.token for w in explanation.words]
+    assert [s["entropy"] for s in parsed.spans] == [w.entropy for w in explanation.words]
+    assert all(s["green"] == (s["entropy"] < 0) for s in parsed.spans)
+    by_size = sorted(parsed.spans, key=lambda s: abs(s["entropy"]))
+    assert [s["alpha"] for s in by_size] == sorted(s["alpha"] for s in by_size)  # shaded by share
+    assert by_size[-1]["alpha"] == pytest.approx(0.7)
+    (total,) = parsed.totals
+    assert f"entropy {explanation.entropy:.3f}" in total and f"prior {explanation.prior_entropy:.3f}" in total
+
+
+def test_rows_and_frame(model) -> None:
+    explanation = model.explain(TRICKY)
+    rows = explanation.rows()
+    assert [r["token"] for r in rows] == [w.token for w in explanation.words]
+    assert any(r["unknown"] and r["word"] is None for r in rows)
+    frame = explanation.to_frame()
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "word", "unknown", "entropy",
+                                                                       "shift_norm"]
+    assert explanation.prior_entropy + frame["entropy"].sum() == pytest.approx(model.entropy(TRICKY), abs=1e-9)
+
+
+def test_cli_explains_several_sentences_as_json(model, capsys, tmp_path: Path) -> None:
+    assert main(["explain", "--format", "json", *SENTENCES]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for line, sentence in zip(lines, SENTENCES):
+        record = json.loads(line)
+        assert record["sentence"] == sentence
+        assert record["entropy"] == pytest.approx(model.entropy(sentence), abs=1e-9)
+        assert record["prior_entropy"] + sum(w["entropy"] for w in record["words"]) == pytest.approx(record["entropy"])
+    listing = tmp_path / "sentences.txt"
+    listing.write_text("\n".join(SENTENCES[:2]) + "\n\n", encoding="utf-8")
+    assert main(["explain", "--input", str(listing), "--format", "json"]) == 0
+    assert [json.loads(line)["sentence"] for line in capsys.readouterr().out.splitlines()] == SENTENCES[:2]
+    assert main(["explain", *SENTENCES[:2]]) == 0  # text: each sentence, then its table
+    text = capsys.readouterr().out
+    assert text.count(" = prior ") == 2 and SENTENCES[0] in text
+
+
+def test_cli_writes_the_html_page(model, capsys, tmp_path: Path) -> None:
+    page = tmp_path / "explain.html"
+    assert main(["explain", *SENTENCES, "--html", str(page)]) == 0
+    parsed = _parsed(page.read_text(encoding="utf-8"))
+    assert [s["text"] for s in parsed.spans] == [w.token for s in SENTENCES for w in model.explain(s).words]
+    assert len(parsed.totals) == 3 and "script" not in parsed.tags
+    assert main(["explain", "It is good.", "--html", str(page)]) == 2  # never overwritten without --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(["explain", "It is good.", "--html", str(page), "--force"]) == 0
+    assert len(_parsed(page.read_text(encoding="utf-8")).totals) == 1
+
+
+@pytest.mark.parametrize("argv,message", [(["explain"], "no sentence"),
+                                          (["explain", "x", "--input", "-"], "not both")])
+def test_cli_explain_errors_are_one_line(argv, message, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -1,0 +1,226 @@
+"""Inference without torch (probsent/inference): the NumPy closed forms against an independent
+recurrence, and the NumPy model against the torch model on every evaluation set's sentences and
+on random models, with float16 and float32 weights."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from probsent.api import SentenceModel, load
+from probsent.calibration import Calibration
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.inference.array_encoder import ArrayEncoder, read_array_model
+from probsent.inference.arrays import ArrayEncoding, saturated
+from probsent.inference.closed_form import wlo_encoding
+from probsent.inference.similarity import paired_similarity, similarity_blocks
+from probsent.inference.torch_encoder import TorchEncoder
+from probsent.model_files import read_model_dir, write_model_dir
+from probsent.models import Encoding, build_model
+from probsent.models.similarity import paired_similarity as torch_paired_similarity
+from tests.helpers import evaluation_sets
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _recurrence(a: np.ndarray, b: np.ndarray, start_variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """mu_i = A_i (mu_{i-1} + B_i), sigma^2_i = A_i^2 sigma^2_{i-1}, word by word (float64)."""
+    mean, var = np.zeros(a.shape[1]), np.full(a.shape[1], start_variance)
+    for a_i, b_i in zip(a, b):
+        mean, var = a_i * (mean + b_i), a_i * a_i * var
+    return mean, var
+
+
+def test_closed_form_equals_the_recurrence() -> None:
+    rng = np.random.default_rng(0)
+    lengths = np.array([0, 1, 2, 7, 13, 30])
+    width, dim = int(lengths.max()), 5
+    scale = rng.normal(0.9, 0.6, (width, len(lengths), dim))  # negative scales included
+    shift = rng.normal(0.0, 0.5, (width, len(lengths), dim))
+    enc = wlo_encoding(scale, shift, lengths, start_variance=0.3)
+    for k, n in enumerate(lengths):
+        mean, var = _recurrence(scale[:n, k], shift[:n, k], 0.3)
+        np.testing.assert_allclose(enc.mean[k], mean, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.exp(enc.logvar[k]), var, rtol=1e-12)
+        with np.errstate(divide="ignore"):  # the empty sentence: log 0
+            np.testing.assert_allclose(enc.log_abs_mean[k], np.log(np.abs(mean)), rtol=1e-12)
+
+
+def test_closed_form_beyond_float64_matches_high_precision() -> None:
+    """A 400-word sentence of scales ~ +-30: the mean is beyond float64's range; its log|mean|
+    and log-variance still equal the recurrence in 60-digit arithmetic."""
+    rng = np.random.default_rng(1)
+    n, dim = 400, 3
+    scale = rng.choice([-1.0, 1.0], (n, 1, dim)) * rng.uniform(20, 40, (n, 1, dim))
+    shift = rng.normal(0.0, 1.0, (n, 1, dim))
+    enc = wlo_encoding(scale, shift, np.array([n]), start_variance=1.0)
+    mpmath.mp.dps = 60
+    for d in range(dim):
+        mean, var = mpmath.mpf(0), mpmath.mpf(1)
+        for i in range(n):
+            a = mpmath.mpf(float(scale[i, 0, d]))
+            mean, var = a * (mean + float(shift[i, 0, d])), a * a * var
+        assert enc.log_abs_mean[0, d] == pytest.approx(float(mpmath.log(abs(mean))), rel=1e-12)
+        assert enc.logvar[0, d] == pytest.approx(float(mpmath.log(var)), rel=1e-12)
+        assert np.isinf(enc.mean[0, d]) and np.sign(enc.mean[0, d]) == np.sign(float(mean))
+    assert np.all(np.abs(saturated(enc.mean)) == np.float32(3.4028235e38))
+
+
+def _random_model(tmp_path: Path, kind: str, dtype: torch.dtype, seed: int) -> Path:
+    """A random model of ``kind`` over the shipped model's vocabulary, written in ``dtype``."""
+    torch.manual_seed(seed)
+    vocab = load().vocab
+    settings = {"type": kind, "vocab_size": len(vocab), "dim": 16}
+    encoder = build_model(settings)
+    if kind == "wlo":
+        with torch.no_grad():  # scales around 1 with some negative ones, shifts of all sizes
+            encoder.scale.weight.copy_(torch.randn_like(encoder.scale.weight) * 0.4 + 0.95)
+            encoder.shift.weight.copy_(torch.randn_like(encoder.shift.weight))
+    path = tmp_path / f"{kind}-{seed}"
+    path.mkdir()
+    write_model_dir(path, encoder, vocab, dtype=dtype)
+    return path
+
+
+def _both(path: Path) -> tuple[SentenceModel, SentenceModel]:
+    """The model of ``path`` read without torch, and read by the torch reader."""
+    fast = load(path)
+    assert isinstance(fast._arrays, ArrayEncoder)
+    encoder, vocab, config = read_model_dir(path)
+    return fast, SentenceModel(encoder, vocab, config, Calibration.load(path), path)
+
+
+@pytest.fixture(scope="module")
+def sentences(data_dir: Path) -> list[str]:
+    """Every sentence of every evaluation set (no training pairs)."""
+    out = []
+    for name, (loader, _) in evaluation_sets(data_dir).items():
+        if "train" not in name and "paraphrase" not in name:
+            out += loader()
+    return out
+
+
+@pytest.mark.parametrize("kind,dtype", [("wlo", torch.float16), ("wlo", torch.float32),
+                                        ("wordavg", torch.float32), ("wordsum", torch.float16)])
+def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[str], kind: str,
+                                                dtype: torch.dtype) -> None:
+    """On every evaluation sentence, the NumPy encoder equals the torch module run in float64
+    (mean, log-variance, log|mean|) to 1e-6 relative, and the exact similarity of the two
+    equals torch's."""
+    fast, reference = _both(_random_model(tmp_path, kind, dtype, seed=3))
+    ids, offsets = fast._token_ids(sentences)
+    ours = fast._arrays.encode(ids, offsets)
+    theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
+    scale = np.abs(theirs.mean).max(-1, keepdims=True) + 1e-300  # cancellation: compare to the row's size
+    assert np.max(np.abs(ours.mean - theirs.mean) / scale) < 1e-6
+    if kind == "wlo":
+        np.testing.assert_allclose(ours.logvar, theirs.logvar, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(ours.log_abs_mean, theirs.log_abs_mean, rtol=1e-6, atol=1e-6)
+    pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
+    wide = lambda e: Encoding(torch.from_numpy(e.mean), None if e.logvar is None else torch.from_numpy(e.logvar),  # noqa: E731
+                              log_abs_mean=None if e.logvar is None else torch.from_numpy(e.log_abs_mean))
+    expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
+    # the same formula; an ulp of exp or log differs between NumPy and torch, and a difference of
+    # two nearly equal means amplifies it (3 of 93,119 pairs reach 2.5e-6)
+    np.testing.assert_allclose(paired_similarity(pair_a, pair_b), expected, rtol=1e-5, atol=1e-9)
+    assert np.median(np.abs(paired_similarity(pair_a, pair_b) / expected - 1)) < 1e-12
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_numpy_model_answers_as_the_torch_model(tmp_path: Path, sentences: list[str], dtype: torch.dtype) -> None:
+    """The API's answers (float32, as users get them) of a random WLO read without torch equal
+    the torch model's: specificity and explain to 1e-12, encode and similarity to float32's rounding."""
+    fast, reference = _both(_random_model(tmp_path, "wlo", dtype, seed=5))
+    sample = sentences[::7]
+    # the same sums; NumPy's log and torch's differ in the last bit of a few words' terms
+    np.testing.assert_allclose(fast.specificity(sample), reference.specificity(sample), rtol=1e-12, atol=1e-12)
+    ours, theirs = fast.explain(sample[3]), reference.explain(sample[3])
+    assert [w.token for w in ours.words] == [w.token for w in theirs.words]
+    assert [w.entropy for w in ours.words] == pytest.approx([w.entropy for w in theirs.words], rel=1e-12)
+    mean, var = fast.encode(sample)
+    mean_t, var_t = reference.encode(sample)
+    assert np.max(np.abs(mean - mean_t) / (np.abs(mean_t).max(-1, keepdims=True) + 1e-30)) < 1e-5
+    np.testing.assert_allclose(var, var_t, rtol=1e-5)
+    matrix = fast.similarity(sample[:40], sample[40:90])
+    np.testing.assert_allclose(matrix, reference.similarity(sample[:40], sample[40:90]), rtol=1e-3)
+    assert np.all(np.isfinite(matrix))
+
+
+def test_shipped_model_reads_without_torch_and_agrees() -> None:
+    fast, reference = _both(load().path)
+    text = ["The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday.", "It is good.", None, ""]
+    np.testing.assert_array_equal(fast.probability(text), reference.probability(text))
+    np.testing.assert_allclose(fast.similarity_pairwise(text, text[::-1]),
+                               reference.similarity_pairwise(text, text[::-1]), rtol=1e-5)
+
+
+def test_similarity_blocks_equal_pairs_without_the_kernel() -> None:
+    """The NumPy blocks (used without numba, or beyond the kernel's domain) are the paired values."""
+    rng = np.random.default_rng(2)
+    a = ArrayEncoding(rng.normal(size=(7, 4)) * 1e200, rng.normal(size=(7, 4)), None)
+    b = ArrayEncoding(rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), None)
+    out = np.empty((7, 5))
+    for rows, columns, block in similarity_blocks(a, b, max_cells=12):
+        out[rows, columns] = block
+    expected = [[paired_similarity(a.rows([i]), b.rows([j]))[0] for j in range(5)] for i in range(7)]
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_reader_declines_what_it_does_not_know(tmp_path: Path) -> None:
+    """An LSTM directory, or a damaged WLO one, is left to the full reader."""
+    vocab = Vocabulary([UNKNOWN, "a"])
+    for kind in ("lstmavg", "wlo"):
+        path = tmp_path / kind
+        path.mkdir()
+        write_model_dir(path, build_model({"type": kind, "vocab_size": 2, "dim": 4}), vocab)
+        assert (read_array_model(path) is None) == (kind == "lstmavg")
+    (tmp_path / "wlo" / "model.safetensors").write_bytes(b"damaged")
+    assert read_array_model(tmp_path / "wlo") is None
+
+
+def test_encoding_the_module_after_touching_it() -> None:
+    """A model read without torch builds its torch module on first use, then encodes with it:
+    a change to the module's weights is what the next result sees."""
+    model = load()
+    before = model.specificity("It is good.")
+    with torch.no_grad():
+        model.encoder.scale.weight.mul_(2.0)
+    assert model._arrays is None
+    assert model.specificity("It is good.") == pytest.approx(before - model.encoder.dim * math.log(2.0) * 4, rel=1e-9)
+
+
+def test_load_and_score_import_no_torch() -> None:
+    """In a fresh process: load, encode, score, explain and compare with the shipped model, and
+    torch is never imported (sys.modules after each call)."""
+    code = """
+import sys
+import probsent
+model = probsent.load()
+calls = [lambda: model.encode(["It is good.", "A man plays a guitar."]),
+         lambda: model.specificity(["It is good."]), lambda: model.probability("It is good."),
+         lambda: model.explain("It is good."), lambda: model.similarity(["a"], ["b", "c"]),
+         lambda: model.similarity_pairwise(["a"], ["b"]), lambda: model.entropy("x"), lambda: repr(model)]
+for call in calls:
+    call()
+    heavy = [name for name in ("torch", "pyspark", "spacy") if name in sys.modules]
+    assert not heavy, heavy
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_save_keeps_the_model_numpy_and_round_trips(tmp_path: Path) -> None:
+    model = load()
+    model.save(tmp_path / "copy")
+    assert model._arrays is not None  # saving built a torch module for the files, not for the model
+    again = load(tmp_path / "copy")
+    text = ["The Dow fell 2.3 % on Tuesday.", "It is good."]
+    np.testing.assert_array_equal(again.specificity(text), model.specificity(text))
+    np.testing.assert_array_equal(again.encode(text)[0], model.encode(text)[0])
