@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
-from probsent.calibration import Calibration
+from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
@@ -20,7 +20,7 @@ from probsent.inference.similarity import paired_similarity, similarity_blocks
 from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
-from probsent.percentiles import PercentileTable
+from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
@@ -343,10 +343,7 @@ class SentenceModel:
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
-        if self.calibration is None:
-            raise ProbsentError(f"{self.path or 'this model'} has no calibration.json; "
-                                f"run: probsent calibrate --model {self.path or 'DIR'}")
-        return self.calibration
+        return made_by_calibrate(self.calibration, self.path, CALIBRATION)
 
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) from the model's calibration (``probsent calibrate``): a logistic function
@@ -363,10 +360,7 @@ class SentenceModel:
 
     def require_percentiles(self) -> PercentileTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
-        if self.percentiles is None:
-            raise ProbsentError(f"{self.path or 'this model'} has no percentiles.json; "
-                                f"run: probsent calibrate --model {self.path or 'DIR'}")
-        return self.percentiles
+        return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
 
     def percentile(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """How specific each sentence is for its length, from 0 to 100: the share of the model's

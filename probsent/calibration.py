@@ -27,12 +27,20 @@ from pathlib import Path
 
 import numpy as np
 
-from probsent.errors import InvalidValueError
+from probsent.errors import InvalidValueError, ProbsentError
 from probsent.io import write_json
 from probsent.model_reading import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
 
 FILE = "calibration.json"
+
+
+def made_by_calibrate(part, model_dir, file: str):
+    """``part`` (a model's calibration or percentile table), or the one-line error that says the
+    model directory has no ``file`` and which command makes it."""
+    if part is None:
+        raise ProbsentError(f"{model_dir or 'this model'} has no {file}; run: probsent calibrate --model {model_dir or 'DIR'}")
+    return part
 
 
 def _expit(values: np.ndarray) -> np.ndarray:

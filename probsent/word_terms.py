@@ -30,8 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probsent.calibration import Calibration
-from probsent.percentiles import PercentileTable
+from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
+from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
@@ -108,17 +108,11 @@ class WordTermTable:
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
-        if self.calibration is None:
-            raise ProbsentError(f"{self.path or 'this model'} has no calibration.json; "
-                                f"run: probsent calibrate --model {self.path or 'DIR'}")
-        return self.calibration
+        return made_by_calibrate(self.calibration, self.path, CALIBRATION)
 
     def require_percentiles(self) -> PercentileTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
-        if self.percentiles is None:
-            raise ProbsentError(f"{self.path or 'this model'} has no percentiles.json; "
-                                f"run: probsent calibrate --model {self.path or 'DIR'}")
-        return self.percentiles
+        return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
 
     def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
         """P(specific) of sentences already scored by :meth:`specificity`, from the model's

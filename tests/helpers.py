@@ -159,3 +159,19 @@ def evaluation_sets(data_dir: Path) -> dict[str, tuple[Callable[[], list[str]], 
         "snli-test": (_snli_test, 2 * 9824),
         "paraphrase-sample": (_paraphrase_sample, 2 * 50524),
     }
+
+
+def run_specificity(capsys, *args: str) -> tuple[int, str, str]:
+    """``probsent specificity ARGS`` through the CLI's main: (exit status, stdout, stderr)."""
+    from probsent.cli import main
+
+    code = main(["specificity", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_error(err: str, *parts: str) -> None:
+    """``err`` is one ``probsent: error:`` line, no traceback, holding every one of ``parts``."""
+    assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    for part in parts:
+        assert part in err, err

@@ -19,7 +19,7 @@ from probsent.cli import main
 from probsent.corpus_scoring.formats import MAX_JSON_DEPTH
 from probsent.corpus_scoring.workers import default_workers
 from probsent.untrusted_files import MAX_LINE_BYTES
-from tests.helpers import REPO
+from tests.helpers import REPO, one_error, run_specificity
 from tests.helpers import tiny_model as make_model
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
@@ -31,16 +31,7 @@ def model_dir(tmp_path) -> str:
     return str(tmp_path / "m")
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["specificity", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_error(err: str, *parts: str) -> None:
-    assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    for part in parts:
-        assert part in err, err
+run = run_specificity
 
 
 def strict_json(line: str):
