@@ -27,10 +27,12 @@ def nlp():
     return pipeline
 
 
-def _summary(doc) -> list:
-    return [doc._.specificity, doc._.probability, doc._.specificity_mean, doc._.specificity_total,
-            doc._.probability_mean, [(s._.specificity, s._.probability) for s in doc.sents],
-            [t._.entropy_share for t in doc]]
+def _summary(doc) -> str:
+    """Every attribute the component sets, as text (a blank text's NaN compares equal as "nan")."""
+    return repr([doc._.specificity, doc._.probability, doc._.percentile, doc._.coverage, doc._.specificity_mean,
+                 doc._.specificity_total, doc._.probability_mean,
+                 [(s._.specificity, s._.probability, s._.percentile, s._.coverage) for s in doc.sents],
+                 [t._.entropy_share for t in doc]])
 
 
 def test_document_means_do_not_grow_with_the_number_of_sentences(nlp, model) -> None:
