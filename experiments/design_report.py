@@ -186,7 +186,8 @@ def similarity_lines(record: dict[str, Any] | None) -> list[str]:
     lines = ["### What concat(mean, var) is made of", "",
              "`python -m experiments.ship_rule --round 4 --stage similarity` (STS Benchmark dev, Pearson x100; the "
              "variance share is the median share of the variance half in the norm of concat(mean, var); the last "
-             "columns are the model's own similarity, log N(0; mu1 - mu2, S1 + S2), what `similarity()` returns, and "
+             "columns are the model's own similarity, log N(0; mu1 - mu2, S1 + S2) (what `similarity()` returned then; "
+             "now `measure=\"expected_inner_product\"`), and "
              "its two parts: the distance -1/2 sum_d (mu1 - mu2)^2 / (S1 + S2) and -1/2 log|S1 + S2|):", "",
              "| run | concat(mean, var) | means alone | variances alone | variance share | own similarity "
              "| its distance part | its log-determinant part |", "|---|---|---|---|---|---|---|---|"]

@@ -130,8 +130,10 @@ def _similarity_lines(evaluation) -> list[str]:
     paper = evaluation.paper.get("table8_stsb", {}).get("WLO")
     return ["", f"Similarity (STS Benchmark test, Pearson ×100): cosine of concat(mean, variance) "
                 f"{pearson['cosine']:.1f}" + (f" (the paper's WLO: {paper})" if paper is not None else "")
-            + f", cosine of the means {pearson['cosine_mean']:.1f}, log expected inner product of the two Gaussians "
-              f"(what `similarity()` returns) {pearson['expected_inner_product']:.1f}."]
+            + f", cosine of the means (what `similarity()` returns by default, in [-1, 1]; chosen on development "
+              f"sets, docs/RESULTS.md) {pearson['cosine_mean']:.1f}, log expected inner product of the two Gaussians "
+              f"(the training similarity: `similarity(a, b, measure=\"expected_inner_product\")`) "
+              f"{pearson['expected_inner_product']:.1f}."]
 
 
 def _unit_sentence(model: probsent.SentenceModel, export: dict) -> str:

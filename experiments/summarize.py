@@ -138,6 +138,36 @@ def _shipped_lines() -> list[str]:
             *_word_count_rows(evaluation), *_first_rule_lines()]
 
 
+def similarity_readout_lines() -> list[str]:
+    """The pre-registered choice of ``similarity()``'s default read-out: its development record
+    and its one test number (``experiments/similarity_readout.py``)."""
+    dev = load_json(RESULTS_DIR / "similarity-readout" / "dev.json")
+    test = load_json(RESULTS_DIR / "similarity-readout" / "test.json")
+    if dev is None:
+        return []
+    splits = list(dev["pearson_x100"])
+    measures = list(dev["pearson_x100"][splits[0]])
+    lines = ["### The default similarity read-out", "",
+             "`similarity()` returns, by default, the read-out that a rule committed before any of its numbers "
+             "(commit 1b398fc, `experiments/similarity_readout.py`) chose on development sets: among the bounded "
+             "read-outs under which a sentence is closest to itself, the best mean of STS Benchmark dev and "
+             f"STS 2017 Pearson, the simpler one within {dev['tie_points']:.1f} point "
+             "(`python -m experiments.similarity_readout --stage dev`; the expected inner product is shown, "
+             "not eligible):", "",
+             "| read-out | " + " | ".join(splits) + " | mean | eligible |", "|---|" + "---|" * (len(splits) + 2)]
+    for measure in measures:
+        values = [dev["pearson_x100"][split][measure] for split in splits]
+        lines.append(f"| `{measure}` | " + " | ".join(f"{v:.1f}" for v in values)
+                     + f" | {sum(values) / len(values):.1f} | {'yes' if measure in dev['candidates'] else 'no'} |")
+    lines += ["", f"Chosen: `{dev['chosen']}`."]
+    if test is not None:
+        value = test["pearson_x100"]["STSB-test"][test["chosen"]]
+        lines[-1] += (f" Its STS Benchmark test Pearson, read once after the choice "
+                      f"(`--stage test`): {value:.1f}. Said plainly: the test numbers of the cosine of the means "
+                      f"and of concat(mean, var) had been seen before the rule (round 4 below).")
+    return lines + [""]
+
+
 WORD_COUNT_BASELINES = ("Length", "Word Freq", "Information content")
 """The baselines that count words (their number, their frequency rank, their information content)."""
 
@@ -576,7 +606,7 @@ def render() -> str:
                      f"{_fmt(_test(found[name]['best'])[0])} | `{by_news}` | "
                      f"{_fmt(dev_news(found[by_news]['news']))} | {_fmt(_test(found[by_news]['news'])[0])} |")
     lines.append("")
-    lines += ["## The shipped model", ""] + _shipped_lines() + [""]
+    lines += ["## The shipped model", ""] + _shipped_lines() + [""] + similarity_readout_lines()
     lines += design_section().splitlines() + [""]
     lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
