@@ -156,6 +156,7 @@ def test_hardness_cap_and_false_negatives_together() -> None:
         assert _naive_eip(mean[i], var[i], mean[found[i]], var[found[i]]) <= ceiling[i] + 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rules", ["words", "ceiling", "both"])
 def test_compiled_remine_equals_the_reference(rules: str) -> None:
     ids, offsets, encoded, partner, negative = _random_problem(400, 3)
@@ -476,6 +477,7 @@ def test_seed_check_contrasts_on_hand_made_records() -> None:
     assert contrast["frequent-word term"] == (pytest.approx(0.0), False)
 
 
+@pytest.mark.slow
 def test_eval_diagnostics_use_the_prior_the_model_trained_with(tmp_path, toy_pairs) -> None:
     # a model trained with --prior-on variance: `probsent eval`'s prior gradient share is that
     # of the variance prior, which differs from the paper's KL's on the same weights

@@ -120,6 +120,7 @@ def test_set_start_variance_twice_is_one_change() -> None:
             WLO(5, dim=3, start_variance=bad)
 
 
+@pytest.mark.slow
 def test_export_writes_the_unit_and_every_reader_uses_it(tmp_path, make_model) -> None:
     model = make_model("wlo", seed=1)
     model.save(tmp_path / "full")
