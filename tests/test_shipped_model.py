@@ -17,7 +17,7 @@ import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
 from probsent.text.tokenize import tokenize
-from tests.helpers import REPO
+from tests.helpers import REPO, wlo_recurrence
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 SPECIFIC = "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday after the Federal Reserve raised rates."
@@ -33,10 +33,8 @@ def recurrence_entropy(sentence: str) -> float:
     Out-of-vocabulary words use row 0 (``<unk>``)."""
     scale = WEIGHTS["scale.weight"].double().numpy()
     ids = {w: i for i, w in enumerate((DEFAULT_MODEL / "vocab.txt").read_text(encoding="utf-8").splitlines())}
-    variance = np.full(scale.shape[1], START_VARIANCE)
-    for token in tokenize(sentence):
-        a = scale[ids.get(token, 0)]
-        variance = a * variance * a
+    rows = scale[[ids.get(token, 0) for token in tokenize(sentence)]].reshape(-1, scale.shape[1])
+    variance = wlo_recurrence(rows, np.zeros_like(rows), START_VARIANCE)[1][-1]
     return float(0.5 * np.sum(np.log(2 * math.pi * math.e * variance)))
 
 
