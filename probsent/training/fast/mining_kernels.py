@@ -67,10 +67,10 @@ from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-LOG_2PI = math.log(2.0 * math.pi)
+from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
+
 LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)
-VARIANCE_FLOOR_LOG = -80.0  # the reference's variance floor (probsent.training.mining)
 PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
 FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on its numerator N (float32 max: e^88.72)
 DENORMAL_ERROR_LOG = -30.0  # log of the most a denormal N may add to sum_d u^2 / t per step
