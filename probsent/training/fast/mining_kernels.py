@@ -58,7 +58,6 @@ How the float32 work stays cheap and exact:
 from __future__ import annotations
 
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
@@ -401,14 +400,3 @@ def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.nd
     """
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     return None if found is None else found[0]
-
-
-def warm_up() -> float:
-    """Compile (or load from numba's cache) the kernel on a tiny input; returns the seconds it
-    took."""
-    start = time.perf_counter()
-    gen = np.random.default_rng(0)
-    mean = gen.standard_normal((6, 3)).astype(np.float32)
-    logvar = gen.standard_normal((6, 3)).astype(np.float32)
-    mine_gaussian_negatives(mean, logvar, np.array([3, 4, 5, 0, 1, 2]))
-    return time.perf_counter() - start
