@@ -15,7 +15,7 @@ from probsent.models import WLO, KLPrior
 from probsent.training.fast import wlo_kernels as fast_wlo
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.training.loss import margin_loss, rarity_anchor_penalty
+from probsent.training.losses import margin_loss, rarity_anchor_penalty
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble
 
@@ -339,6 +339,17 @@ def test_device_choice(tmp_path, monkeypatch, toy_pairs) -> None:
     with pytest.raises(ProbsentError, match="--device"):
         Trainer(_config(tmp_path, data, "e", device="tpu"), progress=False)
     assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()  # nothing left behind
+
+
+def test_the_fast_engine_refuses_a_loss_it_does_not_implement_by_name(tmp_path, monkeypatch, toy_pairs) -> None:
+    """The engine declares the losses its kernels compute; the trainer's loss must be one of
+    them: --engine fast names the other one in a one-line error, auto takes the torch loop."""
+    assert FastWLOEngine.implements("margin") and FastWLOEngine.implements("rarity-anchor")
+    data = toy_pairs(2)
+    monkeypatch.setattr("probsent.training.trainer.LOSS", "triplet")
+    with pytest.raises(ProbsentError, match="implements the margin and rarity-anchor losses, not 'triplet'"):
+        Trainer(_config(tmp_path, data, "a", engine="fast"), progress=False)
+    assert Trainer(_config(tmp_path, data, "b", engine="auto"), progress=False).config.engine == "torch"
 
 
 @pytest.mark.slow

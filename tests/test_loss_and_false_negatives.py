@@ -19,7 +19,7 @@ from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
 from probsent.training.false_negatives import (false_negative_mask, remine, shared_word_counts,
                                                similarity_ceilings, word_sets)
 from probsent.training.fast.false_negative_kernels import remine_fast
-from probsent.training.loss import probabilistic_batch_loss
+from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.trainer import Trainer
 from tests.helpers import wlo_recurrence
 

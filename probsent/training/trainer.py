@@ -19,6 +19,7 @@ from probsent.models.batching import encode_by_length
 from probsent.data.corpus import PairCorpus, load_corpus
 from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.data.resample import resampled_like
+from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
 from probsent.model_reading import read_config
@@ -32,7 +33,7 @@ from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
-from probsent.training.loss import margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
+from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 from probsent.training.optimizer import WordAwareAdam
 
@@ -49,20 +50,6 @@ def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.
     keys = torch.where(torch.arange(width)[None, :] < lengths[:, None], keys, 2.0)  # pads last
     keys[~chosen] = torch.arange(width, dtype=keys.dtype) / width  # identity order
     return ids.gather(1, keys.argsort(1))
-
-
-def resolve_device(device: str, engine: str) -> torch.device:
-    """The device of ``--device`` (auto: CUDA when available, unless the fast engine is asked
-    for), with a one-line error where it, or ``--engine``, cannot be had; checked before any
-    data is read. The names themselves are checked by the config."""
-    if device == "cuda" and engine == "fast":
-        raise ProbsentError("--engine fast runs on the CPU; use --engine torch with --device cuda")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ProbsentError("--device cuda: no CUDA device is available to torch here "
-                            "(torch.cuda.is_available() is False); use --device cpu")
-    if device == "auto":
-        device = "cuda" if engine != "fast" and torch.cuda.is_available() else "cpu"
-    return torch.device(device)
 
 
 def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
@@ -206,9 +193,12 @@ class Trainer:
             trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
             raise ProbsentError(f"--engine fast trains {trained} from N(0, I) only (--start-variance 1); "
                                 f"use --engine torch for this {self.config.model} model")
+        if engine == "fast":
+            engine_class.require_loss(LOSS)
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
-        if engine == "torch" or engine_class is None or not fast_engine_available() or self.device.type != "cpu":
+        if (engine == "torch" or engine_class is None or not engine_class.implements(LOSS)
+                or not fast_engine_available() or self.device.type != "cpu"):
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
