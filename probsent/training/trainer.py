@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -21,14 +20,12 @@ from probsent.data.mixture import apply_mixture, word_overlap
 from probsent.data.resample import resampled_like
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
-from probsent.io import recover_directory
 from probsent.model_reading import read_config
 from probsent.models import Encoding, KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
-from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
-                                          load_checkpoint, remove_stale_temporaries,
+from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
 from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
-from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
+from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
@@ -101,16 +98,11 @@ class Trainer:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.device = resolve_device(config.device, config.engine)
         config.device = self.device.type
-        created = self._prepare_output(resume)
+        self.lock, created = claim_run_directory(self.out, resume)  # held for the whole run (see train)
         try:
             self._set_up(resume, progress)
         except BaseException:
-            if {p.name for p in self.out.iterdir()} <= {RUN_MARKER, LOCK}:  # nothing of this run yet
-                if created:  # leave no empty --out behind
-                    shutil.rmtree(self.out, ignore_errors=True)
-                else:
-                    (self.out / RUN_MARKER).unlink(missing_ok=True)
-            self.lock.release()
+            release_unused(self.out, self.lock, created)
             raise
 
     def _set_up(self, resume: bool, progress: bool) -> None:
@@ -215,41 +207,6 @@ class Trainer:
     def _on_cpu(self) -> SentenceEncoder:
         """The model as validation and model files use it: itself, or a copy on the CPU."""
         return self.encoder if self.device.type == "cpu" else copy.deepcopy(self.encoder).cpu()
-
-    def _prepare_output(self, resume: bool) -> bool:
-        """Check and claim ``--out``: a run directory is ours from its first byte on disk (its
-        marker file); one whose run never reached a checkpoint starts afresh. Returns whether
-        the directory was created now."""
-        if self.out.exists() and not self.out.is_dir():
-            raise ProbsentError(f"{self.out}: exists and is not a directory")
-        created = not self.out.exists()
-        if not created:
-            check_not_locked(self.out)  # another run is writing here: say who, write nothing
-        self._check_output_contents(resume)
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.lock: RunLock = lock_run_directory(self.out)  # held for the whole run (see train)
-        try:
-            self._check_output_contents(resume)  # again, now that no other run can change it
-        except ProbsentError:
-            self.lock.release()
-            raise
-        if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
-            (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
-        remove_stale_temporaries(self.out)
-        for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
-            recover_directory(self.out / kept)
-        return created
-
-    def _check_output_contents(self, resume: bool) -> None:
-        """Refuse a directory holding something else than a run, and a saved run without ``resume``."""
-        if self.out.is_dir() and {p.name for p in self.out.iterdir()} - {LOCK}:
-            saved = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
-            if not saved and not (self.out / RUN_MARKER).exists():
-                raise ProbsentError(f"{self.out}: directory is not empty and holds no probsent "
-                                    f"training run; choose another --out")
-            if saved and not resume:
-                raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
-                                    f"continue it, or choose another --out")
 
     # -- one mega-batch ------------------------------------------------------------------
 
