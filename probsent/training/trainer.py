@@ -21,17 +21,16 @@ from probsent.data.resample import resampled_like
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_reading import read_config
-from probsent.models import Encoding, KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
+from probsent.models import KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
 from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
 from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
-from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
 Validator = Callable[[SentenceEncoder], float]
@@ -236,34 +235,8 @@ class Trainer:
 
     def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
         """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
-        cfg = self.config
-        partner = partners_of_stacked_pairs(count)
-        if self.fast is not None and cfg.mine_by == "loss":
-            negative, encoded = self.fast.negatives(sentences, count)
-        else:
-            if self.fast is not None:
-                mean, logvar = self.fast.encode(sentences)
-                encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
-            else:
-                self.encoder.eval()
-                with torch.no_grad():
-                    encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                               cfg.batch_size)
-                self.encoder.train()
-            if cfg.mine_by == "means":  # cosine of the means (--mine-by means)
-                encoded = Encoding(encoded.mean, None)
-            negative = mine_negatives(encoded, partner).numpy()
-        if cfg.false_negatives == "keep" and cfg.hardness_cap is None:
-            return negative
-        on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
-        words = word_sets(self.ids, self.corpus.offsets, sentences) if cfg.false_negatives == "remine" else None
-        partner = partner.numpy()
-        ceiling = None if cfg.hardness_cap is None else similarity_ceilings(on_cpu, partner, cfg.hardness_cap)
-        found = None
-        if fast_engine_available():
-            from probsent.training.fast.false_negative_kernels import remine_fast
-            found = remine_fast(on_cpu, partner, negative, words, ceiling)
-        return found if found is not None else remine(on_cpu, partner, negative, words, ceiling)
+        return megabatch_negatives(self.config, sentences, count, self.encoder, self.ids, self.corpus.offsets,
+                                   self.fast)
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(
