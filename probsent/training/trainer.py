@@ -15,9 +15,7 @@ from torch import Tensor
 
 from probsent.version import __version__
 from probsent.models.batching import encode_by_length
-from probsent.data.corpus import PairCorpus, load_corpus
-from probsent.data.mixture import apply_mixture, word_overlap
-from probsent.data.resample import resampled_like
+from probsent.data.corpus import PairCorpus
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_reading import read_config
@@ -26,6 +24,7 @@ from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint
                                           save_best, save_checkpoint)
 from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
 from probsent.training.run_directory import claim_run_directory, release_unused
+from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
@@ -55,14 +54,6 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
     log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
     average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
     return (weight * (log_counts - average)).astype(np.float32)
-
-
-def vocabulary_counts(counts: np.ndarray, kept: int) -> np.ndarray:
-    """The training count of each vocabulary word (``<unk>`` first, then the ``kept`` most
-    frequent words of a corpus whose ``counts`` are sorted); ``<unk>`` (every rarer word)
-    counts as the rarest kept word."""
-    known = counts[:kept]
-    return np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
 
 
 def rarity_anchor_targets(counts: np.ndarray, config: TrainConfig) -> np.ndarray:
@@ -109,34 +100,12 @@ class Trainer:
         if resume and checkpoint_dir(self.out) is not None:
             self._check_resumed_settings(checkpoint_dir(self.out))
         torch.manual_seed(config.seed)
-        corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
-        self.corpus: PairCorpus = apply_mixture(
-            corpus, max_per_source=config.max_per_source, source_caps=config.source_caps,
-            min_tokens=config.min_tokens, min_overlap=config.min_overlap,
-            max_overlap=config.max_overlap)
-        if config.resample_like is not None:
-            self.corpus = resampled_like(self.corpus, config.resample_like, config.resample_pairs,
-                                         config.max_tokens, self.log)
-        self.log(f"data: {self.corpus.report['summary']}")
-        if self.corpus.num_pairs != corpus.num_pairs or len(corpus.sources) > 1:
-            mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
-                            self.corpus.report["mixture"]["pairs_per_source"].items())
-            self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
-        # loose then close (--then-min-overlap): the pairs every epoch after the first trains on
-        self.close_pairs: np.ndarray | None = None
-        if config.then_min_overlap > 0.0:
-            self.close_pairs = np.flatnonzero(word_overlap(self.corpus) >= config.then_min_overlap)
-            if not len(self.close_pairs):
-                raise ProbsentError(f"{config.data}: no training pair overlaps at least "
-                                    f"{config.then_min_overlap} (--then-min-overlap)")
-            self.log(f"loose then close: epochs after the first train on {len(self.close_pairs):,} pairs "
-                     f"of word overlap >= {config.then_min_overlap}")
-        kept = min(config.vocab_size, int(np.sum(self.corpus.counts >= config.min_count)))
-        self.vocab = self.corpus.vocabulary(kept)
-        self.word_counts = vocabulary_counts(self.corpus.counts, kept)
+        data = build_training_data(config, self.log, progress)
+        self.corpus: PairCorpus = data.corpus
+        self.close_pairs, self.vocab, self.word_counts = data.close_pairs, data.vocab, data.word_counts
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
-        self.ids = self.corpus.model_ids(len(self.vocab))
+        self.ids = data.ids
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
                                       "best_news": None, "seconds": 0.0, "finished": False}
