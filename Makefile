@@ -11,7 +11,7 @@ DEMO := runs/demo
 # unpinned torch would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup core run train-demo reproduce test bench dist core-check clean
+.PHONY: setup core run train-demo reproduce test test-fast bench dist core-check clean
 
 setup: $(VENV)/.installed
 
@@ -53,8 +53,13 @@ reproduce: setup
 	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
 	$(BIN)/python -m experiments.readme_sample
 
+# every test (minutes); `make test-fast` leaves out the tests marked slow or data (the edit
+# loop: under a minute on a 2-core machine)
 test: setup
 	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not data"
 
 bench: setup
 	$(BIN)/python benchmarks/bench_training.py

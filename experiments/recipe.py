@@ -12,9 +12,10 @@ Stages, in order (test sets are evaluated once, after the selection):
   seed-checks   seeds 2-3 of the round's seed checks (development numbers; they choose nothing)
   seeds         seeds 2-3 of the selected runs and our rule's run without the prior (rule 4)
   evaluate      the test sets of those runs, once (rule 5)
-  ship          (retired) rule 6 shipped our rule's run if better on news-train; the ship rule
-                (experiments/ship_rule.py) chooses the shipped model now
   after         the runs trained after the round, outside its selection
+
+(Rule 6's stage, which shipped our rule's run, is retired: experiments/ship_rule.py chooses the
+shipped model; a round's decision, where it made one, stays in results/recipe<N>/ship.json.)
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import argparse
 import json
 import sys
 
-from experiments.paths import RESULTS_DIR, RUNS_DIR
+from experiments.paths import RUNS_DIR
 from experiments.plan import Run
 from experiments.protocol import (Round, combined_run, evaluation_dir, extra_runs, seed_check_runs,
                                   seed_runs)
@@ -32,7 +33,7 @@ from experiments.rounds import ROUNDS
 from experiments.runner import evaluate, run_probsent
 from probsent.io import write_text
 
-STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "ship", "after")
+STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")
 
 
 def train(run: Run) -> None:
@@ -90,9 +91,6 @@ def run_stage(round_: Round, stage: str) -> str | None:
         if stage == "seeds":
             for run in extra_runs(round_, selection):
                 train(run)
-        elif stage == "ship":  # rule 6, retired: the ship rule chooses the shipped model now
-            return ("rule 6 is retired: experiments/ship_rule.py chooses the shipped model; this round's "
-                    f"decision, if it made one, stays in {round_.results_dir.relative_to(RESULTS_DIR.parent)}/ship.json")
         else:
             write_baselines()
             evaluate_selected(round_, selection)

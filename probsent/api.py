@@ -486,7 +486,7 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
         raise InvalidValueError(f"device must be one of {', '.join(DEVICES)} or cuda:N, not {device!r}")
     if name == "cpu":
         return torch.device("cpu")
-    from probsent.training.trainer import resolve_device as torch_engine_device  # heavy: only off the CPU
+    from probsent.devices import resolve_device as torch_engine_device
 
     resolved = torch_engine_device(name, "torch")
     return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved

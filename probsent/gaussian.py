@@ -4,12 +4,10 @@ Every function reduces over the last (feature) dimension and broadcasts over the
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-LOG_2PI = math.log(2.0 * math.pi)
+from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
 
 
 def entropy(logvar: Tensor) -> Tensor:
@@ -41,7 +39,7 @@ def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar
     if log_abs_diff is not None:
         quad = torch.exp(2.0 * log_abs_diff - log_sum_var)
     else:
-        quad = (mean1 - mean2).square() * torch.exp(-log_sum_var.clamp_min(-80.0))
+        quad = (mean1 - mean2).square() * torch.exp(-log_sum_var.clamp_min(VARIANCE_FLOOR_LOG))
     return -0.5 * (LOG_2PI + log_sum_var + quad).sum(-1)
 
 

@@ -10,7 +10,8 @@ import math
 import numba
 import numpy as np
 
-LOG_2PI = math.log(2.0 * math.pi)
+from probsent.gaussian_constants import LOG_2PI
+
 # The kernel's domain: log-variances within +-LOGVAR_LIMIT and means within +-MEAN_LIMIT keep
 # every intermediate finite (see the loop); anything beyond takes the log-space torch path.
 LOGVAR_LIMIT = 300.0

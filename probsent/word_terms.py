@@ -36,6 +36,7 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import plain_settings
+from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.model_paths import FORMAT_NAME, FORMAT_VERSION
 from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
@@ -48,13 +49,12 @@ __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "w
 
 # A sentence counts its first MAX_TOKENS tokens (encoding's memory per sentence stays bounded).
 MAX_TOKENS = 10_000
-LOG_2PI = math.log(2.0 * math.pi)
 
 
 def prior_entropy(dim: int, start_variance: float = 1.0) -> float:
     """The entropy of z_0 ~ N(0, s_0 I) in ``dim`` dimensions, 1/2 sum_d (log 2 pi + 1 + log s_0)
     (s_0 = ``start_variance``; the paper's N(0, I): 1)."""
-    return float(0.5 * np.full(dim, LOG_2PI + 1.0 + math.log(start_variance)).sum())
+    return float(gaussian_entropy(np.full(dim, math.log(start_variance))))
 
 
 class WordTermTable:

@@ -15,6 +15,18 @@ from probsent.api import SentenceModel
 from probsent.evaluation.datasets import DataDir
 from tests.helpers import require_data, slice_of_pairs, tiny_model, write_toy_pairs
 
+DATA_FIXTURES = {"data_dir", "eval_data", "pairs_slice"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that asks for the shared data (directly or through another fixture) as
+    ``data``, so that ``make test-fast`` (``-m "not slow and not data"``) leaves it out. Tests
+    that call :func:`tests.helpers.require_data` themselves carry the marker in their file."""
+    for item in items:
+        if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.data)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared data directory (``../shared/data``); a test asking for it skips without it."""

@@ -75,6 +75,26 @@ def tiny_model(kind: str, seed: int = 0) -> SentenceModel:
     return SentenceModel(build_model(settings), vocab)
 
 
+def wlo_recurrence(scale, shift, start_variance: float = 1.0):
+    """The oracle of the WLO tests: the paper's recurrence run word by word in float64, from
+    z_0 ~ N(0, s_0 I): mu_i = A_i (mu_{i-1} + B_i), Sigma_i = A_i Sigma_{i-1} A_i (diagonal).
+
+    ``scale`` and ``shift`` are the rows A_w and B_w of the sentence's words in order (n x k,
+    NumPy or torch). Returns ``(means, variances)``, float64 arrays of (n + 1) x k: row i is the
+    Gaussian after i words (row 0 the start, so row -1 is the sentence's, even when n = 0)."""
+    import numpy as np
+
+    def rows(x):
+        return np.asarray(x.detach().double().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+
+    a, b = rows(scale), rows(shift)
+    means, variances = [np.zeros(a.shape[1])], [np.full(a.shape[1], float(start_variance))]
+    for a_i, b_i in zip(a, b):
+        means.append(a_i * (means[-1] + b_i))
+        variances.append(a_i * variances[-1] * a_i)
+    return np.stack(means), np.stack(variances)
+
+
 def wlo_specificity_reference(model, sentences: list[str]) -> list[float]:
     """Minus the entropy of each sentence's WLO Gaussian, from its closed form in float64:
     k/2 log(2 pi e) (the prior N(0, I)) plus sum_d log|A_w,d| for every token (independent of

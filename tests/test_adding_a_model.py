@@ -31,6 +31,8 @@ from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer
 from tests.helpers import write_toy_pairs
 
+pytestmark = pytest.mark.slow
+
 
 class GaussianBag(SentenceEncoder):
     """A toy probabilistic model: each word has a mean vector and a log-variance vector; a

@@ -165,6 +165,7 @@ def test_nulls_are_zero_vectors_nan_variances_and_nan_scores(shipped, make_model
     assert (vectors[[1, 2]] == 0).all()
 
 
+@pytest.mark.slow
 def test_compiled_kernel_equals_the_log_space_path(shipped, make_model, monkeypatch) -> None:
     from probsent.inference import similarity
     from probsent.inference.similarity import similarity_blocks

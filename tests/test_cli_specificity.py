@@ -54,6 +54,7 @@ def test_json_format(model_dir, capsys) -> None:
     assert rows[1] == {"sentence": " ", "specificity": None}
 
 
+@pytest.mark.slow
 def test_large_stream_memory_stays_flat(model_dir) -> None:
     _, model = model_dir
 
@@ -77,6 +78,7 @@ class NullWriter:
         return len(text)
 
 
+@pytest.mark.slow
 def test_closed_pipe_is_not_a_traceback(tmp_path) -> None:
     """`probsent ... | head -1`: the reader closes the pipe early; no traceback on stderr."""
     import subprocess

@@ -81,6 +81,7 @@ def training_sentences() -> list[str]:
     return list(dict.fromkeys(sentences))  # 606,823 distinct
 
 
+@pytest.mark.data
 def test_every_training_sentence(training_sentences) -> None:
     expected = tokenize_many(training_sentences)
     # a bounded cache, so that it starts afresh several times on the way
@@ -93,6 +94,7 @@ def test_every_training_sentence(training_sentences) -> None:
     assert _differences(sample, compiled, 8192, tokenize_many(sample), arrow=True) == []
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", [n for n in evaluation_sets(DATA) if n != "paraphrase-sample"])
 def test_every_evaluation_sentence(name) -> None:
     texts = evaluation_sets(require_data())[name][0]()
@@ -101,6 +103,7 @@ def test_every_evaluation_sentence(name) -> None:
     assert _differences(texts, compiled, 1000, arrow=True) == []  # again, every piece cached
 
 
+@pytest.mark.slow
 def test_hand_written_edge_and_random_cases_in_context() -> None:
     texts = _in_context(HAND_WRITTEN + EDGE_CASES + LONG_CASES + _random_strings(seed=26, count=20000), seed=26)
     texts += [t.upper() for t in HAND_WRITTEN] + [t + " " + t for t in HAND_WRITTEN]
@@ -126,6 +129,7 @@ def test_the_token_cap() -> None:
     assert _differences([long, "x", long + "\t"], compiled, 3) == []
 
 
+@pytest.mark.slow
 def test_the_cache_grows_and_starts_afresh() -> None:
     texts = _random_strings(seed=5, count=6000) + [f"(word{i}) x{i}'s" for i in range(5000)]
     expected = tokenize_many(texts)
@@ -158,6 +162,7 @@ def test_utf8_texts_from_strings_and_arrow() -> None:
         Utf8Texts.from_arrow(pa.array([1, 2]))
 
 
+@pytest.mark.slow
 def test_token_ids_takes_the_compiled_path_for_large_batches_and_utf8_texts() -> None:
     texts = (HAND_WRITTEN * (COMPILED_BATCH // len(HAND_WRITTEN) + 1))[:COMPILED_BATCH]
     index = _vocabulary(tokenize_many(texts))

@@ -110,6 +110,7 @@ def test_empty_parquet_gives_empty_output(model_dir, tmp_path, capsys) -> None:
     assert out.num_rows == 0 and out.column_names == ["text", "specificity"]
 
 
+@pytest.mark.slow
 def test_several_workers_give_the_same_rows(model_dir, tmp_path, capsys) -> None:
     """Three chunks over two worker processes: the same rows, in order, as one process."""
     path, model = model_dir
@@ -213,6 +214,7 @@ def test_bad_input_is_one_line(model_dir, tmp_path, capsys, content, args, messa
     assert not (tmp_path / "out.parquet").exists()
 
 
+@pytest.mark.slow
 def test_parquet_memory_stays_flat(model_dir, tmp_path) -> None:
     """Peak Arrow and Python memory of scoring 16,384 and 65,536 rows, each in a fresh
     process: a streaming reader and writer hold a few chunks whatever the file's size."""

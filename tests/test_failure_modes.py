@@ -62,6 +62,7 @@ def test_export_refuses_a_start_variance_no_model_may_hold(big_model, tmp_path, 
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_export_writes_only_what_loads(tmp_path, capsys) -> None:
     """A start variance in range whose rescaled translations leave float16's range: refused, not written."""
     words = ["<unk>", "the", "cat"]
@@ -87,6 +88,7 @@ def test_export_refuses_a_dangling_link_before_exporting(big_model, tmp_path, ca
 
 # -- finding 13: a full disk under export and train ------------------------------------------
 
+@pytest.mark.slow
 def test_a_full_disk_while_exporting_is_one_line(big_model, tmp_path) -> None:
     done = subprocess.run([sys.executable, "-m", "probsent.cli", "export", "--model", big_model, "--out",
                            str(tmp_path / "x")], env=ENV, capture_output=True, text=True, timeout=300,
@@ -96,6 +98,7 @@ def test_a_full_disk_while_exporting_is_one_line(big_model, tmp_path) -> None:
     assert not (tmp_path / "x").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".x")]
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_checkpointing_is_one_line_and_the_run_resumes(tmp_path, toy_pairs) -> None:
     out = tmp_path / "run"
     args = [sys.executable, "-m", "probsent.cli", "train", "--data", str(toy_pairs(10)), "--out", str(out),

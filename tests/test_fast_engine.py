@@ -15,7 +15,7 @@ from probsent.models import WLO, KLPrior
 from probsent.training.fast import wlo_kernels as fast_wlo
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.training.loss import margin_loss, rarity_anchor_penalty
+from probsent.training.losses import margin_loss, rarity_anchor_penalty
 from probsent.training.optimizer import RowAdam
 from probsent.training.trainer import Trainer, scramble
 
@@ -119,6 +119,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("margin,prior_weight,prior_on_mean,anchor",
                          [(1.0, 1e-4, True, 0.0), (50.0, 1e-2, True, 0.0), (0.0, 0.0, True, 0.0),
@@ -194,6 +195,7 @@ def test_non_finite_loss_stops_before_the_update() -> None:
     assert np.array_equal(tables[0], before)
 
 
+@pytest.mark.slow
 def test_encoding_matches_the_reference() -> None:
     for case in CASES.values():
         if case.get("tiny_words"):  # the closed form is meaningless there (see above)
@@ -210,6 +212,7 @@ def test_encoding_matches_the_reference() -> None:
         assert np.abs(logvar - expected.logvar.numpy()).max() <= 1e-5 * max(np.abs(logvar).max(), 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probability", [0.4, 1.0, 0.0])
 def test_scrambled_packing_equals_the_reference_scramble(probability) -> None:
     # the reference: encode_by_length's length-sorted batches of 16, each scrambled in turn
@@ -273,6 +276,7 @@ def test_forty_steps_follow_the_torch_trainer(tmp_path, megabatch, pairs_slice) 
         assert int(state[0]["state"][key]["step"]) == int(state[1]["state"][key]["step"]) == 40
 
 
+@pytest.mark.slow
 def test_either_engine_resumes_the_other_and_its_own_exactly(tmp_path, toy_pairs) -> None:
     data = toy_pairs(30)  # 240 pairs: 3 mega-batches an epoch
     straight = Trainer(_config(tmp_path, data, "straight", engine="fast", epochs=2), progress=False)
@@ -337,6 +341,18 @@ def test_device_choice(tmp_path, monkeypatch, toy_pairs) -> None:
     assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()  # nothing left behind
 
 
+def test_the_fast_engine_refuses_a_loss_it_does_not_implement_by_name(tmp_path, monkeypatch, toy_pairs) -> None:
+    """The engine declares the losses its kernels compute; the trainer's loss must be one of
+    them: --engine fast names the other one in a one-line error, auto takes the torch loop."""
+    assert FastWLOEngine.implements("margin") and FastWLOEngine.implements("rarity-anchor")
+    data = toy_pairs(2)
+    monkeypatch.setattr("probsent.training.trainer.LOSS", "triplet")
+    with pytest.raises(ProbsentError, match="implements the margin and rarity-anchor losses, not 'triplet'"):
+        Trainer(_config(tmp_path, data, "a", engine="fast"), progress=False)
+    assert Trainer(_config(tmp_path, data, "b", engine="auto"), progress=False).config.engine == "torch"
+
+
+@pytest.mark.slow
 def test_dense_adam_differs_from_lazy_and_both_engines_agree(tmp_path, toy_pairs) -> None:
     """``--adam dense`` trains differently from lazy Adam (a row keeps moving in steps without
     its word), and the compiled engine follows the torch trainer on it."""
@@ -354,6 +370,7 @@ def test_dense_adam_differs_from_lazy_and_both_engines_agree(tmp_path, toy_pairs
         assert (got - expected).abs().max() <= 1e-4 * expected.abs().max()
 
 
+@pytest.mark.slow
 def test_prior_on_the_variance_alone_leaves_the_means_free_and_both_engines_agree(tmp_path, toy_pairs) -> None:
     """``--prior-on variance`` trains differently from the paper's KL, the compiled engine
     follows the torch trainer on it, and a large weight pulls the entropy terms toward 0
@@ -373,6 +390,7 @@ def test_prior_on_the_variance_alone_leaves_the_means_free_and_both_engines_agre
     assert shift_norm["variance"] > shift_norm["distribution"]
 
 
+@pytest.mark.slow
 def test_rarity_anchor_keeps_terms_near_their_rarity_targets_and_both_engines_agree(tmp_path, toy_pairs) -> None:
     """``--rarity-anchor`` pulls each word's entropy term toward its ``--rarity-init`` start:
     after training with a large weight the terms sit closer to those targets (a hand-computed

@@ -18,8 +18,7 @@ import torch
 
 from probsent.models.base import Encoding
 from probsent.training.fast import mining_kernels as fast_mining
-from probsent.training.fast.mining_kernels import (mine_gaussian_negatives, mine_gaussian_negatives_with_values,
-                                           warm_up)
+from probsent.training.fast.mining_kernels import mine_gaussian_negatives, mine_gaussian_negatives_with_values
 from probsent.training.mining import mine_negatives
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -339,7 +338,3 @@ def test_bad_shapes_raise() -> None:
         mine_gaussian_negatives(mean, logvar[:, :2], stacked_partner(6))
     with pytest.raises(ValueError):
         mine_gaussian_negatives(mean, logvar, stacked_partner(5))
-
-
-def test_warm_up_reports_seconds() -> None:
-    assert warm_up() >= 0.0

@@ -21,6 +21,8 @@ import probsent
 from probsent.api import MAX_TOKENS
 from probsent.text.tokenize import tokenize
 
+pytestmark = pytest.mark.slow
+
 COUNT = 5_000  # per seed
 FIXED_SEED = 13
 SEEDS = [FIXED_SEED, int(os.environ.get("PROBSENT_FUZZ_SEED") or random.SystemRandom().randrange(2**32))]

@@ -28,6 +28,8 @@ from probsent.cli import main
 from tests.helpers import REPO
 from tests.helpers import tiny_model as make_model
 
+pytestmark = pytest.mark.slow
+
 CASES = 150  # per seed
 FIXED_SEED = 26
 SEEDS = [FIXED_SEED, int(os.environ.get("PROBSENT_FUZZ_SEED") or random.SystemRandom().randrange(2**32))]

@@ -43,6 +43,7 @@ def strict_json(line: str):
 
 # -- finding 8: Parquet parts with different columns --------------------------------------
 
+@pytest.mark.slow
 def test_parquet_parts_with_extra_columns_keep_them(model_dir, tmp_path, capsys) -> None:
     dataset = tmp_path / "dataset"
     dataset.mkdir()
@@ -124,6 +125,7 @@ def test_nesting_up_to_the_limit_is_written_back(model_dir, tmp_path, capsys) ->
 
 # -- finding 14: --workers capped at the cores ----------------------------------------------
 
+@pytest.mark.slow
 def test_workers_are_capped_at_the_cores_available(model_dir, tmp_path) -> None:
     text = tmp_path / "in.txt"
     text.write_text("the cat sat\n" * 20_000)  # three chunks: worker processes are started
@@ -188,6 +190,7 @@ def test_an_empty_output_path_is_refused_first(model_dir, capsys) -> None:
     one_error(err, "--output: an empty path")
 
 
+@pytest.mark.slow
 def test_a_missing_json_field_is_refused_before_any_output(model_dir, tmp_path, capsys) -> None:
     jsonl = tmp_path / "in.jsonl"
     jsonl.write_text('{"text": "the cat"}\n' * 20_000)

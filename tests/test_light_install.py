@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 # makes torch unimportable in the child process, as in a core-only virtual environment
 WITHOUT_TORCH = "import sys; sys.modules['torch'] = None\n"

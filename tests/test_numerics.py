@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from probsent.numerics import VML_FUNCTIONS
@@ -31,6 +32,7 @@ def test_the_package_settles_vector_math_before_importing_anything_else() -> Non
     assert call.value.func.id == "settle_vector_math"
 
 
+@pytest.mark.slow
 def test_after_importing_probsent_parallel_unary_functions_are_correctly_rounded() -> None:
     # a fresh process, two intra-op threads, 4,096 values per call (two chunks run at once):
     # within 4 ulp of numpy's float64 results, as VML's high-accuracy kernels are

@@ -66,6 +66,7 @@ def test_a_device_is_written_to_not_replaced(model_dir, tmp_path, capsys) -> Non
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_dev_stdout_and_a_process_substitution_are_written_to(model_dir, tmp_path) -> None:
     stdout = tmp_path / "stdout"  # what /dev/stdout is, made here: code that renames over it harms nothing
     stdout.symlink_to("/proc/self/fd/1")
@@ -118,6 +119,7 @@ def test_a_symlink_is_written_through(model_dir, tmp_path, capsys) -> None:
 
 # -- row 10: "exists, add --force" is checked again at the final rename ------------------
 
+@pytest.mark.slow
 def test_a_file_written_during_the_run_is_never_overwritten_without_force(model_dir, tmp_path) -> None:
     out = tmp_path / "r.txt"
     process = subprocess.Popen([*CLI, "specificity", "--model", model_dir, "--output", str(out)], env=ENV,
@@ -252,6 +254,7 @@ def test_unsupported_and_duplicate_columns_are_one_line(model_dir, tmp_path, cap
     one_error(err, "column 'text' appears more than once")
 
 
+@pytest.mark.slow
 def test_a_parquet_dataset_directory_is_read_as_one_table(model_dir, tmp_path, capsys) -> None:
     dataset = tmp_path / "spark-out"
     dataset.mkdir()

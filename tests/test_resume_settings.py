@@ -11,6 +11,8 @@ from probsent.cli import main
 from probsent.data.corpus import load_corpus
 from probsent.training.config import MAY_CHANGE_ON_RESUME, SETTINGS
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):

@@ -10,7 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
+
+pytestmark = pytest.mark.slow
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 

@@ -16,6 +16,8 @@ import pytest
 from tests.helpers import REPO
 from tests.helpers import tiny_model as make_model
 
+pytestmark = pytest.mark.slow
+
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 LINES = "the cat sat on the mat\na man plays guitar in the park\n" * 4096  # one chunk of 8,192
 

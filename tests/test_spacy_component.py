@@ -17,6 +17,8 @@ import probsent
 from probsent.integrations.spacy import token_starts  # importing registers the factory
 from probsent.text.tokenize import tokenize
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = ['He said "I can\'t go." The Dow fell 2.3 % to 10,421.67 on Tuesday. Mr. Smith left.',
          "Things happen.", "", "  Gonna   wait (maybe)...  ", "ΣΊΣΥΦΟΣ İstanbul straße, 'tis true!"]

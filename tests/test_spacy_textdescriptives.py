@@ -10,6 +10,8 @@ import spacy
 import probsent
 from probsent.integrations.spacy import ATTRIBUTES  # importing registers the factory
 
+pytestmark = pytest.mark.slow
+
 SENTENCE = "The Dow fell 2.3 % to 10,421.67 on Tuesday."
 TEXTS = [f"{SENTENCE} Things happen.", "It is good. A man plays a guitar. Mr. Smith left.", "", "One more."]
 

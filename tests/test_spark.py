@@ -19,6 +19,8 @@ from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
 
+pytestmark = pytest.mark.slow
+
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy."]
 

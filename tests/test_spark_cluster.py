@@ -16,6 +16,8 @@ import probsent
 from tests.helpers import tiny_model
 from tests.spark_support import REPO, StandaloneCluster, halved_copy, model_planted_in_tmp, require_spark
 
+pytestmark = pytest.mark.slow
+
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy.", "a dog", None,
              "the man and the cat"] * 3

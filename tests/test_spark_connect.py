@@ -21,6 +21,8 @@ import probsent
 from tests.helpers import tiny_model
 from tests.spark_support import REPO, require_spark, spark_env
 
+pytestmark = pytest.mark.slow
+
 SENTENCES = ["The cat sat on the mat.", None, "a man plays guitar", "", "   ", "3 apples and a dog",
              "Tuesday, the president spoke to the nation about the economy.", "a dog", None]
 PRESENT = [i for i, t in enumerate(SENTENCES) if t is not None and t.strip()]

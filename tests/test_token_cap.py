@@ -27,6 +27,7 @@ def generated(rng: random.Random) -> str:
     return "".join(rng.choice(PIECES) + rng.choice(["", " ", " ", "\x1f", "\u2028"]) for _ in range(rng.randint(0, 60)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda seed: f"seed{seed}")
 def test_first_tokens_equal_the_full_tokenization_cut(seed) -> None:
     from probsent.text.token_cap import first_tokens

@@ -267,6 +267,7 @@ def _random_strings(seed: int, count: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_random_strings_match_nltk():
     assert_same_as_nltk(_random_strings(seed=20240601, count=6000), "random strings")
 
@@ -330,6 +331,7 @@ def test_runtime_code_does_not_import_nltk():
 DATASETS = evaluation_sets(DATA_DIR)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", list(DATASETS))
 def test_dataset_matches_nltk(name):
     if not DATA_DIR.is_dir():
@@ -365,6 +367,7 @@ def _fast_differences(texts: list[str], batch: int = 4096, tokenizer: PieceToken
     return bad
 
 
+@pytest.mark.data
 def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
     # 2,526,152 sentences, 606,823 distinct (captions repeat across pairs): each distinct one
     # once, in batches of the file's order
@@ -377,6 +380,7 @@ def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
     assert bad == [], f"{len(bad)} training sentences differ, e.g. {bad[:5]}"
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", [n for n in DATASETS if n != "paraphrase-sample"])
 def test_fast_tokenizer_equals_the_reference_on_evaluation_sets(name):
     if not DATA_DIR.is_dir():
@@ -395,6 +399,7 @@ def _in_context(texts: list[str], seed: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_fast_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
     texts = _in_context(EDGE_CASES + LONG_CASES[:4] + _random_strings(seed=25, count=20000), seed=25)
     tokenizer = PieceTokenizer()

@@ -87,6 +87,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, p
     assert max(r["news_train_accuracy"] for r in logged) == state["best_news"]["score"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["torch", "fast"])
 def test_interrupted_and_resumed_run_equals_uninterrupted(tmp_path, engine, toy_pairs) -> None:
     data = toy_pairs(30)  # 240 pairs: 3 mega-batches an epoch
@@ -144,6 +145,7 @@ def _killed_after_a_rename(tmp_path, toy_pairs, name: str, nth: int) -> tuple[Pa
     return out, args
 
 
+@pytest.mark.slow
 def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
     # killed at the worst moment of a checkpoint's swap: the old checkpoint is set aside
     # (.last.old), the new one complete beside it (.last.*.tmp) but not yet in place
@@ -160,6 +162,7 @@ def test_a_kill_while_replacing_the_checkpoint_leaves_it_loadable_and_resumable(
     assert resumed == [2, 4, 6, 8, 10, 12]  # on from the checkpoint of step 6 in .last.old
 
 
+@pytest.mark.slow
 def test_a_kill_while_replacing_the_best_model_leaves_it_loadable_and_resumable(tmp_path, toy_pairs) -> None:
     # killed between the two renames of best/'s swap: best/ is gone, its previous version is
     # set aside as .best.old; loading the run reads that, and --resume puts it back
@@ -172,6 +175,7 @@ def test_a_kill_while_replacing_the_best_model_leaves_it_loadable_and_resumable(
     assert step_of(probsent.load(out)) == 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, engine", [("wlo", "fast"), ("wlo", "torch"), ("wordsum", "torch")])
 def test_runs_killed_and_resumed_end_with_the_uninterrupted_weights(tmp_path, model, engine, toy_pairs) -> None:
     # a real `probsent train`, killed with SIGKILL at a few moments (wherever it then is: in a
@@ -222,6 +226,7 @@ def test_output_directory_is_protected(tmp_path, capsys, toy_pairs) -> None:
     assert "--resume" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["torch", "fast"])
 def test_non_finite_loss_stops_training_without_saving_nan(tmp_path, engine, toy_pairs) -> None:
     data = toy_pairs(10)
@@ -259,6 +264,7 @@ def test_scramble_permutes_only_real_words() -> None:
     assert 0.3 < changed < 0.5
 
 
+@pytest.mark.slow
 def test_time_budget_stops_and_resume_respects_it(tmp_path, toy_pairs) -> None:
     data = toy_pairs(30)
     cfg = config(tmp_path, data, epochs=1000, max_seconds=0.5)

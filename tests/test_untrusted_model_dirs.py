@@ -88,6 +88,7 @@ def test_a_file_larger_than_it_can_be_is_refused_unread(model_dir, name) -> None
         assert f"{model_dir / name}:" in message and "more than the" in message, message
 
 
+@pytest.mark.slow
 def test_weights_larger_than_their_header_says_are_refused(model_dir) -> None:
     with open(model_dir / "model.safetensors", "ab") as handle:
         handle.write(b"\0" * 1000)
@@ -95,6 +96,7 @@ def test_weights_larger_than_their_header_says_are_refused(model_dir) -> None:
         assert "model.safetensors" in message and "but its header describes" in message, message
 
 
+@pytest.mark.slow
 def test_a_config_claiming_a_huge_model_is_refused_before_allocating(model_dir) -> None:
     """dim 4096 and a 1M-word vocab.txt: the config is checked against the weights' header (a
     tiny model) before the vocabulary is read or a table made; the process stays small."""

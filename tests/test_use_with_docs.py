@@ -15,6 +15,8 @@ import pytest
 
 from probsent.cli import main
 
+pytestmark = pytest.mark.slow
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "USE_WITH.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 

@@ -8,24 +8,15 @@ import torch
 
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models import WLO, KLPrior
+from tests.helpers import wlo_recurrence
 
 
 def naive_trajectory(scale: torch.Tensor, shift: torch.Tensor, ids: list[int]):
-    """mu_i = A_i (mu_{i-1} + B_i), var_i = A_i^2 var_{i-1}, in float64, one position at a time.
-    Also the recurrence on |A|, |B|: the size of the terms, which bounds rounding error."""
-    a, b = scale.double(), shift.double()
-    mu = torch.zeros(a.shape[1], dtype=torch.float64)
-    var = torch.ones_like(mu)
-    magnitude = torch.zeros_like(mu)
-    means, variances, magnitudes = [], [], []
-    for w in ids:
-        mu = a[w] * (mu + b[w])
-        var = a[w] ** 2 * var
-        magnitude = a[w].abs() * (magnitude + b[w].abs())
-        means.append(mu)
-        variances.append(var)
-        magnitudes.append(magnitude)
-    return torch.stack(means), torch.stack(variances), torch.stack(magnitudes)
+    """mu_i and var_i after every word (tests.helpers.wlo_recurrence, float64), and the same
+    recurrence on |A|, |B|: the size of the terms, which bounds rounding error."""
+    means, variances = wlo_recurrence(scale[ids], shift[ids])
+    magnitudes, _ = wlo_recurrence(scale[ids].abs(), shift[ids].abs())
+    return tuple(torch.from_numpy(x[1:]) for x in (means, variances, magnitudes))
 
 
 @pytest.fixture(params=["automatic", "log-space"])

@@ -84,6 +84,7 @@ def expected(wlo_dir, reference_ids) -> np.ndarray:
     return reference_entropy(probsent.load(wlo_dir), reference_ids)
 
 
+@pytest.mark.data
 def test_the_api_scores_equal_the_reference_bit_for_bit(wlo_dir, sentences, expected) -> None:
     model = probsent.load(wlo_dir)
     assert np.array_equal(model.entropy(sentences), expected)
@@ -93,6 +94,7 @@ def test_the_api_scores_equal_the_reference_bit_for_bit(wlo_dir, sentences, expe
     assert [model.entropy(s) for s in sentences[:300]] == expected[:300].tolist()
 
 
+@pytest.mark.data
 def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, expected) -> None:
     # what the workers compute for a chunk: the compiled tokenizer on the whole chunk (a list of
     # str from text input, the column's bytes from Parquet), NaN where there is no sentence
@@ -108,6 +110,7 @@ def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, exp
                           torch_free.specificity([sentences[i] for i in with_sentence(sentences)]))
 
 
+@pytest.mark.data
 def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference_ids, expected) -> None:
     shipped = resolve_model_dir(None)
     for path, every in ((wlo_dir, 1), (shipped, 5)):  # a large vocabulary, and the shipped model
@@ -130,6 +133,7 @@ def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference
         assert np.array_equal(table.specificity(items), -got)
 
 
+@pytest.mark.data
 def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
     model = probsent.load(wlo_dir)
     subset = slice(None, None, 10)
@@ -152,6 +156,7 @@ def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
     assert np.allclose(variance, expected_variance, rtol=2e-6, atol=0)
 
 
+@pytest.mark.data
 def test_token_ids_equal_the_reference_across_new_numberings(sentences, reference_ids) -> None:
     index = {word: i for i, word in enumerate(dict.fromkeys(t for s in reference_ids[:20_000] for t in s), 1)}
     token_ids = TokenIds(index, MAX_TOKENS)
@@ -164,6 +169,7 @@ def test_token_ids_equal_the_reference_across_new_numberings(sentences, referenc
     assert token_ids.tokenizer.generation > 3
 
 
+@pytest.mark.slow
 def test_explain_from_the_table_equals_the_api(wlo_dir) -> None:
     sentence = "The Dow fell 2.3 % on Tuesday, didn't it?"
     ours, api = read_word_terms(wlo_dir).explain(sentence), probsent.load(wlo_dir).explain(sentence)

@@ -1,10 +1,11 @@
 """Encodings as NumPy arrays, and the saturation of values beyond float32's range."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from probsent.gaussian_constants import LOG_2PI
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -70,7 +71,7 @@ def unit_means(encoded: ArrayEncoding) -> ArrayEncoding:
 
 def gaussian_entropy(logvar: np.ndarray) -> np.ndarray:
     """The entropy of each diagonal Gaussian, 1/2 sum_d (log 2 pi + 1 + log sigma^2_d), float64."""
-    return 0.5 * (math.log(2.0 * math.pi) + 1.0 + logvar.astype(np.float64)).sum(-1)
+    return 0.5 * (LOG_2PI + 1.0 + logvar.astype(np.float64)).sum(-1)
 
 
 def vector_norms(vectors: np.ndarray) -> np.ndarray:

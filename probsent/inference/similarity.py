@@ -14,9 +14,9 @@ from typing import Iterator
 
 import numpy as np
 
+from probsent.gaussian_constants import LOG_2PI
 from probsent.inference.arrays import ArrayEncoding
 
-LOG_2PI = math.log(2.0 * math.pi)
 # Matrices of at least this many pairs go to the compiled kernel: a smaller one is done in NumPy
 # before numba's import and cached kernels (a few tenths of a second) would pay off.
 COMPILED_PAIRS = 4096

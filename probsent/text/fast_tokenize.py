@@ -1,8 +1,8 @@
 """The tokenizer of :mod:`probsent.text.tokenize`, fast on batches: the same tokens, piece by piece.
 
 :func:`probsent.text.tokenize.tokenize` stays the readable reference; this module gives exactly its
-output (``tests/test_fast_tokenize.py`` compares the two on every sentence of the evaluation
-sets and of the training pairs, and on fuzzed strings) at a fraction of the cost, because
+output (``tests/test_tokenize.py`` compares the two on every sentence of the evaluation sets
+and of the training pairs, and on fuzzed strings) at a fraction of the cost, because
 real text repeats: most whitespace-separated pieces ("the", "man", "dog.") occur again and
 again, and the Treebank rules almost never look beyond the space around a piece.
 

@@ -31,7 +31,7 @@ from probsent.models.batching import encode_by_length
 from probsent.models import KLPrior, SentenceEncoder, with_word_entropy_terms
 from probsent.models.similarity import paired_similarity
 from probsent.training.false_negatives import shared_word_counts, word_sets
-from probsent.training.loss import probabilistic_batch_loss
+from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.fast.engine import mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs
 

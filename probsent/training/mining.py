@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from probsent.gaussian import LOG_2PI
+from probsent.gaussian_constants import LOG_2PI
 from probsent.models.base import Encoding
 
 

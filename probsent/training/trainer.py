@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,24 +15,21 @@ from torch import Tensor
 
 from probsent.version import __version__
 from probsent.models.batching import encode_by_length
-from probsent.data.corpus import PairCorpus, load_corpus
-from probsent.data.mixture import apply_mixture, word_overlap
-from probsent.data.resample import resampled_like
+from probsent.data.corpus import PairCorpus
+from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
-from probsent.io import recover_directory
 from probsent.model_reading import read_config
-from probsent.models import Encoding, KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
-from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, RUN_MARKER, checkpoint_dir,
-                                          load_checkpoint, remove_stale_temporaries,
+from probsent.models import KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
+from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
 from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
-from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
+from probsent.training.run_directory import claim_run_directory, release_unused
+from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.false_negatives import remine, similarity_ceilings, word_sets
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
-from probsent.training.loss import margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
-from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
+from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
 Validator = Callable[[SentenceEncoder], float]
@@ -51,20 +47,6 @@ def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.
     return ids.gather(1, keys.argsort(1))
 
 
-def resolve_device(device: str, engine: str) -> torch.device:
-    """The device of ``--device`` (auto: CUDA when available, unless the fast engine is asked
-    for), with a one-line error where it, or ``--engine``, cannot be had; checked before any
-    data is read. The names themselves are checked by the config."""
-    if device == "cuda" and engine == "fast":
-        raise ProbsentError("--engine fast runs on the CPU; use --engine torch with --device cuda")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ProbsentError("--device cuda: no CUDA device is available to torch here "
-                            "(torch.cuda.is_available() is False); use --device cpu")
-    if device == "auto":
-        device = "cuda" if engine != "fast" and torch.cuda.is_available() else "cpu"
-    return torch.device(device)
-
-
 def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
     """Initial entropy terms by word rarity: ``weight`` x (log count - the average token's log
     count), so a typical token adds nothing, a frequent word makes a sentence more general and
@@ -72,14 +54,6 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
     log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
     average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
     return (weight * (log_counts - average)).astype(np.float32)
-
-
-def vocabulary_counts(counts: np.ndarray, kept: int) -> np.ndarray:
-    """The training count of each vocabulary word (``<unk>`` first, then the ``kept`` most
-    frequent words of a corpus whose ``counts`` are sorted); ``<unk>`` (every rarer word)
-    counts as the rarest kept word."""
-    known = counts[:kept]
-    return np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
 
 
 def rarity_anchor_targets(counts: np.ndarray, config: TrainConfig) -> np.ndarray:
@@ -114,16 +88,11 @@ class Trainer:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.device = resolve_device(config.device, config.engine)
         config.device = self.device.type
-        created = self._prepare_output(resume)
+        self.lock, created = claim_run_directory(self.out, resume)  # held for the whole run (see train)
         try:
             self._set_up(resume, progress)
         except BaseException:
-            if {p.name for p in self.out.iterdir()} <= {RUN_MARKER, LOCK}:  # nothing of this run yet
-                if created:  # leave no empty --out behind
-                    shutil.rmtree(self.out, ignore_errors=True)
-                else:
-                    (self.out / RUN_MARKER).unlink(missing_ok=True)
-            self.lock.release()
+            release_unused(self.out, self.lock, created)
             raise
 
     def _set_up(self, resume: bool, progress: bool) -> None:
@@ -131,34 +100,12 @@ class Trainer:
         if resume and checkpoint_dir(self.out) is not None:
             self._check_resumed_settings(checkpoint_dir(self.out))
         torch.manual_seed(config.seed)
-        corpus = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
-        self.corpus: PairCorpus = apply_mixture(
-            corpus, max_per_source=config.max_per_source, source_caps=config.source_caps,
-            min_tokens=config.min_tokens, min_overlap=config.min_overlap,
-            max_overlap=config.max_overlap)
-        if config.resample_like is not None:
-            self.corpus = resampled_like(self.corpus, config.resample_like, config.resample_pairs,
-                                         config.max_tokens, self.log)
-        self.log(f"data: {self.corpus.report['summary']}")
-        if self.corpus.num_pairs != corpus.num_pairs or len(corpus.sources) > 1:
-            mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in
-                            self.corpus.report["mixture"]["pairs_per_source"].items())
-            self.log(f"training mixture: {self.corpus.num_pairs:,} pairs: {mix}")
-        # loose then close (--then-min-overlap): the pairs every epoch after the first trains on
-        self.close_pairs: np.ndarray | None = None
-        if config.then_min_overlap > 0.0:
-            self.close_pairs = np.flatnonzero(word_overlap(self.corpus) >= config.then_min_overlap)
-            if not len(self.close_pairs):
-                raise ProbsentError(f"{config.data}: no training pair overlaps at least "
-                                    f"{config.then_min_overlap} (--then-min-overlap)")
-            self.log(f"loose then close: epochs after the first train on {len(self.close_pairs):,} pairs "
-                     f"of word overlap >= {config.then_min_overlap}")
-        kept = min(config.vocab_size, int(np.sum(self.corpus.counts >= config.min_count)))
-        self.vocab = self.corpus.vocabulary(kept)
-        self.word_counts = vocabulary_counts(self.corpus.counts, kept)
+        data = build_training_data(config, self.log, progress)
+        self.corpus: PairCorpus = data.corpus
+        self.close_pairs, self.vocab, self.word_counts = data.close_pairs, data.vocab, data.word_counts
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
-        self.ids = self.corpus.model_ids(len(self.vocab))
+        self.ids = data.ids
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
                                       "best_news": None, "seconds": 0.0, "finished": False}
@@ -206,9 +153,12 @@ class Trainer:
             trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
             raise ProbsentError(f"--engine fast trains {trained} from N(0, I) only (--start-variance 1); "
                                 f"use --engine torch for this {self.config.model} model")
+        if engine == "fast":
+            engine_class.require_loss(LOSS)
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
-        if engine == "torch" or engine_class is None or not fast_engine_available() or self.device.type != "cpu":
+        if (engine == "torch" or engine_class is None or not engine_class.implements(LOSS)
+                or not fast_engine_available() or self.device.type != "cpu"):
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
@@ -225,41 +175,6 @@ class Trainer:
     def _on_cpu(self) -> SentenceEncoder:
         """The model as validation and model files use it: itself, or a copy on the CPU."""
         return self.encoder if self.device.type == "cpu" else copy.deepcopy(self.encoder).cpu()
-
-    def _prepare_output(self, resume: bool) -> bool:
-        """Check and claim ``--out``: a run directory is ours from its first byte on disk (its
-        marker file); one whose run never reached a checkpoint starts afresh. Returns whether
-        the directory was created now."""
-        if self.out.exists() and not self.out.is_dir():
-            raise ProbsentError(f"{self.out}: exists and is not a directory")
-        created = not self.out.exists()
-        if not created:
-            check_not_locked(self.out)  # another run is writing here: say who, write nothing
-        self._check_output_contents(resume)
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.lock: RunLock = lock_run_directory(self.out)  # held for the whole run (see train)
-        try:
-            self._check_output_contents(resume)  # again, now that no other run can change it
-        except ProbsentError:
-            self.lock.release()
-            raise
-        if not (self.out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
-            (self.out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
-        remove_stale_temporaries(self.out)
-        for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
-            recover_directory(self.out / kept)
-        return created
-
-    def _check_output_contents(self, resume: bool) -> None:
-        """Refuse a directory holding something else than a run, and a saved run without ``resume``."""
-        if self.out.is_dir() and {p.name for p in self.out.iterdir()} - {LOCK}:
-            saved = checkpoint_dir(self.out) is not None or (self.out / BEST).exists()
-            if not saved and not (self.out / RUN_MARKER).exists():
-                raise ProbsentError(f"{self.out}: directory is not empty and holds no probsent "
-                                    f"training run; choose another --out")
-            if saved and not resume:
-                raise ProbsentError(f"{self.out}: already holds a training run; pass --resume to "
-                                    f"continue it, or choose another --out")
 
     # -- one mega-batch ------------------------------------------------------------------
 
@@ -289,34 +204,8 @@ class Trainer:
 
     def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
         """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
-        cfg = self.config
-        partner = partners_of_stacked_pairs(count)
-        if self.fast is not None and cfg.mine_by == "loss":
-            negative, encoded = self.fast.negatives(sentences, count)
-        else:
-            if self.fast is not None:
-                mean, logvar = self.fast.encode(sentences)
-                encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
-            else:
-                self.encoder.eval()
-                with torch.no_grad():
-                    encoded = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences,
-                                               cfg.batch_size)
-                self.encoder.train()
-            if cfg.mine_by == "means":  # cosine of the means (--mine-by means)
-                encoded = Encoding(encoded.mean, None)
-            negative = mine_negatives(encoded, partner).numpy()
-        if cfg.false_negatives == "keep" and cfg.hardness_cap is None:
-            return negative
-        on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
-        words = word_sets(self.ids, self.corpus.offsets, sentences) if cfg.false_negatives == "remine" else None
-        partner = partner.numpy()
-        ceiling = None if cfg.hardness_cap is None else similarity_ceilings(on_cpu, partner, cfg.hardness_cap)
-        found = None
-        if fast_engine_available():
-            from probsent.training.fast.false_negative_kernels import remine_fast
-            found = remine_fast(on_cpu, partner, negative, words, ceiling)
-        return found if found is not None else remine(on_cpu, partner, negative, words, ceiling)
+        return megabatch_negatives(self.config, sentences, count, self.encoder, self.ids, self.corpus.offsets,
+                                   self.fast)
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(

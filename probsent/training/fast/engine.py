@@ -16,8 +16,11 @@ import time
 import numpy as np
 import torch
 
+from probsent.errors import ProbsentError
 from probsent.models import WLO
 from probsent.models.base import Encoding, SentenceEncoder
+from probsent.training.losses.margin import NAME as MARGIN
+from probsent.training.losses.rarity_anchor import NAME as RARITY_ANCHOR
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 
 NO_TARGETS = np.zeros(0)  # the kernel's anchor targets when --rarity-anchor is off
@@ -71,6 +74,22 @@ class FastWLOEngine:
     model_class = WLO
     """The model this engine trains: its kernels compute WLO's exact recurrence on its two word
     tables, so it declares the class (not a capability)."""
+
+    losses = (MARGIN, RARITY_ANCHOR)
+    """The losses its kernels implement (probsent/training/losses/): the margin loss with the KL
+    prior (``wlo_kernels.train_steps``) and the rarity anchor; any other is refused by name."""
+
+    @classmethod
+    def implements(cls, loss: str) -> bool:
+        """Whether the kernels compute the loss named ``loss``."""
+        return loss in cls.losses
+
+    @classmethod
+    def require_loss(cls, loss: str) -> None:
+        """A one-line error naming ``loss`` where the kernels do not compute it."""
+        if not cls.implements(loss):
+            raise ProbsentError(f"--engine fast implements the {' and '.join(cls.losses)} losses, not "
+                                f"{loss!r}; use --engine torch")
 
     @classmethod
     def trains(cls, encoder: SentenceEncoder) -> bool:

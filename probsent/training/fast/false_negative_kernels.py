@@ -15,11 +15,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
 from probsent.models.base import Encoding
 from probsent.training.false_negatives import banned_negatives, false_negative_limits
 
-LOG_2PI = math.log(2.0 * math.pi)
-LOG_FLOOR = -80.0  # variances are floored at e^-80, as in probsent.gaussian
 
 
 @njit(parallel=True, cache=True)
@@ -85,7 +84,7 @@ def remine_fast(encoded: Encoding, partner: np.ndarray, negative: np.ndarray,
     ceiling = np.full(count, np.inf) if ceiling is None else ceiling
     found = np.empty(len(flagged), np.int64)
     _remine_rows(np.ascontiguousarray(encoded.mean.detach().cpu().double().numpy()),
-                 np.exp(np.maximum(logvar, LOG_FLOOR)), words.indptr.astype(np.int64),
+                 np.exp(np.maximum(logvar, VARIANCE_FLOOR_LOG)), words.indptr.astype(np.int64),
                  words.indices.astype(np.int64), partner.astype(np.int64), threshold.astype(np.int64),
                  np.ascontiguousarray(ceiling, dtype=np.float64), flagged.astype(np.int64), found)
     usable = found >= 0

@@ -58,7 +58,6 @@ How the float32 work stays cheap and exact:
 from __future__ import annotations
 
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
@@ -67,10 +66,10 @@ from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-LOG_2PI = math.log(2.0 * math.pi)
+from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
+
 LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)
-VARIANCE_FLOOR_LOG = -80.0  # the reference's variance floor (probsent.training.mining)
 PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
 FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on its numerator N (float32 max: e^88.72)
 DENORMAL_ERROR_LOG = -30.0  # log of the most a denormal N may add to sum_d u^2 / t per step
@@ -401,14 +400,3 @@ def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.nd
     """
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     return None if found is None else found[0]
-
-
-def warm_up() -> float:
-    """Compile (or load from numba's cache) the kernel on a tiny input; returns the seconds it
-    took."""
-    start = time.perf_counter()
-    gen = np.random.default_rng(0)
-    mean = gen.standard_normal((6, 3)).astype(np.float32)
-    logvar = gen.standard_normal((6, 3)).astype(np.float32)
-    mine_gaussian_negatives(mean, logvar, np.array([3, 4, 5, 0, 1, 2]))
-    return time.perf_counter() - start

@@ -25,9 +25,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-LOG_2PI = math.log(2.0 * math.pi)
+from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
+
 TINY_SCALE = 1e-30  # log|A| clamps |A| here (as the reference): no gradient through it below
-VARIANCE_FLOOR_LOG = -80.0  # the similarity's variance floor (probsent.gaussian)
 LOG_FLOAT32_MAX = math.log(float(np.finfo(np.float32).max))
 
 # the working precision of the per-token loops (float32, as the reference's tensors);

@@ -1,0 +1,73 @@
+"""The numbers of issue 35 ("the lean house"), printed from the tree as it is: how many flags
+``probsent train --help`` lists, the lines of ``probsent/training/`` and of the trainer's loop,
+the definitions of the Gaussian constants, and the lengths of the long docs. Only prints.
+
+    .venv/bin/python benchmarks/lean_numbers.py
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def train_flags() -> int:
+    """The flags of ``probsent train`` (``--help`` not counted)."""
+    from probsent.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    train = sub.choices["train"]
+    return sum(1 for a in train._actions if a.option_strings and "-h" not in a.option_strings)
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def function_lines(path: Path, owner: str, name: str) -> int:
+    """Lines of ``owner.name`` in ``path`` (its decorators and docstring included)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == name:
+                    return item.end_lineno - item.lineno + 1
+    raise LookupError(f"{owner}.{name} not in {path}")
+
+
+def constant_definitions(names: set[str]) -> list[str]:
+    """file:line of every assignment to one of ``names`` in the package."""
+    found = []
+    for path in sorted((REPO / "probsent").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def main() -> int:
+    training = sorted((REPO / "probsent" / "training").rglob("*.py"))
+    trainer = REPO / "probsent" / "training" / "trainer.py"
+    definitions = constant_definitions({"LOG_2PI"})
+    rows = [
+        ("flags of `probsent train --help` (goal <= 32)", train_flags()),
+        ("lines of probsent/training/ (2,791 on 45714a7; goal: 20% fewer)", sum(lines(p) for p in training)),
+        ("lines of trainer.py", lines(trainer)),
+        ("lines of Trainer._train, the loop (goal: about 120)", function_lines(trainer, "Trainer", "_train")),
+        ("modules in probsent/training/losses/", len(list((REPO / "probsent/training/losses").glob("*.py")))),
+        ("definitions of LOG_2PI (goal 1): " + ", ".join(definitions), len(definitions)),
+        ("lines of docs/PERFORMANCE.md (goal <= 250)", lines(REPO / "docs" / "PERFORMANCE.md")),
+        ("lines of docs/RESULTS.md", lines(REPO / "docs" / "RESULTS.md")),
+    ]
+    for label, value in rows:
+        print(f"{value:>7,}  {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
