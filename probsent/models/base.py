@@ -34,18 +34,11 @@ class Encoding:
 @dataclass(frozen=True)
 class KLPrior:
     """What training's prior, the KL to N(0, I) after every word, penalizes: the whole
-    distribution (``on_mean``, the paper) or its variances alone, the means left free
-    (``--prior-on variance``). A training setting, given to ``forward(..., with_kl=...)``;
-    no model holds or stores it."""
+    distribution (``on_mean``, the paper's, which training uses) or its variances alone, the
+    means left free (the study's ``--prior-on variance``, which trains at the tag
+    study-2026-11). Given to ``forward(..., with_kl=...)``; no model holds or stores it."""
 
     on_mean: bool = True
-
-    @classmethod
-    def for_setting(cls, prior_on: str) -> "KLPrior":
-        """The prior of the training setting ``prior_on``: "distribution" or "variance"."""
-        if prior_on not in ("distribution", "variance"):
-            raise ValueError(f"prior_on: {prior_on!r} is neither 'distribution' nor 'variance'")
-        return cls(on_mean=prior_on == "distribution")
 
 
 def kl_prior(with_kl: bool | KLPrior) -> KLPrior | None:

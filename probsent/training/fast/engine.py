@@ -62,7 +62,7 @@ def compile_kernels() -> float:
     wlo_kernels.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
                                np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
     wlo_kernels.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
-                            1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), True, 1.0,
+                            1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), 1.0,
                             1e-2, np.zeros(3))
     return time.perf_counter() - start
 
@@ -197,7 +197,7 @@ class FastWLOEngine:
         losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
                                    *self._tables(), first_step, float(group["lr"]), float(beta1),
                                    float(beta2), float(group["eps"]), float(margin), float(prior_weight),
-                                   self.slot_of, bool(self.adam.dense), 1.0 if prior_on_mean else 0.0,
+                                   self.slot_of, 1.0 if prior_on_mean else 0.0,
                                    float(anchor_weight), NO_TARGETS if anchor_targets is None else anchor_targets)
         for param in self.params:
             self.adam.state[param]["step"] = first_step + int(done)

@@ -269,22 +269,9 @@ def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, bet
 
 
 @njit(**_jit)
-def _dense_adam_rest(table, exp_avg, exp_avg_sq, slot_of, step_size, beta1, beta2, eps):
-    """``--adam dense``: :func:`_adam_row` with gradient 0 on every row the step did not touch
-    (``slot_of`` < 0): the moments decay and the momentum still moves the row."""
-    one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
-    step32, eps32 = np.float32(step_size), np.float32(eps)
-    zero = np.zeros(table.shape[1], REAL)
-    for w in range(table.shape[0]):
-        if slot_of[w] < 0:
-            _adam_row(table[w], exp_avg[w], exp_avg_sq[w], zero, one_minus_beta1, one_minus_beta2,
-                      step32, eps32)
-
-
-@njit(**_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
-                slot_of, dense, mean_prior, anchor_weight, anchor_targets):
+                slot_of, mean_prior, anchor_weight, anchor_targets):
     """Run consecutive WLO training steps, updating weights and Adam moments in place.
 
     Step k trains on ``step_pairs[k]`` = r pairs whose 4r sentences (s1 rows, s2 rows, n1
@@ -296,8 +283,8 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
     + anchor_weight / r * sum over the step's distinct words w of 1/2 (T_w - anchor_targets[w])^2,
     T_w = sum_d log|A_w,d| (``--rarity-anchor``; 0: off, and ``anchor_targets`` may be empty).
     ``first_step`` is the optimizer's step count before the first step (Adam's bias
-    correction); ``slot_of`` is scratch, -1 everywhere (and left so); ``dense``: Adam moves
-    every row every step (``--adam dense``), not only the touched ones.
+    correction); ``slot_of`` is scratch, -1 everywhere (and left so). Adam is lazy: it moves
+    only the rows a step touches (the paper's sparse updates).
 
     Returns (losses, steps done): a step whose loss, or a final mean or variance in float32,
     is not finite stops the run before its update.
@@ -397,9 +384,6 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
         _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)
         _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, count, step_size, beta1, beta2, eps)
-        if dense:
-            _dense_adam_rest(scale, scale_avg, scale_avg_sq, slot_of, step_size, beta1, beta2, eps)
-            _dense_adam_rest(shift, shift_avg, shift_avg_sq, slot_of, step_size, beta1, beta2, eps)
         for slot in range(count):
             slot_of[touched[slot]] = -1
         first += size
