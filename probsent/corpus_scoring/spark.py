@@ -90,7 +90,8 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     Examples
     --------
     >>> spark = local_session(cores=1)
-    >>> df = spark.createDataFrame([("Einstein published relativity in 1905.",), ("Something happened.",), (None,)], ["text"])
+    >>> texts = ["Einstein published relativity in 1905.", "Something happened.", None]
+    >>> df = spark.createDataFrame([(t,) for t in texts], "text string")
     >>> rows = add_specificity(df, probability=True).collect()
     >>> rows[0].specificity > rows[1].specificity, rows[2].specificity is None
     (True, True)

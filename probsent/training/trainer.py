@@ -202,7 +202,7 @@ class Trainer:
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
         losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
-                                     self.prior.on_mean, cfg.rarity_anchor, self.anchor_targets)
+                                     cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
