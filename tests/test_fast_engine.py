@@ -11,7 +11,7 @@ import torch
 import probsent
 from probsent import ProbsentError
 from probsent.models.batching import encode_by_length, pad_batch
-from probsent.models import WLO, KLPrior
+from probsent.models import WLO
 from probsent.training.fast import wlo_kernels as fast_wlo
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
@@ -49,7 +49,7 @@ def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight
     """Loss and dense gradients of one step, by the torch model and loss (float64)."""
     model.zero_grad(set_to_none=True)
     padded, lengths = pad_batch(ids, offsets, np.arange(4 * pairs))
-    out = model(padded, lengths, with_kl=KLPrior())
+    out = model(padded, lengths, with_kl=True)
     parts = [out.index(slice(i * pairs, (i + 1) * pairs)) for i in range(4)]
     loss = margin_loss(*parts, margin).mean() + prior_weight * out.kl.sum() / pairs
     if anchor:

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from probsent.models.batching import encode_by_length
-from probsent.models import WLO, KLPrior
+from probsent.models import WLO
 from probsent.models.base import Encoding
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
@@ -128,8 +128,8 @@ def test_prior_gradient_share_is_the_norm_ratio_of_the_two_gradients() -> None:
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     ids = rng.integers(1, 20, offsets[-1])
     sample = DiagnosticSample(np.arange(8), 8)
-    share = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.01, KLPrior(), 8)["prior_gradient_share"]
-    doubled = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.02, KLPrior(), 8)["prior_gradient_share"]
+    share = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.01, 8)["prior_gradient_share"]
+    doubled = prior_gradient_share(model, ids, offsets, sample, 1.0, 0.02, 8)["prior_gradient_share"]
     assert doubled == pytest.approx(2 * share)
     # the prior's gradient alone, by finite differences on A through the naive recurrence
     sentences = np.concatenate([2 * np.arange(8), 2 * np.arange(8) + 1])

@@ -31,23 +31,6 @@ class Encoding:
         return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl), pick(self.log_abs_mean))
 
 
-@dataclass(frozen=True)
-class KLPrior:
-    """What training's prior, the KL to N(0, I) after every word, penalizes: the whole
-    distribution (``on_mean``, the paper's, which training uses) or its variances alone, the
-    means left free (the study's ``--prior-on variance``, which trains at the tag
-    study-2026-11). Given to ``forward(..., with_kl=...)``; no model holds or stores it."""
-
-    on_mean: bool = True
-
-
-def kl_prior(with_kl: bool | KLPrior) -> KLPrior | None:
-    """The prior that ``forward``'s ``with_kl`` asks for: None (no KL terms), the paper's for True."""
-    if isinstance(with_kl, KLPrior):
-        return with_kl
-    return KLPrior() if with_kl else None
-
-
 class SentenceEncoder(nn.Module):
     """Maps padded word ids [batch, length] (+ true lengths) to an :class:`Encoding`.
 
@@ -108,13 +91,13 @@ class SentenceEncoder(nn.Module):
         return {"type": self.type_name, "vocab_size": self.vocab_size, **self.hyper}
 
     def forward(self, ids: Tensor, lengths: Tensor,
-                with_kl: bool | KLPrior = False) -> Encoding:  # pragma: no cover
-        """Encode a batch; with ``with_kl`` (True: the paper's :class:`KLPrior`), a probabilistic
-        model also returns the prior's KL terms, as that prior says."""
+                with_kl: bool = False) -> Encoding:  # pragma: no cover
+        """Encode a batch; with ``with_kl``, a probabilistic model also returns the terms of
+        training's prior (the paper's): the KL to N(0, I) of the Gaussian after every word."""
         raise NotImplementedError
 
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]],
-                       with_kl: bool | KLPrior = False) -> list[Encoding]:
+                       with_kl: bool = False) -> list[Encoding]:
         """One :class:`Encoding` per (ids, lengths) batch. Here, one ``forward`` per batch; a
         model may share work across the batches, with the same results."""
         return [self(ids, lengths, with_kl=with_kl) for ids, lengths in batches]

@@ -19,7 +19,7 @@ from probsent.data.corpus import PairCorpus
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_reading import read_config
-from probsent.models import KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
+from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
 from probsent.training.config import (MAY_CHANGE_ON_RESUME, TrainConfig, check_retired, flag_name,
@@ -125,7 +125,6 @@ class Trainer:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
-        self.prior = KLPrior()  # the paper's: on the whole distribution
         self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
         if config.rarity_anchor:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
@@ -226,7 +225,7 @@ class Trainer:
             return scramble(ids, lengths, cfg.scramble, self.generator)
 
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
-                               with_kl=self.prior if self.encoder.probabilistic else False,
+                               with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
             margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
@@ -287,7 +286,7 @@ class Trainer:
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
         record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
-                               self.diagnostic_sample, self.margin, self.config.prior_weight, self.prior,
+                               self.diagnostic_sample, self.margin, self.config.prior_weight,
                                self.config.batch_size))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
