@@ -1,5 +1,9 @@
 """The ship rule and the design rounds that compete under it (committed before any of their runs).
 
+The design rounds' runs that resample the mixture (--resample-like, --resample-pairs) use
+settings that left ``probsent train`` after the study (issue 35): they are reproduced at the
+tag: ``git checkout study-2026-11 && make reproduce``.
+
 The model a user gets by default must be one a user would trust. It is chosen in two steps,
 development sets only (the test sets are evaluated once, after the choice):
 

@@ -15,13 +15,9 @@ def entropy(logvar: Tensor) -> Tensor:
     return 0.5 * (logvar + LOG_2PI + 1.0).sum(-1)
 
 
-def kl_to_standard_normal(mean: Tensor, logvar: Tensor, with_mean: bool = True) -> Tensor:
-    """KL(N(mean, diag(exp(logvar))) || N(0, I)) = 1/2 sum_d (sigma^2 + mu^2 - 1 - log sigma^2).
-
-    ``with_mean=False`` drops the mu^2 term: the KL of N(0, diag(exp(logvar))) to N(0, I),
-    a penalty on the variances alone (training's ``--prior-on variance``)."""
-    mean_part = mean.square() if with_mean else 0.0
-    return 0.5 * (logvar.exp() + mean_part - 1.0 - logvar).sum(-1)
+def kl_to_standard_normal(mean: Tensor, logvar: Tensor) -> Tensor:
+    """KL(N(mean, diag(exp(logvar))) || N(0, I)) = 1/2 sum_d (sigma^2 + mu^2 - 1 - log sigma^2)."""
+    return 0.5 * (logvar.exp() + mean.square() - 1.0 - logvar).sum(-1)
 
 
 def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar2: Tensor,

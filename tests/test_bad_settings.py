@@ -153,3 +153,23 @@ def test_every_setting_is_declared_with_help_and_a_flag() -> None:
         assert setting_rules(name)["help"], f"{name} has no help text: declare it with option()"
         assert flag_name(name) in help_text
     assert "(default: None)" not in help_text
+
+
+@pytest.mark.parametrize("name,value", [("then_min_overlap", 0.4), ("resample_like", "ref.tsv"),
+                                        ("prior_on", "variance"), ("false_negatives", "remine"),
+                                        ("mine_by", "means"), ("adam", "dense")])
+def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(name, value) -> None:
+    """Issue 35 removed the study's settings that no shipped model or paper run uses; a recorded
+    config (checkpoint, model directory, results/) with the paper's value still reads, another
+    value is a one-line error naming the tag where the study trains (and no flag is left)."""
+    from probsent.cli import build_parser
+    from probsent.training.config import RETIRED, STUDY_TAG
+
+    old_default = RETIRED[name]
+    recorded = {"data": "pairs.tsv", "out": "run", name: old_default, "resample_pairs": 150_000}
+    assert TrainConfig.from_dict(recorded).to_dict() == TrainConfig(data="pairs.tsv", out="run").to_dict()
+    with pytest.raises(InvalidValueError, match=f"--{name.replace('_', '-')} .* was removed .*{STUDY_TAG}") as caught:
+        TrainConfig.from_dict({**recorded, name: value})
+    assert "\n" not in str(caught.value) and "make reproduce" in str(caught.value)
+    assert f"--{name.replace('_', '-')}" not in build_parser().format_help() + str(
+        [a.option_strings for a in build_parser()._subparsers._group_actions[0].choices["train"]._actions])

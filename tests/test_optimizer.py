@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import math
 
 import torch
 
@@ -58,29 +57,3 @@ def test_word_aware_adam_resumes_from_its_state_dict_bit_for_bit() -> None:
             optimizers[1].load_state_dict(copy.deepcopy(optimizers[0].state_dict()))
     assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
     assert not any(torch.equal(start[k], v) for k, v in models[0].state_dict().items())  # every weight moved
-
-
-def test_dense_row_adam_is_adam_on_the_dense_gradient() -> None:
-    """``--adam dense``: every row moves every step, as Adam's formulas on the dense gradient
-    (zeros for the rows the batch did not touch), written out here step by step."""
-    torch.manual_seed(0)
-    table = torch.nn.Embedding(6, 3, sparse=True)
-    start = table.weight.detach().clone().double()
-    optimizer = RowAdam([table.weight], lr=0.1, dense=True)
-    m, v, w = torch.zeros(6, 3, dtype=torch.float64), torch.zeros(6, 3, dtype=torch.float64), start.clone()
-    beta1, beta2, eps = 0.9, 0.999, 1e-8
-    for step, rows in enumerate(([0, 1], [2], [2, 3], [5]), start=1):
-        optimizer.zero_grad()
-        table(torch.tensor(rows)).pow(2).sum().backward()
-        grad = torch.zeros(6, 3, dtype=torch.float64)
-        grad[rows] = 2 * table.weight.detach()[rows].double()
-        m = beta1 * m + (1 - beta1) * grad
-        v = beta2 * v + (1 - beta2) * grad ** 2
-        size = 0.1 * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-        w = w - size * m / (v.sqrt() + eps)
-        optimizer.step()
-        assert torch.allclose(table.weight.detach().double(), w, rtol=1e-5, atol=1e-6)
-        if step == 1:
-            after_first = table.weight.detach()[0].clone()
-    assert not torch.equal(table.weight.detach()[0], after_first)  # untouched after step 1, still moving
-    assert torch.equal(table.weight.detach()[4].double(), start[4])  # never touched: no moment, no move

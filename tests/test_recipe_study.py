@@ -225,28 +225,6 @@ def test_seed_check_contrasts_on_hand_made_records() -> None:
     assert contrast["frequent-word term"] == (pytest.approx(0.0), False)
 
 
-@pytest.mark.slow
-def test_eval_diagnostics_use_the_prior_the_model_trained_with(tmp_path, toy_pairs) -> None:
-    # a model trained with --prior-on variance: `probsent eval`'s prior gradient share is that
-    # of the variance prior, which differs from the paper's KL's on the same weights
-    import probsent
-    from probsent.evaluation.suite import model_diagnostics
-    from probsent.evaluation.training_corpus import load_training_corpus
-
-    data = toy_pairs(6)
-    config = TrainConfig(data=str(data), out=str(tmp_path / "run"), max_steps=3, batch_size=4, megabatch=2,
-                         eval_every=3, prior_on="variance", prior_weight=0.1)
-    Trainer(config, progress=False, log=lambda _: None).train()
-    trained = probsent.load(tmp_path / "run" / "best")
-    assert not hasattr(trained.encoder, "prior_on_mean")  # a training setting: not on the model
-    corpus = load_training_corpus(trained.config).corpus
-    got = model_diagnostics(trained, corpus)["prior_gradient_share"]
-    as_paper = probsent.load(tmp_path / "run" / "best")
-    as_paper.config["training"]["config"]["prior_on"] = "distribution"  # the same weights, the paper's KL
-    other = model_diagnostics(as_paper, corpus)["prior_gradient_share"]
-    assert got > 0 and other > 0 and got != pytest.approx(other, rel=1e-3)
-
-
 def test_seed_checks_train_a_run_unless_its_last_checkpoint_says_finished(tmp_path, monkeypatch) -> None:
     import experiments.recipe_records as records
 

@@ -76,3 +76,20 @@ def test_the_cache_follows_the_content_not_the_time(tmp_path) -> None:
     second = load_corpus(pairs)
     assert "owl" in second.words and "owl" not in first.words
     assert "cat" not in second.words
+
+
+def test_resume_refuses_a_checkpoint_that_trained_with_a_retired_setting(run, tmp_path, capsys) -> None:
+    """A run of the study that used a setting issue 35 removed (here --adam dense) is not resumed
+    as something else: one line naming the tag where it trains; at the old default it resumes."""
+    path = tmp_path / "run" / "last" / "config.json"
+    config = json.loads(path.read_text())
+    config["training"]["config"]["adam"] = "lazy"
+    path.write_text(json.dumps(config))
+    assert main([*with_flag(run, "--max-steps", "3"), "--resume"]) == 0
+    config = json.loads(path.read_text())
+    config["training"]["config"]["adam"] = "dense"
+    path.write_text(json.dumps(config))
+    capsys.readouterr()
+    assert main([*with_flag(run, "--max-steps", "4"), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--adam dense was removed" in err and "study-2026-11" in err, err

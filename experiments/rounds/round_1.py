@@ -1,5 +1,9 @@
 """Round 1: one change at a time against the paper's recipe (prior weight, rarity
-initialization, minimum count, re-mined false negatives, close pairs), and their combination."""
+initialization, minimum count, re-mined false negatives, close pairs), and their combination.
+
+Some runs use --false-negatives remine, which left ``probsent train`` after the study (issue 35): this
+round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+"""
 from experiments.protocol import Round
 from experiments.rounds.reference import REFERENCE, recipe, records
 

@@ -1,5 +1,9 @@
 """Round 2: the causes round 1 left untested (mini-batch negatives, mining on the means, a
-hardness cap, three epochs, no image captions, dense Adam), and a combination of both rounds."""
+hardness cap, three epochs, no image captions, dense Adam), and a combination of both rounds.
+
+Some runs use --mine-by means and --adam dense, which left ``probsent train`` after the study (issue 35): this
+round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+"""
 from experiments.plan import TEXT_ONLY
 from experiments.protocol import Round
 from experiments.rounds import round_1

@@ -66,7 +66,39 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     string column ``column``; with ``probability`` also P(specific) from the model's
     calibration, with ``percentile`` the percentile for the sentence's length (0-100), with
     ``coverage`` the share of its words with an entry of their own (0-1). Null for a null or
-    blank text, as NaN in the API."""
+    blank text, as NaN in the API.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The sentences, one a row.
+    column : str, default "text"
+        The string column to score.
+    model : str, os.PathLike, SentenceModel or None
+        A model directory or a loaded model; None for the shipped model.
+    probability, percentile, coverage : bool, default False
+        Add the columns ``probability``, ``percentile`` and ``coverage`` (as the API's
+        :meth:`~probsent.api.SentenceModel.probability`, ``percentile`` and ``coverage``).
+    batch_size : int, default 256
+        Sentences per batch in each worker.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``df`` with the new float64 columns (lazy, as every Spark transformation).
+
+    Examples
+    --------
+    >>> spark = local_session(cores=1)
+    >>> texts = ["Einstein published relativity in 1905.", "Something happened.", None]
+    >>> df = spark.createDataFrame([(t,) for t in texts], "text string")
+    >>> rows = add_specificity(df, probability=True).collect()
+    >>> rows[0].specificity > rows[1].specificity, rows[2].specificity is None
+    (True, True)
+    >>> 0 < rows[1].probability < rows[0].probability < 1
+    True
+    >>> spark.stop()
+    """
     shipped, local = _ship(df, model, cached_scorer)
     if probability:
         local.require_calibration()
@@ -96,7 +128,33 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
                  batch_size: int = 256) -> DataFrame:
     """``df`` with each sentence's representation as float32 array columns: ``mean`` and
     ``variance`` (the diagonal of the covariance) for probabilistic models, ``vector`` for
-    deterministic ones; the same arrays as ``model.encode``."""
+    deterministic ones; the same arrays as ``model.encode``.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The sentences, one a row.
+    column : str, default "text"
+        The string column to encode.
+    model : str, os.PathLike, SentenceModel or None
+        A model directory or a loaded model; None for the shipped model.
+    batch_size : int, default 256
+        Sentences per batch in each worker.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``df`` with the array columns (null for a null or blank text).
+
+    Examples
+    --------
+    >>> spark = local_session(cores=1)
+    >>> df = spark.createDataFrame([("A man plays a guitar.",)], ["text"])
+    >>> row = add_encoding(df).collect()[0]
+    >>> len(row.mean), len(row.variance), min(row.variance) > 0
+    (50, 50, True)
+    >>> spark.stop()
+    """
     shipped, local = _ship(df, model, cached_model)
     names = ["mean", "variance"] if local.probabilistic else ["vector"]
     _check_column(df, column, names)

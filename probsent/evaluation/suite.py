@@ -31,7 +31,6 @@ from probsent.training.config import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.models import KLPrior
 
 
 @dataclass
@@ -162,7 +161,7 @@ def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, flo
     sample = DiagnosticSample.draw(mixture.num_pairs, settings.batch_size * settings.megabatch, settings.seed)
     margin = settings.margin if settings.margin is not None else model.encoder.default_margin
     return diagnose(model.encoder, ids, mixture.offsets, counts, sample, margin, settings.prior_weight,
-                    KLPrior.for_setting(settings.prior_on), settings.batch_size)  # the prior it trained with
+                    settings.batch_size)
 
 
 def _domain_scores(system: System, data: ds.DataDir, outcome: Outcome) -> None:

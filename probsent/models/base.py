@@ -31,30 +31,6 @@ class Encoding:
         return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl), pick(self.log_abs_mean))
 
 
-@dataclass(frozen=True)
-class KLPrior:
-    """What training's prior, the KL to N(0, I) after every word, penalizes: the whole
-    distribution (``on_mean``, the paper) or its variances alone, the means left free
-    (``--prior-on variance``). A training setting, given to ``forward(..., with_kl=...)``;
-    no model holds or stores it."""
-
-    on_mean: bool = True
-
-    @classmethod
-    def for_setting(cls, prior_on: str) -> "KLPrior":
-        """The prior of the training setting ``prior_on``: "distribution" or "variance"."""
-        if prior_on not in ("distribution", "variance"):
-            raise ValueError(f"prior_on: {prior_on!r} is neither 'distribution' nor 'variance'")
-        return cls(on_mean=prior_on == "distribution")
-
-
-def kl_prior(with_kl: bool | KLPrior) -> KLPrior | None:
-    """The prior that ``forward``'s ``with_kl`` asks for: None (no KL terms), the paper's for True."""
-    if isinstance(with_kl, KLPrior):
-        return with_kl
-    return KLPrior() if with_kl else None
-
-
 class SentenceEncoder(nn.Module):
     """Maps padded word ids [batch, length] (+ true lengths) to an :class:`Encoding`.
 
@@ -115,13 +91,13 @@ class SentenceEncoder(nn.Module):
         return {"type": self.type_name, "vocab_size": self.vocab_size, **self.hyper}
 
     def forward(self, ids: Tensor, lengths: Tensor,
-                with_kl: bool | KLPrior = False) -> Encoding:  # pragma: no cover
-        """Encode a batch; with ``with_kl`` (True: the paper's :class:`KLPrior`), a probabilistic
-        model also returns the prior's KL terms, as that prior says."""
+                with_kl: bool = False) -> Encoding:  # pragma: no cover
+        """Encode a batch; with ``with_kl``, a probabilistic model also returns the terms of
+        training's prior (the paper's): the KL to N(0, I) of the Gaussian after every word."""
         raise NotImplementedError
 
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]],
-                       with_kl: bool | KLPrior = False) -> list[Encoding]:
+                       with_kl: bool = False) -> list[Encoding]:
         """One :class:`Encoding` per (ids, lengths) batch. Here, one ``forward`` per batch; a
         model may share work across the batches, with the same results."""
         return [self(ids, lengths, with_kl=with_kl) for ids, lengths in batches]

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from probsent.models.base import Encoding, KLPrior, SentenceEncoder
+from probsent.models.base import Encoding, SentenceEncoder
 
 
 def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tuple[Tensor, Tensor]:
@@ -26,7 +26,7 @@ def pad_batch(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tu
 
 
 def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
-                     sentences: np.ndarray, batch_size: int, with_kl: bool | KLPrior = False,
+                     sentences: np.ndarray, batch_size: int, with_kl: bool = False,
                      transform: Callable[[Tensor, Tensor], Tensor] | None = None,
                      max_cells: int | None = None) -> Encoding:
     """Encode ``sentences`` in batches of similar length and return them in the given order.

@@ -6,7 +6,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from probsent.gaussian import kl_to_standard_normal
-from probsent.models.base import Encoding, KLPrior, SentenceEncoder, kl_prior, lookup_real, padding_mask
+from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
 
 
@@ -37,7 +37,7 @@ class LSTMAverage(SentenceEncoder):
         real = padding_mask(ids, lengths).unsqueeze(-1)
         return (states * real).sum(1) / lengths.clamp_min(1).unsqueeze(-1).to(states.dtype)
 
-    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool | KLPrior = False) -> Encoding:
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         return Encoding(self.average_hidden(ids, lengths))
 
 
@@ -64,9 +64,8 @@ class LSTMGaussian(LSTMAverage):
         with torch.no_grad():
             self.to_mean.weight.mul_(mean_init_gain)
 
-    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool | KLPrior = False) -> Encoding:
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         pooled = self.average_hidden(ids, lengths)
         mean, logvar = self.to_mean(pooled), self.to_logvar(pooled)
-        prior = kl_prior(with_kl)
-        kl = None if prior is None else kl_to_standard_normal(mean, logvar, prior.on_mean)
+        kl = kl_to_standard_normal(mean, logvar) if with_kl else None
         return Encoding(mean, logvar, kl)

@@ -42,7 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from probsent.gaussian import kl_to_standard_normal
-from probsent.models.base import Encoding, KLPrior, SentenceEncoder, kl_prior, lookup_real, padding_mask
+from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
 from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
 
@@ -143,27 +143,25 @@ class WLO(SentenceEncoder):
         log_abs_mean = partial.detach().abs().log() + scale.detach()
         return (sign.double() * partial * scale.exp()).to(a.dtype), log_abs_mean
 
-    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool | KLPrior = False) -> Encoding:
-        prior = kl_prior(with_kl)
-        if prior is None:
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
+        if not with_kl:
             mean, logvar, log_abs_mean = self._trajectory(ids, lengths, final_only=True)
             return Encoding(mean, logvar, log_abs_mean=log_abs_mean)
         # training's usual case (the paper's prior), the same numbers
-        fused = fused_forward_with_prior(self, ids, lengths) if prior.on_mean else None
+        fused = fused_forward_with_prior(self, ids, lengths)
         if fused is not None:
             return fused
         # the prior applies to the distribution after every operator
         mean, logvar = self.trajectory(ids, lengths)
-        kl = (kl_to_standard_normal(mean, logvar, prior.on_mean) * padding_mask(ids, lengths)).sum(1)
+        kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
     def encode_batches(self, batches: list[tuple[Tensor, Tensor]],
-                       with_kl: bool | KLPrior = False) -> list[Encoding]:
+                       with_kl: bool = False) -> list[Encoding]:
         """With the paper's prior (training), batches sorted by length go through the fused,
         regrouped path of :mod:`probsent.models.wlo_fused` (the same numbers to the last bit);
         otherwise batch by batch."""
-        prior = kl_prior(with_kl)
-        fused = fused_encode_batches(self, batches) if prior is not None and prior.on_mean else None
+        fused = fused_encode_batches(self, batches) if with_kl else None
         return fused if fused is not None else super().encode_batches(batches, with_kl)
 
     def set_start_variance(self, start_variance: float) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from probsent.models.base import Encoding, KLPrior, SentenceEncoder, lookup_real, padding_mask
+from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
 
 
@@ -22,7 +22,7 @@ class WordPooling(SentenceEncoder):
         self.embedding = nn.Embedding(vocab_size, dim, sparse=True)
         nn.init.normal_(self.embedding.weight, std=init_std)
 
-    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool | KLPrior = False) -> Encoding:
+    def forward(self, ids: Tensor, lengths: Tensor, with_kl: bool = False) -> Encoding:
         total = lookup_real(self.embedding, ids, padding_mask(ids, lengths), 0.0).sum(1)
         if self.pooling == "mean":
             total = total / lengths.clamp_min(1).unsqueeze(-1).to(total.dtype)

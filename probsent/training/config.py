@@ -64,14 +64,6 @@ class TrainConfig:
                                      "(Jaccard; 1 keeps all)", low=0.0, high=1.0)
     min_overlap: float = option(0.0, "drop pairs whose sides' word sets overlap less than this "
                                      "(Jaccard; 0 keeps all)", low=0.0, high=1.0)
-    then_min_overlap: float = option(0.0, "(ours) loose then close: every epoch after the first trains only on "
-                                          "the pairs whose sides' word sets overlap at least this much (Jaccard; "
-                                          "0 = every epoch on every pair, as the paper)", low=0.0, high=1.0)
-    resample_like: str | None = option(
-        None, "(ours) resample the mixture to the (word overlap x length) shape of a reference pair set: a "
-              "pair file or the ParaNMT sample's directory (default: no resampling, as the paper)")
-    resample_pairs: int = option(150_000, "(ours) with --resample-like: the resampled mixture's size before "
-                                          "cells short of pairs are taken whole", low=2)
     vocab_size: int = option(50_000, "most frequent words kept (plus <unk>)", low=1, high=10_000_000)
     min_count: int = option(1, "words seen fewer times in the training pairs become <unk> (ours; 1 keeps "
                                "every word, as the paper)", low=1, high=10**12)
@@ -86,10 +78,6 @@ class TrainConfig:
                                   low=0.0, high=1e6)
     prior_weight: float = option(1e-4, "lambda: weight of the KL prior terms (probabilistic models)",
                                  low=0.0, high=1e6)
-    prior_on: str = option("distribution", "what the prior pulls toward N(0, I) after every word: distribution, "
-                                           "the mean and the variance (the paper's KL); variance (ours): the "
-                                           "variance alone, 1/2 (sigma^2 - 1 - log sigma^2), the means left free",
-                           choices=("distribution", "variance"))
     l2_weight: float = option(1e-6, "L2 weight (deterministic models)", low=0.0, high=1e6)
     scramble: float = option(0.4, "probability of shuffling a sentence's word order (lstm models, wlo)",
                              low=0.0, high=1.0)
@@ -108,20 +96,10 @@ class TrainConfig:
                                        "term --rarity-init starts it at, t_w = --rarity-init x (log count - the "
                                        "average token's) + dim x log|--scale-init-mean|; 0 = off (the paper)",
                                   low=0.0, high=1e6)
-    false_negatives: str = option("keep", "keep: the hardest negative, as the paper; remine (ours): a negative "
-                                          "sharing at least as many distinct words with the sentence as its "
-                                          "partner is replaced by the hardest one that does not",
-                                  choices=("keep", "remine"))
-    mine_by: str = option("loss", "similarity negatives are mined with: loss, the one the loss uses (the "
-                                  "paper); means (ours): cosine of the means, the loss unchanged",
-                          choices=("loss", "means"))
     hardness_cap: float | None = option(None, "(ours) a mined negative may score at most this much above "
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",
                                         low=-1e6, high=1e6)
-    adam: str = option("lazy", "lazy: Adam updates a word's row only in steps whose batch has the word "
-                               "(the paper's sparse updates); dense (ours): every row every step",
-                       choices=("lazy", "dense"))
     init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)
@@ -153,9 +131,6 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{label('min_overlap')} {self.min_overlap} is above "
                                     f"{label('max_overlap')} {self.max_overlap}: no pair could be kept")
-        if self.then_min_overlap > 0.0 and self.epochs < 2:
-            raise InvalidValueError(f"{label('then_min_overlap')} applies from the second epoch on: "
-                                    f"set {label('epochs')} to 2 or more")
         if self.source_caps is not None:
             try:
                 parse_source_caps(self.source_caps)
@@ -170,12 +145,34 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
-        """The config of the known keys of ``values`` (others are ignored), checked."""
+        """The config of the known keys of ``values`` (others are ignored), checked; a retired
+        setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
+        check_retired(values)
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
+
+# The study's settings that no shipped model, paper run or documented need uses, removed by issue
+# 35 (the lean house), each with the value that meant the paper's recipe (ANY: inert on its own;
+# --resample-pairs only sized --resample-like). A recorded config (a checkpoint, a model
+# directory, results/) holding that value still reads; any other value is refused in one line
+# naming the git tag where the study, these settings included, still trains and reproduces.
+STUDY_TAG = "study-2026-11"
+ANY = object()
+RETIRED: dict[str, Any] = {"then_min_overlap": 0.0, "resample_like": None, "resample_pairs": ANY,
+                           "prior_on": "distribution", "false_negatives": "keep", "mine_by": "loss",
+                           "adam": "lazy"}
+
+
+def check_retired(values: dict[str, Any]) -> None:
+    """A one-line InvalidValueError for a retired setting of ``values`` at other than its old default."""
+    for name, default in RETIRED.items():
+        if name in values and default is not ANY and values[name] != default:
+            raise InvalidValueError(f"{flag_name(name)} {values[name]} was removed from probsent; the runs that "
+                                    f"use it train at the tag {STUDY_TAG} (git checkout {STUDY_TAG} && "
+                                    f"make reproduce)")
 _HINTS = typing.get_type_hints(TrainConfig)
 
 

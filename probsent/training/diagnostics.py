@@ -28,7 +28,7 @@ import torch
 from scipy import stats
 
 from probsent.models.batching import encode_by_length
-from probsent.models import KLPrior, SentenceEncoder, with_word_entropy_terms
+from probsent.models import SentenceEncoder, with_word_entropy_terms
 from probsent.models.similarity import paired_similarity
 from probsent.training.false_negatives import shared_word_counts, word_sets
 from probsent.training.losses import probabilistic_batch_loss
@@ -135,10 +135,10 @@ def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.n
 
 
 def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
-                         sample: DiagnosticSample, margin: float, prior_weight: float, prior: KLPrior,
+                         sample: DiagnosticSample, margin: float, prior_weight: float,
                          batch_size: int) -> dict[str, float]:
     """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
-    within that mini-batch): the norm of ``prior``'s gradient on the weights of the entropy
+    within that mini-batch): the norm of the prior's gradient on the weights of the entropy
     terms (WLO's scales A) over the margin loss's. Empty for models without per-word entropy
     terms or without a prior."""
     if not encoder.has_word_entropy_terms or prior_weight <= 0:
@@ -153,7 +153,7 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
         plain = encode_by_length(encoder, ids, offsets, sentences, batch_size)
         negative = mine_fastest(plain, partners_of_stacked_pairs(count))
     picked = np.concatenate([sentences, sentences[negative]])  # s1, s2, n1, n2
-    out = encode_by_length(encoder, ids, offsets, picked, count, with_kl=prior)
+    out = encode_by_length(encoder, ids, offsets, picked, count, with_kl=True)
     parts = probabilistic_batch_loss(out, count, margin, prior_weight)
     norms = []
     for part in parts:
@@ -163,10 +163,10 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
 
 
 def diagnose(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
-             sample: DiagnosticSample, margin: float, prior_weight: float, prior: KLPrior,
+             sample: DiagnosticSample, margin: float, prior_weight: float,
              batch_size: int = 100) -> dict[str, float]:
     """Every diagnostic of the module docstring that applies to ``encoder``, trained with
-    ``prior`` at ``prior_weight``."""
+    the paper's prior at ``prior_weight``."""
     return {**word_term_statistics(encoder, counts),
             **negative_statistics(encoder, ids, offsets, sample, margin, batch_size),
-            **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, prior, batch_size)}
+            **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size)}

@@ -21,15 +21,7 @@ class RowAdam(torch.optim.SparseAdam):
     same numbers, the same state and state dict), with the touched rows read by
     ``index_select`` and written back by ``index_copy_`` instead of sparse-tensor arithmetic:
     SparseAdam builds four sparse tensors and masks two dense ones per step, which costs more
-    than the update.
-
-    ``dense`` (``--adam dense``, ours): every row is updated every step, a row the batch did not
-    touch with gradient 0 (its moments decay and its momentum still moves it), as Adam on a dense
-    gradient does; the same formula as the touched rows'."""
-
-    def __init__(self, params, lr: float = 1e-3, dense: bool = False, **kwargs: Any) -> None:
-        super().__init__(params, lr=lr, **kwargs)
-        self.dense = dense
+    than the update."""
 
     @torch.no_grad()
     def step(self, closure=None):  # type: ignore[override]
@@ -56,13 +48,9 @@ class RowAdam(torch.optim.SparseAdam):
                 grad = param.grad if not group.get("maximize", False) else -param.grad
                 grad = grad.coalesce()  # unique rows, duplicates summed as SparseAdam sums them
                 values = grad._values()
-                if self.dense:  # every row, the untouched ones with gradient 0
-                    values = grad.to_dense()
-                    rows = torch.arange(param.shape[0], device=param.device)
-                elif values.numel() == 0:
+                if values.numel() == 0:
                     continue
-                else:
-                    rows = grad._indices()[0]
+                rows = grad._indices()[0]
                 exp_avg, exp_avg_sq, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
                 # old <- b * old + (1 - b) * new, as old += (1 - b) * (new - old); the rows
                 # are unique, so each sum is written back whole (index_copy_)
@@ -81,16 +69,15 @@ class RowAdam(torch.optim.SparseAdam):
 
 
 class WordAwareAdam:
-    """Lazy Adam on the word tables (every row every step with ``dense``), Adam on the rest,
-    with one learning rate."""
+    """Lazy Adam on the word tables, Adam on the rest, with one learning rate."""
 
-    def __init__(self, encoder: SentenceEncoder, lr: float, dense: bool = False) -> None:
+    def __init__(self, encoder: SentenceEncoder, lr: float) -> None:
         sparse = [m.weight for m in encoder.modules() if isinstance(m, nn.Embedding) and m.sparse]
         sparse_ids = {id(p) for p in sparse}
         others = [p for p in encoder.parameters() if id(p) not in sparse_ids]
         self.optimizers: list[torch.optim.Optimizer] = []
         if sparse:
-            self.optimizers.append(RowAdam(sparse, lr=lr, dense=dense))
+            self.optimizers.append(RowAdam(sparse, lr=lr))
         if others:
             self.optimizers.append(torch.optim.Adam(others, lr=lr))
 

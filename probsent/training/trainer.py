@@ -19,10 +19,11 @@ from probsent.data.corpus import PairCorpus
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_reading import read_config
-from probsent.models import KLPrior, SentenceEncoder, model_class, with_word_entropy_terms
+from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import MAY_CHANGE_ON_RESUME, TrainConfig, flag_name, resume_differences
+from probsent.training.config import (MAY_CHANGE_ON_RESUME, TrainConfig, check_retired, flag_name,
+                                      resume_differences)
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
@@ -102,7 +103,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         data = build_training_data(config, self.log, progress)
         self.corpus: PairCorpus = data.corpus
-        self.close_pairs, self.vocab, self.word_counts = data.close_pairs, data.vocab, data.word_counts
+        self.vocab, self.word_counts = data.vocab, data.word_counts
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
         self.ids = data.ids
@@ -124,7 +125,6 @@ class Trainer:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
-        self.prior = KLPrior.for_setting(config.prior_on)  # a training setting: the model holds none
         self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
         if config.rarity_anchor:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
@@ -137,7 +137,13 @@ class Trainer:
         of ``MAY_CHANGE_ON_RESUME`` may differ)."""
         saved = read_config(checkpoint)
         training = saved.get("training") if isinstance(saved, dict) else None
-        differences = resume_differences(training.get("config") if isinstance(training, dict) else None, self.config)
+        recorded = training.get("config") if isinstance(training, dict) else None
+        if isinstance(recorded, dict):
+            try:
+                check_retired(recorded)
+            except ProbsentError as exc:
+                raise ProbsentError(f"{self.out}: {exc}") from None
+        differences = resume_differences(recorded, self.config)
         if differences:
             allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)
             raise ProbsentError(f"{self.out}: --resume continues the run with its own settings, but "
@@ -170,7 +176,7 @@ class Trainer:
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
-        return WordAwareAdam(encoder, lr=self.config.lr, dense=self.config.adam == "dense")
+        return WordAwareAdam(encoder, lr=self.config.lr)
 
     def _on_cpu(self) -> SentenceEncoder:
         """The model as validation and model files use it: itself, or a copy on the CPU."""
@@ -195,7 +201,7 @@ class Trainer:
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
         losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
-                                     self.prior.on_mean, cfg.rarity_anchor, self.anchor_targets)
+                                     cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
@@ -219,7 +225,7 @@ class Trainer:
             return scramble(ids, lengths, cfg.scramble, self.generator)
 
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
-                               with_kl=self.prior if self.encoder.probabilistic else False,
+                               with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
             margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
@@ -280,7 +286,7 @@ class Trainer:
                                   "pairs_done": self.state["pairs_done"], "loss": loss,
                                   "seconds": round(self.state["seconds"], 2)}
         record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
-                               self.diagnostic_sample, self.margin, self.config.prior_weight, self.prior,
+                               self.diagnostic_sample, self.margin, self.config.prior_weight,
                                self.config.batch_size))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
@@ -299,22 +305,13 @@ class Trainer:
         return ((cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds)
                 or (cfg.max_steps is not None and self.state["step"] >= cfg.max_steps))
 
-    def _epoch_pool(self, epoch: int) -> np.ndarray | None:
-        """The pairs epoch ``epoch`` (from 0) draws from: None for every pair, or with
-        ``--then-min-overlap`` after the first epoch the close pairs."""
-        return self.close_pairs if epoch > 0 else None
-
     def _epoch_order(self, epoch: int) -> np.ndarray:
         """The pairs epoch ``epoch`` trains on, in its shuffled order."""
-        pool = self._epoch_pool(epoch)
-        count = self.corpus.num_pairs if pool is None else len(pool)
-        order = torch.randperm(count, generator=torch.Generator().manual_seed(
+        return torch.randperm(self.corpus.num_pairs, generator=torch.Generator().manual_seed(
             self.config.seed * 1_000_003 + epoch)).numpy()
-        return order if pool is None else pool[order]
 
     def _steps_in_epoch(self, epoch: int) -> int:
-        pool = self._epoch_pool(epoch)
-        pairs = self.corpus.num_pairs if pool is None else len(pool)
+        pairs = self.corpus.num_pairs
         per_mega = self.config.batch_size * self.config.megabatch
         sizes = [min(per_mega, pairs - start) for start in range(0, pairs, per_mega)]
         return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)  # see _megabatch

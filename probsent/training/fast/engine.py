@@ -62,7 +62,7 @@ def compile_kernels() -> float:
     wlo_kernels.pack_scrambled(ids, np.arange(0, 9, 2, dtype=np.int64), np.arange(4), np.array([4]),
                                np.array([2]), np.linspace(0, 1, 12).astype(np.float32), 0.5)
     wlo_kernels.train_steps(ids, starts, lengths, np.array([1], np.int64), scale, shift, *moments, 0,
-                            1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64), True, 1.0,
+                            1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64),
                             1e-2, np.zeros(3))
     return time.perf_counter() - start
 
@@ -176,11 +176,11 @@ class FastWLOEngine:
 
     def run_steps(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
                   generator: torch.Generator, margin: float, prior_weight: float,
-                  prior_on_mean: bool = True, anchor_weight: float = 0.0,
+                  anchor_weight: float = 0.0,
                   anchor_targets: np.ndarray | None = None) -> list[float]:
         """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
         reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
-        from ``generator``), the prior on the means too where ``prior_on_mean`` (as the paper),
+        from ``generator``), the paper's prior,
         each word's entropy term pulled toward ``anchor_targets`` with ``anchor_weight``
         (``--rarity-anchor``; 0: off).
         Returns the losses of the steps taken; when a loss is not finite it is the last one
@@ -197,8 +197,8 @@ class FastWLOEngine:
         losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
                                    *self._tables(), first_step, float(group["lr"]), float(beta1),
                                    float(beta2), float(group["eps"]), float(margin), float(prior_weight),
-                                   self.slot_of, bool(self.adam.dense), 1.0 if prior_on_mean else 0.0,
-                                   float(anchor_weight), NO_TARGETS if anchor_targets is None else anchor_targets)
+                                   self.slot_of, float(anchor_weight),
+                                   NO_TARGETS if anchor_targets is None else anchor_targets)
         for param in self.params:
             self.adam.state[param]["step"] = first_step + int(done)
         self.timings["steps"] += time.perf_counter() - start

@@ -119,16 +119,16 @@ def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a
 
 
 @njit(**_jit)
-def _forward(slots, a, b, means, variances, buffers, mean_prior) -> float:
+def _forward(slots, a, b, means, variances, buffers) -> float:
     """mu_i and sigma^2_i of every prefix of one sentence into rows i of ``means`` and
     ``variances``; returns the sum over its prefixes and dimensions of
-    1/2 (sigma^2 + mean_prior mu^2 - 1) (the KL terms but for -S, which the caller sums per
-    word; ``mean_prior`` 1 is the paper's KL, 0 the variances' alone). ``buffers`` [5, dim] is scratch.
+    1/2 (sigma^2 + mu^2 - 1) (the paper's KL terms but for -S, which the caller sums per
+    word). ``buffers`` [5, dim] is scratch.
 
     The inner loops touch only rows indexed by a word's slot and small buffers; rows indexed
     by the position are copied by loops of their own (combined, the loops do not vectorize).
     """
-    half, one, on_mean = REAL(0.5), REAL(1.0), REAL(mean_prior)  # no float64 in the loops
+    half, one = REAL(0.5), REAL(1.0)  # no float64 in the loops
     mean, var, kl = buffers[0], buffers[1], buffers[2]
     for d in range(len(mean)):
         mean[d], var[d], kl[d] = 0.0, 1.0, 0.0
@@ -138,7 +138,7 @@ def _forward(slots, a, b, means, variances, buffers, mean_prior) -> float:
             mean[d] = a_row[d] * (mean[d] + b_row[d])
             var[d] *= a_row[d] * a_row[d]
         for d in range(len(mean)):
-            kl[d] += half * (var[d] + on_mean * mean[d] * mean[d] - one)
+            kl[d] += half * (var[d] + mean[d] * mean[d] - one)
         for d in range(len(mean)):
             means[i, d], variances[i, d] = mean[d], var[d]
     total = 0.0
@@ -213,16 +213,16 @@ def _add_similarity_gradient(weight, terms, g_mean1, g_cum1, g_mean2, g_cum2):
 
 
 @njit(**_jit)
-def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, mean_prior, buffers,
+def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, buffers,
               grad_a, grad_b):
     """Adjoint sweep of one sentence, whose prefixes :func:`_forward` wrote into ``means`` and
     ``variances``; adds the gradients to the rows of its words' slots.
 
     With lambda the adjoint of mu_i and sigma that of S_i, from the last word back:
-    lambda += mean_prior g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
+    lambda += g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
     dL/dB_i = A_i lambda, dL/dA_i = lambda (mu_{i-1} + B_i) + sigma / A_i, lambda <- A_i lambda.
     """
-    one, weight, mean_weight = REAL(1.0), REAL(kl_weight), REAL(kl_weight * mean_prior)
+    one, weight = REAL(1.0), REAL(kl_weight)
     var, adjoint_mean, adjoint_cum = buffers[1], buffers[3], buffers[4]
     dim = len(var)
     n = len(slots)
@@ -237,7 +237,7 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, me
         slot = slots[i]
         a_row, b_row, inv_row, grad_a_row, grad_b_row = a[slot], b[slot], inv_a[slot], grad_a[slot], grad_b[slot]
         for d in range(dim):
-            adjoint_mean[d] += mean_weight * mean[d]
+            adjoint_mean[d] += weight * mean[d]
             adjoint_cum[d] += weight * (var[d] - one)
             grad_b_row[d] += a_row[d] * adjoint_mean[d]
             grad_a_row[d] += adjoint_mean[d] * (mean_before[d] + b_row[d]) + adjoint_cum[d] * inv_row[d]
@@ -269,22 +269,9 @@ def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, bet
 
 
 @njit(**_jit)
-def _dense_adam_rest(table, exp_avg, exp_avg_sq, slot_of, step_size, beta1, beta2, eps):
-    """``--adam dense``: :func:`_adam_row` with gradient 0 on every row the step did not touch
-    (``slot_of`` < 0): the moments decay and the momentum still moves the row."""
-    one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
-    step32, eps32 = np.float32(step_size), np.float32(eps)
-    zero = np.zeros(table.shape[1], REAL)
-    for w in range(table.shape[0]):
-        if slot_of[w] < 0:
-            _adam_row(table[w], exp_avg[w], exp_avg_sq[w], zero, one_minus_beta1, one_minus_beta2,
-                      step32, eps32)
-
-
-@njit(**_jit)
 def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale_avg_sq,
                 shift_avg, shift_avg_sq, first_step, lr, beta1, beta2, eps, margin, prior_weight,
-                slot_of, dense, mean_prior, anchor_weight, anchor_targets):
+                slot_of, anchor_weight, anchor_targets):
     """Run consecutive WLO training steps, updating weights and Adam moments in place.
 
     Step k trains on ``step_pairs[k]`` = r pairs whose 4r sentences (s1 rows, s2 rows, n1
@@ -292,12 +279,11 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
     ``lengths``. Its loss is the reference's:
     mean over rows of [max(0, m - d(s1,s2) + d(s1,n1)) + max(0, m - d(s1,s2) + d(s2,n2))]
     + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I)),
-    the KL's mu^2 term times ``mean_prior`` (1: the paper's; 0: ``--prior-on variance``),
     + anchor_weight / r * sum over the step's distinct words w of 1/2 (T_w - anchor_targets[w])^2,
     T_w = sum_d log|A_w,d| (``--rarity-anchor``; 0: off, and ``anchor_targets`` may be empty).
     ``first_step`` is the optimizer's step count before the first step (Adam's bias
-    correction); ``slot_of`` is scratch, -1 everywhere (and left so); ``dense``: Adam moves
-    every row every step (``--adam dense``), not only the touched ones.
+    correction); ``slot_of`` is scratch, -1 everywhere (and left so). Adam is lazy: it moves
+    only the rows a step touches (the paper's sparse updates).
 
     Returns (losses, steps done): a step whose loss, or a final mean or variance in float32,
     is not finite stops the run before its update.
@@ -347,7 +333,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         prior = 0.0
         for s in range(size):
             here = slice(offset[s], offset[s + 1])
-            prior += _forward(slots[here], a, b, means[here], variances[here], buffers, mean_prior)
+            prior += _forward(slots[here], a, b, means[here], variances[here], buffers)
             finite[s] = _final(slots[here], a, means[here], variances[here], mean[s], var[s], cum[s])
             for p in range(offset[s], offset[s + 1]):
                 prior -= (offset[s + 1] - p) * log_a_sum[slots[p]]
@@ -387,7 +373,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         for s in range(size):
             here = slice(offset[s], offset[s + 1])
             _backward(slots[here], a, b, inv_a, means[here], variances[here], g_mean[s], g_cum[s],
-                      prior_weight / r, mean_prior, buffers, grad_a, grad_b)
+                      prior_weight / r, buffers, grad_a, grad_b)
         if anchor_weight > 0.0:  # d/dA_w,d of the anchor: weight / r (T_w - t_w) / A_w,d
             for slot in range(count):
                 pull = REAL(anchor_weight / r * (log_a_sum[slot] - anchor_targets[touched[slot]]))
@@ -397,9 +383,6 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
         _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)
         _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, count, step_size, beta1, beta2, eps)
-        if dense:
-            _dense_adam_rest(scale, scale_avg, scale_avg_sq, slot_of, step_size, beta1, beta2, eps)
-            _dense_adam_rest(shift, shift_avg, shift_avg_sq, slot_of, step_size, beta1, beta2, eps)
         for slot in range(count):
             slot_of[touched[slot]] = -1
         first += size
