@@ -608,6 +608,10 @@ def render() -> str:
     lines.append("")
     lines += ["## The shipped model", ""] + _shipped_lines() + [""] + similarity_readout_lines()
     lines += design_section().splitlines() + [""]
+    lines += ["Some rounds on this page (the recipe study's rounds 1, 2, 3, 6 and 7, and the ship rule's resampling "
+              "rounds) used `probsent train` settings that have since left the product; their records stay "
+              "here as they were, and they are trained again at the annotated git tag `study-2026-11`: "
+              "`git checkout study-2026-11 && make reproduce` (docs/EXPERIMENTS.md).", ""]
     lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "
