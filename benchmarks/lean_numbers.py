@@ -16,13 +16,15 @@ sys.path.insert(0, str(REPO))
 
 
 def train_flags() -> int:
-    """The flags of ``probsent train`` (``--help`` not counted)."""
+    """The flags ``probsent train --help`` lists (``--help`` itself, and the removed flags that are
+    kept hidden only to name the tag where they went, not counted)."""
     from probsent.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     train = sub.choices["train"]
-    return sum(1 for a in train._actions if a.option_strings and "-h" not in a.option_strings)
+    return sum(1 for a in train._actions
+               if a.option_strings and "-h" not in a.option_strings and a.help != argparse.SUPPRESS)
 
 
 def lines(path: Path) -> int:

@@ -33,8 +33,18 @@ def _argv_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").removeprefix("\ufeff")
 
 
+class _RetiredFlag(argparse.Action):
+    """A ``probsent train`` flag removed after the study: one line naming the tag where it trains."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        from probsent.training.config import STUDY_TAG
+
+        parser.error(f"{option_string} was removed from probsent; the runs that use it train at the tag "
+                     f"{STUDY_TAG} (git checkout {STUDY_TAG} && make reproduce)")
+
+
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    from probsent.training.config import SETTINGS, allowed_range, flag_name, setting_rules, setting_type
+    from probsent.training.config import RETIRED, SETTINGS, allowed_range, flag_name, setting_rules, setting_type
 
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
@@ -52,6 +62,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         if any(notes):
             options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
+    for name in RETIRED:  # not listed by --help; typed, they say where they went
+        parser.add_argument(flag_name(name), action=_RetiredFlag, nargs="?", default=argparse.SUPPRESS,
+                            help=argparse.SUPPRESS)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",
                         help="skip validation (STS 2017 for best/, news training rows for best-news/)")

@@ -171,5 +171,20 @@ def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(nam
     with pytest.raises(InvalidValueError, match=f"--{name.replace('_', '-')} .* was removed .*{STUDY_TAG}") as caught:
         TrainConfig.from_dict({**recorded, name: value})
     assert "\n" not in str(caught.value) and "make reproduce" in str(caught.value)
-    assert f"--{name.replace('_', '-')}" not in build_parser().format_help() + str(
-        [a.option_strings for a in build_parser()._subparsers._group_actions[0].choices["train"]._actions])
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    assert f"--{name.replace('_', '-')}" not in train.format_help()  # no flag listed (a typed one names the tag)
+
+
+def test_a_removed_train_flag_names_the_tag_where_it_trains(capsys) -> None:
+    from probsent.cli import main
+    from probsent.training.config import STUDY_TAG
+
+    for argv in (["--adam", "dense"], ["--mine-by", "means"], ["--then-min-overlap", "0.2"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(["train", "--model", "wlo", "--data", "x.tsv", "--out", "run", *argv])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and argv[0] in err and f"git checkout {STUDY_TAG}" in err, err
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "--adam" not in capsys.readouterr().out  # not listed
