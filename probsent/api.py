@@ -165,9 +165,11 @@ class SentenceModel:
             raise ProbsentError(f"{purpose} needs a WLO model, not {encoder.type_name}")
         version = (id(encoder), encoder.weights_version())
         if self._terms is None or self._terms[0] != version:
+            # entropy and explain only: probability and percentile read the model's own calibration
+            # and table, so that calibrating the model later needs no rebuild
             table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
                                   prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
-                                  self.calibration, self.path, self._token_ids, self.percentiles)
+                                  path=self.path, token_ids=self._token_ids)
             self._terms = (version, table)
         return self._terms[1]
 

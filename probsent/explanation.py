@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from probsent.text.token_ids import counts_for_coverage
+
 
 @dataclass
 class Attribution:
@@ -34,7 +36,7 @@ class Explanation:
         own; 1 for known punctuation only, NaN for a sentence without tokens."""
         if not self.words:
             return float("nan")
-        counted = [w for w in self.words if w.word is None or any(c.isalnum() for c in w.word)]
+        counted = [w for w in self.words if counts_for_coverage(w.word)]
         return sum(w.word is not None for w in counted) / len(counted) if counted else 1.0
 
     @property

@@ -56,5 +56,4 @@ def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = 
     calibration.save(model.path)
     table.save(model.path)
     model.calibration, model.percentiles = calibration, table
-    model._terms = None  # the term table carries both: rebuild it
     return calibration, table

@@ -104,7 +104,7 @@ class WordTermTable:
         ids, offsets = self.token_ids(texts)
         scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
         scores[offsets[1:] == offsets[:-1]] = np.nan
-        return scores, known_share(ids, offsets, self.token_ids.counted)
+        return scores, known_share(ids, offsets, self.token_ids.coverage_codes)
 
     def require_calibration(self) -> Calibration:
         """The model's calibration; a one-line error saying how to make one if it has none."""
@@ -129,7 +129,7 @@ class WordTermTable:
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
-        return self.text_scores_and_coverage(sentences)[1]
+        return self.token_ids.coverage(sentences)
 
     def explain(self, sentence: str) -> Explanation:
         """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS)."""

@@ -20,6 +20,7 @@ from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
 from probsent.inference.similarity import paired_similarity, similarity_blocks
+from probsent.similarity_measures import measure_pairs
 from probsent.inference.torch_encoder import TorchEncoder
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import Encoding, build_model
@@ -116,8 +117,13 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
         np.testing.assert_allclose(ours.logvar, theirs.logvar, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(ours.log_abs_mean, theirs.log_abs_mean, rtol=1e-6, atol=1e-6)
     pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
-    wide = lambda e: Encoding(torch.from_numpy(e.mean), None if e.logvar is None else torch.from_numpy(e.logvar),  # noqa: E731
-                              log_abs_mean=None if e.logvar is None else torch.from_numpy(e.log_abs_mean))
+    if kind != "wlo":  # vectors: the cosine, probsent.similarity_measures' reference, against torch's
+        cosine = torch.nn.functional.cosine_similarity(torch.from_numpy(pair_a.mean), torch.from_numpy(pair_b.mean))
+        np.testing.assert_allclose(measure_pairs("cosine", (pair_a.mean, None), (pair_b.mean, None)),
+                                   cosine.numpy(), rtol=1e-9, atol=1e-12)
+        return
+    wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
+                              log_abs_mean=torch.from_numpy(e.log_abs_mean))
     expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
     # the same formula; an ulp of exp or log differs between NumPy and torch, and a difference of
     # two nearly equal means amplifies it (3 of 93,119 pairs reach 2.5e-6)

@@ -248,3 +248,22 @@ def test_readme_sample_is_make_runs_commands_and_its_probability_follows_the_sco
     rows = [line.split("\t") for line in readme_sample.shown() if line.count("\t") == 3]
     scores, probabilities = [float(r[0]) for r in rows], [float(r[1]) for r in rows]
     assert scores == sorted(scores, reverse=True) and probabilities == sorted(probabilities, reverse=True)
+
+
+def test_coverage_of_a_batch_equals_a_loop_over_its_sentences() -> None:
+    """The packed running sum of known_share against a plain count, sentence by sentence."""
+    from probsent.text.token_ids import counts_for_coverage, coverage_codes, known_share
+
+    words = ["<unk>", "the", ".", "dog", ",", "2.3", "--"]
+    index = {word: i for i, word in enumerate(words)}
+    rng = np.random.default_rng(4)
+    lengths = rng.integers(0, 9, size=300)
+    ids = rng.integers(0, len(words), size=int(lengths.sum()))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    got = known_share(ids, offsets, coverage_codes(index))
+    for i in range(len(lengths)):
+        tokens = [None if t == 0 else words[t] for t in ids[offsets[i]:offsets[i + 1]]]
+        counted = [t for t in tokens if counts_for_coverage(t)]
+        want = (np.nan if not tokens else 1.0 if not counted
+                else sum(t is not None for t in counted) / len(counted))
+        assert got[i] == pytest.approx(want, nan_ok=True), (i, tokens)

@@ -50,7 +50,7 @@ from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
 from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
 from probsent.scorer import Scorer, cached_scorer
-from probsent.corpus_scoring.workers import cached_model, sentence_scores, with_sentence
+from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -111,14 +111,14 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     def score(texts: pd.Series) -> pd.DataFrame:
         executor_model = _executor_model(shipped, cached_scorer)
         sentences = _texts(texts)
-        values = sentence_scores(executor_model, sentences, batch_size)
+        values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
         columns = {SCORE: values}
         if probability:
             columns[PROBABILITY] = executor_model.probability_of_scores(values)
         if percentile:
             columns[PERCENTILE] = executor_model.percentile_of_scores(values, sentences)
         if coverage:
-            columns[COVERAGE] = executor_model.coverage(sentences)
+            columns[COVERAGE] = shares
         return pd.DataFrame(columns)
 
     return _with_fields(df, score(F.col(_quoted(column))))

@@ -1,11 +1,12 @@
-"""The similarity of encoded sentences at inference, in float64 NumPy (no torch): the cosine
-of vectors, or for Gaussians the log expected inner product
+"""The Gaussians' log expected inner product at inference (``similarity(...,
+measure="expected_inner_product")``), in float64 NumPy (no torch):
 
     log N(0; mu1 - mu2, S1 + S2) = -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
 
 with the mean difference taken in log space from each encoding's log|mean| (exact however far
 a mean is beyond its dtype's range) and no floor on the variances. The torch twin
-(probsent/gaussian.py, with ``log_abs_diff``) is training's; a test holds the two equal.
+(probsent/gaussian.py, with ``log_abs_diff``) is training's; a test holds the two equal. The
+bounded read-outs (the cosines, the kernel) are :mod:`probsent.similarity_measures`.
 """
 from __future__ import annotations
 
@@ -22,12 +23,6 @@ from probsent.inference.arrays import ArrayEncoding
 COMPILED_PAIRS = 4096
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (a zero row stays zero), float64."""
-    wide = np.asarray(vectors, dtype=np.float64)
-    return wide / np.maximum(np.sqrt(np.square(wide).sum(-1, keepdims=True)), 1e-12)
-
-
 def _log_abs_mean(e: ArrayEncoding) -> np.ndarray:
     if e.log_abs_mean is not None:
         return e.log_abs_mean
@@ -36,9 +31,7 @@ def _log_abs_mean(e: ArrayEncoding) -> np.ndarray:
 
 
 def paired_similarity(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
-    """d(a_i, b_i) for every row i (rows broadcast as NumPy does), float64."""
-    if a.logvar is None or b.logvar is None:
-        return (_unit(a.mean) * _unit(b.mean)).sum(-1)
+    """log N(0; mu_a,i - mu_b,i, S_a,i + S_b,i) for every row i (rows broadcast as NumPy does), float64."""
     log_a, log_b = _log_abs_mean(a), _log_abs_mean(b)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         top = np.maximum(log_a, log_b)
@@ -52,18 +45,12 @@ def paired_similarity(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
 
 def similarity_blocks(a: ArrayEncoding, b: ArrayEncoding, max_cells: int,
                       compiled: bool = True) -> Iterator[tuple[slice, slice, np.ndarray]]:
-    """d(a_i, b_j) for every i, j, as (rows, columns, block), float64; each block's work holds at
+    """The expected inner product of every a_i with every b_j, as (rows, columns, block), float64; each block's work holds at
     most about ``max_cells`` numbers (or one row by one column). Each value is exactly
     :func:`paired_similarity` of its pair, except where the compiled kernel
     (:mod:`probsent.gaussian_matrix`, numba; for at least COMPILED_PAIRS pairs, unless
     ``compiled`` is False) applies: the same formula, summed in its order, about 15x faster."""
     n, m = len(a), len(b)
-    if a.logvar is None or b.logvar is None:
-        unit_a, unit_b = _unit(a.mean), _unit(b.mean)
-        rows = max(1, max_cells // max(m, 1))
-        for i in range(0, n, rows):
-            yield slice(i, min(i + rows, n)), slice(0, m), unit_a[i:i + rows] @ unit_b.T
-        return
     kernel = _compiled_blocks(a, b, max_cells) if compiled and n * m >= COMPILED_PAIRS else None
     if kernel is not None:
         yield from kernel
