@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-import numpy as np
 
 from probsent.arguments import positive_int
 from probsent.version import __version__

@@ -33,7 +33,6 @@ import numpy as np
 from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.data.vocab import Vocabulary
-from probsent.errors import ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import plain_settings
 from probsent.inference.arrays import gaussian_entropy
