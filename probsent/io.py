@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from probsent.errors import ProbsentError
+from probsent.signals import signals_held
 
 
 @contextmanager
@@ -149,16 +150,19 @@ def _move_if_absent(new: Path, target: Path) -> None:
 
 
 def _replace_directory(new: Path, target: Path) -> None:
-    """Swap ``new`` in for ``target``: the old one is renamed aside first, then removed."""
+    """Swap ``new`` in for ``target``: the old one is renamed aside first, then removed. A stop
+    signal waits for the swap and the removal to finish (:func:`probsent.signals.signals_held`),
+    so an interrupted run never leaves the old version beside the new one."""
     if not target.exists():
         os.replace(new, target)
         return
     old = set_aside(target)
-    if old.exists():
-        shutil.rmtree(old)
-    os.replace(target, old)
-    os.replace(new, target)
-    shutil.rmtree(old, ignore_errors=True)
+    with signals_held():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(target, old)
+        os.replace(new, target)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def set_aside(target: Path) -> Path:

@@ -24,6 +24,8 @@ from typing import Iterator
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 _PR_SET_PDEATHSIG = 1
+_held = 0  # the depth of signals_held blocks in the main thread
+_pending: int | None = None  # a stop signal that arrived inside one, raised at its end
 
 
 class Stopped(KeyboardInterrupt):
@@ -35,9 +37,46 @@ class Stopped(KeyboardInterrupt):
 
 
 def _stop(signum: int, frame: object) -> None:
-    for handled in HANDLED:  # one unwinding: a second signal must not cut the clean-up short
+    global _pending
+    if _held:  # inside a step that must not be cut: stop at its end
+        _pending = _pending or signum
+        return
+    _raise_stop(signum)
+
+
+def _raise_stop(signum: int) -> None:
+    """Ctrl-C as ``KeyboardInterrupt``; SIGTERM or SIGHUP as :class:`Stopped`, after which both
+    are ignored (one unwinding: a second signal must not cut the clean-up short; the handlers
+    come back at the end of :func:`stopping_on_signals`)."""
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt()
+    for handled in HANDLED:
         signal.signal(handled, signal.SIG_IGN)
     raise Stopped(signum)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """A short step that a stop must not cut in two (a directory's rename pair and the removal
+    of its old version): SIGTERM, SIGHUP or Ctrl-C arriving inside it is raised when it ends,
+    as :class:`Stopped` or ``KeyboardInterrupt``. Outside the main thread it does nothing."""
+    global _held, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    own_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own_sigint:
+        signal.signal(signal.SIGINT, _stop)
+    _held += 1
+    try:
+        yield
+    finally:
+        _held -= 1
+        if own_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not _held and _pending is not None:
+        signum, _pending = _pending, None
+        _raise_stop(signum)
 
 
 @contextmanager

@@ -148,3 +148,52 @@ def test_sigterm_ends_training_cleanly(tmp_path, toy_pairs) -> None:
     assert "Traceback" not in err.decode()
     assert not [p for p in out.iterdir() if p.name.endswith((".tmp", ".old"))]
     assert (out / "last").is_dir() and (out / "best").is_dir()
+
+
+def test_a_stop_inside_a_held_step_is_raised_at_its_end() -> None:
+    from probsent.signals import Stopped, signals_held, stopping_on_signals
+
+    done, sigterm_before = [], signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Stopped):
+        with stopping_on_signals():
+            with signals_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler runs here, and must not raise
+                done.append("rest of the step")
+    assert done == ["rest of the step"]
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            done.append("again")
+    assert done[-1] == "again" and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # a Ctrl-C held outside stopping_on_signals leaves SIGTERM's handler as it was
+    assert signal.getsignal(signal.SIGTERM) == sigterm_before
+
+
+def test_a_stop_while_a_directory_is_replaced_leaves_no_old_copy(tmp_path, monkeypatch) -> None:
+    """SIGTERM between the swap and the removal of the old version (where a checkpoint's
+    `.last.old` used to stay behind) waits for the removal."""
+    import shutil
+
+    from probsent import io
+    from probsent.signals import Stopped, stopping_on_signals
+
+    target = tmp_path / "last"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    removing = shutil.rmtree
+
+    def interrupted_rmtree(path, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        return removing(path, *args, **kwargs)
+
+    monkeypatch.setattr(io.shutil, "rmtree", interrupted_rmtree)
+    with pytest.raises(Stopped):
+        with stopping_on_signals():
+            with io.atomic_path(target) as new:
+                new.mkdir()
+                (new / "new.txt").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]
+    assert (target / "new.txt").read_text() == "new"
