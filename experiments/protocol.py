@@ -8,18 +8,16 @@ evaluated and shipped once). Development numbers only: the validation logs of th
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments.paths import RUNS_DIR
 from experiments.plan import Run
+from experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
 
 COMBINE_MARGIN = 0.5  # rule 2: news-dev accuracy points a family's best must gain to join the combination
-SEEDS = (2, 3)  # rule 4: the seeds a selected run is trained again with
-DIAGNOSTICS = ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge",
-               "prior_gradient_share")  # read from a run's last validation
+# rule 4: a selected run is trained again with the seeds ``SEEDS`` (experiments/stage_helpers.py)
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,7 @@ def log_path(round_: Round, name: str) -> Path:
 
 def validation_log(round_: Round, name: str) -> list[dict[str, Any]]:
     """A run's validation records, oldest first."""
-    return [json.loads(line) for line in log_path(round_, name).read_text(encoding="utf-8").splitlines()]
+    return validations(log_path(round_, name))
 
 
 def dev_scores(round_: Round, name: str) -> dict[str, float]:
@@ -86,8 +84,7 @@ def dev_scores(round_: Round, name: str) -> dict[str, float]:
 
 def final_diagnostics(round_: Round, name: str) -> dict[str, float]:
     """The diagnostics of a run's last validation."""
-    last = validation_log(round_, name)[-1]
-    return {k: last[k] for k in DIAGNOSTICS if k in last}
+    return diagnostics(validation_log(round_, name)[-1])
 
 
 def combined_run(round_: Round, combining: Round | None = None) -> Run:
@@ -128,12 +125,6 @@ def select(round_: Round) -> dict[str, str]:
     order = {run.name: i for i, run in enumerate(runs)}
     pick = lambda key: max(scores, key=lambda name: (scores[name][key], -order[name]))  # noqa: E731
     return {"paper": pick("sts17"), "ours": pick("news_dev")}
-
-
-def with_seed(run: Run, seed: int, suffix: str = "", **overrides: object) -> Run:
-    """``run`` again with another seed (and ``overrides``): ``<run><suffix>-seed<N>``."""
-    return Run(f"{run.name}{suffix}-seed{seed}", "recipe", {**run.flags, "seed": seed, **overrides},
-               f"{run.note}; seed {seed}")
 
 
 def by_name(round_: Round, name: str) -> Run:

@@ -24,26 +24,16 @@ import json
 import sys
 
 from experiments.paths import RUNS_DIR
-from experiments.plan import Run
 from experiments.protocol import (Round, combined_run, evaluation_dir, extra_runs, seed_check_runs,
                                   seed_runs)
 from experiments.recipe_records import (finished, write_after_record, write_baselines, write_dev_record,
                                         write_seed_check_record)
 from experiments.rounds import ROUNDS
-from experiments.runner import evaluate, run_probsent
+from experiments.runner import evaluate
+from experiments.stage_helpers import train
 from probsent.io import write_text
 
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")
-
-
-def train(run: Run) -> None:
-    """``probsent train`` of one run into runs/<name> (resumable); a run that diverges keeps its
-    last validations and does not stop the others."""
-    print(run.name, flush=True)
-    try:
-        run_probsent(*run.train_args(f"runs/{run.name}"), log=RUNS_DIR / f"{run.name}.log")
-    except SystemExit as failure:
-        print(failure, flush=True)
 
 
 def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
@@ -66,31 +56,32 @@ def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
 
 
 def run_stage(round_: Round, stage: str) -> str | None:
-    """Run one stage of a round; what it prints, if anything."""
+    """Run one stage of a round; what it prints, if anything. A run that fails to train (one that
+    diverges keeps its last validations) does not stop the others."""
     if stage == "train":
         done = {run.name for r in round_.history[:-1] for run in r.single_changes}
         for run in [round_.reference, *round_.single_changes]:
             if run.name not in done:
-                train(run)
+                train(run, keep_going=True)
     elif stage == "combined":
-        train(combined_run(round_))
+        train(combined_run(round_), keep_going=True)
     elif stage == "select":
         return json.dumps(write_dev_record(round_)["selection"])
     elif stage == "after":
         for run in round_.after:
-            train(run)
+            train(run, keep_going=True)
         write_after_record(round_)
     elif stage == "seed-checks":
         for runs in seed_check_runs(round_).values():
             for run in runs[1:]:
                 if not finished(run.name):  # resumes one cut off; a finished one is left as it is
-                    train(run)
+                    train(run, keep_going=True)
         write_seed_check_record(round_)
     else:
         selection = json.loads((round_.results_dir / "dev.json").read_text(encoding="utf-8"))["selection"]
         if stage == "seeds":
             for run in extra_runs(round_, selection):
-                train(run)
+                train(run, keep_going=True)
         else:
             write_baselines()
             evaluate_selected(round_, selection)

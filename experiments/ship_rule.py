@@ -48,8 +48,10 @@ from typing import Any
 import numpy as np
 
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
-from experiments.plan import PAIRS, Run
+from experiments import stage_helpers
+from experiments.plan import Run
 from experiments.runner import evaluate
+from experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
 from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -61,7 +63,6 @@ SIMILARITY_DIAGNOSTIC = RECORDS / "similarity-diagnostic.json"  # what concat(me
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
 MEASURES = ("news_length_groups", "equal_length", "one_word_explain")
-SEEDS = (2, 3)
 EPOCH_STEPS = 12_631  # one epoch of every pair of the shared file at 100 pairs a step
 EVAL_EVERY = 1000
 
@@ -218,21 +219,13 @@ UNTESTED = [
 ]
 
 
-def with_seed(run: Run, seed: int) -> Run:
-    """The same run with another seed (``<name>-seed<N>``)."""
-    return Run(f"{run.name}-seed{seed}", run.group, {**run.flags, "seed": seed}, run.note)
-
-
 def train(run: Run) -> None:
     """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is), or
     for a rescaled copy of a trained run, write it there."""
-    from experiments.runner import run_probsent
-
-    RUNS_DIR.mkdir(exist_ok=True)
     if "rescale_of" in run.flags:
         rescale(run)
-        return
-    run_probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
+    else:
+        stage_helpers.train(run)
 
 
 def rescale(run: Run) -> None:
@@ -288,14 +281,10 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
     return record
 
 
-DIAGNOSTICS = ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge")
-
-
 def last_diagnostics(run_dir: Path) -> dict[str, float]:
-    """The word-term and loss diagnostics of a run's last validation (``log.jsonl``)."""
-    lines = (run_dir / "log.jsonl").read_text(encoding="utf-8").splitlines()
-    last = json.loads(lines[-1])
-    return {key: last[key] for key in DIAGNOSTICS if key in last} | {"step": last["step"]}
+    """The word-term and loss diagnostics of a run's last validation (``log.jsonl``), and its step."""
+    last = validations(run_dir / "log.jsonl")[-1]
+    return diagnostics(last) | {"step": last["step"]}
 
 
 def term_summary(model: Any) -> dict[str, float]:
