@@ -24,11 +24,11 @@ import json
 import sys
 
 from experiments.paths import RUNS_DIR
-from experiments.protocol import (Round, combined_run, evaluation_dir, extra_runs, seed_check_runs,
+from experiments.protocol import (RecipeRound, combined_run, evaluation_dir, extra_runs, seed_check_runs,
                                   seed_runs)
 from experiments.recipe_records import (finished, write_after_record, write_baselines, write_dev_record,
                                         write_seed_check_record)
-from experiments.rounds import ROUNDS
+from experiments.rounds import RECIPE_ROUNDS
 from experiments.runner import evaluate
 from experiments.stage_helpers import train
 from probsent.io import write_text
@@ -36,7 +36,7 @@ from probsent.io import write_text
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")
 
 
-def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
+def evaluate_selected(round_: RecipeRound, selection: dict[str, str]) -> None:
     """The test sets, once: ``probsent eval`` of each selected run's seeds (the paper's rule:
     best/; ours: best-news/) and of the ablation (best-news/), into <round's results>/<name>/
     (skipped where this or an earlier round evaluated the run)."""
@@ -55,7 +55,7 @@ def evaluate_selected(round_: Round, selection: dict[str, str]) -> None:
             write_text(out / "log.jsonl", (RUNS_DIR / name / "log.jsonl").read_text(encoding="utf-8"))
 
 
-def run_stage(round_: Round, stage: str) -> str | None:
+def run_stage(round_: RecipeRound, stage: str) -> str | None:
     """Run one stage of a round; what it prints, if anything. A run that fails to train (one that
     diverges keeps its last validations) does not stop the others."""
     if stage == "train":
@@ -90,12 +90,12 @@ def run_stage(round_: Round, stage: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--round", type=int, choices=sorted(ROUNDS), default=1, metavar="N",
-                        help=f"the round, 1 to {max(ROUNDS)} (default 1)")
+    parser.add_argument("--round", type=int, choices=sorted(RECIPE_ROUNDS), default=1, metavar="N",
+                        help=f"the round, 1 to {max(RECIPE_ROUNDS)} (default 1)")
     parser.add_argument("--stage", choices=STAGES, default="select", metavar="STAGE",
                         help="one of the stages above (default select)")
     args = parser.parse_args(argv)
-    round_ = ROUNDS[args.round]
+    round_ = RECIPE_ROUNDS[args.round]
     if args.stage == "combined" and not round_.combined_name:
         parser.error(f"round {round_.number} has no combination")
     RUNS_DIR.mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ from typing import Any
 import probsent
 from experiments.paths import REPO, RUNS_DIR, SHIPPED_BEFORE
 from experiments.plan import Run
-from experiments.protocol import (COMBINE_MARGIN, Round, candidates, combined_run, dev_scores, final_diagnostics,
+from experiments.protocol import (COMBINE_MARGIN, RecipeRound, candidates, combined_run, dev_scores, final_diagnostics,
                                   log_path, seed_check_runs, select, shown_runs, validation_log)
 from experiments.table_columns import BASELINES, numbers
 from experiments.word_score_ceiling import news_dev_ceiling
@@ -59,7 +59,7 @@ def finished(name: str) -> bool:
     return path.is_file() and bool(json.loads(path.read_text(encoding="utf-8")).get("finished"))
 
 
-def write_dev_record(round_: Round) -> dict[str, Any]:
+def write_dev_record(round_: RecipeRound) -> dict[str, Any]:
     """<round's results>/dev.json: every candidate's flags, dev numbers and final diagnostics,
     the combination and the two selections, and each candidate's validation log."""
     out = round_.results_dir
@@ -83,20 +83,20 @@ def write_dev_record(round_: Round) -> dict[str, Any]:
     return record
 
 
-def write_after_record(round_: Round) -> None:
+def write_after_record(round_: RecipeRound) -> None:
     """<round's results>/after.json: the dev numbers and final diagnostics of the runs trained
     after the round (outside its selection), and their validation logs."""
     write_json(round_.results_dir / "after.json", [_run_record(round_, run) for run in round_.after])
 
 
-def write_seed_check_record(round_: Round) -> None:
+def write_seed_check_record(round_: RecipeRound) -> None:
     """<round's results>/seed_checks.json: the dev numbers and diagnostics of every seed of the
     round's seed checks (development numbers only; they choose nothing)."""
     write_json(round_.results_dir / "seed_checks.json",
                {name: [_run_record(round_, run) for run in runs] for name, runs in seed_check_runs(round_).items()})
 
 
-def _run_record(round_: Round, run: Run) -> dict[str, Any]:
+def _run_record(round_: RecipeRound, run: Run) -> dict[str, Any]:
     """A run's flags, dev numbers, final diagnostics, steps, the mean word term of each
     frequency-rank band of its ``best/`` model and that model's sentence scale on the STS 2017
     sentences (a development set); its validation log is copied to the round's records."""

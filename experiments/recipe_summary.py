@@ -14,8 +14,9 @@ from typing import Any
 from scipy import stats
 
 from experiments.paths import REPO, RESULTS_DIR
-from experiments.protocol import SEEDS, Round, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
-from experiments.rounds import LATEST, ROUNDS, UNTESTED
+from experiments.protocol import RecipeRound, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
+from experiments.stage_helpers import SEEDS
+from experiments.rounds import LATEST, RECIPE_ROUNDS, UNTESTED
 from experiments.selection import load_json, load_run
 from experiments.table_columns import BASELINES, COLUMNS, DOMAINS, numbers
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
@@ -67,18 +68,18 @@ def _paper_row(label: str) -> str:
 def sections() -> list[str]:
     """The Markdown lines of every round's section."""
     lines: list[str] = []
-    for number in sorted(ROUNDS):
-        lines += ([""] if lines else []) + section(ROUNDS[number])
+    for number in sorted(RECIPE_ROUNDS):
+        lines += ([""] if lines else []) + section(RECIPE_ROUNDS[number])
     return lines
 
 
-def _command(round_: Round, stage: str) -> str:
+def _command(round_: RecipeRound, stage: str) -> str:
     """The command that runs ``stage`` of the round."""
     flag = "" if round_.number == 1 else f" --round {round_.number}"
     return f"python -m experiments.recipe{flag} --stage {stage}"
 
 
-def section(round_: Round) -> list[str]:
+def section(round_: RecipeRound) -> list[str]:
     """The Markdown lines of one round's section (a pointer to the command where nothing is
     evaluated yet)."""
     out = round_.results_dir
@@ -240,7 +241,7 @@ def _across_rounds_lines(dev: dict[str, Any]) -> list[str]:
                "selecting on it works against those pairs." if news < 0 else ".")]
 
 
-def _family_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
+def _family_lines(round_: RecipeRound, dev: dict[str, Any]) -> list[str]:
     """Per family of changes: its members' development accuracy and word-term diagnostics
     against the reference's (what each change moved inside the model)."""
     by_name = {c["name"]: c for c in dev["candidates"]}
@@ -279,7 +280,7 @@ SEED_CHECK_COLUMNS = (
 )
 
 
-def seed_check_values(round_: Round, checks: dict[str, list[dict[str, Any]]]) -> dict[str, list[list[float]]]:
+def seed_check_values(round_: RecipeRound, checks: dict[str, list[dict[str, Any]]]) -> dict[str, list[list[float]]]:
     """Per run of ``round_.seed_checks`` (in the round's order): per column of
     :data:`SEED_CHECK_COLUMNS`, its seeds' values."""
     return {name: [[read(c) for c in checks[name]] for _, read, _ in SEED_CHECK_COLUMNS]
@@ -301,7 +302,7 @@ def seed_check_contrasts(values: dict[str, list[list[float]]]) -> dict[str, dict
     return contrasts
 
 
-def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+def _seed_check_lines(round_: RecipeRound, checks: dict[str, list[dict[str, Any]]] | None) -> list[str]:
     """The seed checks (development numbers of seeds 1-3, mean ± sd), and each run against
     the first of ``round_.seed_checks``: the columns where the means differ by more than
     either run's sd."""
@@ -329,7 +330,7 @@ def _seed_check_lines(round_: Round, checks: dict[str, list[dict[str, Any]]] | N
     return lines
 
 
-def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
+def _after_lines(round_: RecipeRound, dev: dict[str, Any]) -> list[str]:
     """The runs trained after the round's test numbers, outside its selection (after.json)."""
     after = load_json(round_.results_dir / "after.json")
     if not after:
@@ -359,7 +360,7 @@ def _after_lines(round_: Round, dev: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _test_lines(round_: Round, selection: dict[str, str]) -> list[str]:
+def _test_lines(round_: RecipeRound, selection: dict[str, str]) -> list[str]:
     groups = seed_runs(round_, selection)
     entries = {key: [_model_entry(evaluation_dir(round_, n) / "evaluation.json") for n in names]
                for key, names in groups.items()}

@@ -101,15 +101,15 @@ def test_recipe_goals_are_computed_from_the_numbers() -> None:
 
 
 def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
-    """Round 3 adds no combination; both earlier combinations compete; a selected run of an
+    """RecipeRound 3 adds no combination; both earlier combinations compete; a selected run of an
     earlier round is neither trained nor evaluated again (its round's records are used)."""
     from experiments.protocol import candidate_names, candidates, earlier_round_of, evaluation_dir, extra_runs
-    from experiments.rounds import ROUNDS, round_3
+    from experiments.rounds import RECIPE_ROUNDS, round_3
 
-    round_1, round_2, round_3_ = ROUNDS[1], ROUNDS[2], ROUNDS[3]
+    round_1, round_2, round_3_ = RECIPE_ROUNDS[1], RECIPE_ROUNDS[2], RECIPE_ROUNDS[3]
     names = [run.name for run in candidates(round_3_)]
     assert len(names) == len(set(names))
-    for round_ in ROUNDS.values():  # the names read from no log are the candidates' own
+    for round_ in RECIPE_ROUNDS.values():  # the names read from no log are the candidates' own
         assert candidate_names(round_) == [run.name for run in candidates(round_)]
     assert {"r11-combined", "r12-combined"} <= set(names) and not any(n.startswith("r13-combined") for n in names)
     assert {run.name for members in round_3.ROUND.new_families.values() for run in members} <= set(names)
@@ -129,9 +129,9 @@ def test_the_round_files_give_the_recorded_candidates_and_selections() -> None:
     import json
 
     from experiments.protocol import candidates, combined_run, select
-    from experiments.rounds import ROUNDS
+    from experiments.rounds import RECIPE_ROUNDS
 
-    for round_ in ROUNDS.values():
+    for round_ in RECIPE_ROUNDS.values():
         recorded = json.loads((round_.results_dir / "dev.json").read_text(encoding="utf-8"))
         runs = candidates(round_)
         assert [(r.name, r.note) for r in runs] == [(c["name"], c["note"]) for c in recorded["candidates"]]
@@ -205,7 +205,7 @@ def test_band_rows_carry_the_sentence_scale_where_recorded() -> None:
 
 def test_seed_check_contrasts_on_hand_made_records() -> None:
     from experiments.recipe_summary import seed_check_contrasts, seed_check_values
-    from experiments.rounds import ROUNDS
+    from experiments.rounds import RECIPE_ROUNDS
 
     def record(sts: float, news: float, norm: float) -> dict:
         return {"sts17": sts, "news_dev": news, "diagnostics": {"term_count_spearman": 0.5, "frequent_term": -0.1,
@@ -214,7 +214,7 @@ def test_seed_check_contrasts_on_hand_made_records() -> None:
 
     base = [record(0.70, 60.0, 3.0), record(0.72, 62.0, 3.0), record(0.74, 64.0, 3.0)]  # sd 0.02, 2.0, 0
     other = [record(0.75, 60.0, 4.0), record(0.76, 61.0, 4.0), record(0.77, 62.0, 4.0)]  # sd 0.01, 1.0, 0
-    round_ = dataclasses.replace(ROUNDS[1], seed_checks=("base", "other"))
+    round_ = dataclasses.replace(RECIPE_ROUNDS[1], seed_checks=("base", "other"))
     values = seed_check_values(round_, {"other": other, "base": base})  # the round's order, not the file's
     assert list(values) == ["base", "other"] and values["base"][1] == [60.0, 62.0, 64.0]
     contrast = seed_check_contrasts(values)["other"]

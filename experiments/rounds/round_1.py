@@ -1,13 +1,13 @@
-"""Round 1: one change at a time against the paper's recipe (prior weight, rarity
+"""RecipeRound 1: one change at a time against the paper's recipe (prior weight, rarity
 initialization, minimum count, re-mined false negatives, close pairs), and their combination.
 
 Some runs use --false-negatives remine, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
 """
-from experiments.protocol import Round
+from experiments.protocol import RecipeRound
 from experiments.rounds.reference import REFERENCE, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     1, "The recipe study: do WLO's variances learn specificity? (our recipe)",
     "one change at a time against the paper's recipe, and the best of each family combined",
     REFERENCE, {

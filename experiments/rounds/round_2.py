@@ -1,11 +1,11 @@
-"""Round 2: the causes round 1 left untested (mini-batch negatives, mining on the means, a
+"""RecipeRound 2: the causes round 1 left untested (mini-batch negatives, mining on the means, a
 hardness cap, three epochs, no image captions, dense Adam), and a combination of both rounds.
 
 Some runs use --mine-by means and --adam dense, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
 """
 from experiments.plan import TEXT_ONLY
-from experiments.protocol import Round
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_1
 from experiments.rounds.reference import REFERENCE, recipe, records
 
@@ -13,7 +13,7 @@ from experiments.rounds.reference import REFERENCE, recipe, records
 # run again, the bug fixed (the erratum in docs/EXPERIMENTS.md)
 AFTER = (recipe("r12-dense-adam-fixed", "Adam moves every word's row every step (the bug fixed)", adam="dense"),)
 
-ROUND = Round(
+ROUND = RecipeRound(
     2, "The recipe study, round 2: the causes round 1 left untested",
     "mini-batch negatives, mining on the means, a hardness cap, three epochs, no captions, dense Adam",
     REFERENCE, {

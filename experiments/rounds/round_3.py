@@ -1,13 +1,13 @@
-"""Round 3: the loose-then-close curriculum, and the hardness cap with one more change.
+"""RecipeRound 3: the loose-then-close curriculum, and the hardness cap with one more change.
 
 Some runs use --then-min-overlap, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
 """
-from experiments.protocol import Round
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_2
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     3, "The recipe study, round 3: loose then close, and the hardness cap with one more change",
     "the curriculum left untested, and the best-STS change with a vocabulary or rarity change",
     REFERENCE, {

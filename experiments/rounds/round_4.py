@@ -1,9 +1,9 @@
-"""Round 4: the paper's prior on top of the rarity initialization (round 3's best-STS run)."""
-from experiments.protocol import Round
+"""RecipeRound 4: the paper's prior on top of the rarity initialization (round 3's best-STS run)."""
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_3
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     4, "The recipe study, round 4: the prior on top of the rarity initialization",
     "the prior makes frequent words general while the rarity initialization keeps rare words specific",
     REFERENCE, {

@@ -1,9 +1,9 @@
-"""Round 5: rounds 3-4's two best-STS recipes over three epochs."""
-from experiments.protocol import Round
+"""RecipeRound 5: rounds 3-4's two best-STS recipes over three epochs."""
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_4
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     5, "The recipe study, round 5: the best-STS recipes over three epochs",
     "training longer, the one cause left untested for the best-STS recipe",
     REFERENCE, {

@@ -1,14 +1,14 @@
-"""Round 6: a prior on the variances alone (the means left free), so that the margin is met by
+"""RecipeRound 6: a prior on the variances alone (the means left free), so that the margin is met by
 the means and not by shrinking every variance.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
 """
-from experiments.protocol import Round
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_5
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     6, "The recipe study, round 6: a prior on the variances alone",
     "a prior on the variances alone fixes their scale and leaves the margin to the means",
     REFERENCE, {

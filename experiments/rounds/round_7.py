@@ -1,13 +1,13 @@
-"""Round 7: round 6's best-STS run (the prior on the variances alone) over three epochs.
+"""RecipeRound 7: round 6's best-STS run (the prior on the variances alone) over three epochs.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
 """
-from experiments.protocol import Round
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_6
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     7, "The recipe study, round 7: the variance prior over three epochs",
     "the variance prior's STS 2017 was still rising at the end of its one epoch",
     REFERENCE, {

@@ -1,9 +1,9 @@
-"""Round 9: the whole file (round 8's one change that raised news-dev) over three epochs."""
-from experiments.protocol import Round
+"""RecipeRound 9: the whole file (round 8's one change that raised news-dev) over three epochs."""
+from experiments.protocol import RecipeRound
 from experiments.rounds import round_8
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
-ROUND = Round(
+ROUND = RecipeRound(
     9, "The recipe study, round 9: the whole file over three epochs",
     "more data raised news-dev and three epochs raised STS 2017: both at once",
     REFERENCE, {
