@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 
 
-from experiments.ship_rule import (MEASURES, PREVIOUSLY_SHIPPED, RECORDS, ROUNDS, SEEDS, SHIPPED_ROWS,
-                                   SIMILARITY_DIAGNOSTIC, STS17_FLOOR,
-                                   STSB_DEV_FLOOR, UNTESTED)
+from experiments.design_rounds import DESIGN_ROUNDS, UNTESTED
+from experiments.ship_rule import (DIAGNOSTIC_RECORDS, MEASURES, PREVIOUSLY_SHIPPED, RECORDS, SHIPPED_ROWS,
+                                   SIMILARITY_DIAGNOSTIC, STS17_FLOOR, STSB_DEV_FLOOR)
 from experiments.recipe_summary import mean_sd
+from experiments.stage_helpers import SEEDS
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
-# The commit that fixed each round's rule and candidates, before any of its runs (see git log).
-PROTOCOL_COMMITS = {1: "d1c26bf", 2: "e13af53", 3: "48ff495", 4: "eb28657"}
 DOMAINS = ("news", "twitter", "yelp", "movie")
 
 
@@ -149,17 +148,17 @@ def render() -> str:
            "that pass, the highest mean of three measures that counting words cannot raise: accuracy within "
            "length groups on the cleaned news training rows, the equal-length pairs and the one-word explain set "
            "(`probsent/evaluation/length_controlled.py`, sets in `probsent/evaluation/data/`).", ""]
-    every_run = {name: run for number in ROUNDS for name, run in
+    every_run = {name: run for number in DESIGN_ROUNDS for name, run in
                  ((_read(RECORDS / f"round{number}.json") or {}).get("runs", {})).items()}
-    for number, round_ in ROUNDS.items():
+    for number, round_ in DESIGN_ROUNDS.items():
         record = _read(RECORDS / f"round{number}.json")
         if record is None or shipped is None:
             continue
-        out += [f"### Design round {number}", "", f"Protocol commit `{PROTOCOL_COMMITS[number]}` (rule, sets and "
+        out += [f"### Design round {number}", "", f"Protocol commit `{round_.protocol_commit}` (rule, sets and "
                 f"candidates, before any run). Hypothesis: {round_.hypothesis}", "",
                 *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
                 *[f"Note: {note}" for note in round_.record_notes], *([""] if round_.record_notes else []),
-                *diagnostic_lines(_read(round_.diagnostic) if round_.diagnostic else None),
+                *diagnostic_lines(_read(DIAGNOSTIC_RECORDS[round_.diagnostic]) if round_.diagnostic else None),
                 "Development numbers (seed 1; the rule's measures in %):", "", *dev_table(record["runs"], shipped), ""]
         out += contrast_lines(every_run, round_.compared()) + [""]
         if record.get("finalists"):
@@ -178,13 +177,20 @@ def render() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def diagnostic_command(stage: str) -> str:
+    """The command that writes a diagnostic stage's record: with the last design round whose data
+    file names runs for that stage."""
+    number = max(n for n, round_ in DESIGN_ROUNDS.items() if stage in round_.diagnostic_runs)
+    return f"python -m experiments.ship_rule --round {number} --stage {stage}"
+
+
 def similarity_lines(record: dict[str, Any] | None) -> list[str]:
     """What the paper's similarity read-out, the cosine of concat(mean, var), is made of, per run
     (STS Benchmark dev, development only)."""
     if record is None:
         return []
     lines = ["### What concat(mean, var) is made of", "",
-             "`python -m experiments.ship_rule --round 4 --stage similarity` (STS Benchmark dev, Pearson x100; the "
+             f"`{diagnostic_command('similarity')}` (STS Benchmark dev, Pearson x100; the "
              "variance share is the median share of the variance half in the norm of concat(mean, var); the last "
              "columns are the model's own similarity, log N(0; mu1 - mu2, S1 + S2) (what `similarity()` returned then; "
              "now `measure=\"expected_inner_product\"`), and "
@@ -208,7 +214,7 @@ def diagnostic_lines(record: dict[str, Any] | None) -> list[str]:
     three measures with a model's own entropy terms, the words' rarity alone, and their sum."""
     if record is None:
         return []
-    lines = [f"The diagnostic behind it (`python -m experiments.ship_rule --round 3 --stage rarity`; development "
+    lines = [f"The diagnostic behind it (`{diagnostic_command('rarity')}`; development "
              f"sets only): the entropy terms of `{record['model']}` replaced by {record['rarity_weight']} x (log "
              "training count - the average token's):", "",
              "| entropy terms | " + " | ".join(MEASURES) + " |", "|" + "---|" * (len(MEASURES) + 1)]

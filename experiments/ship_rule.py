@@ -1,4 +1,9 @@
-"""The ship rule and the design rounds that compete under it (committed before any of their runs).
+"""The ship rule, under which the design rounds compete (each committed before any of its runs).
+
+The design rounds are data, one file each: ``experiments/design_rounds/design_<N>.py`` (a
+``DesignRound``: hypothesis, candidates, notes, contrasts, diagnostic runs, ablation, the number
+that chooses). This module is the rule (floors, score, finalists, choice, ship) and the stages
+that run a round through it; it names no run.
 
 The design rounds' runs that resample the mixture (--resample-like, --resample-pairs) use
 settings that left ``probsent train`` after the study (issue 35): they are reproduced at the
@@ -25,7 +30,8 @@ development sets only (the test sets are evaluated once, after the choice):
    says in its pre-registration which development number chooses instead.
 
     python -m experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
-    python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only)
+    python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only;
+                                                               # the runs its data file names)
     python -m experiments.ship_rule --round 4 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
     python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
     python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
@@ -41,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +54,8 @@ import numpy as np
 
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments import stage_helpers
+from experiments.design_round import DesignRound
+from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
 from experiments.plan import Run
 from experiments.runner import evaluate
 from experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
@@ -57,168 +64,15 @@ from probsent.io import write_json
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
 SHIPPED_ROWS = RECORDS / "shipped-rows.json"  # the shipped model's entropy and P(specific) on the test sets
-RARITY_DIAGNOSTIC = RECORDS / "rarity-diagnostic.json"  # d1-base's terms against the words' rarity (dev only)
+RARITY_DIAGNOSTIC = RECORDS / "rarity-diagnostic.json"  # a run's terms against the words' rarity (dev only)
 SIMILARITY_DIAGNOSTIC = RECORDS / "similarity-diagnostic.json"  # what concat(mean, var) is made of (dev only)
+# the diagnostic stages (development sets only) and their records; each reads the runs the
+# round's data file names for it (``DesignRound.diagnostic_runs``)
+DIAGNOSTIC_RECORDS = {"rarity": RARITY_DIAGNOSTIC, "similarity": SIMILARITY_DIAGNOSTIC}
 
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
 MEASURES = ("news_length_groups", "equal_length", "one_word_explain")
-EPOCH_STEPS = 12_631  # one epoch of every pair of the shared file at 100 pairs a step
-EVAL_EVERY = 1000
-
-# The full-vocabulary recipe the design changes start from: every pair of the shared file,
-# no negative scoring above its partner, entropy terms started from the words' rarity.
-BASE = {"model": "wlo", "hardness_cap": 0.0, "rarity_init": 0.3, "max_steps": None,
-        "eval_every": EVAL_EVERY}
-
-
-def _run(name: str, note: str, **overrides: object) -> Run:
-    return Run(name, "design", {**BASE, **overrides}, note)
-
-
-def _rescaled(name: str, source: str, start_variance: float) -> Run:
-    """A copy of the trained run ``source`` (its seed-1 run; seeds 2-3 take its seeds 2-3) written
-    with another start variance (``probsent export --start-variance``): no training."""
-    return Run(name, "design", {"rescale_of": source, "start_variance": start_variance},
-               f"`{source}`'s models written with z_0 ~ N(0, {start_variance:g} I): means x {start_variance ** 0.5:g}, "
-               f"variances x {start_variance:g}")
-
-
-@dataclass(frozen=True)
-class Round:
-    """One pre-registered design round: its hypothesis and its candidates (seed 1)."""
-
-    number: int
-    hypothesis: str
-    candidates: list[Run] = field(default_factory=list)
-    record_notes: list[str] = field(default_factory=list)  # how the runs were made, added after them
-    # (candidate, the run it is compared with); default: every candidate against the first
-    contrasts: list[tuple[str, str]] = field(default_factory=list)
-    diagnostic: Path | None = None  # a development-only record the hypothesis quotes
-    # the run without the round's change (seed 1 in an earlier round's record): its seeds 2-3
-    # (``--stage ablation``) put the winner's contrast on three seeds; they choose nothing
-    ablation: str | None = None
-    # the development number that chooses among the finalists (the rule's ``score`` unless a
-    # round's change cannot move it), and whether every candidate is a finalist (a round whose
-    # candidates are rescaled copies of trained runs: their seeds cost no training)
-    choose_by: str = "score"
-    every_candidate_final: bool = False
-
-    def compared(self) -> list[tuple[str, str]]:
-        """The (candidate, reference) pairs the report contrasts."""
-        first = self.candidates[0].name
-        return self.contrasts or [(run.name, first) for run in self.candidates[1:]]
-
-
-ROUNDS = {
-    1: Round(1, "The shared pairs are mostly loose captions or long, close Bible versions; ParaNMT's pairs "
-                "(median overlap 0.44, 10 tokens) sit between. Resampled to ParaNMT's overlap x length shape, "
-                "a pair's partner shares enough words for a specific word to be rewarded, and few enough "
-                "that the margin is not met by shrinking every variance: frequent words' terms move toward "
-                "0 and rare words' terms track rarity more closely (diagnostics: the frequent-word term, "
-                "Spearman(term, log count), the active hinge share).",
-             [_run("d1-base", "one epoch of every pair (the reference of this round)"),
-              _run("d1-paranmt-shape", "the mixture resampled to the ParaNMT sample's overlap x length shape "
-                                       "(150,000 asked, 112,839 kept), trained for one epoch's steps",
-                   resample_like="../shared/data/paranmt-sample", resample_pairs=150_000, epochs=12,
-                   max_steps=EPOCH_STEPS),
-              _run("d1-base-epoch2", "two epochs of every pair", epochs=2)],
-             ["`d1-base-epoch2` was trained by resuming a copy of the finished `d1-base` checkpoint with "
-              "`--epochs 2` (its first epoch is d1-base's, the same seed and data order); its validations "
-              "after the first epoch fall at steps 13,631, 14,631, ... instead of 13,000, 14,000, ...",
-              "Seeds 2 and 3 of `d1-base` were started before its development numbers and stopped once it "
-              "missed a floor; they are not used."]),
-    # Committed after the development numbers of d1-base and d1-paranmt-shape (seed 1), before
-    # any of d1-base-epoch2's and before any run of this round; no test number seen.
-    2: Round(2, "Round 1: both finished candidates miss the equal-length floor (68.3 and 77.8 against 81.0); "
-                "the resampled mixture raised it by 9.5 points, and in both runs the words' terms lost most of "
-                "their rarity ordering over training (Spearman(term, log count) 0.30 and 0.20 at the end). The "
-                "model shipped before scores 81.0 by one mechanism: every rare word shares one trained <unk> "
-                "term, seen in almost every batch, that learns how specific 'a rare word' is. With --min-count "
-                "20 the words seen fewer than 20 times share that term while every other word keeps its own "
-                "entry (the vocabulary floor counts the words training kept). Prediction: equal-length and "
-                "shorter-specific rise; one-word explain may fall where the marked word is rarer than 20.",
-             [_run("d2-paranmt-shape-mincount20", "d1-paranmt-shape with words seen < 20 times as <unk>",
-                   resample_like="../shared/data/paranmt-sample", resample_pairs=150_000, epochs=12,
-                   max_steps=EPOCH_STEPS, min_count=20),
-              _run("d2-base-mincount20", "d1-base with words seen < 20 times as <unk> (the ablation of the "
-                                         "resampling)", min_count=20)],
-             contrasts=[("d2-paranmt-shape-mincount20", "d1-paranmt-shape"), ("d2-base-mincount20", "d1-base")]),
-    # Committed after rounds 1-2's development numbers and a development-only diagnostic (the
-    # entropy terms of d1-base replaced by the words' rarity), before any run of this round; no
-    # test number seen.
-    3: Round(3, "Rounds 1-2: every candidate misses the equal-length floor, and training washes the rarity "
-                "ordering out of the entropy terms (Spearman(term, log count) 0.09-0.31 at the end, from about "
-                "1 at the --rarity-init start). A development-only diagnostic: with d1-base's terms replaced by "
-                "0.3 x (log count - average) the equal-length pairs score 100.0, the one-word explain set 82.3 and "
-                "the news length groups 66.5 (d1-base: 68.3, 30.6, 65.2); d1-base's terms plus that rarity score "
-                "100.0, 62.9 and 67.3. So what the pairs teach the terms costs the rarity signal the development "
-                "sets reward. --rarity-anchor (a named loss option, off in the paper's runs) adds X/2 (T_w - t_w)^2 "
-                "per pair for each word of a step, pulling its term T_w toward its rarity start t_w, while the "
-                "margin loss moves it where the pairs demand. Prediction: Spearman(term, log count) stays high and "
-                "the equal-length pairs and one-word explain rise with X; the STS floors may fall at large X "
-                "(the variances lose freedom). The ablation is d1-base (X = 0).",
-             [_run(f"d3-anchor{weight}", f"d1-base with --rarity-anchor {weight}", rarity_anchor=weight)
-              for weight in (0.1, 1.0, 10.0)],
-             ["The ablation's seeds 2 and 3 (`d1-base-seed2`, `d1-base-seed3`, `--stage ablation`) were trained "
-              "after the round's test stage, to put the contrast between the winner and no anchor on three seeds; "
-              "they choose nothing."],
-             contrasts=[(f"d3-anchor{weight}", "d1-base") for weight in (0.1, 1.0, 10.0)],
-             diagnostic=RARITY_DIAGNOSTIC, ablation="d1-base"),
-    # Beyond the issue's three rounds, started after round 3's test numbers were seen (its STS-B
-    # test concat, 51.4 +- 0.1, missed the 55 the issue asks of the shipped model); committed after
-    # a development-only diagnostic (STS-B dev, the rescaled round-3 winner) and before this round's
-    # records. d4-start1 is round 3's winner, whose test numbers (its means' STS-B test cosine among
-    # them) were seen; no test number of the rescaled candidates was.
-    4: Round(4, "The paper's similarity read-out, the cosine of concat(mean, var), adds vectors in two units "
-                "(z and z^2), and training does not fix the unit: scaling every mean by c and every variance by "
-                "c^2 (z_0 ~ N(0, c^2 I), every B_w times c) moves each pair's log N(0; mu1 - mu2, S1 + S2) and each "
-                "entropy by one constant and leaves the KL between sentences as it is, so the margin loss, the "
-                "mining, the entropy ranking, explain and the rule's three measures cannot see it; only the "
-                "prior (lambda = 1e-4) does. At the paper's N(0, I) the variance half holds 0.88 of round 3's "
-                "winner's concatenation (its variances alone score 44.4 on STS-B dev, its means 69.4). A "
-                "development-only diagnostic on that model (means x c alone, the variances kept) gave 65.3, 67.7, "
-                "68.5 and 69.2 at c = 2, 3, 4 and 8. Prediction: STS-B dev concat rises as the start variance "
-                "falls, toward the means' own score, while every other development number stays where it is "
-                "(the rule's score is recorded to show it). Choice: every candidate's three seeds are rescaled "
-                "copies of d3-anchor1.0's three seeds; among those whose seeds all pass the floors, the highest "
-                "3-seed mean of STS-B dev concat. The ablation is the start variance 1 (round 3's winner as it is).",
-             [_rescaled(f"d4-start{value:g}", "d3-anchor1.0", value) for value in (1.0, 0.5, 0.25, 0.0625, 0.015625)],
-             ["This round goes beyond the three design rounds the issue allowed, and it was set up after round 3's "
-              "test numbers had been seen: round 3's winner missed the 55 asked of the shipped model's STS-B test "
-              "concat (round 3's test table above). Choosing by STS-B dev concat is a rule added then, for this "
-              "round only; the rule's floors and score are unchanged, and the test sets were evaluated once, after "
-              "the choice. Round 3's test table also showed the means' own STS-B test cosine, which the "
-              "concatenation approaches as the start variance falls (the prediction above), so this round's test "
-              "result could be foreseen from a number already seen.",
-              "The hypothesis quotes a one-off development diagnostic (means x c, variances kept). The cosine "
-              "ignores a common scale, so c = 2, 4 and 8 are exactly the candidates S = 1/4, 1/16 and 1/64, "
-              "recomputed in the records below; c = 3 is not a candidate and has no record.",
-              "No candidate was trained: `--stage dev` and `--stage seeds` write round 3's winner's three seeds with "
-              "each start variance (`probsent export --start-variance`), so the rule's measures, STS 2017 and the "
-              "diagnostics are the same for every candidate, as predicted, and only the concatenation moves.",
-              "At the chosen unit the variance half holds the smallest share of the concatenation's norm of the "
-              "candidates, and the concatenation scores about what the means alone score (the table below): the "
-              "anchored variances, which follow word rarity, add little to this read-out at any unit."],
-             contrasts=[(f"d4-start{value:g}", "d4-start1") for value in (0.5, 0.25, 0.0625, 0.015625)],
-             choose_by="stsb_dev_concat", every_candidate_final=True),
-}
-
-
-# Design changes the rounds have not tried yet, in the order the diagnostics suggest them.
-UNTESTED = [
-    "a similarity() that the anchored variances do not sway: the model's own similarity, log N(0; mu1 - mu2, "
-    "S1 + S2), fell with the anchor and no unit changes it (round 4; the table above); its distance part, which "
-    "divides each dimension's squared gap by S1 + S2, fell most, so rarity-sized variances stretch the gaps of "
-    "rare words: a similarity whose distance is not weighed by the rarity-anchored variances is the next design "
-    "to test in training (variances split into a rarity part and a similarity part); at inference, similarity()'s "
-    "default is now the means' cosine, chosen by its own pre-registered rule (the shipped model's section above)",
-    "per-word noise, z_i = A_i (z_{i-1} + B_i + e_i), or a variance coupled to the translation B_w (a new model file)",
-    "the direction inside the simplification pairs as a hinge on the two entropies",
-    "the resampled mixture with an untrained-<unk> ablation, to separate the shape from the smaller vocabulary",
-]
-
-
 def train(run: Run) -> None:
     """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is), or
     for a rescaled copy of a trained run, write it there."""
@@ -364,6 +218,24 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
             "variance_share": float(np.median(share))}
 
 
+def diagnostic_record(round_: DesignRound, stage: str) -> dict[str, Any]:
+    """The record of a diagnostic stage (development sets only) for the runs ``round_`` names for
+    it: ``rarity``, one run's entropy terms against the words' rarity (its ``--rarity-init``
+    weight); ``similarity``, what concat(mean, var) is made of, per run."""
+    names = round_.diagnostic_runs.get(stage)
+    if not names:
+        raise SystemExit(f"design round {round_.number} names no runs for --stage {stage} "
+                         f"(diagnostic_runs in experiments/design_rounds/design_{round_.number}.py)")
+    if stage == "similarity":
+        return {name: similarity_diagnostic(RUNS_DIR / name / "best") for name in names}
+    if len(names) != 1:
+        raise SystemExit(f"design round {round_.number}: --stage rarity reads one run, not {len(names)}")
+    run = design_run_named(names[0])
+    weight = float(run.flags["rarity_init"])
+    return {"model": f"runs/{run.name}/best", "rarity_weight": weight,
+            "measures": rarity_diagnostic(RUNS_DIR / run.name / "best", weight)}
+
+
 def floors(record: dict[str, Any], shipped_equal_length: float, trained_vocabulary: int) -> list[str]:
     """The floors a candidate misses (empty: it may ship)."""
     missed = []
@@ -423,7 +295,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
             "stsb_test_means": 100.0 * pearson(similarities["cosine_mean"], stsb.scores)}
 
 
-def write_test_record(round_: Round, record: dict[str, Any]) -> dict[str, Any]:
+def write_test_record(round_: DesignRound, record: dict[str, Any]) -> dict[str, Any]:
     """The test sets, once, after the choice: the winner's three seeds, and Length."""
     from probsent.evaluation.baselines import LengthScorer
 
@@ -490,35 +362,29 @@ def write_shipped_rows() -> dict[str, Any]:
 def reproduce_shipped() -> None:
     """Every design round again, in order (dev, seeds, select; runs already trained are kept),
     then the test sets and the shipping of the last round's winner, if a round has one."""
-    for number in sorted(ROUNDS):
+    for number in sorted(DESIGN_ROUNDS):
         for stage in ("dev", "seeds", "select"):
             main(["--round", str(number), "--stage", stage])
-    chosen = [n for n in sorted(ROUNDS) if json.loads((RECORDS / f"round{n}.json").read_text(encoding="utf-8"))
+    chosen = [n for n in sorted(DESIGN_ROUNDS) if json.loads((RECORDS / f"round{n}.json").read_text(encoding="utf-8"))
               .get("winner")]
     if chosen:
         for stage in ("test", "ship"):
             main(["--round", str(chosen[-1]), "--stage", stage])
-    for number in sorted(ROUNDS):  # the ablations' seeds, which choose nothing
-        if ROUNDS[number].ablation is not None:
+    for number in sorted(DESIGN_ROUNDS):  # the ablations' seeds, which choose nothing
+        if DESIGN_ROUNDS[number].ablation is not None:
             main(["--round", str(number), "--stage", "ablation"])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
-    parser.add_argument("--stage", choices=("reference", "rarity", "similarity", "dev", "seeds", "select", "test",
+    parser.add_argument("--round", type=int, choices=sorted(DESIGN_ROUNDS), required=True)
+    parser.add_argument("--stage", choices=("reference", *DIAGNOSTIC_RECORDS, "dev", "seeds", "select", "test",
                                             "ship", "shipped-rows", "ablation"), required=True)
     args = parser.parse_args(argv)
-    if args.stage == "similarity":  # after round 3: what concat(mean, var) is made of, before and after the anchor
-        rescaled = [run.name for run in ROUNDS[4].candidates[1:]]  # round 4: the unit of the winner's copies
-        record = {run: similarity_diagnostic(RUNS_DIR / run / "best") for run in ("d1-base", "d3-anchor1.0", *rescaled)}
-        write_json(SIMILARITY_DIAGNOSTIC, record)
-        print(json.dumps(record, indent=1))
-        return 0
-    if args.stage == "rarity":  # round 3's diagnostic: d1-base's terms against the words' rarity
-        record = {"model": "runs/d1-base/best", "rarity_weight": BASE["rarity_init"],
-                  "measures": rarity_diagnostic(RUNS_DIR / "d1-base" / "best", BASE["rarity_init"])}
-        write_json(RARITY_DIAGNOSTIC, record)
+    round_ = DESIGN_ROUNDS[args.round]
+    if args.stage in DIAGNOSTIC_RECORDS:  # development only: the runs the round's data file names
+        record = diagnostic_record(round_, args.stage)
+        write_json(DIAGNOSTIC_RECORDS[args.stage], record)
         print(json.dumps(record, indent=1))
         return 0
     if args.stage == "shipped-rows":  # the shipped model, calibrated (score-only): both test rows
@@ -528,7 +394,6 @@ def main(argv: list[str] | None = None) -> int:
         write_json(PREVIOUSLY_SHIPPED, dev_measures(SHIPPED))
         print(PREVIOUSLY_SHIPPED.read_text(encoding="utf-8"))
         return 0
-    round_ = ROUNDS[args.round]
     record_path = RECORDS / f"round{round_.number}.json"
     shipped = json.loads(PREVIOUSLY_SHIPPED.read_text(encoding="utf-8"))
     record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {"runs": {}}
@@ -551,8 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage == "ablation":  # seeds 2-3 of the run without the round's change, apart from the candidates
         if round_.ablation is None:
             raise SystemExit(f"round {round_.number} names no ablation run")
-        reference = next(r for other in ROUNDS.values() for r in other.candidates if r.name == round_.ablation)
-        runs = [with_seed(reference, s) for s in SEEDS]
+        runs = [with_seed(design_run_named(round_.ablation), s) for s in SEEDS]
         measured_runs = record.setdefault("ablation", {})
     for run in runs:
         train(run)

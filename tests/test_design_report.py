@@ -2,7 +2,7 @@
 import json
 
 from experiments import design_report as dr
-from experiments import ship_rule as sr
+from experiments.design_rounds import DESIGN_ROUNDS
 
 
 def _dev(score, **more):
@@ -18,7 +18,7 @@ def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
     monkeypatch.setattr(dr, "SHIPPED_ROWS", tmp_path / "shipped-rows.json")
     (tmp_path / "shipped.json").write_text(json.dumps({k: v for k, v in _dev(49.6).items()
                                                        if k not in ("missed", "diagnostics")} | {"sts17": float("nan")}))
-    base = sr.ROUNDS[1].candidates[0].name
+    base = DESIGN_ROUNDS[1].candidates[0].name
     runs = {base: _dev(61.0), f"{base}-seed2": _dev(63.0), f"{base}-seed3": _dev(65.0),
             "other": _dev(50.0, missed=["STS 2017 0.600 < 0.7"])}
     (tmp_path / "round1.json").write_text(json.dumps({"runs": runs, "finalists": [base], "winner": base}))

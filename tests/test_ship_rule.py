@@ -1,5 +1,11 @@
-"""The ship rule's floors and choice, on hand-made development records."""
+"""The ship rule's floors and choice, on hand-made development records, and its stages."""
+import json
+
+import pytest
+
 from experiments import ship_rule as sr
+from experiments.design_rounds import DESIGN_ROUNDS
+from experiments.stage_helpers import with_seed
 
 
 def record(score, sts17=0.75, stsb=60.0, equal=85.0, vocabulary=1000, missed=None):
@@ -44,23 +50,46 @@ def test_a_round_may_choose_by_another_development_number():
 
 
 def test_seed_runs_change_only_the_seed_and_name():
-    base = sr.ROUNDS[1].candidates[0]
-    seeded = sr.with_seed(base, 2)
+    base = DESIGN_ROUNDS[1].candidates[0]
+    seeded = with_seed(base, 2)
     assert seeded.name == f"{base.name}-seed2" and seeded.flags == {**base.flags, "seed": 2}
 
 
 def test_reproducing_runs_every_round_then_tests_and_ships_the_last_winner(tmp_path, monkeypatch):
-    import json
-
     calls = []
     monkeypatch.setattr(sr, "RECORDS", tmp_path)
     monkeypatch.setattr(sr, "main", lambda argv: calls.append(tuple(argv[1::2])))
-    for number in sr.ROUNDS:  # only the last round has a winner
-        winner = "d-last" if number == max(sr.ROUNDS) else None
+    for number in DESIGN_ROUNDS:  # only the last round has a winner
+        winner = "d-last" if number == max(DESIGN_ROUNDS) else None
         (tmp_path / f"round{number}.json").write_text(json.dumps({"runs": {}, "winner": winner}))
     sr.reproduce_shipped()
-    rounds = [str(n) for n in sorted(sr.ROUNDS)]
+    rounds = [str(n) for n in sorted(DESIGN_ROUNDS)]
     expected = [(n, stage) for n in rounds for stage in ("dev", "seeds", "select")]
-    ablations = [(str(n), "ablation") for n in sorted(sr.ROUNDS) if sr.ROUNDS[n].ablation is not None]
+    ablations = [(str(n), "ablation") for n in sorted(DESIGN_ROUNDS) if DESIGN_ROUNDS[n].ablation is not None]
     assert ablations  # round 3's
     assert calls == expected + [(rounds[-1], "test"), (rounds[-1], "ship")] + ablations
+
+
+def test_a_diagnostic_stage_reads_the_runs_the_rounds_data_file_names(tmp_path, monkeypatch, capsys):
+    read = []
+    monkeypatch.setattr(sr, "DIAGNOSTIC_RECORDS", {"rarity": tmp_path / "rarity.json",
+                                                   "similarity": tmp_path / "similarity.json"})
+    monkeypatch.setattr(sr, "similarity_diagnostic", lambda model_dir: read.append(model_dir) or {"concat": 1.0})
+    monkeypatch.setattr(sr, "rarity_diagnostic", lambda model_dir, weight: read.append((model_dir, weight)) or {})
+    named = {number: round_.diagnostic_runs for number, round_ in DESIGN_ROUNDS.items() if round_.diagnostic_runs}
+    assert named  # rounds 3 and 4 name theirs
+    for number, runs in named.items():
+        for stage, names in runs.items():
+            read.clear()
+            assert sr.main(["--round", str(number), "--stage", stage]) == 0
+            record = json.loads((tmp_path / f"{stage}.json").read_text())
+            if stage == "similarity":
+                assert sorted(record) == sorted(names) and [p.parent.name for p in read] == list(names)
+            else:  # one run, at the rarity weight it was started from
+                (model_dir, weight), = read
+                assert record["model"] == f"runs/{names[0]}/best" == f"runs/{model_dir.parent.name}/best"
+                assert weight == record["rarity_weight"] == sr.design_run_named(names[0]).flags["rarity_init"]
+    capsys.readouterr()
+    without = min(n for n, round_ in DESIGN_ROUNDS.items() if "similarity" not in round_.diagnostic_runs)
+    with pytest.raises(SystemExit, match=f"design round {without} names no runs for --stage similarity"):
+        sr.main(["--round", str(without), "--stage", "similarity"])
