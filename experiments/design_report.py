@@ -19,7 +19,7 @@ from experiments.design_rounds import DESIGN_ROUNDS, UNTESTED
 from experiments.ship_rule import (DIAGNOSTIC_RECORDS, MEASURES, PREVIOUSLY_SHIPPED, RECORDS, SHIPPED_ROWS,
                                    SIMILARITY_DIAGNOSTIC, STS17_FLOOR, STSB_DEV_FLOOR)
 from experiments.recipe_summary import mean_sd
-from experiments.stage_helpers import SEEDS
+from experiments.stage_helpers import SEEDS, seed_name
 from probsent.evaluation.paper import CITATION, TABLE2, TABLE8_STSB
 
 DOMAINS = ("news", "twitter", "yelp", "movie")
@@ -57,7 +57,7 @@ def seed_table(record: dict[str, Any]) -> list[str]:
     lines = ["| finalist | " + " | ".join(MEASURES) + " | score | STS17 | STS-B dev concat | all seeds pass |",
              "|" + "---|" * (len(MEASURES) + 5)]
     for name in record.get("finalists", []):
-        runs = [record["runs"].get(n) for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
+        runs = [record["runs"].get(n) for n in [name, *(seed_name(name, s) for s in SEEDS)]]
         if any(r is None for r in runs):
             continue
         cells = [mean_sd([r[m] for r in runs]) for m in (*MEASURES, "score")]
@@ -94,10 +94,10 @@ def ablation_lines(record: dict[str, Any], every_run: dict[str, dict[str, Any]],
     winner, seeds = record.get("winner"), record.get("ablation", {})
     if not winner or ablation is None or ablation not in every_run:
         return []
-    without = [every_run[ablation], *(seeds.get(f"{ablation}-seed{s}") for s in SEEDS)]
+    without = [every_run[ablation], *(seeds.get(seed_name(ablation, s)) for s in SEEDS)]
     if any(r is None for r in without):
         return []
-    with_change = [record["runs"][n] for n in [winner, *(f"{winner}-seed{s}" for s in SEEDS)]]
+    with_change = [record["runs"][n] for n in [winner, *(seed_name(winner, s) for s in SEEDS)]]
     lines = ["The winner against the same recipe without the round's change, seeds 1-3 (mean ± sd; "
              "`--stage ablation`; development sets):", "",
              "| run | " + " | ".join(ABLATION_COLUMNS) + " | Spearman(term, log count) |",
@@ -281,7 +281,7 @@ def winner_sentence(record: dict[str, Any], key: str = "score") -> str:
     if winner is None:
         return "No finalist passed every floor on all three seeds: this round ships nothing."
     runs = record["runs"]
-    seed_runs = {name: [runs[n] for n in [name, *(f"{name}-seed{s}" for s in SEEDS)]]
+    seed_runs = {name: [runs[n] for n in [name, *(seed_name(name, s) for s in SEEDS)]]
                  for name in record["finalists"]}
     # the finalists the rule compared: those whose every seed passes the floors
     seed_scores = {name: [r[key] for r in found] for name, found in seed_runs.items()

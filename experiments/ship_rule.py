@@ -58,7 +58,7 @@ from experiments.design_round import DesignRound
 from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
 from experiments.plan import Run
 from experiments.runner import evaluate
-from experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
+from experiments.stage_helpers import SEEDS, diagnostics, seed_name, validations, with_seed
 from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -299,9 +299,9 @@ def write_test_record(round_: DesignRound, record: dict[str, Any]) -> dict[str, 
     """The test sets, once, after the choice: the winner's three seeds, and Length."""
     from probsent.evaluation.baselines import LengthScorer
 
-    winner = next(r for r in round_.candidates if r.name == record["winner"])
-    names = [winner.name, *(with_seed(winner, s).name for s in SEEDS)]
-    tested = {"winner": winner.name, "runs": {name: test_measures(RUNS_DIR / name / "best") for name in names},
+    winner = record["winner"]
+    names = [winner, *(seed_name(winner, s) for s in SEEDS)]
+    tested = {"winner": winner, "runs": {name: test_measures(RUNS_DIR / name / "best") for name in names},
               "length": specificity_row(LengthScorer())}
     write_json(RECORDS / f"round{round_.number}-test.json", tested)
     return tested
@@ -429,8 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json(record_path, record)
         print(run.name, json.dumps(measured), flush=True)
     if args.stage == "select":
-        seeds = {name: [with_seed(r, s).name for r in round_.candidates if r.name == name for s in SEEDS]
-                 for name in record["finalists"]}
+        seeds = {name: [seed_name(name, s) for s in SEEDS] for name in record["finalists"]}
         missing = [run for runs_of in seeds.values() for run in runs_of if run not in record["runs"]]
         if missing:
             raise SystemExit(f"{record_path}: no record of {', '.join(missing)} (run --stage seeds first)")
