@@ -53,12 +53,11 @@ from typing import Any
 import numpy as np
 
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
-from experiments import stage_helpers
 from experiments.design_round import DesignRound
 from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
 from experiments.plan import Run
 from experiments.runner import evaluate
-from experiments.stage_helpers import SEEDS, diagnostics, seed_name, validations, with_seed
+from experiments.stage_helpers import SEEDS, diagnostics, seed_name, train as train_run, validations, with_seed
 from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -73,13 +72,15 @@ DIAGNOSTIC_RECORDS = {"rarity": RARITY_DIAGNOSTIC, "similarity": SIMILARITY_DIAG
 STS17_FLOOR = 0.70
 STSB_DEV_FLOOR = 55.0
 MEASURES = ("news_length_groups", "equal_length", "one_word_explain")
+
+
 def train(run: Run) -> None:
     """Train ``run`` into runs/<name> (resumed if cut off; a finished run is left as it is), or
     for a rescaled copy of a trained run, write it there."""
     if "rescale_of" in run.flags:
         rescale(run)
     else:
-        stage_helpers.train(run)
+        train_run(run)
 
 
 def rescale(run: Run) -> None:
@@ -92,7 +93,7 @@ def rescale(run: Run) -> None:
     from probsent.export import export_model
 
     seed = run.flags.get("seed")
-    source = RUNS_DIR / (f"{run.flags['rescale_of']}-seed{seed}" if seed else str(run.flags["rescale_of"]))
+    source = RUNS_DIR / (seed_name(str(run.flags["rescale_of"]), seed) if seed else str(run.flags["rescale_of"]))
     target = RUNS_DIR / run.name
     if (target / "best").is_dir():
         return

@@ -93,3 +93,25 @@ def test_a_diagnostic_stage_reads_the_runs_the_rounds_data_file_names(tmp_path, 
     without = min(n for n, round_ in DESIGN_ROUNDS.items() if "similarity" not in round_.diagnostic_runs)
     with pytest.raises(SystemExit, match=f"design round {without} names no runs for --stage similarity"):
         sr.main(["--round", str(without), "--stage", "similarity"])
+
+
+def test_the_ablation_stage_trains_the_seeds_of_the_run_the_round_names(tmp_path, monkeypatch, capsys):
+    trained = []
+    monkeypatch.setattr(sr, "RECORDS", tmp_path)
+    monkeypatch.setattr(sr, "PREVIOUSLY_SHIPPED", tmp_path / "shipped.json")
+    (tmp_path / "shipped.json").write_text(json.dumps({"equal_length": 81.0}))
+    monkeypatch.setattr(sr, "train", trained.append)
+    monkeypatch.setattr(sr, "dev_measures", lambda best: record(50.0, vocabulary=1000))
+    monkeypatch.setattr(sr, "training_vocabulary_size", lambda run_dir: 1000)
+    monkeypatch.setattr(sr, "last_diagnostics", lambda run_dir: {"step": 1})
+    number, round_ = next((n, r) for n, r in DESIGN_ROUNDS.items() if r.ablation is not None)
+    assert sr.main(["--round", str(number), "--stage", "ablation"]) == 0
+    base = sr.design_run_named(round_.ablation)
+    assert [(run.name, run.flags) for run in trained] == [(f"{base.name}-seed{s}", {**base.flags, "seed": s})
+                                                          for s in (2, 3)]
+    written = json.loads((tmp_path / f"round{number}.json").read_text())
+    assert sorted(written["ablation"]) == [run.name for run in trained] and written["runs"] == {}
+    capsys.readouterr()
+    without = min(n for n, r in DESIGN_ROUNDS.items() if r.ablation is None)
+    with pytest.raises(SystemExit, match=f"round {without} names no ablation run"):
+        sr.main(["--round", str(without), "--stage", "ablation"])
