@@ -40,6 +40,7 @@ USES = {
     "probsent/training/mining.py::_expected_inner_product_block": "expected inner product: mining blocks",
     "probsent/training/mining.py::_pair_similarity": "expected inner product: mining pairs",
     "probsent/training/mining.py::_upper_bounds": "expected inner product: mining's bound",
+    "probsent/training/mining.py::mine_pooled_pruned": "issue 34's pooled distance: mining's bound",
     "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: compiled mining",
     "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: compiled loss",
     "probsent/training/fast/false_negative_kernels.py::_remine_rows": "expected inner product: compiled remine",

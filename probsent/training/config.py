@@ -100,6 +100,10 @@ class TrainConfig:
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",
                                         low=-1e6, high=1e6)
+    similarity_distance: str = option("own", "(ours; issue 34's design candidate) probabilistic models: own = the "
+                                             "paper's similarity, log N(0; mu1 - mu2, S1 + S2); pooled = each "
+                                             "squared mean gap divided by the mean of S1 + S2 over the dimensions "
+                                             "(the torch engine trains it)", choices=("own", "pooled"))
     init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)

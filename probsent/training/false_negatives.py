@@ -38,35 +38,45 @@ def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np
     return np.asarray(words[a].multiply(words[b]).sum(axis=1)).ravel().astype(np.int64)
 
 
-def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float) -> np.ndarray:
+def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float, pooled: bool = False) -> np.ndarray:
     """Per sentence i, the highest similarity a negative may have under ``--hardness-cap``:
-    d(i, partner[i]) + ``cap``, in float64."""
-    return _paired(encoded, partner) + cap
+    d(i, partner[i]) + ``cap``, in float64 (``pooled``: ``--similarity-distance pooled``'s d)."""
+    return _paired(encoded, partner, pooled) + cap
 
 
-def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
+def _paired(encoded: Encoding, other: np.ndarray, pooled: bool = False) -> np.ndarray:
     """d(i, other[i]) for every sentence i, float64."""
     with torch.no_grad():
-        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)))
+        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)), pooled=pooled)
     return values.double().numpy()
 
 
-def above_ceilings(encoded: Encoding, negative: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
+def above_ceilings(encoded: Encoding, negative: np.ndarray, ceiling: np.ndarray, pooled: bool = False) -> np.ndarray:
     """Per sentence: does its mined ``negative`` score above its similarity ``ceiling``?"""
-    return _paired(encoded, negative) > ceiling
+    return _paired(encoded, negative, pooled) > ceiling
 
 
-def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
+def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray,
+           pooled: bool = False) -> np.ndarray:
     """``negative`` with every negative above its sentence's ``ceiling`` of similarity replaced by
     the most similar sentence that is allowed: neither the sentence nor its partner, and not
     above the ceiling. Kept where none is left."""
     negative = negative.copy()
-    flagged = np.flatnonzero(above_ceilings(encoded, negative, ceiling))
+    if pooled and encoded.mean.device.type == "cpu":  # the same search by bound and prune
+        from probsent.training.mining import mine_pooled_pruned
+
+        found = mine_pooled_pruned(encoded, torch.from_numpy(partner), torch.from_numpy(ceiling))
+        if found is not None:
+            found = found.numpy()
+            flagged = above_ceilings(encoded, negative, ceiling, pooled) & (found < len(found))
+            negative[flagged] = found[flagged]
+            return negative
+    flagged = np.flatnonzero(above_ceilings(encoded, negative, ceiling, pooled))
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
         pick = torch.from_numpy(rows)
         with torch.no_grad():
-            similarity = pairwise_similarity(encoded.index(pick), encoded).double().numpy()
+            similarity = pairwise_similarity(encoded.index(pick), encoded, pooled).double().numpy()
         banned = similarity > ceiling[rows, None]
         banned[np.arange(len(rows)), rows] = True
         banned[np.arange(len(rows)), partner[rows]] = True

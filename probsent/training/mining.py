@@ -15,6 +15,7 @@ from torch import Tensor
 
 from probsent.gaussian_constants import LOG_2PI
 from probsent.models.base import Encoding
+from probsent.models.similarity import paired_similarity, pairwise_similarity
 
 
 def partners_of_stacked_pairs(num_pairs: int) -> Tensor:
@@ -250,10 +251,77 @@ def _mine_gaussian_pruned(mean: Tensor, logvar: Tensor, partner: Tensor, groups:
     return found.scatter_reduce_(0, cand_rows[at_best], cand_cols[at_best], "amin")  # ties: lowest index
 
 
+def _pooled_block(encoded: Encoding) -> tuple[Callable[[Tensor, int], Tensor], int]:
+    """``--similarity-distance pooled``'s d (:func:`probsent.models.similarity.pairwise_similarity`)
+    for a block of rows and every column j >= ``first``, computed in full."""
+    return (lambda rows, first: pairwise_similarity(encoded.index(rows), encoded.index(slice(first, None)),
+                                                    pooled=True)), 64
+
+
+def mine_pooled_pruned(encoded: Encoding, partner: Tensor, ceiling: Tensor | None = None,
+                       groups: int = 8) -> Tensor | None:
+    """The argmax of ``--similarity-distance pooled``'s d by bound and prune (n for a row with
+    no allowed column), or None where the bounds are not finite. With ``ceiling`` (float64, per
+    row: ``--hardness-cap``'s), only columns whose d is at most the row's ceiling are allowed.
+
+    d = -1/2 [D log 2 pi + sum_d log t_d + |mu_i - mu_j|^2 / (m_i + m_j)], t_d = v_id + v_jd and
+    m = the mean of v over the dimensions. In float64, the quadratic term is computed for every
+    pair (one matrix product), and per group of columns (k-means on the features) sum_d log t_d
+    is bounded below by its tangent in x_j = log v_jd at the group's centre c_d (convex, as in
+    :func:`_upper_bounds`), linear in x_j: one more matrix product. Every column whose bound
+    reaches an exact d of its row (the best at its 16 largest bounds, less a margin far above
+    float32 rounding) is a candidate, and d is computed exactly for those."""
+    mean, logvar = encoded.mean, encoded.logvar
+    n, dim = mean.shape
+    x = logvar.double().clamp_min(-80.0)
+    m64 = mean.double()
+    pooled = x.exp().mean(1)
+    square = m64.square().sum(1)
+    gap = (square[:, None] + square[None, :] - 2.0 * (m64 @ m64.T)).clamp_min_(0.0)
+    bounds = gap.div_(pooled[:, None] + pooled[None, :]).add_(LOG_2PI * dim)  # every pair's exact part
+    for part in _column_groups(torch.cat([x, m64], 1), groups):
+        c = x[part].mean(0)
+        slope = torch.sigmoid(c - x)
+        offset = (torch.logaddexp(x, c) - slope * c).sum(1, keepdim=True)
+        bounds[:, part] += offset + slope @ x[part].T
+    bounds.mul_(-0.5)
+    if not _all_finite(bounds):
+        return None
+    everyone = torch.arange(n)
+    bounds[everyone, everyone] = float("-inf")  # the sentence itself
+    bounds[everyone, partner] = float("-inf")  # its partner
+    allowed = ceiling if ceiling is not None else torch.full((n,), float("inf"), dtype=torch.float64)
+    threshold = torch.full((n,), float("-inf"), dtype=torch.float64)
+    rows, tries = everyone, FIRST_TRIES
+    while len(rows):  # a first exact value under the ceiling per row: the best at its largest bounds
+        tries = min(tries, n)
+        top = bounds[rows].topk(tries, 1, sorted=False)
+        exact = paired_similarity(encoded.index(rows.repeat_interleave(tries)),
+                                  encoded.index(top.indices.reshape(-1)), pooled=True).double().view(len(rows), tries)
+        exact.masked_fill_((top.values == float("-inf")) | (exact > allowed[rows, None]), float("-inf"))
+        threshold[rows] = exact.amax(1)
+        rows = rows[threshold[rows].isinf() & (tries < n)]  # every tried column above the ceiling: try more
+        tries *= 8
+    reach = threshold - 1e-4 * (threshold.abs() + 1.0)
+    reach.nan_to_num_(neginf=torch.finfo(torch.float64).min)  # no allowed column: every column is a candidate
+    flat = torch.from_numpy(np.flatnonzero((bounds >= reach[:, None]).numpy()))
+    cand_rows, cand_cols = flat // n, flat % n
+    values = paired_similarity(encoded.index(cand_rows), encoded.index(cand_cols), pooled=True)
+    values.masked_fill_(values.double() > allowed[cand_rows], float("-inf"))
+    best = torch.full((n,), float("-inf"), dtype=values.dtype).scatter_reduce_(0, cand_rows, values, "amax")
+    values.masked_fill_(best[cand_rows].isinf(), float("nan"))  # a row with no allowed column finds none
+    at_best = values == best[cand_rows]
+    found = torch.full((n,), n, dtype=torch.long)
+    return found.scatter_reduce_(0, cand_rows[at_best], cand_cols[at_best], "amin")  # ties: lowest index
+
+
 @torch.no_grad()
-def mine_negatives(encoded: Encoding, partner: Tensor, prune: bool | None = None) -> Tensor:
+def mine_negatives(encoded: Encoding, partner: Tensor, prune: bool | None = None,
+                   pooled: bool = False) -> Tensor:
     """For every sentence i, the argmax over j not in {i, partner[i]} of d(i, j): cosine for
-    vectors, the expected inner product for Gaussians (the similarity training uses).
+    vectors, the expected inner product for Gaussians (the similarity training uses; of the
+    similarity variances where a model keeps them apart, and with ``pooled``, the pooled
+    distance of ``--similarity-distance pooled``, always computed in full).
 
     For Gaussians of a large mega-batch (or with ``prune=True``), a bound-and-prune search:
     cheap upper bounds on d from matrix products (see :func:`_upper_bounds`) leave only the
@@ -269,14 +337,16 @@ def mine_negatives(encoded: Encoding, partner: Tensor, prune: bool | None = None
     count = encoded.mean.shape[0]
     if count < 3:
         raise ValueError("mining needs at least two pairs")
+    encoded = encoded.for_similarity()
     device = encoded.mean.device
     partner = partner.to(device)
     on_cpu = device.type == "cpu"  # the pruned search is for the CPU; a GPU computes d in full
     if encoded.logvar is not None and on_cpu and (prune if prune is not None else count >= PRUNE_FROM):
-        found = _mine_gaussian_pruned(encoded.mean, encoded.logvar, partner)
+        found = (mine_pooled_pruned(encoded, partner) if pooled
+                 else _mine_gaussian_pruned(encoded.mean, encoded.logvar, partner))
         if found is not None:
             return found
-    similarity_block, block = (_cosine_block if encoded.logvar is None
+    similarity_block, block = (_cosine_block if encoded.logvar is None else _pooled_block if pooled
                                else _expected_inner_product_block)(encoded)
     best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype, device=device)
     best_index = torch.zeros(count, dtype=torch.long, device=device)

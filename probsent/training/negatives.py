@@ -23,6 +23,7 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
     """The mined negative (a row of ``sentences``: all s1 of ``count`` pairs, then all s2) of every
     sentence of the mega-batch, by the compiled engine where it runs, else by the torch model."""
     partner = partners_of_stacked_pairs(count)
+    pooled = config.similarity_distance == "pooled"
     if fast is not None:
         negative, encoded = fast.negatives(sentences, count)
     else:
@@ -30,14 +31,15 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
         with torch.no_grad():
             encoded = encode_by_length(encoder, ids, offsets, sentences, config.batch_size)
         encoder.train()
-        negative = mine_negatives(encoded, partner).numpy()
+        negative = mine_negatives(encoded, partner, pooled=pooled).numpy()
     if config.hardness_cap is None:
         return negative
+    encoded = encoded.for_similarity()
     on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
     partner = partner.numpy()
-    ceiling = similarity_ceilings(on_cpu, partner, config.hardness_cap)
+    ceiling = similarity_ceilings(on_cpu, partner, config.hardness_cap, pooled)
     found = None
-    if fast_engine_available():
+    if fast_engine_available() and not pooled:
         from probsent.training.fast.false_negative_kernels import remine_fast
         found = remine_fast(on_cpu, partner, negative, ceiling)
-    return found if found is not None else remine(on_cpu, partner, negative, ceiling)
+    return found if found is not None else remine(on_cpu, partner, negative, ceiling, pooled)

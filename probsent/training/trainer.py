@@ -29,7 +29,7 @@ from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
                                            fast_engine_for, numba_threads_like_torch)
-from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
+from probsent.training.losses import LOSS, POOLED_LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
@@ -130,6 +130,8 @@ class Trainer:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
             self.anchor_targets = rarity_anchor_targets(self.word_counts, config)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
+        self.pooled = config.similarity_distance == "pooled"
+        self.loss = POOLED_LOSS if self.pooled else LOSS
         self.fast = self._fast_engine()
 
     def _check_resumed_settings(self, checkpoint: Path) -> None:
@@ -160,10 +162,10 @@ class Trainer:
             raise ProbsentError(f"--engine fast trains {trained} from N(0, I) only (--start-variance 1); "
                                 f"use --engine torch for this {self.config.model} model")
         if engine == "fast":
-            engine_class.require_loss(LOSS)
+            engine_class.require_loss(self.loss)
         if engine == "fast" and not fast_engine_available():
             raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
-        if (engine == "torch" or engine_class is None or not engine_class.implements(LOSS)
+        if (engine == "torch" or engine_class is None or not engine_class.implements(self.loss)
                 or not fast_engine_available() or self.device.type != "cpu"):
             self.config.engine = "torch"
             return None
@@ -228,7 +230,7 @@ class Trainer:
                                with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
-            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
+            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight, self.pooled)
             loss = margin_part + prior_part
             if self.anchor_targets is not None:
                 words = torch.from_numpy(self._step_words(sentences)).to(self.device)
@@ -287,7 +289,7 @@ class Trainer:
                                   "seconds": round(self.state["seconds"], 2)}
         record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
                                self.diagnostic_sample, self.margin, self.config.prior_weight,
-                               self.config.batch_size))
+                               self.config.batch_size, self.pooled))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
         else:  # without validation data the latest model is the best one we know

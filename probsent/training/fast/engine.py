@@ -35,16 +35,19 @@ def fast_engine_available() -> bool:
     return True
 
 
-def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
+def mine_fastest(encoded: Encoding, partner: torch.Tensor, pooled: bool = False) -> np.ndarray:
     """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
-    brute-force kernel where numba is there and float32's range suffices, else by the reference."""
-    if encoded.logvar is not None and encoded.mean.device.type == "cpu" and fast_engine_available():
+    brute-force kernel where numba is there and float32's range suffices, else by the reference
+    (always for ``pooled``, ``--similarity-distance pooled``, which the kernel does not compute)."""
+    encoded = encoded.for_similarity()
+    if (encoded.logvar is not None and not pooled and encoded.mean.device.type == "cpu"
+            and fast_engine_available()):
         from probsent.training.fast.mining_kernels import mine_gaussian_negatives
 
         found = mine_gaussian_negatives(encoded.mean.numpy(), encoded.logvar.numpy(), partner.numpy())
         if found is not None:
             return found
-    return mine_negatives(encoded, partner).numpy()
+    return mine_negatives(encoded, partner, pooled=pooled).numpy()
 
 
 def compile_kernels() -> float:
@@ -94,7 +97,7 @@ class FastWLOEngine:
     @classmethod
     def trains(cls, encoder: SentenceEncoder) -> bool:
         """Whether the kernels compute ``encoder``'s recurrence: a WLO that starts from N(0, I)."""
-        return isinstance(encoder, cls.model_class) and encoder.start_variance == 1.0
+        return type(encoder) is cls.model_class and encoder.start_variance == 1.0  # not a subclass (wlo2v)
 
     def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
         if not self.trains(encoder):

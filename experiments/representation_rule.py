@@ -1,0 +1,280 @@
+"""Issue 34's rule and its design rounds: similarity and entailment from the same Gaussians.
+
+The rule is docs/EXPERIMENTS.md's section "Issue 34" (committed in fba1be3 / 836d9d0, before
+any run): floors that keep every specificity development measure of the shipped model within
+its recipe's seed sd and beat the information-content baseline on the news training rows, and a
+choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entailment.
+
+    python -m experiments.representation_rule --stage reference  # the shipped model's dev numbers
+    python -m experiments.representation_rule --round A --stage diagnostic  # round A's, dev only
+    python -m experiments.representation_rule --round A --stage dev     # train the candidates (seed 1)
+    python -m experiments.representation_rule --round A --stage seeds   # seeds 2-3 of the finalists
+    python -m experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
+    python -m experiments.representation_rule --round A --stage test    # test sets, once per finalist
+
+Every candidate is trained as the shipped recipe was (``d3-anchor1.0``: every pair, one epoch,
+``--hardness-cap 0 --rarity-init 0.3 --rarity-anchor 1.0``, validated every 1,000 steps, its
+STS 2017-selected ``best/``) with one change, by the torch engine (the compiled engine trains
+neither change), and measured, as the shipped model was, after ``probsent export
+--start-variance 1/64`` (round 4's unit). The ablation is the shipped recipe's three seeds in
+``results/design/round4.json`` (``d4-start0.015625``, trained by the fast engine, which is
+tested equal to the torch engine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.paths import REPO, RUNS_DIR, SHIPPED
+from experiments.plan import PAIRS, Run
+from experiments.ship_rule import (RECORDS, SEEDS, STS17_FLOOR, STSB_DEV_FLOOR, dev_measures, last_diagnostics,
+                                   training_vocabulary_size, with_seed)
+from probsent.io import write_json
+
+REFERENCE = RECORDS / "representation-reference.json"
+SHIPPED_RECIPE = {"model": "wlo", "hardness_cap": 0.0, "rarity_init": 0.3, "rarity_anchor": 1.0,
+                  "max_steps": None, "eval_every": 1000, "engine": "torch"}
+SHIPPED_RUNS = ("d4-start0.015625", "d4-start0.015625-seed2", "d4-start0.015625-seed3")  # round4.json
+SHIPPED_UNIT = 0.015625  # the start variance the shipped model was written with (round 4)
+SPECIFICITY = ("news_length_groups", "equal_length", "one_word_explain", "shorter_specific")
+SHIP_MARGIN = 0.5
+
+
+@dataclass(frozen=True)
+class RepresentationRound:
+    """One pre-registered round of issue 34: the diagnostic behind it and its candidates."""
+
+    name: str
+    hypothesis: str
+    candidates: list[Run]
+    notes: list[str] = field(default_factory=list)
+
+
+def _candidate(name: str, note: str, **change: object) -> Run:
+    return Run(name, "representation", {**SHIPPED_RECIPE, **change}, note)
+
+
+ROUNDS = {
+    # Committed after the diagnostic below (development only) and before any run of this round.
+    "A": RepresentationRound(
+        "A", "Round 4's diagnostic (results/design/similarity-diagnostic.json, STS-B dev): with the rarity anchor "
+             "the distance part of the model's own similarity, -1/2 sum_d (mu1 - mu2)^2 / (S1 + S2), fell from 52.0 "
+             "to 36.1 while the means' cosine stayed at 69.4-69.6: rarity-sized variances divide exactly the gaps "
+             "that name what a sentence is about. The protocol's diagnostic before this entry, on the shipped model "
+             "(STS-B dev Pearson x100, `--round A --stage diagnostic`): its own distance part 36.2, the pooled "
+             "distance -1/2 sum_d (mu1 - mu2)^2 / mean_d(S1 + S2) 43.8, above 36.1, so the pooled candidate stays. "
+             "Prediction: a training similarity the anchored variances do not sway spreads the means by meaning, "
+             "so STS-B dev concat and SNLI dev entailment rise while the entropy (anchored as before) keeps the "
+             "specificity floors.",
+        [_candidate("a-pooled", "the shipped recipe with --similarity-distance pooled", similarity_distance="pooled"),
+         _candidate("a-wlo2v", "the shipped recipe with --model wlo2v (the protocol's --variance-parts 2)",
+                    model="wlo2v"),
+         _candidate("a-wlo2v-anchor0.3", "a-wlo2v with --rarity-anchor 0.3", model="wlo2v", rarity_anchor=0.3)],
+        ["The protocol's `--variance-parts 2` is `--model wlo2v`, a new model file "
+         "(probsent/models/wlo_two_variances.py): a different parameterization is a model type in probsent. Its "
+         "prior adds the variance part of KL(N(mu_i, Sigma_S,i) || N(0, I)) on every prefix (the protocol did not "
+         "say how the second scale is regularized).",
+         "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine."]),
+}
+
+
+def noise_units(reference: dict[str, Any]) -> dict[str, float]:
+    """u_STS (the shipped recipe's three-seed sd of STS-B dev concat) and u_E (the binomial sd of
+    the shipped model's SNLI dev entailment share, x100), as the rule defines them."""
+    entailment, pairs = reference["snli_dev"]["entailment"] / 100.0, reference["snli_dev"]["n"]["entailment"]
+    return {"stsb": reference["sd"]["stsb_dev_concat"],
+            "entailment": 100.0 * math.sqrt(entailment * (1.0 - entailment) / pairs)}
+
+
+def direction_noise(reference: dict[str, Any]) -> float:
+    """The noise of SNLI dev's entailment-minus-neutral gap: 100 x sqrt(pE (1 - pE) / nE + pN (1 - pN) / nN)."""
+    snli = reference["snli_dev"]
+    p_e, p_n = snli["entailment"] / 100.0, snli["neutral"] / 100.0
+    return 100.0 * math.sqrt(p_e * (1 - p_e) / snli["n"]["entailment"] + p_n * (1 - p_n) / snli["n"]["neutral"])
+
+
+def gains(record: dict[str, Any], reference: dict[str, Any]) -> dict[str, float]:
+    """The two gains in noise units and their mean, C."""
+    units = noise_units(reference)
+    stsb = (record["stsb_dev_concat"] - reference["mean"]["stsb_dev_concat"]) / units["stsb"]
+    entailment = (record["snli_dev"]["entailment"] - reference["snli_dev"]["entailment"]) / units["entailment"]
+    return {"stsb": stsb, "entailment": entailment, "C": 0.5 * (stsb + entailment)}
+
+
+def floors(record: dict[str, Any], reference: dict[str, Any], trained_vocabulary: int) -> list[str]:
+    """The rule's floors a candidate misses (empty: it may ship)."""
+    missed = []
+    if record["vocabulary"] < trained_vocabulary:
+        missed.append(f"vocabulary {record['vocabulary']} < {trained_vocabulary} trained")
+    if not record["sts17"] >= STS17_FLOOR:
+        missed.append(f"STS 2017 {record['sts17']:.3f} < {STS17_FLOOR}")
+    if not record["stsb_dev_concat"] >= STSB_DEV_FLOOR:
+        missed.append(f"STS-B dev concat {record['stsb_dev_concat']:.1f} < {STSB_DEV_FLOOR}")
+    for measure in SPECIFICITY:
+        floor = reference["shipped"][measure] - reference["sd"][measure]
+        if not record[measure] >= floor:
+            missed.append(f"{measure} {record[measure]:.1f} < {floor:.1f}")
+    if not record["news_train"] > record["information_content_news_train"]:
+        missed.append(f"news-train {record['news_train']:.1f} <= information content "
+                      f"{record['information_content_news_train']:.1f}")
+    gained = gains(record, reference)
+    for part in ("stsb", "entailment"):
+        if gained[part] < -1.0:
+            missed.append(f"{part} gain {gained[part]:.2f} < -1 noise unit")
+    gap = record["snli_dev"]["entailment"] - record["snli_dev"]["neutral"]
+    shipped_gap = reference["snli_dev"]["entailment"] - reference["snli_dev"]["neutral"]
+    if not gap >= shipped_gap - direction_noise(reference):
+        missed.append(f"SNLI dev entailment - neutral {gap:.1f} < {shipped_gap - direction_noise(reference):.1f}")
+    return missed
+
+
+def measure(model_dir: Path) -> dict[str, Any]:
+    """Every development number the rule reads, for one model directory."""
+    import probsent
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.command import information_content
+    from probsent.evaluation.encoding import ModelScorer
+    from probsent.evaluation.metrics import accuracy_at_tuned_threshold
+    from probsent.evaluation.suite import Options, System, TrainingCorpora
+    from probsent.evaluation.tables import snli_entailment
+
+    data = ds.as_data_dir(None)
+    record = dev_measures(model_dir)
+    model = probsent.load(model_dir)
+    record["snli_dev"] = snli_entailment(model, data, split="dev").__dict__
+    news = ds.load_news_train(data)
+    record["news_train"] = 100.0 * accuracy_at_tuned_threshold(model.specificity(news.sentences), news.specific)
+    scorer = ModelScorer(str(model_dir), model)
+    system = System(str(model_dir), "model", scorer, encoder=scorer, model=model, path=str(model_dir))
+    baseline, note = information_content((system, TrainingCorpora(Options(progress=False), data.root)))
+    record["information_content_news_train"] = 100.0 * accuracy_at_tuned_threshold(
+        np.asarray(baseline.specificity(news.sentences)), news.specific)
+    record["information_content_counts"] = note
+    return record
+
+
+def reference_record() -> dict[str, Any]:
+    """The shipped model's development numbers (seed 1) and its recipe's three-seed mean and sd."""
+    seeds = json.loads((RECORDS / "round4.json").read_text(encoding="utf-8"))["runs"]
+    shipped = measure(SHIPPED)
+    names = [*SPECIFICITY, "stsb_dev_concat"]
+    values = {name: [seeds[run][name] for run in SHIPPED_RUNS] for name in names}
+    return {"model": SHIPPED.relative_to(REPO).as_posix(), "recipe_seeds": list(SHIPPED_RUNS),
+            "shipped": {name: shipped[name] for name in [*names, "news_train", "information_content_news_train"]},
+            "mean": {name: float(np.mean(v)) for name, v in values.items()},
+            "sd": {name: float(np.std(v, ddof=1)) for name, v in values.items()},
+            "snli_dev": shipped["snli_dev"]}
+
+
+def pooled_distance_diagnostic(model_dir: Path) -> dict[str, float]:
+    """Round A's diagnostic (STS-B dev, Pearson x100): the model's own distance part against the
+    pooled distance, alone and with the log-determinant part."""
+    import probsent
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.metrics import pearson
+    from probsent.evaluation.tables import gaussians
+
+    model = probsent.load(model_dir)
+    dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
+    (m1, l1), (m2, l2) = gaussians(model, dev.first), gaussians(model, dev.second)
+    both = np.exp(l1) + np.exp(l2)
+    own = -0.5 * ((m1 - m2) ** 2 / both).sum(1)
+    pooled = -0.5 * ((m1 - m2) ** 2).sum(1) / both.mean(1)
+    return {"own_distance_part": 100.0 * pearson(own, dev.scores),
+            "pooled_distance": 100.0 * pearson(pooled, dev.scores),
+            "pooled_with_log_determinant": 100.0 * pearson(pooled - 0.5 * np.log(both).sum(1), dev.scores)}
+
+
+def train_and_write(run: Run) -> Path:
+    """Train ``run`` into runs/<name> (resumed if cut off) and write its ``best/`` model with the
+    shipped unit into runs/<name>/shipped-unit; returns that directory."""
+    import probsent
+    from experiments.runner import run_probsent
+    from probsent.export import export_model
+
+    RUNS_DIR.mkdir(exist_ok=True)
+    target = RUNS_DIR / run.name / "shipped-unit"
+    if not target.is_dir():  # train (resumed if cut off), then write the shipped unit
+        run_probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
+        source = RUNS_DIR / run.name / "best"
+        export_model(probsent.load(source), target, source=str(source.relative_to(REPO)), start_variance=SHIPPED_UNIT)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--round", choices=sorted(ROUNDS))
+    parser.add_argument("--stage", choices=("reference", "diagnostic", "dev", "seeds", "select", "test"), required=True)
+    parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
+    args = parser.parse_args(argv)
+    if args.stage == "reference":
+        write_json(REFERENCE, reference_record())
+        print(REFERENCE.read_text(encoding="utf-8"))
+        return 0
+    if args.round is None:
+        parser.error(f"--stage {args.stage} needs --round")
+    round_ = ROUNDS[args.round]
+    path = RECORDS / f"representation-round{round_.name}.json"
+    record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    if args.stage == "diagnostic":
+        record["diagnostic"] = {"model": SHIPPED.relative_to(REPO).as_posix(),
+                                "measures": pooled_distance_diagnostic(SHIPPED)}
+        write_json(path, record)
+        print(json.dumps(record["diagnostic"], indent=1))
+        return 0
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    if args.stage in ("dev", "seeds"):
+        runs = (round_.candidates if args.stage == "dev"
+                else [with_seed(r, s) for r in round_.candidates if r.name in record.get("finalists", []) for s in SEEDS])
+        for run in runs:
+            if args.only and run.name != args.only:
+                continue
+            model_dir = train_and_write(run)
+            measured = measure(model_dir)
+            measured["gains"] = gains(measured, reference)
+            measured["missed"] = floors(measured, reference, training_vocabulary_size(RUNS_DIR / run.name))
+            measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
+            measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
+            record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+            record["runs"][run.name] = measured
+            write_json(path, record)
+            print(run.name, json.dumps({k: measured[k] for k in ("gains", "missed")}), flush=True)
+    if args.stage == "select":
+        names = [r.name for r in round_.candidates]
+        missing = [n for n in names if n not in record["runs"]]
+        if missing:
+            raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
+        passing = [n for n in names if not record["runs"][n]["missed"]]
+        record["finalists"] = sorted(passing, key=lambda n: -record["runs"][n]["gains"]["C"])[:2]
+        seeds = {n: [with_seed(r, s).name for r in round_.candidates if r.name == n for s in SEEDS]
+                 for n in record["finalists"]}
+        complete = {n: runs for n, runs in seeds.items() if all(r in record["runs"] for r in runs)}
+        eligible = {n: float(np.mean([record["runs"][r]["gains"]["C"] for r in [n, *runs]]))
+                    for n, runs in complete.items() if all(not record["runs"][r]["missed"] for r in [n, *runs])}
+        record["three_seed_C"] = eligible
+        winner = max(eligible, key=eligible.get) if eligible else None
+        record["winner"] = winner
+        record["ships"] = bool(winner) and eligible[winner] >= SHIP_MARGIN
+        write_json(path, record)
+        print(json.dumps({k: record[k] for k in ("finalists", "three_seed_C", "winner", "ships")}, indent=1))
+    if args.stage == "test":
+        from experiments.ship_rule import test_measures
+
+        tested = {}
+        for name in record.get("finalists", []):
+            for run in [name, *(f"{name}-seed{s}" for s in SEEDS)]:
+                if (RUNS_DIR / run / "shipped-unit").is_dir():
+                    tested[run] = test_measures(RUNS_DIR / run / "shipped-unit")
+        write_json(RECORDS / f"representation-round{round_.name}-test.json", tested)
+        print(json.dumps(tested, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
