@@ -1,8 +1,9 @@
-"""What a design round of the ship rule is: data, one file per round in
-``experiments/design_rounds/design_<N>.py`` (the rule that chooses among its candidates is
-``experiments/ship_rule.py``; the recipe study's rounds are ``experiments.protocol.RecipeRound``).
+"""What a design round is: data, one file per round in ``experiments/design_rounds/design_<N>.py``.
+A design round competes under a rule: the ship rule's numbered rounds under
+``experiments/ship_rule.py``, issue 34's lettered rounds under ``experiments/representation_rule.py``
+(the recipe study's rounds are another kind, ``experiments.protocol.RecipeRound``).
 
-A new design round is a new file ``design_<N>.py`` with its ``ROUND``, its line in
+A new design round is a new file ``design_<N>.py`` with its ``ROUND`` and its line in
 ``experiments/design_rounds/__init__.py``, committed before any of its runs (that commit is its
 pre-registration; its hash goes into ``protocol_commit`` once it exists).
 """
@@ -15,12 +16,13 @@ from experiments.plan import Run
 
 @dataclass(frozen=True)
 class DesignRound:
-    """One pre-registered design round: its hypothesis and its candidates (seed 1)."""
+    """One pre-registered design round: its hypothesis and its candidates (seed 1). The fields
+    after ``record_notes`` are the ship rule's; issue 34's rule reads the first four."""
 
-    number: int
+    number: int | str  # the ship rule's rounds are numbered (1, 2, ...), issue 34's lettered (A, B, C)
     hypothesis: str
     candidates: list[Run] = field(default_factory=list)
-    record_notes: list[str] = field(default_factory=list)  # how the runs were made, added after them
+    record_notes: list[str] = field(default_factory=list)  # how the runs are or were made
     # (candidate, the run it is compared with); default: every candidate against the first
     contrasts: list[tuple[str, str]] = field(default_factory=list)
     # the diagnostic stage (``--stage rarity``) whose development-only record the hypothesis

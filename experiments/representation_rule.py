@@ -12,76 +12,38 @@ choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entai
     python -m experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
     python -m experiments.representation_rule --round A --stage test    # test sets, once per finalist
 
-Every candidate is trained as the shipped recipe was (``d3-anchor1.0``: every pair, one epoch,
+The rounds are data files (``experiments/design_rounds/design_<letter>.py``, ``DesignRound``s in
+``REPRESENTATION_ROUNDS``). Every candidate is trained as the shipped recipe was (round 3's
+winner, ``SHIPPED_RECIPE`` in ``experiments/design_rounds/base_recipe.py``: every pair, one epoch,
 ``--hardness-cap 0 --rarity-init 0.3 --rarity-anchor 1.0``, validated every 1,000 steps, its
 STS 2017-selected ``best/``) with one change, by the torch engine (the compiled engine trains
 neither change), and measured, as the shipped model was, after ``probsent export
 --start-variance 1/64`` (round 4's unit). The ablation is the shipped recipe's three seeds in
-``results/design/round4.json`` (``d4-start0.015625``, trained by the fast engine, which is
-tested equal to the torch engine).
+the design round record ``results/shipped/choice.json`` names (its ``run`` and that run's seeds
+2-3, trained by the fast engine, which is tested equal to the torch engine).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from experiments.paths import REPO, RUNS_DIR, SHIPPED
-from experiments.plan import PAIRS, Run
-from experiments.ship_rule import (RECORDS, SEEDS, STS17_FLOOR, STSB_DEV_FLOOR, dev_measures, last_diagnostics,
-                                   training_vocabulary_size, with_seed)
+from experiments.design_rounds import REPRESENTATION_ROUNDS
+from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
+from experiments.plan import Run
+from experiments.ship_rule import RECORDS, dev_measures, last_diagnostics, shared_floors, training_vocabulary_size
+from experiments.stage_helpers import SEEDS, seed_name, train, with_seed
 from probsent.io import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
-SHIPPED_RECIPE = {"model": "wlo", "hardness_cap": 0.0, "rarity_init": 0.3, "rarity_anchor": 1.0,
-                  "max_steps": None, "eval_every": 1000, "engine": "torch"}
-SHIPPED_RUNS = ("d4-start0.015625", "d4-start0.015625-seed2", "d4-start0.015625-seed3")  # round4.json
+SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and the record that measured its seeds
 SHIPPED_UNIT = 0.015625  # the start variance the shipped model was written with (round 4)
 SPECIFICITY = ("news_length_groups", "equal_length", "one_word_explain", "shorter_specific")
 SHIP_MARGIN = 0.5
-
-
-@dataclass(frozen=True)
-class RepresentationRound:
-    """One pre-registered round of issue 34: the diagnostic behind it and its candidates."""
-
-    name: str
-    hypothesis: str
-    candidates: list[Run]
-    notes: list[str] = field(default_factory=list)
-
-
-def _candidate(name: str, note: str, **change: object) -> Run:
-    return Run(name, "representation", {**SHIPPED_RECIPE, **change}, note)
-
-
-ROUNDS = {
-    # Committed after the diagnostic below (development only) and before any run of this round.
-    "A": RepresentationRound(
-        "A", "Round 4's diagnostic (results/design/similarity-diagnostic.json, STS-B dev): with the rarity anchor "
-             "the distance part of the model's own similarity, -1/2 sum_d (mu1 - mu2)^2 / (S1 + S2), fell from 52.0 "
-             "to 36.1 while the means' cosine stayed at 69.4-69.6: rarity-sized variances divide exactly the gaps "
-             "that name what a sentence is about. The protocol's diagnostic before this entry, on the shipped model "
-             "(STS-B dev Pearson x100, `--round A --stage diagnostic`): its own distance part 36.2, the pooled "
-             "distance -1/2 sum_d (mu1 - mu2)^2 / mean_d(S1 + S2) 43.8, above 36.1, so the pooled candidate stays. "
-             "Prediction: a training similarity the anchored variances do not sway spreads the means by meaning, "
-             "so STS-B dev concat and SNLI dev entailment rise while the entropy (anchored as before) keeps the "
-             "specificity floors.",
-        [_candidate("a-pooled", "the shipped recipe with --similarity-distance pooled", similarity_distance="pooled"),
-         _candidate("a-wlo2v", "the shipped recipe with --model wlo2v (the protocol's --variance-parts 2)",
-                    model="wlo2v"),
-         _candidate("a-wlo2v-anchor0.3", "a-wlo2v with --rarity-anchor 0.3", model="wlo2v", rarity_anchor=0.3)],
-        ["The protocol's `--variance-parts 2` is `--model wlo2v`, a new model file "
-         "(probsent/models/wlo_two_variances.py): a different parameterization is a model type in probsent. Its "
-         "prior adds the variance part of KL(N(mu_i, Sigma_S,i) || N(0, I)) on every prefix (the protocol did not "
-         "say how the second scale is regularized).",
-         "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine."]),
-}
 
 
 def noise_units(reference: dict[str, Any]) -> dict[str, float]:
@@ -109,13 +71,7 @@ def gains(record: dict[str, Any], reference: dict[str, Any]) -> dict[str, float]
 
 def floors(record: dict[str, Any], reference: dict[str, Any], trained_vocabulary: int) -> list[str]:
     """The rule's floors a candidate misses (empty: it may ship)."""
-    missed = []
-    if record["vocabulary"] < trained_vocabulary:
-        missed.append(f"vocabulary {record['vocabulary']} < {trained_vocabulary} trained")
-    if not record["sts17"] >= STS17_FLOOR:
-        missed.append(f"STS 2017 {record['sts17']:.3f} < {STS17_FLOOR}")
-    if not record["stsb_dev_concat"] >= STSB_DEV_FLOOR:
-        missed.append(f"STS-B dev concat {record['stsb_dev_concat']:.1f} < {STSB_DEV_FLOOR}")
+    missed = shared_floors(record, trained_vocabulary)  # the ship rule's, as they stand
     for measure in SPECIFICITY:
         floor = reference["shipped"][measure] - reference["sd"][measure]
         if not record[measure] >= floor:
@@ -161,11 +117,13 @@ def measure(model_dir: Path) -> dict[str, Any]:
 
 def reference_record() -> dict[str, Any]:
     """The shipped model's development numbers (seed 1) and its recipe's three-seed mean and sd."""
-    seeds = json.loads((RECORDS / "round4.json").read_text(encoding="utf-8"))["runs"]
+    choice = json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))
+    seeds = json.loads((REPO / choice["record"]).read_text(encoding="utf-8"))["runs"]
+    recipe_seeds = [choice["run"], *(seed_name(choice["run"], s) for s in SEEDS)]
     shipped = measure(SHIPPED)
     names = [*SPECIFICITY, "stsb_dev_concat"]
-    values = {name: [seeds[run][name] for run in SHIPPED_RUNS] for name in names}
-    return {"model": SHIPPED.relative_to(REPO).as_posix(), "recipe_seeds": list(SHIPPED_RUNS),
+    values = {name: [seeds[run][name] for run in recipe_seeds] for name in names}
+    return {"model": SHIPPED.relative_to(REPO).as_posix(), "recipe_seeds": recipe_seeds,
             "shipped": {name: shipped[name] for name in [*names, "news_train", "information_content_news_train"]},
             "mean": {name: float(np.mean(v)) for name, v in values.items()},
             "sd": {name: float(np.std(v, ddof=1)) for name, v in values.items()},
@@ -195,13 +153,11 @@ def train_and_write(run: Run) -> Path:
     """Train ``run`` into runs/<name> (resumed if cut off) and write its ``best/`` model with the
     shipped unit into runs/<name>/shipped-unit; returns that directory."""
     import probsent
-    from experiments.runner import run_probsent
     from probsent.export import export_model
 
-    RUNS_DIR.mkdir(exist_ok=True)
     target = RUNS_DIR / run.name / "shipped-unit"
     if not target.is_dir():  # train (resumed if cut off), then write the shipped unit
-        run_probsent(*run.train_args(f"runs/{run.name}", data=PAIRS), log=RUNS_DIR / f"{run.name}.log")
+        train(run)
         source = RUNS_DIR / run.name / "best"
         export_model(probsent.load(source), target, source=str(source.relative_to(REPO)), start_variance=SHIPPED_UNIT)
     return target
@@ -209,7 +165,7 @@ def train_and_write(run: Run) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--round", choices=sorted(ROUNDS))
+    parser.add_argument("--round", choices=sorted(REPRESENTATION_ROUNDS))
     parser.add_argument("--stage", choices=("reference", "diagnostic", "dev", "seeds", "select", "test"), required=True)
     parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
     args = parser.parse_args(argv)
@@ -219,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.round is None:
         parser.error(f"--stage {args.stage} needs --round")
-    round_ = ROUNDS[args.round]
-    path = RECORDS / f"representation-round{round_.name}.json"
+    round_ = REPRESENTATION_ROUNDS[args.round]
+    path = RECORDS / f"representation-round{round_.number}.json"
     record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
     if args.stage == "diagnostic":
         record["diagnostic"] = {"model": SHIPPED.relative_to(REPO).as_posix(),
@@ -252,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
         passing = [n for n in names if not record["runs"][n]["missed"]]
         record["finalists"] = sorted(passing, key=lambda n: -record["runs"][n]["gains"]["C"])[:2]
-        seeds = {n: [with_seed(r, s).name for r in round_.candidates if r.name == n for s in SEEDS]
-                 for n in record["finalists"]}
+        seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
         complete = {n: runs for n, runs in seeds.items() if all(r in record["runs"] for r in runs)}
         eligible = {n: float(np.mean([record["runs"][r]["gains"]["C"] for r in [n, *runs]]))
                     for n, runs in complete.items() if all(not record["runs"][r]["missed"] for r in [n, *runs])}
@@ -268,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
 
         tested = {}
         for name in record.get("finalists", []):
-            for run in [name, *(f"{name}-seed{s}" for s in SEEDS)]:
+            for run in [name, *(seed_name(name, s) for s in SEEDS)]:
                 if (RUNS_DIR / run / "shipped-unit").is_dir():
                     tested[run] = test_measures(RUNS_DIR / run / "shipped-unit")
-        write_json(RECORDS / f"representation-round{round_.name}-test.json", tested)
+        write_json(RECORDS / f"representation-round{round_.number}-test.json", tested)
         print(json.dumps(tested, indent=1))
     return 0
 

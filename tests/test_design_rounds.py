@@ -1,18 +1,25 @@
-"""The design rounds are data (experiments/design_rounds/design_<N>.py): their candidates are the
-runs their committed records measured, their diagnostic records read the runs they name, and no
-code module of experiments/ names a design round's run."""
+"""The design rounds are data (experiments/design_rounds/design_<N>.py), the ship rule's and issue
+34's: their candidates are the runs their committed records measured, their diagnostic records
+read the runs they name, and no code module of experiments/ names a design round's run."""
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
 
-from experiments.design_rounds import DESIGN_ROUNDS
+import pytest
+
+from experiments.design_rounds import DESIGN_ROUNDS, REPRESENTATION_ROUNDS
+from experiments.representation_rule import REFERENCE, SHIPPED_CHOICE
 from experiments.ship_rule import DIAGNOSTIC_RECORDS, RECORDS
 from experiments.stage_helpers import SEEDS, seed_name, with_seed
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-DATA_FILES = sorted((EXPERIMENTS / "design_rounds").glob("design_*.py"))
+DATA = EXPERIMENTS / "design_rounds"  # the design rounds' data files and the recipes they start from
+# each round and its record: the ship rule's results/design/round<N>.json, issue 34's
+# results/design/representation-round<letter>.json
+EVERY_ROUND = [*((r, RECORDS / f"round{n}.json") for n, r in DESIGN_ROUNDS.items()),
+               *((r, RECORDS / f"representation-round{n}.json") for n, r in REPRESENTATION_ROUNDS.items())]
 
 
 def _flags(run) -> dict:
@@ -21,8 +28,9 @@ def _flags(run) -> dict:
 
 
 def test_every_design_round_is_a_data_file_with_its_protocol_commit():
-    assert [f"design_{number}.py" for number in sorted(DESIGN_ROUNDS)] == [path.name for path in DATA_FILES]
-    for number, round_ in DESIGN_ROUNDS.items():
+    keys = [*map(str, sorted(DESIGN_ROUNDS)), *sorted(REPRESENTATION_ROUNDS)]
+    assert [f"design_{key}.py" for key in keys] == sorted(path.name for path in DATA.glob("design_*.py"))
+    for number, round_ in [*DESIGN_ROUNDS.items(), *REPRESENTATION_ROUNDS.items()]:
         assert round_.number == number
         assert re.fullmatch(r"[0-9a-f]{7,40}", round_.protocol_commit), number
         names = [run.name for run in round_.candidates]
@@ -34,14 +42,15 @@ def test_every_design_round_is_a_data_file_with_its_protocol_commit():
 
 def test_the_data_files_give_the_runs_the_committed_records_measured():
     """Each candidate, its finalists' seeds and its ablation's seeds carry the flags recorded in
-    results/design/round<N>.json when the round was run."""
-    for number, round_ in DESIGN_ROUNDS.items():
-        record_path = RECORDS / f"round{number}.json"
+    the round's record when the round was run (a round registered and not run yet has none)."""
+    for round_, record_path in EVERY_ROUND:
         if not record_path.is_file():
-            continue  # registered, not run yet
+            continue
         runs = json.loads(record_path.read_text(encoding="utf-8"))
         for run in round_.candidates:
-            assert _flags(run) == runs["runs"][run.name]["flags"], run.name
+            # a ship-rule round's record holds every candidate; issue 34's fills in run by run
+            if run.name in runs["runs"] or round_.number in DESIGN_ROUNDS:
+                assert _flags(run) == runs["runs"][run.name]["flags"], run.name
         for name in runs.get("finalists", []):
             base = next(run for run in round_.candidates if run.name == name)
             for seed in SEEDS:
@@ -60,8 +69,14 @@ def test_the_diagnostic_records_are_of_the_runs_the_data_files_name():
                 assert [record["model"]] == [f"runs/{name}/best" for name in names]
 
 
+def test_issue_34s_reference_is_the_shipped_runs_three_seeds():
+    choice = json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    assert reference["recipe_seeds"] == [choice["run"], *(seed_name(choice["run"], seed) for seed in SEEDS)]
+
+
 def _every_run_name() -> list[str]:
-    return [run.name for round_ in DESIGN_ROUNDS.values() for run in round_.candidates]
+    return [run.name for round_, _ in EVERY_ROUND for run in round_.candidates]
 
 
 def test_no_code_module_names_a_design_rounds_run():
@@ -71,9 +86,19 @@ def test_no_code_module_names_a_design_rounds_run():
     assert len(names) >= 10
     found = []
     for path in sorted(EXPERIMENTS.rglob("*.py")):
-        if path in DATA_FILES:
+        if path.parent == DATA:
             continue
         source = path.read_text(encoding="utf-8")
         found += [f"{path.relative_to(EXPERIMENTS)}: {name}" for name in names
                   if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.])", source)]
     assert found == []
+
+
+def test_issue_34s_stages_take_a_rounds_candidates_from_its_data_file(tmp_path, monkeypatch):
+    from experiments import representation_rule as rr
+
+    monkeypatch.setattr(rr, "RECORDS", tmp_path)  # no run recorded yet
+    for letter, round_ in REPRESENTATION_ROUNDS.items():
+        names = ", ".join(run.name for run in round_.candidates)
+        with pytest.raises(SystemExit, match=f"representation-round{letter}.json: no record of {re.escape(names)}"):
+            rr.main(["--round", letter, "--stage", "select"])

@@ -1,6 +1,14 @@
-"""The full-vocabulary recipe the design changes start from, and how a design round names its
-runs: every pair of the shared file, no negative scoring above its partner, entropy terms
-started from the words' rarity, validated every ``EVAL_EVERY`` steps."""
+"""The recipes the design changes start from, and how a design round names its runs.
+
+``BASE``, the ship rule's rounds' start: the full-vocabulary recipe, every pair of the shared
+file, no negative scoring above its partner, entropy terms started from the words' rarity,
+validated every ``EVAL_EVERY`` steps.
+
+``SHIPPED_RECIPE``, issue 34's rounds' start: every candidate is trained as the shipped recipe
+was (round 3's winner: every pair, one epoch, ``--hardness-cap 0 --rarity-init 0.3
+--rarity-anchor 1.0``, validated every 1,000 steps, its STS 2017-selected ``best/``) with one
+change, by the torch engine (the compiled engine trains neither change of round A).
+"""
 from __future__ import annotations
 
 from experiments.plan import Run
@@ -23,3 +31,12 @@ def rescaled(name: str, source: str, start_variance: float) -> Run:
     return Run(name, "design", {"rescale_of": source, "start_variance": start_variance},
                f"`{source}`'s models written with z_0 ~ N(0, {start_variance:g} I): means x {start_variance ** 0.5:g}, "
                f"variances x {start_variance:g}")
+
+
+SHIPPED_RECIPE = {"model": "wlo", "hardness_cap": 0.0, "rarity_init": 0.3, "rarity_anchor": 1.0,
+                  "max_steps": None, "eval_every": EVAL_EVERY, "engine": "torch"}
+
+
+def shipped_recipe_run(name: str, note: str, **change: object) -> Run:
+    """The shipped recipe plus one ``change`` (issue 34's rounds), trained into runs/<name>."""
+    return Run(name, "representation", {**SHIPPED_RECIPE, **change}, note)
