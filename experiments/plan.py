@@ -36,8 +36,7 @@ class Run:
 
     def train_args(self, out: str, data: str = PAIRS) -> list[str]:
         """The ``probsent train`` arguments of this run."""
-        args = ["train", "--data", data, "--out", out, "--eval-every", str(EVAL_EVERY), "--quiet",
-                "--resume"]
+        args = ["train", "--data", data, "--out", out, "--eval-every", str(EVAL_EVERY), "--resume"]
         lstm = str(self.flags.get("model", "")).startswith("lstm")
         settings = {"max_steps": LSTM_STEPS if lstm else STEPS, **self.flags}
         for key, value in settings.items():

@@ -24,7 +24,7 @@ def run(tmp_path, toy_pairs):
     """A finished short WLO run in tmp_path/run; returns its flags."""
     args = ["train", "--model", "wlo", "--data", str(toy_pairs(10)), "--out", str(tmp_path / "run"),
             "--batch-size", "20", "--megabatch", "2", "--vocab-size", "200", "--max-steps", "2",
-            "--engine", "torch", "--quiet", "--no-validation"]
+            "--engine", "torch", "--no-validation"]
     assert main(args) == 0
     return args
 

@@ -84,7 +84,7 @@ class TrainingCorpora:
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
         settings = trained_with(model.config) or TrainConfig()
-        key = repr((self.options.train_data or settings.data, settings.max_pairs, settings.max_tokens))
+        key = repr(self.options.train_data or settings.data)
         if key not in self._loaded:
             loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
