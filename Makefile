@@ -42,7 +42,7 @@ run: core
 # steps; resumable), then score the examples with it.
 train-demo: setup
 	PROBSENT_DATA_DIR=$(DATA) $(BIN)/probsent train --model wlo --data $(DATA)/paraphrase/pairs.tsv.gz \
-		--out $(DEMO) --max-per-source 20000 --resume
+		--out $(DEMO) --source-caps '*=20000' --resume
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 
 # Retrain and re-evaluate every run of experiments/plan.py and the ship rule's design rounds,

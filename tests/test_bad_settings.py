@@ -21,7 +21,7 @@ BAD_TRAIN_FLAGS = [
     ["--lr", "-1"], ["--lr", "0"], ["--lr", "nan"],
     ["--margin", "-1"], ["--margin", "inf"], ["--dim", "abc"],
     ["--seed", "-1"], ["--eval-every", "0"], ["--prior-weight", "-1"], ["--l2-weight", "nan"],
-    ["--min-tokens", "0"], ["--min-tokens", "101"], ["--max-per-source", "0"], ["--max-overlap", "1.5"],
+    ["--min-tokens", "0"], ["--min-tokens", "101"], ["--source-caps", "*=x"], ["--max-overlap", "1.5"],
     ["--min-overlap", "0.9", "--max-overlap", "0.5"],
     ["--model", "nope"], ["--engine", "quick"], ["--scale-init-std", "-1"],
     ["--batch-size", "1.5"], ["--source-caps", "bible"], ["--source-caps", "bible=-1"],

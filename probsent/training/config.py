@@ -54,11 +54,9 @@ class TrainConfig:
                       required=True)
     epochs: int = option(1, "passes over the pairs", low=1, high=10_000)
     seed: int = option(1, "random seed", low=0, high=2**32 - 1)
-    max_per_source: int | None = option(
-        None, "keep at most N pairs of each source (third column), evenly spaced over it "
-              "(default: no cap)", low=1)
     source_caps: str | None = option(
-        None, "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source")
+        None, "keep at most N pairs of a source (third column), evenly spaced over it: NAME=N[,NAME=N...] "
+              "(N = 0 drops the source; *=N caps every source not named; default: no cap)")
     min_tokens: int = option(1, "drop pairs with a side of fewer tokens", low=1, high=MAX_TOKENS)
     max_overlap: float = option(1.0, "drop pairs whose sides' word sets overlap more than this "
                                      "(Jaccard; 1 keeps all)", low=0.0, high=1.0)
@@ -130,6 +128,7 @@ class TrainConfig:
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
         """The config of the known keys of ``values`` (others are ignored), checked; a retired
         setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
+        values = with_current_names(values)
         check_retired(values)
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
@@ -163,7 +162,7 @@ RETIRED: dict[str, Any] = {"then_min_overlap": 0.0, "resample_like": None, "resa
                            "prior_on": "distribution", "false_negatives": "keep", "mine_by": "loss",
                            "adam": "lazy", "max_pairs": None, "max_tokens": 100, "hidden": 100,
                            "scramble": SCRAMBLE, "start_variance": 1.0, "init_std": 0.1, "max_seconds": ANY,
-                           "data_dir": ANY, "device": ANY}
+                           "data_dir": ANY, "device": ANY, "max_per_source": None}
 INSTEAD = {
     "max_pairs": "train on the first N lines of the pair file instead",
     "max_tokens": f"training cuts sentences to their first {MAX_TOKENS} tokens",
@@ -176,7 +175,19 @@ INSTEAD = {
     "device": "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps it off), "
               "--engine fast on the CPU",
     "quiet": "the progress bar shows only when standard error is a terminal",
+    "max_per_source": "--source-caps '*=N' caps every source (not named) at N pairs",
 }
+
+
+def with_current_names(values: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's settings: a ``max_per_source`` N (before issue 35) is the
+    ``*=N`` of ``source_caps``, after the single sources' caps it had (which overrode it)."""
+    cap = values.get("max_per_source")
+    if cap is None:
+        return values
+    caps = values.get("source_caps")
+    rest = {key: value for key, value in values.items() if key != "max_per_source"}
+    return {**rest, "source_caps": f"{caps},*={cap}" if caps else f"*={cap}"}
 
 
 def retired_message(flag: str, name: str) -> str:
