@@ -175,7 +175,7 @@ INSTEAD = {
     "device": "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps it off), "
               "--engine fast on the CPU",
     "quiet": "the progress bar shows only when standard error is a terminal",
-    "max_per_source": "--source-caps '*=N' caps every source (not named) at N pairs",
+    "max_per_source": "--source-caps '*=N' caps every source not named there at N pairs",
 }
 
 
