@@ -17,7 +17,6 @@ from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import fast_engine_for
-from probsent.training.trainer import Trainer
 from probsent.word_terms import read_word_terms
 from tests.helpers import wlo_recurrence
 
