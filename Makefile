@@ -38,11 +38,11 @@ run: core
 	$(BIN)/probsent specificity --probability --percentile --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 	$(BIN)/probsent explain "The Dow Jones industrial average fell 2.3 % to 10,421.67 on Tuesday."
 
-# Train a small WLO for about four minutes on the shared pairs (resumable), then score the
-# examples with it.
+# Train a small WLO on the shared pairs, at most 20,000 of each source (one epoch, about 1,750
+# steps; resumable), then score the examples with it.
 train-demo: setup
-	$(BIN)/probsent train --model wlo --data $(DATA)/paraphrase/pairs.tsv.gz --out $(DEMO) \
-		--max-per-source 20000 --max-seconds 240 --data-dir $(DATA) --resume
+	PROBSENT_DATA_DIR=$(DATA) $(BIN)/probsent train --model wlo --data $(DATA)/paraphrase/pairs.tsv.gz \
+		--out $(DEMO) --source-caps '*=20000' --resume
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
 
 # Retrain and re-evaluate every run of experiments/plan.py and the ship rule's design rounds,

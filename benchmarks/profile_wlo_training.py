@@ -3,8 +3,7 @@ the main training mixture (benchmarks/bench_engines.py times the parts of the fa
 
 Trains a WLO with the plan's main settings for a few hundred steps (untrained start) and
 prints the wall seconds of each part per mega-batch of 2,000 pairs: encoding the mega-batch,
-mining its negatives (and, within mining, the bound product, the candidate search and the
-exact values), and the 20 gradient steps (forward, backward, optimizer). Only prints.
+mining its negatives (the compiled kernel on the CPU), and the 20 gradient steps (forward, backward, optimizer). Only prints.
 
     OMP_NUM_THREADS=2 python benchmarks/profile_wlo_training.py [--steps 200]
 """
@@ -23,7 +22,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import probsent.training.mining as mining  # noqa: E402
+import probsent.training.negatives as negatives  # noqa: E402
 import probsent.training.trainer as trainer_module  # noqa: E402
 from experiments.plan import MAIN_WLO, MIXTURE, PAIRS  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
@@ -51,9 +50,8 @@ def main() -> None:
         trainer_module.encode_by_length = timed("", trainer_module.encode_by_length,
                                                 key=lambda *a, **k: "steps: forward" if k.get("with_kl")
                                                 else "encoding the mega-batch")
-        trainer_module.mine_negatives = timed("mining", trainer_module.mine_negatives)
-        mining._upper_bounds = timed("mining: bound product", mining._upper_bounds)
-        mining._pair_similarity = timed("mining: exact values", mining._pair_similarity)
+        negatives.encode_by_length = timed("encoding the mega-batch", negatives.encode_by_length)
+        negatives.mine_fastest = timed("mining", negatives.mine_fastest)
         trainer.optimizer.step = timed("steps: optimizer", trainer.optimizer.step)
         backward = torch.Tensor.backward
         torch.Tensor.backward = timed("steps: backward", backward)  # type: ignore[method-assign]

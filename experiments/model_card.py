@@ -21,6 +21,7 @@ from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
 from probsent.io import write_text
+from probsent.training.config import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -212,7 +213,7 @@ def render(data_dir: Path) -> str:
               f"{mixture.get('min_overlap', 0.0)} and {mixture.get('max_overlap', 1.0)}).",
               f"- Settings: lambda (KL prior) {config['prior_weight']:g}, margin "
               f"{config['margin'] if config['margin'] is not None else 1.0}, negatives mined in mega-batches of "
-              f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {config['scramble']}, "
+              f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {config.get('scramble', SCRAMBLE)}, "
               f"Adam lr {config['lr']:g}, A ~ N({config.get('scale_init_mean', 1.0)}, "
               f"{config['scale_init_std']}^2), B ~ N(0, {config['shift_init_std']}^2), seed {config['seed']}.",
               _options_sentence(config),

@@ -36,8 +36,7 @@ class Run:
 
     def train_args(self, out: str, data: str = PAIRS) -> list[str]:
         """The ``probsent train`` arguments of this run."""
-        args = ["train", "--data", data, "--out", out, "--eval-every", str(EVAL_EVERY), "--quiet",
-                "--resume"]
+        args = ["train", "--data", data, "--out", out, "--eval-every", str(EVAL_EVERY), "--resume"]
         lstm = str(self.flags.get("model", "")).startswith("lstm")
         settings = {"max_steps": LSTM_STEPS if lstm else STEPS, **self.flags}
         for key, value in settings.items():
@@ -97,7 +96,7 @@ RUNS: list[Run] = [
     # the data mixture (the main runs leave out the Bible verse versions)
     _wlo("wlo-allpairs", "mixture", "every pair of the file (three fifths Bible)", source_caps=None),
     _wlo("wlo-cap30k", "mixture", "every source capped at 30,000 pairs (Bible included)",
-         source_caps=None, max_per_source=30_000),
+         source_caps="*=30000"),
     _wlo("wlo-text", "mixture", "no Bible, no image captions", source_caps=TEXT_ONLY),
     _wlo("wlo-closepairs", "mixture", "pairs whose word overlap is >= 0.4 (Bible included)",
          source_caps=None, min_overlap=0.4),

@@ -1,9 +1,5 @@
 """probsent: probabilistic sentence representations learned from paraphrases."""
 
-from probsent.numerics import settle_vector_math
-
-settle_vector_math()  # before any torch work: see probsent/numerics.py
-
 from typing import TYPE_CHECKING, Any
 
 from probsent.errors import ProbsentError

@@ -33,13 +33,12 @@ def _argv_text(text: str) -> str:
 
 
 class _RetiredFlag(argparse.Action):
-    """A ``probsent train`` flag removed after the study: one line naming the tag where it trains."""
+    """A removed ``probsent train`` flag: one line naming the tag where it trains, or what does its job."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from probsent.training.config import STUDY_TAG
+        from probsent.training.config import retired_message
 
-        parser.error(f"{option_string} was removed from probsent; the runs that use it train at the tag "
-                     f"{STUDY_TAG} (git checkout {STUDY_TAG} && make reproduce)")
+        parser.error(retired_message(option_string, self.dest))
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
@@ -61,14 +60,12 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         if any(notes):
             options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
-    for name in RETIRED:  # not listed by --help; typed, they say where they went
+    for name in (*RETIRED, "quiet"):  # not listed by --help; typed, they say where they went
         parser.add_argument(flag_name(name), action=_RetiredFlag, nargs="?", default=argparse.SUPPRESS,
                             help=argparse.SUPPRESS)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",
                         help="skip validation (STS 2017 for best/, news training rows for best-news/)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is one only when "
-                                                             "standard error is a terminal)")
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -77,10 +74,10 @@ def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.config import TrainConfig
 
     config = TrainConfig.from_dict(vars(args))
-    trainer = Trainer(config, resume=args.resume, progress=not args.quiet and sys.stderr.isatty())
+    trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:
-        trainer.validator = StsValidator.from_data_dir(trainer.vocab, config.data_dir)
-        trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, config.data_dir)
+        trainer.validator = StsValidator.from_data_dir(trainer.vocab)
+        trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab)
     state = trainer.train()
     best = state.get("best")
     summary = f"step {state['step']:,}"

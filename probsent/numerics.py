@@ -14,9 +14,11 @@ weights before this fix and 0 of 40 after it; ``torch.sqrt`` of 2,400 floats as 
 work of a fresh process was wrong in 1 of 40 processes.
 
 Calling each function once on a single element, before anything runs in parallel, settles the
-choice on the accurate kernel for the life of the process. ``probsent/__init__.py`` asks for it
-first thing: at once if torch is already imported, else the moment torch's import completes
-(the scoring path never imports torch, and importing probsent must not cost torch's 2 s).
+choice on the accurate kernel for the life of the process. probsent's torch work all goes through
+its models (training, the torch encoder, evaluation and export build or read one), so
+``probsent/models/base.py`` asks for it right after its ``import torch``, before any of it runs;
+``import probsent`` itself changes nothing in the user's process (no import hook, no torch: the
+scoring path never imports torch, and importing probsent must not cost torch's 2 s).
 
 The same moment registers a second work-around: a process forked after torch ran work on its
 thread pool (``probsent.load()`` and ``encode``, then a ``multiprocessing.Pool`` with Linux's
@@ -27,45 +29,23 @@ threads do not exist in the child. A forked child is set to one torch thread
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import os
 import sys
-from types import ModuleType
 
 # the unary functions torch may hand to VML on the CPU (ATen's cpu/vml.h), float32 and float64
 VML_FUNCTIONS = ("abs", "acos", "asin", "atan", "cos", "cosh", "erf", "erfc", "erfinv", "exp",
                  "expm1", "lgamma", "log", "log10", "log1p", "log2", "sin", "sinh", "sqrt",
                  "tan", "tanh", "trunc")
+_settled = False
 
 
 def settle_vector_math() -> None:
-    """Make VML choose its kernels on this thread alone (well under 1 ms): now if torch is
-    imported, else right after its import, before anything can use it."""
-    if sys.modules.get("torch") is not None:
+    """Make VML choose its kernels on this thread alone (well under 1 ms), once per process;
+    imports torch. Called by probsent's models before any torch work of theirs."""
+    global _settled
+    if not _settled:
+        _settled = True
         _settle()
-    elif not any(isinstance(finder, _AfterTorchImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AfterTorchImport())
-
-
-class _AfterTorchImport(importlib.abc.MetaPathFinder):
-    """Finds torch as the other finders do, and settles VML once its module has executed."""
-
-    def find_spec(self, name: str, path, target=None):  # noqa: ANN001 - the finder protocol
-        if name != "torch":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        execute = spec.loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            execute(module)
-            _settle()
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
 
 
 def _settle() -> None:

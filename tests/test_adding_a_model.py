@@ -121,7 +121,7 @@ def test_trained_saved_loaded_and_explained(toy_model, trained: Path) -> None:
     assert isinstance(model.encoder, GaussianBag)
     settings = model.config["training"]["config"]
     assert settings["model"] == GaussianBag.type_name
-    # dim and init_std came from the training settings, logvar_init_std (no such setting) from its default
+    # dim came from the training settings, init_std and logvar_init_std (no such settings) from their defaults
     assert model.encoder.config() == {"type": GaussianBag.type_name, "vocab_size": len(model.vocab),
                                       "dim": 8, "init_std": 0.1, "logvar_init_std": 0.05}
     sentences = ["a man is playing a guitar .", "the stock market fell 5 % on tuesday", "it is raining"]

@@ -103,7 +103,7 @@ def test_a_full_disk_while_checkpointing_is_one_line_and_the_run_resumes(tmp_pat
     out = tmp_path / "run"
     args = [sys.executable, "-m", "probsent.cli", "train", "--data", str(toy_pairs(10)), "--out", str(out),
             "--dim", "300", "--batch-size", "20", "--megabatch", "2", "--max-steps", "2", "--engine", "torch",
-            "--quiet", "--no-validation"]
+            "--no-validation"]
     env = dict(ENV, PROBSENT_CACHE=str(tmp_path / "cache"))
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300,
                           preexec_fn=with_file_size_limit(100_000))  # the weights: about 130 KB

@@ -182,7 +182,7 @@ def one_torch_thread():
 
 
 def test_agrees_with_torch_reference(one_torch_thread: None) -> None:
-    # n = 1000: the reference's bound-and-prune search; n < 512: its full computation
+    # the kernel against the reference's search, at mega-batch sizes
     for kind, n, dim in [("paraphrases", 1000, 50), ("realistic", 400, 20), ("wide", 300, 50)]:
         mean, logvar = inputs(kind, n, dim, seed=11)
         partner = stacked_partner(n)

@@ -161,7 +161,7 @@ def test_a_long_json_line_and_a_long_training_line_are_one_line(model_dir, tmp_p
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("the cat\ta cat\n" + "x " * 1000 + "\ty\n")
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
-    code = main(["train", "--data", str(pairs), "--out", str(tmp_path / "run"), "--quiet", "--no-validation"])
+    code = main(["train", "--data", str(pairs), "--out", str(tmp_path / "run"), "--no-validation"])
     err = capsys.readouterr().err
     assert code == 2
     one_error(err, f"{pairs}:2: a line longer than 1,000 bytes")

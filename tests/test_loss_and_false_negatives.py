@@ -1,7 +1,7 @@
 """The training loss and the negatives against independent references: the whole batch loss
 against a naive loop over the paper's formulas, the prior's share of the gradient, shared words
-against Python sets, the hardness cap against a brute-force search (and the compiled remine
-against it), and the trainer's negatives with and without the cap."""
+against Python sets, the hardness cap against a brute-force search (re-mined by the compiled
+similarity matrix and by torch), and the trainer's negatives with and without the cap."""
 from __future__ import annotations
 
 import math
@@ -15,8 +15,9 @@ from probsent.models import WLO
 from probsent.models.base import Encoding
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
-from probsent.training.false_negatives import remine, shared_word_counts, similarity_ceilings, word_sets
-from probsent.training.fast.false_negative_kernels import remine_fast
+import probsent.training.negatives as negatives
+from probsent.training.diagnostics import shared_word_counts, word_sets
+from probsent.training.negatives import remine, similarity_ceilings
 from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.trainer import Trainer
 from tests.helpers import wlo_recurrence
@@ -89,7 +90,10 @@ def _random_problem(n: int, seed: int):
     return ids, offsets, encoded, partner, negative
 
 
-def test_hardness_cap_is_the_brute_force_argmax_under_each_ceiling() -> None:
+@pytest.mark.parametrize("compiled", [True, False])
+def test_hardness_cap_is_the_brute_force_argmax_under_each_ceiling(compiled: bool, monkeypatch) -> None:
+    if not compiled:  # torch's pairwise_similarity instead of gaussian_matrix's kernel
+        monkeypatch.setattr(negatives, "in_domain", lambda mean, logvar: False)
     ids, offsets, encoded, partner, negative = _random_problem(60, 4)
     n, cap = 60, 0.5
     mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
@@ -112,12 +116,15 @@ def test_hardness_cap_is_the_brute_force_argmax_under_each_ceiling() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cap", [0.0, 1.0])
-def test_compiled_remine_equals_the_reference(cap: float) -> None:
+def test_remine_by_the_compiled_matrix_equals_the_torch_reference(cap: float, monkeypatch) -> None:
+    # Gaussians re-mine by gaussian_matrix's compiled N x M kernel; outside its domain, torch's
+    # pairwise_similarity (the reference): the same negatives
     ids, offsets, encoded, partner, negative = _random_problem(400, 3)
     ceiling = similarity_ceilings(encoded, partner, cap)
-    expected = remine(encoded, partner, negative, ceiling)
-    assert (expected != negative).any()
-    assert np.array_equal(remine_fast(encoded, partner, negative, ceiling), expected)
+    compiled = remine(encoded, partner, negative, ceiling)
+    assert (compiled != negative).any()
+    monkeypatch.setattr(negatives, "in_domain", lambda mean, logvar: False)
+    assert np.array_equal(remine(encoded, partner, negative, ceiling), compiled)
 
 
 def test_prior_gradient_share_is_the_norm_ratio_of_the_two_gradients() -> None:

@@ -60,8 +60,9 @@ def test_subset_recounts_words(corpus) -> None:
 
 
 def test_apply_mixture_reports_what_is_trained_on(corpus) -> None:
-    mixed = apply_mixture(corpus, max_per_source=1)
+    mixed = apply_mixture(corpus, source_caps="*=1")
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 1, "captions": 1}
+    assert mixed.report["mixture"]["max_per_source"] == 1 and mixed.report["mixture"]["source_caps"] == {}
     unfiltered = apply_mixture(corpus)
     assert unfiltered.num_pairs == 6 and unfiltered.report["mixture"]["pairs"] == 6
     assert "mixture" not in corpus.report  # the input corpus is left as it was
@@ -72,6 +73,18 @@ def test_source_caps(corpus) -> None:
     assert select_pairs(corpus, max_per_source=1, source_caps={"captions": 2}).tolist() == [0, 4, 5]
     mixed = apply_mixture(corpus, source_caps="bible=2, captions=0")
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 2}
+    # *=N caps every source not named (the named caps win), as select_pairs' max_per_source
+    assert apply_mixture(corpus, source_caps="captions=2,*=1").report["mixture"]["pairs_per_source"] == \
+        {"bible": 1, "captions": 2}
+
+
+def test_a_recorded_max_per_source_reads_as_the_star_cap_of_source_caps() -> None:
+    from probsent.training.config import TrainConfig
+
+    recorded = {"data": "p.tsv", "out": "run", "max_per_source": 30000, "source_caps": "bible=0"}
+    assert TrainConfig.from_dict(recorded).source_caps == "bible=0,*=30000"
+    assert TrainConfig.from_dict({**recorded, "source_caps": None}).source_caps == "*=30000"
+    assert TrainConfig.from_dict({**recorded, "max_per_source": None}).source_caps == "bible=0"
 
 
 @pytest.mark.parametrize("caps,fragment", [("bible", "not NAME=COUNT"), ("bible=x", "not NAME=COUNT"),

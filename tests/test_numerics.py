@@ -22,22 +22,41 @@ def test_every_listed_function_is_a_torch_function() -> None:
         assert callable(getattr(torch, name)), name
 
 
-def test_the_package_settles_vector_math_before_importing_anything_else() -> None:
-    # the call must come before the first import that could run torch work in parallel
-    tree = ast.parse((REPO / "probsent" / "__init__.py").read_text(encoding="utf-8"))
+def test_the_models_settle_vector_math_right_after_importing_torch() -> None:
+    # probsent's torch work all goes through its models: the call must come before any of it
+    tree = ast.parse((REPO / "probsent" / "models" / "base.py").read_text(encoding="utf-8"))
     statements = [s for s in tree.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    assert isinstance(statements[0], ast.ImportFrom) and statements[0].module == "probsent.numerics"
-    call = statements[1]
-    assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
-    assert call.value.func.id == "settle_vector_math"
+    names = [ast.unparse(s) for s in statements]
+    assert names.index("settle_vector_math()") == names.index("from probsent.numerics import settle_vector_math") + 1
+    assert names.index("settle_vector_math()") < next(k for k, s in enumerate(statements)
+                                                     if isinstance(s, (ast.ClassDef, ast.FunctionDef)))
+
+
+def test_importing_probsent_leaves_the_import_system_and_torch_alone() -> None:
+    # a fresh process: import probsent adds no finder to sys.meta_path and imports no torch;
+    # importing its models settles vector math once, and the work-around adds no finder either
+    code = """
+import sys
+before = list(sys.meta_path)
+import probsent, probsent.numerics as numerics
+assert sys.meta_path == before, sys.meta_path
+assert "torch" not in sys.modules and not numerics._settled
+import probsent.models
+assert sys.meta_path == before and numerics._settled
+print("ok")
+"""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
 
 
 @pytest.mark.slow
-def test_after_importing_probsent_parallel_unary_functions_are_correctly_rounded() -> None:
+def test_after_importing_probsent_models_parallel_unary_functions_are_correctly_rounded() -> None:
     # a fresh process, two intra-op threads, 4,096 values per call (two chunks run at once):
     # within 4 ulp of numpy's float64 results, as VML's high-accuracy kernels are
     code = """
-import numpy as np, torch, probsent
+import numpy as np, torch, probsent.models
 torch.set_num_threads(2)
 g = torch.Generator().manual_seed(1)
 for name in ("sqrt", "exp", "log", "log1p", "tanh"):

@@ -36,15 +36,13 @@ USES = {
     "probsent/gaussian_matrix.py::expected_inner_product_matrix": "expected inner product: compiled twin (N x M)",
     # training's mining and compiled engine: bit-exact orderings of the same formula, each tested
     # against gaussian.expected_inner_product in test_mining / test_fast_mining / test_fast_engine
-    # (issue 35 item 2: still to fold into the two twins above)
+    # (issue 35 item 2: still to fold into the twins above; the hardness cap's re-mining already
+    # takes gaussian_matrix's)
     "probsent/training/mining.py::_expected_inner_product_block": "expected inner product: mining blocks",
-    "probsent/training/mining.py::_pair_similarity": "expected inner product: mining pairs",
-    "probsent/training/mining.py::_upper_bounds": "expected inner product: mining's bound",
     "probsent/training/mining.py::mine_pooled_pruned": "issue 34's pooled distance: mining's bound",
     "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: compiled mining",
     "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: compiled loss",
-    "probsent/training/fast/false_negative_kernels.py::_remine_rows": "expected inner product: compiled remine",
-    "probsent/training/fast/false_negative_kernels.py::remine_fast": "the variance floor of compiled remine",
+    "probsent/training/negatives.py::_similarity_rows": "the variance floor of the hardness cap's re-mining",
 }
 
 

@@ -95,8 +95,7 @@ def test_cli_one_line_errors(tmp_path, capsys, content, fragment) -> None:
     data = tmp_path / "data.tsv"
     if content is not None:
         data.write_bytes(content)
-    code = main(["train", "--data", str(data), "--out", str(tmp_path / "out"), "--quiet",
-                 "--no-validation"])
+    code = main(["train", "--data", str(data), "--out", str(tmp_path / "out"), "--no-validation"])
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert err.count("\n") == 0 and err.startswith("probsent: error:") and fragment in err

@@ -245,10 +245,10 @@ def test_untrained_news_dev_rebuilds_the_initialization_the_trainer_scored(tmp_p
     from probsent.cli import main
 
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PROBSENT_DATA_DIR", str(data_dir))
     monkeypatch.setattr(records, "RUNS_DIR", tmp_path / "runs")
     assert main(["train", "--data", str(toy_pairs(6)), "--out", str(tmp_path / "runs" / "toy"), "--batch-size", "4",
-                 "--megabatch", "2", "--max-steps", "2", "--eval-every", "2", "--rarity-init", "0.3",
-                 "--data-dir", str(data_dir), "--quiet"]) == 0
+                 "--megabatch", "2", "--max-steps", "2", "--eval-every", "2", "--rarity-init", "0.3"]) == 0
     state_file = tmp_path / "runs" / "toy" / "last" / "trainer_state.json"
     state = json.loads(state_file.read_text())
     measured = state["untrained_news_train_accuracy"]

@@ -24,7 +24,7 @@ def run(tmp_path, toy_pairs):
     """A finished short WLO run in tmp_path/run; returns its flags."""
     args = ["train", "--model", "wlo", "--data", str(toy_pairs(10)), "--out", str(tmp_path / "run"),
             "--batch-size", "20", "--megabatch", "2", "--vocab-size", "200", "--max-steps", "2",
-            "--engine", "torch", "--quiet", "--no-validation"]
+            "--engine", "torch", "--no-validation"]
     assert main(args) == 0
     return args
 
@@ -93,3 +93,20 @@ def test_resume_refuses_a_checkpoint_that_trained_with_a_retired_setting(run, tm
     assert main([*with_flag(run, "--max-steps", "4"), "--resume"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--adam dense was removed" in err and "study-2026-11" in err, err
+
+
+def test_a_checkpoint_recorded_with_max_per_source_resumes_with_the_star_cap(run, tmp_path, capsys) -> None:
+    """--max-per-source N became --source-caps '*=N' (issue 35): a run recorded with the old
+    name resumes under the new one, and refuses another cap by name."""
+    path = tmp_path / "run" / "last" / "config.json"
+    config = json.loads(path.read_text())
+    config["training"]["config"].update(max_per_source=10_000, source_caps=None)
+    path.write_text(json.dumps(config))
+    assert main([*with_flag(run, "--max-steps", "3"), "--source-caps", "*=10000", "--resume"]) == 0
+    config["training"]["config"] = json.loads(path.read_text())["training"]["config"]
+    assert config["training"]["config"]["source_caps"] == "*=10000" and "max_per_source" not in config["training"]["config"]
+    config["training"]["config"].update(max_per_source=10_000, source_caps=None)
+    path.write_text(json.dumps(config))
+    capsys.readouterr()
+    assert main([*with_flag(run, "--max-steps", "4"), "--resume"]) == 2
+    assert "--source-caps None (the run's: *=10000)" in capsys.readouterr().err

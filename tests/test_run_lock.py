@@ -22,7 +22,7 @@ ENV = dict(os.environ, PYTHONPATH=str(REPO))
 def train_command(data: Path, out: Path, seed: int, *extra: str) -> list[str]:
     return [sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data", str(data), "--out", str(out),
             "--batch-size", "10", "--megabatch", "2", "--eval-every", "1", "--epochs", "1000", "--engine", "torch",
-            "--seed", str(seed), "--quiet", "--no-validation", *extra]
+            "--seed", str(seed), "--no-validation", *extra]
 
 
 def snapshot(directory: Path) -> dict[str, tuple[int, int]]:

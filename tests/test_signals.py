@@ -137,7 +137,7 @@ def test_sigterm_ends_training_cleanly(tmp_path, toy_pairs) -> None:
     out = tmp_path / "run"
     process = subprocess.Popen([sys.executable, "-m", "probsent.cli", "train", "--model", "wlo", "--data",
                                 str(toy_pairs(40)), "--out", str(out), "--batch-size", "10", "--megabatch", "2",
-                                "--eval-every", "1", "--epochs", "1000", "--engine", "torch", "--quiet", "--no-validation"],
+                                "--eval-every", "1", "--epochs", "1000", "--engine", "torch", "--no-validation"],
                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert wait_for(lambda: (out / "log.jsonl").exists() and len((out / "log.jsonl").read_text().splitlines()) >= 2,
                     180)

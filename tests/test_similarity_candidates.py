@@ -15,7 +15,8 @@ from probsent.models import WLOTwoVariances, model_class
 from probsent.models.base import Encoding
 from probsent.models.similarity import paired_similarity
 from probsent.training.fast.engine import fast_engine_for
-from probsent.training.mining import mine_negatives, mine_pooled_pruned, partners_of_stacked_pairs
+from probsent.training.mining import PRUNE_FROM, mine_negatives, mine_pooled_pruned, partners_of_stacked_pairs
+from probsent.training.negatives import remine, similarity_ceilings
 from tests.helpers import wlo_recurrence
 
 
@@ -40,9 +41,11 @@ def test_the_pooled_distance_is_the_formula() -> None:
 
 def _brute_force(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray, ceiling=None) -> np.ndarray:
     """Per row, the largest float64 pooled d over the allowed columns (-inf where none)."""
-    n = len(mean)
-    d = np.array([[pooled_reference(mean[i], np.exp(logvar[i]), mean[j], np.exp(logvar[j])) for j in range(n)]
-                  for i in range(n)])
+    n, var = len(mean), np.exp(logvar)
+    total = var[:, None, :] + var[None, :, :]
+    d = -0.5 * (np.sum(np.log(2 * np.pi) + np.log(total), -1)
+                + np.sum((mean[:, None, :] - mean[None, :, :]) ** 2, -1) / total.mean(-1))
+    assert d[3, 5] == pytest.approx(pooled_reference(mean[3], var[3], mean[5], var[5]), rel=1e-12)
     d[np.arange(n), np.arange(n)] = -np.inf
     d[np.arange(n), partner] = -np.inf
     if ceiling is not None:
@@ -58,9 +61,9 @@ def test_pooled_mining_finds_the_most_similar_allowed_sentence(spread: float) ->
     logvar = torch.randn(n, 6, dtype=torch.float64) * spread
     partner = partners_of_stacked_pairs(n // 2)
     d = _brute_force(mean.numpy(), logvar.numpy(), partner.numpy())
-    for prune in (True, False):
-        found = mine_negatives(Encoding(mean, logvar), partner, prune=prune, pooled=True).numpy()
-        np.testing.assert_allclose(d[np.arange(n), found], d.max(1), rtol=1e-12)
+    for found in (mine_negatives(Encoding(mean, logvar), partner, pooled=True),  # the full search
+                  mine_pooled_pruned(Encoding(mean, logvar), partner)):  # by bound and prune
+        np.testing.assert_allclose(d[np.arange(n), found.numpy()], d.max(1), rtol=1e-12)
     # under a ceiling (--hardness-cap): the best column at most the ceiling, n where none is
     ceiling = torch.from_numpy(d.max(1) - np.abs(d.max(1)) * 0.02)
     ceiling[:3] = -1e9  # rows with no allowed column
@@ -68,6 +71,23 @@ def test_pooled_mining_finds_the_most_similar_allowed_sentence(spread: float) ->
     found = mine_pooled_pruned(Encoding(mean, logvar), partner, ceiling).numpy()
     assert (found[:3] == n).all()
     np.testing.assert_allclose(capped[np.arange(3, n), found[3:]], capped.max(1)[3:], rtol=1e-12)
+
+
+def test_the_hardness_cap_under_the_pooled_distance_remines_as_brute_force() -> None:
+    torch.manual_seed(3)
+    n = PRUNE_FROM + 40  # the bound-and-prune path
+    mean, logvar = torch.randn(n, 5) * 2, torch.randn(n, 5) * 2
+    encoded, partner = Encoding(mean, logvar), partners_of_stacked_pairs(n // 2)
+    negative = mine_negatives(encoded, partner, pooled=True).numpy()
+    ceiling = similarity_ceilings(encoded, partner.numpy(), 0.0, pooled=True)
+    got = remine(encoded, partner.numpy(), negative, ceiling, pooled=True)
+    d = _brute_force(mean.double().numpy(), logvar.double().numpy(), partner.numpy())
+    value = lambda cols: d[np.arange(n), cols]  # noqa: E731
+    flagged = value(negative) > ceiling + 1e-9 * np.abs(ceiling)
+    capped = np.where(d > ceiling[:, None], -np.inf, d)
+    assert flagged.any() and (got[~flagged] == negative[~flagged]).all()
+    has = flagged & np.isfinite(capped.max(1))
+    np.testing.assert_allclose(value(got)[has], capped.max(1)[has], rtol=1e-6)
 
 
 def test_wlo2v_means_and_entropy_are_wlo_and_its_similarity_reads_the_second_scale() -> None:
@@ -113,10 +133,11 @@ def _train(tmp_path, *flags: str) -> None:
     data = slice_of_pairs(tmp_path / "pairs.tsv", 600)
     code = main(["train", "--data", str(data), "--out", str(tmp_path / "run"), "--max-steps", "6",
                  "--megabatch", "3", "--hardness-cap", "0", "--rarity-init", "0.3", "--rarity-anchor", "1",
-                 "--no-validation", "--quiet", *flags])
+                 "--no-validation", *flags])
     assert code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_both_candidates_train_and_load(tmp_path) -> None:
     import probsent
@@ -135,6 +156,6 @@ def test_the_fast_engine_refuses_the_pooled_loss_by_name(tmp_path, capsys) -> No
 
     data = slice_of_pairs(tmp_path / "pairs.tsv", 50)
     assert main(["train", "--data", str(data), "--out", str(tmp_path / "run"), "--engine", "fast",
-                 "--similarity-distance", "pooled", "--no-validation", "--quiet"]) != 0
+                 "--similarity-distance", "pooled", "--no-validation"]) != 0
     err = [line for line in capsys.readouterr().err.strip().splitlines() if "error" in line]
     assert len(err) == 1 and "pooled distance" in err[0] and "--engine torch" in err[0]

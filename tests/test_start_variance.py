@@ -17,7 +17,6 @@ from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import fast_engine_for
-from probsent.training.trainer import Trainer
 from probsent.word_terms import read_word_terms
 from tests.helpers import wlo_recurrence
 
@@ -163,17 +162,13 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
-def test_the_fast_engine_trains_only_from_n0i_and_torch_trains_any(tmp_path, toy_pairs) -> None:
-    data = toy_pairs(2)
-
-    def config(name: str, **overrides) -> TrainConfig:
-        return TrainConfig(model="wlo", data=str(data), out=str(tmp_path / name), batch_size=20, megabatch=2,
-                           eval_every=10, max_steps=3, **overrides)
-
+def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
+    # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
+    # there: a typed --start-variance says how a trained WLO gets another unit
     assert fast_engine_for(_wlo(0.5)) is None and fast_engine_for(_wlo(1.0)) is not None
-    with pytest.raises(ProbsentError, match=r"--engine fast trains WLO from N\(0, I\) only"):
-        Trainer(config("a", start_variance=0.5, engine="fast"), progress=False)
-    trainer = Trainer(config("b", start_variance=0.5), progress=False)
-    assert trainer.config.engine == "torch" and trainer.encoder.start_variance == 0.5
-    trainer.train()
-    assert probsent.load(tmp_path / "b" / "last").encoder.start_variance == 0.5
+    with pytest.raises(SystemExit) as stopped:
+        main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
+    assert stopped.value.code == 2
+    assert "probsent export --start-variance" in capsys.readouterr().err
+    with pytest.raises(ProbsentError, match="probsent export --start-variance"):
+        TrainConfig.from_dict({"data": "x.tsv", "out": "run", "start_variance": 0.5})

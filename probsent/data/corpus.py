@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from probsent.version import __version__
-from probsent.data.pairs import ReadReport, read_tokenized_pairs
+from probsent.data.pairs import MAX_TOKENS, ReadReport, read_tokenized_pairs
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import MissingFileError
 from probsent.io import atomic_path
@@ -102,7 +102,7 @@ def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
                       list(source_index), np.frombuffer(pair_sources, dtype=np.int16).copy())
 
 
-def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = 100,
+def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = False) -> PairCorpus:
     """Tokenize and index a pair file, or load the result of an earlier identical call.
 

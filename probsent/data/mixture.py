@@ -9,7 +9,8 @@ Three optional, deterministic filters, applied in this order:
   captions of one image; 0.0 keeps all);
 - ``max_per_source``: keep at most this many pairs of each source (the file's third column),
   evenly spaced over that source's remaining pairs so that every part of it is represented;
-  ``source_caps`` ("name=N,name=N") sets the cap of single sources (N = 0 drops a source).
+  ``source_caps`` ("name=N,name=N") sets the cap of single sources (N = 0 drops a source);
+  in the text ``--source-caps`` takes, ``*=N`` is ``max_per_source`` (every source not named).
 
 The selected pairs form a new corpus whose word ranks are recounted, so the model vocabulary
 is the most frequent words of what is actually trained on.
@@ -53,7 +54,7 @@ def word_overlap(corpus: PairCorpus) -> np.ndarray:
 
 
 def parse_source_caps(text: str | None) -> dict[str, int]:
-    """``"bible=0,captions=5000"`` -> {"bible": 0, "captions": 5000}; ProbsentError if malformed."""
+    """``"bible=0,captions=5000,*=100"`` -> {"bible": 0, "captions": 5000, "*": 100}; ProbsentError if malformed."""
     caps: dict[str, int] = {}
     for item in (text or "").split(","):
         if not item.strip():
@@ -128,17 +129,18 @@ def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
                    report=dict(corpus.report), pair_sources=pair_sources)
 
 
-def apply_mixture(corpus: PairCorpus, *, max_per_source: int | None = None,
-                  source_caps: str | None = None, min_tokens: int = 1, min_overlap: float = 0.0,
-                  max_overlap: float = 1.0) -> PairCorpus:
-    """The corpus after the filters (``corpus`` itself is left as it is); the result's report
-    gains a ``mixture`` entry (settings and pairs per source)."""
+def apply_mixture(corpus: PairCorpus, *, source_caps: str | None = None, min_tokens: int = 1,
+                  min_overlap: float = 0.0, max_overlap: float = 1.0) -> PairCorpus:
+    """The corpus after the filters (``corpus`` itself is left as it is), ``source_caps`` as
+    ``--source-caps`` takes it (``*=N``: every other source); the result's report gains a
+    ``mixture`` entry (settings and pairs per source)."""
     caps = parse_source_caps(source_caps)
+    max_per_source = caps.pop("*", None)
     pairs = select_pairs(corpus, max_per_source=max_per_source, source_caps=caps,
                          min_tokens=min_tokens, min_overlap=min_overlap, max_overlap=max_overlap)
     if len(pairs) < min(2, corpus.num_pairs):  # the filters left nothing to contrast
-        raise ProbsentError(f"the training mixture keeps {len(pairs)} pair(s); loosen --max-per-source"
-                            f" / --source-caps / --min-tokens / --min-overlap / --max-overlap")
+        raise ProbsentError(f"the training mixture keeps {len(pairs)} pair(s); loosen --source-caps"
+                            f" / --min-tokens / --min-overlap / --max-overlap")
     chosen = corpus if len(pairs) == corpus.num_pairs else subset(corpus, pairs)
     mixture = {"max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
                "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": chosen.num_pairs,

@@ -20,6 +20,8 @@ from probsent.errors import InvalidValueError, MissingFileError
 from probsent.text.token_cap import first_tokens
 from probsent.untrusted_files import bounded_lines
 
+MAX_TOKENS = 100  # training sentences are cut to their first MAX_TOKENS tokens
+
 
 @dataclass
 class ReadReport:
@@ -48,7 +50,7 @@ def _open(path: Path) -> IO[bytes]:
 
 
 def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = None,
-                         max_tokens: int = 100,
+                         max_tokens: int = MAX_TOKENS,
                          report: ReadReport | None = None) -> Iterator[tuple[list[str], list[str], str]]:
     """Yield (tokens of s1, tokens of s2, source) for every usable line of ``path``.
 

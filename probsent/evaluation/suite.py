@@ -84,7 +84,7 @@ class TrainingCorpora:
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
         settings = trained_with(model.config) or TrainConfig()
-        key = repr((self.options.train_data or settings.data, settings.max_pairs, settings.max_tokens))
+        key = repr(self.options.train_data or settings.data)
         if key not in self._loaded:
             loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
@@ -144,7 +144,7 @@ def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
     """The pairs of ``corpus`` a model's training drew from: its mixture settings applied
     (``--resample-like`` is not repeated), words recounted on them."""
     settings = trained_with(model.config) or TrainConfig()
-    return apply_mixture(corpus, max_per_source=settings.max_per_source, source_caps=settings.source_caps,
+    return apply_mixture(corpus, source_caps=settings.source_caps,
                          min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
                          max_overlap=settings.max_overlap)
 

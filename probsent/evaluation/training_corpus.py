@@ -77,7 +77,6 @@ def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str
         if path is None:
             return TrainingCorpus(None, str(recorded), f"training data file recorded in the model's "
                                                        f"config not found: {recorded}")
-    reading = settings or TrainConfig()
-    corpus = load_corpus(path, reading.max_pairs, reading.max_tokens, progress=progress)
+    corpus = load_corpus(path, progress=progress)
     moved = f" (recorded as {recorded}, not found there)" if override is None and str(path) != recorded else ""
     return TrainingCorpus(corpus, str(path), f"{corpus.num_pairs:,} training pairs from {path}{moved}")

@@ -8,6 +8,10 @@ from typing import Any, ClassVar, Protocol
 import torch
 from torch import Tensor, nn
 
+from probsent.numerics import settle_vector_math
+
+settle_vector_math()  # before any torch work of probsent's: see probsent/numerics.py
+
 
 @dataclass
 class Encoding:

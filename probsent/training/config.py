@@ -15,6 +15,7 @@ from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
 from probsent.data.mixture import parse_source_caps
+from probsent.data.pairs import MAX_TOKENS
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
 
@@ -37,7 +38,7 @@ _NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": No
 def setting_rules(name: str) -> dict[str, Any]:
     """The :func:`option` declaration of a setting (help, range, choices, required); a plain
     field (declared without option) has no help text and no range."""
-    rules = {**_NO_RULES, **SETTINGS[name].metadata}
+    rules = {**_NO_RULES, **_DECLARED[name].metadata}
     if callable(rules["choices"]):
         rules["choices"] = rules["choices"]()
     return rules
@@ -51,15 +52,12 @@ class TrainConfig:
     data: str = option("", "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz", required=True)
     out: str = option("", "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
                       required=True)
-    max_pairs: int | None = option(None, "read only the first N usable pairs (default: all)", low=1)
     epochs: int = option(1, "passes over the pairs", low=1, high=10_000)
     seed: int = option(1, "random seed", low=0, high=2**32 - 1)
-    max_per_source: int | None = option(
-        None, "keep at most N pairs of each source (third column), evenly spaced over it "
-              "(default: no cap)", low=1)
     source_caps: str | None = option(
-        None, "per-source caps, NAME=N[,NAME=N...] (N = 0 drops the source); override --max-per-source")
-    min_tokens: int = option(1, "drop pairs with a side of fewer tokens", low=1, high=100_000)
+        None, "keep at most N pairs of a source (third column), evenly spaced over it: NAME=N[,NAME=N...] "
+              "(N = 0 drops the source; *=N caps every source not named; default: no cap)")
+    min_tokens: int = option(1, "drop pairs with a side of fewer tokens", low=1, high=MAX_TOKENS)
     max_overlap: float = option(1.0, "drop pairs whose sides' word sets overlap more than this "
                                      "(Jaccard; 1 keeps all)", low=0.0, high=1.0)
     min_overlap: float = option(0.0, "drop pairs whose sides' word sets overlap less than this "
@@ -67,9 +65,7 @@ class TrainConfig:
     vocab_size: int = option(50_000, "most frequent words kept (plus <unk>)", low=1, high=10_000_000)
     min_count: int = option(1, "words seen fewer times in the training pairs become <unk> (ours; 1 keeps "
                                "every word, as the paper)", low=1, high=10**12)
-    max_tokens: int = option(100, "training sentences are cut to this many tokens", low=1, high=100_000)
     dim: int = option(50, "word dimension k", low=1, high=4096)
-    hidden: int = option(100, "LSTM hidden size", low=1, high=4096)
     batch_size: int = option(100, "pairs per step", low=1, high=100_000)
     megabatch: int = option(20, "mini-batches per mega-batch (negatives are mined across it; "
                                 "1 = within the batch)", low=1, high=10_000)
@@ -79,14 +75,9 @@ class TrainConfig:
     prior_weight: float = option(1e-4, "lambda: weight of the KL prior terms (probabilistic models)",
                                  low=0.0, high=1e6)
     l2_weight: float = option(1e-6, "L2 weight (deterministic models)", low=0.0, high=1e6)
-    scramble: float = option(0.4, "probability of shuffling a sentence's word order (lstm models, wlo)",
-                             low=0.0, high=1.0)
     scale_init_mean: float = option(1.0, "WLO: A initialized as N(mean, std^2)", low=-1e3, high=1e3)
     scale_init_std: float = option(0.1, "WLO: A initialized as N(mean, std^2)", low=0.0, high=1e3)
     shift_init_std: float = option(0.1, "WLO: B initialized as N(0, std^2)", low=0.0, high=1e3)
-    start_variance: float = option(1.0, "WLO (ours): a sentence starts as z_0 ~ N(0, S I); 1 = the paper's N(0, I). "
-                                        "S is the unit of z, which the margin loss cannot see (only the prior "
-                                        "does); trained by --engine torch", above=0.0, high=1e6)
     rarity_init: float = option(0.0, "WLO (ours): each word's entropy term sum_d log|A_w,d| starts at X * "
                                      "(log of its training count - the average token's), rare words specific "
                                      "and frequent ones general; 0 = the paper's random initialization",
@@ -104,22 +95,15 @@ class TrainConfig:
                                              "paper's similarity, log N(0; mu1 - mu2, S1 + S2); pooled = each "
                                              "squared mean gap divided by the mean of S1 + S2 over the dimensions "
                                              "(the torch engine trains it)", choices=("own", "pooled"))
-    init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)
     eval_every: int = option(500, "steps between STS 2017 validations and checkpoints", low=1)
-    max_seconds: float | None = option(None, "stop after this many seconds of training (a checkpoint "
-                                             "is written; default: no limit)", above=0.0)
     max_steps: int | None = option(None, "stop once this many steps are done, checked after each "
                                          "mega-batch (a checkpoint is written; default: no limit)", low=1)
-    data_dir: str | None = option(None, "evaluation data directory with sts/sts17-track5-en-en "
-                                        "(default: $PROBSENT_DATA_DIR or ../shared/data)")
-    engine: str = option("auto", "WLO training engine: fast (compiled CPU kernels) or torch (the "
-                                 "reference; any model); auto = fast for WLO when numba is installed",
+    engine: str = option("auto", "training engine: fast (WLO's compiled kernels, on the CPU) or torch (the "
+                                 "reference; any model; on a GPU where torch sees one); auto = torch on a "
+                                 "GPU, else fast for WLO",
                          choices=("auto", "fast", "torch"))
-    device: str = option("auto", "where the torch engine trains: cpu or cuda; auto = cuda when "
-                                 "available (the fast engine runs on the CPU)",
-                         choices=("auto", "cpu", "cuda"))
 
     def __post_init__(self) -> None:
         self.validate()
@@ -140,9 +124,6 @@ class TrainConfig:
                 parse_source_caps(self.source_caps)
             except ProbsentError as exc:
                 raise InvalidValueError(str(exc)) from None
-        if self.min_tokens > self.max_tokens:
-            raise InvalidValueError(f"{label('min_tokens')} {self.min_tokens} is above "
-                                    f"{label('max_tokens')} {self.max_tokens}: no pair could be kept")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,6 +132,7 @@ class TrainConfig:
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
         """The config of the known keys of ``values`` (others are ignored), checked; a retired
         setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
+        values = with_current_names(values)
         check_retired(values)
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
@@ -158,26 +140,76 @@ class TrainConfig:
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
 
+
+@dataclass
+class ModelFileSettings:
+    """Model hyper-parameters that no training setting sets (a model takes its own default; export
+    sets start_variance) but a model directory's config.json holds: checked as the settings are."""
+
+    hidden: int = option(100, "LSTM hidden size", low=1, high=4096)
+    init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
+    start_variance: float = option(1.0, "WLO: a sentence starts as z_0 ~ N(0, S I)", above=0.0, high=1e6)
+
+
+_DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields(ModelFileSettings)}}
+
 # The study's settings that no shipped model, paper run or documented need uses, removed by issue
 # 35 (the lean house), each with the value that meant the paper's recipe (ANY: inert on its own;
-# --resample-pairs only sized --resample-like). A recorded config (a checkpoint, a model
-# directory, results/) holding that value still reads; any other value is refused in one line
-# naming the git tag where the study, these settings included, still trains and reproduces.
+# --resample-pairs only sized --resample-like; where, how long and on what a run trained). A
+# recorded config (a checkpoint, a model directory, results/) holding that value still reads; any
+# other value is refused in one line naming the git tag where the study, these settings included,
+# still trains and reproduces, or, for a setting with an INSTEAD entry, what does its job now.
 STUDY_TAG = "study-2026-11"
 ANY = object()
+SCRAMBLE = 0.4  # the paper's probability of shuffling a training sentence's word order (LSTMs, WLO)
 RETIRED: dict[str, Any] = {"then_min_overlap": 0.0, "resample_like": None, "resample_pairs": ANY,
                            "prior_on": "distribution", "false_negatives": "keep", "mine_by": "loss",
-                           "adam": "lazy"}
+                           "adam": "lazy", "max_pairs": None, "max_tokens": 100, "hidden": 100,
+                           "scramble": SCRAMBLE, "start_variance": 1.0, "init_std": 0.1, "max_seconds": ANY,
+                           "data_dir": ANY, "device": ANY, "max_per_source": None}
+INSTEAD = {
+    "max_pairs": "train on the first N lines of the pair file instead",
+    "max_tokens": f"training cuts sentences to their first {MAX_TOKENS} tokens",
+    "hidden": "the LSTMs have the paper's 100 hidden units",
+    "scramble": f"the word order of a training sentence is shuffled with the paper's probability {SCRAMBLE}",
+    "init_std": "word vectors start as N(0, 0.1^2)",
+    "start_variance": "probsent export --start-variance S rewrites a trained WLO in another unit",
+    "max_seconds": "--max-steps bounds a run",
+    "data_dir": "validation reads the data directory $PROBSENT_DATA_DIR (default ../shared/data)",
+    "device": "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps it off), "
+              "--engine fast on the CPU",
+    "quiet": "the progress bar shows only when standard error is a terminal",
+    "max_per_source": "--source-caps '*=N' caps every source not named there at N pairs",
+}
+
+
+def with_current_names(values: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's settings: a ``max_per_source`` N (before issue 35) is the
+    ``*=N`` of ``source_caps``, after the single sources' caps it had (which overrode it)."""
+    cap = values.get("max_per_source")
+    if cap is None:
+        return values
+    caps = values.get("source_caps")
+    rest = {key: value for key, value in values.items() if key != "max_per_source"}
+    return {**rest, "source_caps": f"{caps},*={cap}" if caps else f"*={cap}"}
+
+
+def retired_message(flag: str, name: str) -> str:
+    """Why ``flag`` (a retired setting ``name``, with its value if any) is refused, in one line."""
+    if name in INSTEAD:
+        return f"{flag} was removed from probsent: {INSTEAD[name]}"
+    return (f"{flag} was removed from probsent; the runs that use it train at the tag {STUDY_TAG} "
+            f"(git checkout {STUDY_TAG} && make reproduce)")
 
 
 def check_retired(values: dict[str, Any]) -> None:
     """A one-line InvalidValueError for a retired setting of ``values`` at other than its old default."""
     for name, default in RETIRED.items():
         if name in values and default is not ANY and values[name] != default:
-            raise InvalidValueError(f"{flag_name(name)} {values[name]} was removed from probsent; the runs that "
-                                    f"use it train at the tag {STUDY_TAG} (git checkout {STUDY_TAG} && "
-                                    f"make reproduce)")
-_HINTS = typing.get_type_hints(TrainConfig)
+            raise InvalidValueError(retired_message(f"{flag_name(name)} {values[name]}", name))
+
+
+_HINTS = {**typing.get_type_hints(TrainConfig), **typing.get_type_hints(ModelFileSettings)}
 
 
 def flag_name(name: str) -> str:
@@ -236,7 +268,7 @@ def check_setting(name: str, value: Any) -> str | None:
 
 # What may differ when a run is resumed: where it runs, how long, and how often it validates;
 # never what it learns. ``--resume`` refuses any other setting that differs from the checkpoint's.
-MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "max_seconds", "eval_every", "data_dir", "engine", "device")
+MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "eval_every", "engine")
 
 
 def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
@@ -256,13 +288,14 @@ def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
 
 def check_model_settings(settings: Any) -> str | None:
     """What is wrong with a model directory's ``config.json`` "model" settings, or None: each
-    is checked as the training setting of the same name (``type`` as ``model``);
+    is checked as the training setting of the same name (``type`` as ``model``), or as declared
+    by :class:`ModelFileSettings`;
     ``vocab_size`` is left to the reader, which compares it with ``vocab.txt``."""
     if not isinstance(settings, dict):
         return "no model settings"
     for key, value in settings.items():
         name = "model" if key == "type" else key
-        problem = check_setting(name, value) if name in SETTINGS and name != "vocab_size" else None
+        problem = check_setting(name, value) if name in _DECLARED and name != "vocab_size" else None
         if problem:
             return f"model.{key} {problem}"
     return None

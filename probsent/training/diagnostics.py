@@ -24,19 +24,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from scipy import stats
 
 from probsent.models.batching import encode_by_length
 from probsent.models import SentenceEncoder, with_word_entropy_terms
 from probsent.models.similarity import paired_similarity
-from probsent.training.false_negatives import shared_word_counts, word_sets
 from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.fast.engine import mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs
 
 FREQUENT_WORDS = 20
 SAMPLE_PAIRS = 2000
+
+
+def word_sets(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> sp.csr_matrix:
+    """A 0/1 matrix [len(sentences), vocabulary]: which known words (id > 0) each sentence has."""
+    starts, ends = offsets[sentences], offsets[sentences + 1]
+    rows = np.repeat(np.arange(len(sentences)), ends - starts)
+    cols = np.concatenate([ids[s:e] for s, e in zip(starts, ends)]) if len(sentences) else np.zeros(0, np.int64)
+    known = cols > 0
+    width = int(cols.max()) + 1 if len(cols) else 1
+    matrix = sp.csr_matrix((np.ones(int(known.sum()), np.int32), (rows[known], cols[known])),
+                           shape=(len(sentences), width))
+    matrix.data[:] = 1  # a repeated word counts once (duplicates were summed)
+    return matrix
+
+
+def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Number of distinct words row ``a[k]`` shares with row ``b[k]`` of ``words``, for each k."""
+    return np.asarray(words[a].multiply(words[b]).sum(axis=1)).ravel().astype(np.int64)
 
 
 def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:

@@ -1,29 +1,38 @@
 """The negative miner of a mega-batch: for every sentence, the most similar other sentence that
-is not its paraphrase (by the similarity the loss uses), then, where asked, the hardness capped
-(``--hardness-cap``).
+is not its paraphrase (by the similarity the loss uses), then, where asked, the hardness capped.
 
-The plain searches (:mod:`probsent.training.mining`, :mod:`probsent.training.false_negatives`)
-are the specification; the compiled engine's and kernels' results are tested equal to them.
+The hardest negative of a sentence in a mega-batch is often a paraphrase in all but name.
+``--hardness-cap C`` replaces a negative that scores more than C above the sentence's partner
+(a negative far harder than the paraphrase is most likely a paraphrase too) by the most similar
+sentence that is not (:func:`remine`). The plain searches (:mod:`probsent.training.mining`, and
+:func:`remine` by torch's :func:`~probsent.models.similarity.pairwise_similarity`) are the
+specification; the compiled kernels' results (mining's, and the N x M similarity of
+:mod:`probsent.gaussian_matrix` that :func:`remine` takes for Gaussians) are tested equal to them.
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from probsent.gaussian_constants import VARIANCE_FLOOR_LOG
+from probsent.gaussian_matrix import expected_inner_product_matrix, in_domain
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.models.batching import encode_by_length
+from probsent.models.similarity import paired_similarity, pairwise_similarity
 from probsent.training.config import TrainConfig
-from probsent.training.false_negatives import remine, similarity_ceilings
-from probsent.training.fast.engine import FastWLOEngine, fast_engine_available
-from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
+from probsent.training.fast.engine import FastWLOEngine, mine_fastest
+from probsent.training.mining import PRUNE_FROM, mine_pooled_pruned, partners_of_stacked_pairs
+
+REMINE_ROWS = 32  # rows of the similarity matrix computed at once when mining again
 
 
 def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, encoder: SentenceEncoder,
                         ids: np.ndarray, offsets: np.ndarray, fast: FastWLOEngine | None) -> np.ndarray:
     """The mined negative (a row of ``sentences``: all s1 of ``count`` pairs, then all s2) of every
-    sentence of the mega-batch, by the compiled engine where it runs, else by the torch model."""
+    sentence of the mega-batch, by the compiled engine where it runs, else on the torch model's
+    encodings (Gaussians on the CPU by the compiled mining kernel)."""
     partner = partners_of_stacked_pairs(count)
-    pooled = config.similarity_distance == "pooled"
+    pooled = config.similarity_distance == "pooled"  # issue 34's candidate (the torch engine)
     if fast is not None:
         negative, encoded = fast.negatives(sentences, count)
     else:
@@ -31,15 +40,67 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
         with torch.no_grad():
             encoded = encode_by_length(encoder, ids, offsets, sentences, config.batch_size)
         encoder.train()
-        negative = mine_negatives(encoded, partner, pooled=pooled).numpy()
+        negative = mine_fastest(encoded, partner, pooled)
     if config.hardness_cap is None:
         return negative
     encoded = encoded.for_similarity()
     on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
     partner = partner.numpy()
     ceiling = similarity_ceilings(on_cpu, partner, config.hardness_cap, pooled)
-    found = None
-    if fast_engine_available() and not pooled:
-        from probsent.training.fast.false_negative_kernels import remine_fast
-        found = remine_fast(on_cpu, partner, negative, ceiling)
-    return found if found is not None else remine(on_cpu, partner, negative, ceiling, pooled)
+    return remine(on_cpu, partner, negative, ceiling, pooled)
+
+
+def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float, pooled: bool = False) -> np.ndarray:
+    """Per sentence i, the highest similarity a negative may have under ``--hardness-cap``:
+    d(i, partner[i]) + ``cap``, in float64 (``pooled``: ``--similarity-distance pooled``'s d)."""
+    return _paired(encoded, partner, pooled) + cap
+
+
+def _paired(encoded: Encoding, other: np.ndarray, pooled: bool = False) -> np.ndarray:
+    """d(i, other[i]) for every sentence i, float64."""
+    with torch.no_grad():
+        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)), pooled=pooled)
+    return values.double().numpy()
+
+
+def _similarity_rows(encoded: Encoding, rows: np.ndarray, pooled: bool = False) -> np.ndarray:
+    """d(rows[k], j) for every sentence j, float64 [len(rows), n]: by the compiled N x M kernel
+    for Gaussians within its domain (training's variance floor applied), else by torch."""
+    if encoded.logvar is not None and not pooled:
+        mean = encoded.mean.double().numpy()
+        logvar = np.maximum(encoded.logvar.double().numpy(), VARIANCE_FLOOR_LOG)
+        if in_domain(mean, logvar):
+            var, out = np.exp(logvar), np.empty((len(rows), len(mean)))
+            expected_inner_product_matrix(mean[rows], var[rows], mean, var, out)
+            return out
+    with torch.no_grad():
+        return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded, pooled).double().numpy()
+
+
+def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray,
+           pooled: bool = False) -> np.ndarray:
+    """``negative`` with every negative above its sentence's ``ceiling`` of similarity replaced by
+    the most similar sentence that is allowed: neither the sentence nor its partner, and not
+    above the ceiling. Kept where none is left. (``pooled``: ``--similarity-distance pooled``'s
+    d, by the bound-and-prune search of :func:`~probsent.training.mining.mine_pooled_pruned` on the CPU.)"""
+    negative = negative.copy()
+    above = _paired(encoded, negative, pooled) > ceiling
+    if pooled and len(negative) >= PRUNE_FROM:
+        found = mine_pooled_pruned(encoded, torch.from_numpy(partner), torch.from_numpy(ceiling))
+        if found is not None:
+            found = found.numpy()
+            replace = above & (found < len(found))
+            negative[replace] = found[replace]
+            return negative
+    flagged = np.flatnonzero(above)
+    for start in range(0, len(flagged), REMINE_ROWS):
+        rows = flagged[start:start + REMINE_ROWS]
+        similarity = _similarity_rows(encoded, rows, pooled)
+        banned = similarity > ceiling[rows, None]
+        banned[np.arange(len(rows)), rows] = True
+        banned[np.arange(len(rows)), partner[rows]] = True
+        similarity[banned] = -np.inf
+        best = similarity.argmax(axis=1)
+        usable = np.isfinite(similarity[np.arange(len(rows)), best])
+        negative[rows[usable]] = best[usable]
+    return negative

@@ -22,13 +22,13 @@ from probsent.model_reading import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import (MAY_CHANGE_ON_RESUME, TrainConfig, check_retired, flag_name,
-                                      resume_differences)
+from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, check_retired, flag_name,
+                                      resume_differences, with_current_names)
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_available,
-                                           fast_engine_for, numba_threads_like_torch)
+from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_for,
+                                           numba_threads_like_torch)
 from probsent.training.losses import LOSS, POOLED_LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
@@ -87,8 +87,7 @@ class Trainer:
         self.validator = validator  # STS 2017: selects best/
         self.dev_scorer = dev_scorer  # news training rows: selects best-news/
         self.log = log or (lambda message: print(message, file=sys.stderr))
-        self.device = resolve_device(config.device, config.engine)
-        config.device = self.device.type
+        self.device = resolve_device("auto", config.engine)
         self.lock, created = claim_run_directory(self.out, resume)  # held for the whole run (see train)
         try:
             self._set_up(resume, progress)
@@ -141,6 +140,7 @@ class Trainer:
         training = saved.get("training") if isinstance(saved, dict) else None
         recorded = training.get("config") if isinstance(training, dict) else None
         if isinstance(recorded, dict):
+            recorded = with_current_names(recorded)
             try:
                 check_retired(recorded)
             except ProbsentError as exc:
@@ -152,21 +152,18 @@ class Trainer:
                                 f"{'; '.join(differences)}; only {allowed} may change on resume")
 
     def _fast_engine(self) -> "FastWLOEngine | None":
-        """The compiled engine for ``config.engine`` (fast, or auto for a model that has one
-        when numba is installed; its kernels compiled now, once per machine), or None for the
-        torch loop."""
+        """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
+        the CPU; its kernels compiled now, once per machine), or None for the torch loop."""
         engine = self.config.engine  # a valid name: the config checked it
         engine_class = fast_engine_for(self.encoder)
         if engine == "fast" and engine_class is None:
             trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
-            raise ProbsentError(f"--engine fast trains {trained} from N(0, I) only (--start-variance 1); "
-                                f"use --engine torch for this {self.config.model} model")
+            raise ProbsentError(f"--engine fast trains {trained} only; use --engine torch for this "
+                                f"{self.config.model} model")
         if engine == "fast":
             engine_class.require_loss(self.loss)
-        if engine == "fast" and not fast_engine_available():
-            raise ProbsentError("--engine fast needs numba (pip install numba), or use --engine torch")
         if (engine == "torch" or engine_class is None or not engine_class.implements(self.loss)
-                or not fast_engine_available() or self.device.type != "cpu"):
+                or self.device.type != "cpu"):
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
@@ -202,7 +199,7 @@ class Trainer:
             steps.append((sentences[picked], len(rows)))
         if self.fast is None:
             return [self._step(step_sentences, batch) for step_sentences, batch in steps]
-        losses = self.fast.run_steps(steps, cfg.scramble, self.generator, self.margin, cfg.prior_weight,
+        losses = self.fast.run_steps(steps, SCRAMBLE, self.generator, self.margin, cfg.prior_weight,
                                      cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
@@ -224,7 +221,7 @@ class Trainer:
     def _step(self, sentences: np.ndarray, batch: int) -> float:
         cfg = self.config
         def scrambled(ids: Tensor, lengths: Tensor) -> Tensor:
-            return scramble(ids, lengths, cfg.scramble, self.generator)
+            return scramble(ids, lengths, SCRAMBLE, self.generator)
 
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
                                with_kl=self.encoder.probabilistic,
@@ -303,9 +300,7 @@ class Trainer:
             handle.write(json.dumps(record) + "\n")
 
     def _budget_spent(self) -> bool:
-        cfg = self.config
-        return ((cfg.max_seconds is not None and self.state["seconds"] >= cfg.max_seconds)
-                or (cfg.max_steps is not None and self.state["step"] >= cfg.max_steps))
+        return self.config.max_steps is not None and self.state["step"] >= self.config.max_steps
 
     def _epoch_order(self, epoch: int) -> np.ndarray:
         """The pairs epoch ``epoch`` trains on, in its shuffled order."""
@@ -319,7 +314,7 @@ class Trainer:
         return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)  # see _megabatch
 
     def train(self) -> dict[str, Any]:
-        """Train until ``epochs`` (or ``max_seconds`` / ``max_steps``) are done; return the final
+        """Train until ``epochs`` (or ``max_steps``) are done; return the final
         loop state. The run directory's lock is released at the end."""
         try:
             return self._train()

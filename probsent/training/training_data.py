@@ -32,8 +32,8 @@ def vocabulary_counts(counts: np.ndarray, kept: int) -> np.ndarray:
 
 def build_training_data(config: TrainConfig, log: Callable[[str], None], progress: bool) -> TrainingData:
     """The run's data, each step said in ``log``; a one-line error where nothing is left to train on."""
-    read = load_corpus(config.data, config.max_pairs, config.max_tokens, progress=progress)
-    corpus = apply_mixture(read, max_per_source=config.max_per_source, source_caps=config.source_caps,
+    read = load_corpus(config.data, progress=progress)
+    corpus = apply_mixture(read, source_caps=config.source_caps,
                            min_tokens=config.min_tokens, min_overlap=config.min_overlap,
                            max_overlap=config.max_overlap)
     log(f"data: {corpus.report['summary']}")

@@ -1,4 +1,3 @@
 """The compiled CPU training engine (numba): ``engine`` runs WLO's mega-batches through the
-kernels of ``wlo_kernels`` (encoding, whole runs of steps), ``mining_kernels`` (negatives) and
-``false_negative_kernels`` (re-mining); each kernel is tested equal to the readable torch
-reference it speeds up."""
+kernels of ``wlo_kernels`` (encoding, whole runs of steps) and ``mining_kernels`` (negatives);
+each kernel is tested equal to the readable torch reference it speeds up."""

@@ -26,22 +26,12 @@ from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 NO_TARGETS = np.zeros(0)  # the kernel's anchor targets when --rarity-anchor is off
 
 
-def fast_engine_available() -> bool:
-    """Whether the compiled kernels can be used here (numba importable)."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def mine_fastest(encoded: Encoding, partner: torch.Tensor, pooled: bool = False) -> np.ndarray:
     """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
-    brute-force kernel where numba is there and float32's range suffices, else by the reference
-    (always for ``pooled``, ``--similarity-distance pooled``, which the kernel does not compute)."""
+    brute-force kernel where float32's range suffices, else by the reference (always for
+    ``pooled``, ``--similarity-distance pooled``, which the kernel does not compute)."""
     encoded = encoded.for_similarity()
-    if (encoded.logvar is not None and not pooled and encoded.mean.device.type == "cpu"
-            and fast_engine_available()):
+    if encoded.logvar is not None and not pooled and encoded.mean.device.type == "cpu":
         from probsent.training.fast.mining_kernels import mine_gaussian_negatives
 
         found = mine_gaussian_negatives(encoded.mean.numpy(), encoded.logvar.numpy(), partner.numpy())
