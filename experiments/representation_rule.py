@@ -124,7 +124,8 @@ def reference_record() -> dict[str, Any]:
     names = [*SPECIFICITY, "stsb_dev_concat"]
     values = {name: [seeds[run][name] for run in recipe_seeds] for name in names}
     return {"model": SHIPPED.relative_to(REPO).as_posix(), "recipe_seeds": recipe_seeds,
-            "shipped": {name: shipped[name] for name in [*names, "news_train", "information_content_news_train"]},
+            "shipped": {name: shipped[name] for name in [*names, "stsb_dev_means", "sts17", "news_train",
+                                                         "information_content_news_train"]},
             "mean": {name: float(np.mean(v)) for name, v in values.items()},
             "sd": {name: float(np.std(v, ddof=1)) for name, v in values.items()},
             "snli_dev": shipped["snli_dev"]}

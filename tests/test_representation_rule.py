@@ -1,22 +1,69 @@
-"""Issue 34's rule (experiments/representation_rule.py) on hand-made development records."""
-from experiments import representation_rule as rr
+"""Issue 34's rule (experiments/representation_rule.py) on hand-computed cases: the noise units,
+the gains C, every floor, and the choice among finalists."""
+from __future__ import annotations
 
-SPECIFICITY = {"news_length_groups": 66.0, "equal_length": 100.0, "one_word_explain": 82.0, "shorter_specific": 97.0}
-REFERENCE = {"shipped": SPECIFICITY, "sd": {**{m: 1.0 for m in SPECIFICITY}, "stsb_dev_concat": 0.5},
-             "mean": {"stsb_dev_concat": 68.0},
-             "snli_dev": {"entailment": 72.0, "neutral": 51.0, "n": {"entailment": 139, "neutral": 184}}}
+import math
+
+import pytest
+
+from experiments import representation_rule as rule
+from experiments.design_rounds import REPRESENTATION_ROUNDS
+from experiments.design_rounds.base_recipe import SHIPPED_RECIPE
+
+REFERENCE = {
+    "shipped": {"news_length_groups": 66.0, "equal_length": 100.0, "one_word_explain": 80.0, "shorter_specific": 95.0,
+                "stsb_dev_concat": 69.0},
+    "mean": {"stsb_dev_concat": 68.0},
+    "sd": {"news_length_groups": 0.5, "equal_length": 0.0, "one_word_explain": 2.0, "shorter_specific": 1.0,
+           "stsb_dev_concat": 2.0},
+    "snli_dev": {"entailment": 72.0, "neutral": 50.0, "contradiction": 60.0,
+                 "n": {"entailment": 100, "neutral": 200, "contradiction": 150}},
+}
 
 
-def candidate(**more):
-    made = {"vocabulary": 1000, "sts17": 0.75, "stsb_dev_concat": 68.0, **SPECIFICITY, "news_train": 70.0,
-            "information_content_news_train": 68.6, "snli_dev": {"entailment": 72.0, "neutral": 51.0}}
-    return {**made, **more}
+def candidate(**changes):
+    record = {"vocabulary": 50_001, "sts17": 0.74, "stsb_dev_concat": 70.0, "news_length_groups": 66.0,
+              "equal_length": 100.0, "one_word_explain": 79.0, "shorter_specific": 95.0, "news_train": 69.0,
+              "information_content_news_train": 68.5,
+              "snli_dev": {"entailment": 76.49, "neutral": 50.0, "contradiction": 60.0}}
+    snli = changes.pop("snli_dev", {})
+    record.update(changes)
+    record["snli_dev"] = {**record["snli_dev"], **snli}
+    return record
 
 
-def test_the_ship_rules_floors_stand_beside_issue_34s_own():
-    assert rr.floors(candidate(), REFERENCE, 1000) == []
-    assert rr.floors(candidate(vocabulary=999, sts17=0.69, stsb_dev_concat=54.9), REFERENCE, 1000)[:3] == [
-        "vocabulary 999 < 1000 trained", "STS 2017 0.690 < 0.7", "STS-B dev concat 54.9 < 55.0"]
-    # one sd below the shipped model is the floor: 97.0 - 1.0
-    assert rr.floors(candidate(shorter_specific=95.9), REFERENCE, 1000) == ["shorter_specific 95.9 < 96.0"]
-    assert rr.floors(candidate(news_train=68.6), REFERENCE, 1000) == ["news-train 68.6 <= information content 68.6"]
+def test_noise_units_and_gains_by_hand() -> None:
+    u_e = 100 * math.sqrt(0.72 * 0.28 / 100)  # 4.49
+    assert rule.noise_units(REFERENCE) == pytest.approx({"stsb": 2.0, "entailment": u_e})
+    gains = rule.gains(candidate(), REFERENCE)
+    assert gains["stsb"] == pytest.approx((70.0 - 68.0) / 2.0)
+    assert gains["entailment"] == pytest.approx((76.49 - 72.0) / u_e)
+    assert gains["C"] == pytest.approx(0.5 * (1.0 + (76.49 - 72.0) / u_e))
+    assert rule.direction_noise(REFERENCE) == pytest.approx(100 * math.sqrt(0.72 * 0.28 / 100 + 0.5 * 0.5 / 200))
+
+
+def test_a_candidate_within_every_floor_passes() -> None:
+    assert rule.floors(candidate(), REFERENCE, 50_001) == []
+
+
+@pytest.mark.parametrize("changes, missed", [
+    ({"vocabulary": 40_000}, "vocabulary"),
+    ({"sts17": 0.69}, "STS 2017"),
+    ({"stsb_dev_concat": 54.0}, "STS-B dev concat"),
+    ({"one_word_explain": 77.9}, "one_word_explain"),  # 80 less its sd 2
+    ({"equal_length": 99.9}, "equal_length"),  # sd 0: the value itself
+    ({"news_train": 68.5}, "information content"),  # strictly above
+    ({"stsb_dev_concat": 65.9}, "stsb gain"),  # (65.9 - 68) / 2 < -1
+    ({"snli_dev": {"entailment": 67.0}}, "entailment gain"),
+    ({"snli_dev": {"neutral": 63.0}}, "entailment - neutral"),  # every hypothesis less specific: a shift
+])
+def test_each_floor_refuses_by_name(changes, missed) -> None:
+    found = rule.floors(candidate(**changes), REFERENCE, 50_001)
+    assert len(found) >= 1 and any(missed in line for line in found), found
+
+
+def test_every_candidate_of_round_a_departs_from_the_shipped_recipe_by_one_named_option() -> None:
+    for run in REPRESENTATION_ROUNDS["A"].candidates:
+        changed = {k for k, v in run.flags.items() if SHIPPED_RECIPE.get(k) != v}
+        assert changed and changed <= {"similarity_distance", "model", "rarity_anchor"}
+        assert run.flags["engine"] == "torch" and run.flags["rarity_init"] == 0.3

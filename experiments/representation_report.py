@@ -1,0 +1,142 @@
+"""RESULTS' section on issue 34's rounds, every number read from ``results/design/representation-*.json``.
+
+    python -m experiments.summarize   # writes docs/RESULTS.md, this section included
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from experiments.design_rounds import REPRESENTATION_ROUNDS
+from experiments.representation_rule import (REFERENCE, SHIP_MARGIN, SPECIFICITY, direction_noise,
+                                             noise_units)
+from experiments.ship_rule import RECORDS
+from experiments.stage_helpers import SEEDS, seed_name
+
+PROTOCOL_COMMITS = "2ecfa54, fba1be3 and 836d9d0"  # docs/EXPERIMENTS.md's "Issue 34" section
+COLUMNS = (("news_length_groups", "News groups"), ("equal_length", "Equal-length"),
+           ("one_word_explain", "One-word explain"), ("shorter_specific", "Shorter-specific"),
+           ("stsb_dev_concat", "STS-B dev concat"), ("stsb_dev_means", "STS-B dev means"))
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _row(name: str, r: dict[str, Any]) -> str:
+    snli = r["snli_dev"]
+    cells = [_f(r[key]) for key, _ in COLUMNS]
+    cells += [f"{_f(snli['entailment'])} / {_f(snli['neutral'])} / {_f(snli['contradiction'])}",
+              f"{_f(r['news_train'])} vs {_f(r['information_content_news_train'])}", _f(r["sts17"], 3)]
+    if "gains" in r:
+        g = r["gains"]
+        cells += [f"{g['stsb']:+.2f} / {g['entailment']:+.2f} / **{g['C']:+.2f}**",
+                  "; ".join(r["missed"]) or "none"]
+    else:
+        cells += ["(reference)", "—"]
+    return f"| `{name}` | " + " | ".join(cells) + " |"
+
+
+def _header() -> list[str]:
+    names = [label for _, label in COLUMNS] + ["SNLI dev E / N / C", "News-train vs information content",
+                                               "STS 2017", "Gains STS-B / E / C (noise units)", "Floors missed"]
+    return ["| Run | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+
+
+def reference_lines(reference: dict[str, Any]) -> list[str]:
+    units = noise_units(reference)
+    shipped = {"stsb_dev_means": None, "sts17": None, **reference["shipped"], "snli_dev": reference["snli_dev"]}
+    sd = reference["sd"]
+    return ["Reference (`python -m experiments.representation_rule --stage reference`): the shipped model's "
+            "development numbers, and the sample sd over its recipe's three seeds in `results/design/round4.json` "
+            f"(`{'`, `'.join(reference['recipe_seeds'])}`): "
+            + ", ".join(f"{key.replace('_', ' ')} {_f(sd[key], 2)}" for key in [*SPECIFICITY, "stsb_dev_concat"])
+            + f". Noise units: u_STS = {units['stsb']:.2f} (that sd of STS-B dev concat around its three-seed mean "
+            f"{reference['mean']['stsb_dev_concat']:.1f}), u_E = {units['entailment']:.2f} (the binomial sd of the "
+            f"shipped model's SNLI dev entailment share); the direction floor's noise is "
+            f"{direction_noise(reference):.2f}.", "",
+            *_header(), _row("shipped (probsent/pretrained/wlo)", shipped), "",
+            f"The shipped model itself is below the information-content baseline on the news training rows "
+            f"({reference['shipped']['news_train']:.1f} against "
+            f"{reference['shipped']['information_content_news_train']:.1f}, threshold tuned on those rows): "
+            "the rule's information-content floor asks every candidate for more than the model it would replace "
+            "has."
+            if reference["shipped"]["news_train"] <= reference["shipped"]["information_content_news_train"] else "",
+            ""]
+
+
+def round_lines(name: str, record: dict[str, Any]) -> list[str]:
+    round_ = REPRESENTATION_ROUNDS[name]
+    out = [f"### Round {name}", "",
+           f"Entry committed in `{round_.protocol_commit}`, before any of its runs. Hypothesis: {round_.hypothesis}", "",
+           *[f"- `{r.name}`: {r.note}" for r in round_.candidates], "",
+           *[f"Note: {note}" for note in round_.record_notes], ""]
+    diagnostic = record.get("diagnostic")
+    if diagnostic:
+        out += [f"Diagnostic (`--round {name} --stage diagnostic`, STS-B dev Pearson x100 on "
+                f"`{diagnostic['model']}`): " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}"
+                                                          for k, v in diagnostic["measures"].items()) + ".", ""]
+    runs = record.get("runs", {})
+    if runs:
+        out += ["Development numbers (seed 1; `--stage dev`):", "", *_header(),
+                *[_row(run, runs[run]) for run in runs if "-seed" not in run], "",
+                "Diagnostics of each run's last validation (`log.jsonl`): "
+                + "; ".join(f"`{run}` Spearman(term, log count) {r['diagnostics'].get('term_count_spearman', 0):.2f}, "
+                            f"active hinge {r['diagnostics'].get('active_hinge', 0):.2f}"
+                            for run, r in runs.items() if "-seed" not in run) + ".", ""]
+    seeds = [run for run in runs if "-seed" in run]
+    if seeds:
+        out += ["Seeds 2 and 3 of the finalists (`--stage seeds`):", "", *_header(), *[_row(r, runs[r]) for r in seeds], ""]
+    if "finalists" in record:
+        finalists = record["finalists"]
+        out.append(f"Finalists (the two seed-1 candidates with the highest C among those that pass every floor): "
+                   + (", ".join(f"`{n}`" for n in finalists) or "none") + ".")
+        waiting = [seed_name(n, s) for n in finalists for s in SEEDS if seed_name(n, s) not in runs]
+        if waiting:
+            out.append(f"Not trained yet: {', '.join(f'`{w}`' for w in waiting)}; the round's choice waits for them.")
+        if record.get("three_seed_C"):
+            out.append("Three-seed mean C: " + ", ".join(f"`{n}` {c:+.2f}" for n, c in record["three_seed_C"].items())
+                       + ".")
+        if "winner" in record and not waiting:
+            out.append(f"Winner: `{record['winner']}`; it ships only with a three-seed mean C of at least "
+                       f"{SHIP_MARGIN}: {'it does' if record.get('ships') else 'the shipped model stays'}."
+                       if record["winner"] else "No finalist passes every floor on all three seeds: the shipped "
+                       "model stays.")
+        out.append("")
+    tested = _read(RECORDS / f"representation-round{name}-test.json")
+    if tested:
+        out += ["Test sets, read once per finalist after the choice: " + "; ".join(
+            f"`{run}` STS-B test concat {t['stsb_test_concat']:.1f}, means {t['stsb_test_means']:.1f}, News "
+            f"{t['entropy']['news']:.1f}" for run, t in tested.items()) + ".", ""]
+    return out
+
+
+def render() -> list[str]:
+    """The section's lines (empty before the reference record exists)."""
+    reference = _read(REFERENCE)
+    if reference is None:
+        return []
+    out = ["## Issue 34: similarity and entailment from the same Gaussians", "",
+           "Generated by `python -m experiments.summarize` from `results/design/representation-*.json`, written "
+           "by `python -m experiments.representation_rule` (its docstring lists the stages). The rule, its floors "
+           f"and the first candidates were committed before any run (`{PROTOCOL_COMMITS}`; docs/EXPERIMENTS.md, "
+           "section \"Issue 34\"). Floors, on every seed: the ship rule's (full vocabulary, STS 2017 >= 0.70, "
+           "STS-B dev concat >= 55); each specificity development measure at least the shipped model's value "
+           "less its recipe's three-seed sd; news-train accuracy above the information-content baseline's "
+           "(the candidate's own training counts); neither gain below -1 noise unit; SNLI dev's entailment-minus-"
+           "neutral gap at least the shipped model's less its noise. Choice: C, the mean of the two gains in noise "
+           "units (STS-B dev concat, SNLI dev entailment); finalists are the best two seed-1 candidates that pass, "
+           f"their seeds 2-3 are trained, and a winner ships only with a three-seed mean C >= {SHIP_MARGIN}. "
+           "SNLI columns: % of equal-length dev pairs whose hypothesis scores less specific, by label.", ""]
+    out += reference_lines(reference)
+    for name in REPRESENTATION_ROUNDS:
+        record = _read(RECORDS / f"representation-round{name}.json")
+        if record is not None:
+            out += round_lines(name, record)
+    return out
+
