@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from experiments.design_rounds import REPRESENTATION_ROUNDS
-from experiments.representation_rule import (REFERENCE, SHIP_MARGIN, SPECIFICITY, direction_noise,
-                                             noise_units)
+from experiments.representation_rule import (DIRECTION_DIAGNOSTIC, REFERENCE, SHIP_MARGIN, SPECIFICITY,
+                                             direction_noise, noise_units)
 from experiments.ship_rule import RECORDS
 from experiments.stage_helpers import SEEDS, seed_name
 
@@ -116,6 +116,32 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
     return out
 
 
+def direction_lines(record: dict[str, Any] | None, reference: dict[str, Any]) -> list[str]:
+    """Round B's diagnostic and what the protocol does with it."""
+    if record is None:
+        return []
+    entailment = reference["snli_dev"]["entailment"]
+    shares = {source: r["original_more_specific"] for source, r in record.items() if isinstance(r, dict)}
+    out = ["### Round B's diagnostic: the direction the simplification pairs carry", "",
+           f"`python -m experiments.representation_rule --stage direction` (training pairs only; `{record['model']}`): "
+           "in each simplification source, the original is the side that repeats across its simplifications.", "",
+           "| Source | Pairs (directed) | Original has more tokens | Original more specific (lower entropy) | "
+           "Same, at equal token counts (pairs) |", "|---|---|---|---|---|"]
+    for source, r in record.items():
+        if isinstance(r, dict):
+            out.append(f"| {source} | {r['pairs']:,} ({r['directed']:,}) | {_f(r['original_longer'])} | "
+                       f"{_f(r['original_more_specific'])} | {_f(r['original_more_specific_at_equal_length'])} "
+                       f"({r['equal_length_pairs']:,}) |")
+    already = all(share >= entailment for share in shares.values())
+    out += ["", f"The shipped model's SNLI dev entailment share is {entailment:.1f}. "
+            + ("The model already orders every simplification source at least as often, at equal length too, so "
+               "by the protocol the direction hinge has little to teach: round B is replaced and its candidates "
+               "are not trained." if already else
+               "Some source is ordered less often than SNLI entailment: the hinge has something to teach, and "
+               "round B's entry may be committed."), ""]
+    return out
+
+
 def render() -> list[str]:
     """The section's lines (empty before the reference record exists)."""
     reference = _read(REFERENCE)
@@ -138,5 +164,6 @@ def render() -> list[str]:
         record = _read(RECORDS / f"representation-round{name}.json")
         if record is not None:
             out += round_lines(name, record)
+    out += direction_lines(_read(DIRECTION_DIAGNOSTIC), reference)
     return out
 

@@ -7,6 +7,7 @@ choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entai
 
     python -m experiments.representation_rule --stage reference  # the shipped model's dev numbers
     python -m experiments.representation_rule --round A --stage diagnostic  # round A's, dev only
+    python -m experiments.representation_rule --stage direction  # round B's (training pairs only)
     python -m experiments.representation_rule --round A --stage dev     # train the candidates (seed 1)
     python -m experiments.representation_rule --round A --stage seeds   # seeds 2-3 of the finalists
     python -m experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
@@ -34,7 +35,7 @@ import numpy as np
 
 from experiments.design_rounds import REPRESENTATION_ROUNDS
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
-from experiments.plan import Run
+from experiments.plan import PAIRS, Run
 from experiments.ship_rule import RECORDS, dev_measures, last_diagnostics, shared_floors, training_vocabulary_size
 from experiments.stage_helpers import SEEDS, seed_name, train, with_seed
 from probsent.io import write_json
@@ -150,6 +151,46 @@ def pooled_distance_diagnostic(model_dir: Path) -> dict[str, float]:
             "pooled_with_log_determinant": 100.0 * pearson(pooled - 0.5 * np.log(both).sum(1), dev.scores)}
 
 
+SIMPLIFICATION_SOURCES = ("asset_simplification", "turkcorpus_simplification")
+DIRECTION_DIAGNOSTIC = RECORDS / "representation-direction-diagnostic.json"
+
+
+def direction_diagnostic(model_dir: Path) -> dict[str, Any]:
+    """Round B's diagnostic (training pairs only): in the simplification pairs, the share in which
+    the model gives the original (the side that repeats across an original's simplifications) a
+    lower entropy than its simplification; overall, where the original has more tokens, and at
+    equal token counts (what length cannot explain)."""
+    import gzip
+    from collections import Counter
+
+    import probsent
+    from probsent.text.tokenize import tokenize
+
+    pairs: dict[str, list[tuple[str, str]]] = {source: [] for source in SIMPLIFICATION_SOURCES}
+    with gzip.open(PAIRS, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3 and parts[2] in pairs:
+                pairs[parts[2]].append((parts[0], parts[1]))
+    model = probsent.load(model_dir)
+    record: dict[str, Any] = {"model": str(model_dir.relative_to(REPO)) if model_dir.is_relative_to(REPO)
+                              else str(model_dir)}
+    for source, found in pairs.items():
+        seen = Counter(side for pair in found for side in pair)
+        directed = [(a, b) if seen[a] > 1 >= seen[b] else (b, a) for a, b in found
+                    if (seen[a] > 1) != (seen[b] > 1)]  # (original, simplification)
+        originals, simple = [a for a, _ in directed], [b for _, b in directed]
+        entropy_gap = model.entropy(simple) - model.entropy(originals)  # > 0: the original is more specific
+        longer = np.array([len(tokenize(a)) - len(tokenize(b)) for a, b in directed])
+        record[source] = {"pairs": len(found), "directed": len(directed),
+                          "original_more_specific": 100.0 * float(np.mean(entropy_gap > 0)),
+                          "original_longer": 100.0 * float(np.mean(longer > 0)),
+                          "equal_length_pairs": int(np.sum(longer == 0)),
+                          "original_more_specific_at_equal_length":
+                              100.0 * float(np.mean(entropy_gap[longer == 0] > 0)) if np.any(longer == 0) else None}
+    return record
+
+
 def train_and_write(run: Run) -> Path:
     """Train ``run`` into runs/<name> (resumed if cut off) and write its ``best/`` model with the
     shipped unit into runs/<name>/shipped-unit; returns that directory."""
@@ -167,12 +208,17 @@ def train_and_write(run: Run) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", choices=sorted(REPRESENTATION_ROUNDS))
-    parser.add_argument("--stage", choices=("reference", "diagnostic", "dev", "seeds", "select", "test"), required=True)
+    parser.add_argument("--stage", choices=("reference", "direction", "diagnostic", "dev", "seeds", "select", "test"),
+                        required=True)
     parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
     args = parser.parse_args(argv)
     if args.stage == "reference":
         write_json(REFERENCE, reference_record())
         print(REFERENCE.read_text(encoding="utf-8"))
+        return 0
+    if args.stage == "direction":  # round B's diagnostic, before its entry
+        write_json(DIRECTION_DIAGNOSTIC, direction_diagnostic(SHIPPED))
+        print(DIRECTION_DIAGNOSTIC.read_text(encoding="utf-8"))
         return 0
     if args.round is None:
         parser.error(f"--stage {args.stage} needs --round")
