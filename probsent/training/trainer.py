@@ -22,8 +22,8 @@ from probsent.model_reading import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, check_retired, flag_name,
-                                      resume_differences, with_current_names)
+from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, current_settings, flag_name,
+                                      resume_differences)
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
@@ -140,9 +140,8 @@ class Trainer:
         training = saved.get("training") if isinstance(saved, dict) else None
         recorded = training.get("config") if isinstance(training, dict) else None
         if isinstance(recorded, dict):
-            recorded = with_current_names(recorded)
             try:
-                check_retired(recorded)
+                recorded = current_settings(recorded)
             except ProbsentError as exc:
                 raise ProbsentError(f"{self.out}: {exc}") from None
         differences = resume_differences(recorded, self.config)
