@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 from probsent.errors import ProbsentError
-from probsent.io import recover_directory
-from probsent.training.checkpoint import BEST, BEST_NEWS, RUN_MARKER, checkpoint_dir, remove_stale_temporaries
-from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
+from probsent.io import recover_directory, remove_stale_temporaries_of
+from probsent.training.checkpoint import BEST, BEST_NEWS, LAST, RUN_MARKER, checkpoint_dir
+from probsent.training.run_lock import LOCK, RunLock, lock_run_directory
 
 
 def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:
@@ -21,19 +21,17 @@ def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:
     if out.exists() and not out.is_dir():
         raise ProbsentError(f"{out}: exists and is not a directory")
     created = not out.exists()
-    if not created:
-        check_not_locked(out)  # another run is writing here: say who, write nothing
-    check_run_directory(out, resume)
     out.mkdir(parents=True, exist_ok=True)
-    lock = lock_run_directory(out)
+    lock = lock_run_directory(out)  # another run is writing here: say who, write nothing
     try:
-        check_run_directory(out, resume)  # again, now that no other run can change it
+        check_run_directory(out, resume)  # now that no other run can change it
     except ProbsentError:
         lock.release()
         raise
     if not (out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
         (out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
-    remove_stale_temporaries(out)
+    for name in (LAST, BEST, BEST_NEWS):  # what a killed run left half-written (.last.*.tmp)
+        remove_stale_temporaries_of(out / name)
     for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
         recover_directory(out / kept)
     return lock, created
