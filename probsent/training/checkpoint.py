@@ -9,6 +9,7 @@ Layout of a training output directory:
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,13 @@ def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: 
     with atomic_path(out / name) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
+
+
+def remove_stale_temporaries(out: Path) -> None:
+    """Delete what a killed run left half-written (``.last.*.tmp``, ``.best.*.tmp``)."""
+    for name in (LAST, BEST, BEST_NEWS):
+        for stale in out.glob(f".{name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def checkpoint_dir(out: Path) -> Path | None:
