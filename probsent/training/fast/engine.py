@@ -91,11 +91,7 @@ class FastWLOEngine:
         self.adam = adam
         self.params = [encoder.scale.weight, encoder.shift.weight]
         for param in self.params:
-            state = adam.state[param]
-            if len(state) == 0:  # as RowAdam sets it up at its first step
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+            adam.state_of(param)  # as at RowAdam's first step, where it has not taken one
         self.slot_of = np.full(encoder.vocab_size, -1, np.int64)
         self.timings = {"encoding": 0.0, "mining": 0.0, "preparing steps": 0.0, "steps": 0.0}
 
