@@ -60,7 +60,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         if any(notes):
             options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
-    for name in (*RETIRED, "quiet"):  # not listed by --help; typed, they say where they went
+    for name in RETIRED:  # not listed by --help; typed, they say where they went
         parser.add_argument(flag_name(name), action=_RetiredFlag, nargs="?", default=argparse.SUPPRESS,
                             help=argparse.SUPPRESS)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")

@@ -165,15 +165,15 @@ def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(nam
     config (checkpoint, model directory, results/) with the paper's value still reads, another
     value is a one-line error naming the tag where the study trains (and no flag is left)."""
     from probsent.cli import build_parser
-    from probsent.training.config import INSTEAD, RETIRED
+    from probsent.training.config import RETIRED
 
-    old_default = RETIRED[name]
+    old_default, instead = RETIRED[name]
     recorded = {"data": "pairs.tsv", "out": "run", name: old_default, "resample_pairs": 150_000}
     assert TrainConfig.from_dict(recorded).to_dict() == TrainConfig(data="pairs.tsv", out="run").to_dict()
     with pytest.raises(InvalidValueError, match=f"--{name.replace('_', '-')} .* was removed") as caught:
         TrainConfig.from_dict({**recorded, name: value})
     assert "\n" not in str(caught.value)
-    assert (f"make reproduce" in str(caught.value)) == (name not in INSTEAD)  # the tag, or what does its job
+    assert (f"make reproduce" in str(caught.value)) == (instead is None)  # the tag, or what does its job
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     assert f"--{name.replace('_', '-')}" not in train.format_help()  # no flag listed (a typed one names the tag)
 

@@ -337,7 +337,7 @@ def test_the_engine_says_where_training_runs(tmp_path, monkeypatch, toy_pairs) -
 def test_the_fast_engine_refuses_a_loss_it_does_not_implement_by_name(tmp_path, monkeypatch, toy_pairs) -> None:
     """The engine declares the losses its kernels compute; the trainer's loss must be one of
     them: --engine fast names the other one in a one-line error, auto takes the torch loop."""
-    assert FastWLOEngine.implements("margin") and FastWLOEngine.implements("rarity-anchor")
+    assert FastWLOEngine.losses == ("margin", "rarity-anchor")
     data = toy_pairs(2)
     monkeypatch.setattr("probsent.training.trainer.LOSS", "triplet")
     with pytest.raises(ProbsentError, match="implements the margin and rarity-anchor losses, not 'triplet'"):

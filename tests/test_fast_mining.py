@@ -100,8 +100,9 @@ def inputs(kind: str, n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarr
         mean, logvar = gen.standard_normal((n, dim)), gen.uniform(-79, -60, (n, dim))
     elif kind == "huge":  # variances beyond float32's exp (e^85), means up to 1e3
         mean, logvar = 1e3 * gen.standard_normal((n, dim)), gen.uniform(60, 85, (n, dim))
-    elif kind == "floor":  # some log-variances below the floor (-80)
-        mean = gen.standard_normal((n, dim))
+    elif kind in ("floor", "floor_far"):  # some log-variances below the floor (-80); floor_far's
+        # ordinary means put sum u^2 / t beyond the kernel's range, floor's are close enough for it
+        mean = gen.standard_normal((n, dim)) * (1.0 if kind == "floor_far" else 1e-17)
         logvar = np.where(gen.random((n, dim)) < 0.3, -200.0, gen.normal(0.0, 3.0, (n, dim)))
     else:
         raise AssertionError(kind)
@@ -264,8 +265,7 @@ def test_fraction_path_with_large_quadratic_terms(log_quad: float) -> None:
     # means far apart relative to tiny variances (up to sum u^2 / t ~ 1e37), in the fraction
     # N / D at two dimensions per product: exact up to rounding
     mean, logvar = far_pair(log_quad)
-    prepared = fast_mining._prepare(mean, logvar)
-    assert not prepared.divide and prepared.block == 2
+    assert fast_mining._prepare(mean, logvar).block == 2
     partner = stacked_partner(3)
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     assert found[0][0] == 2 and np.all(np.isfinite(found[1]))
@@ -279,38 +279,48 @@ def test_fraction_path_range_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     partner = stacked_partner(3)
     assert np.isfinite(mine_gaussian_negatives_with_values(mean, logvar, partner)[1][0])
     monkeypatch.setattr(fast_mining, "FRACTION_LOG_RANGE", fast_mining.FRACTION_LOG_RANGE + 4.0)
-    assert not fast_mining._prepare(mean, logvar).divide
+    assert fast_mining._prepare(mean, logvar) is not None
     assert mine_gaussian_negatives_with_values(mean, logvar, partner)[1][0] == -np.inf
 
 
 def test_fraction_path_one_dimension_per_product() -> None:
-    # log-variances spread so far that even the division kernel multiplies one factor at a time
-    mean, logvar = far_pair(-20.0, 50.0)
-    prepared = fast_mining._prepare(mean, logvar)
-    assert not prepared.divide and prepared.block == 1
-    partner = stacked_partner(3)
-    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
-    check_choices(found[0], mean, logvar, partner, values=found[1])
+    # log-variances spread so far that the product takes one factor at a time (and, with
+    # large quadratic terms, only the fraction's room allows one)
+    for log_quad, reach in ((-20.0, 50.0), (60.0, 30.0)):
+        mean, logvar = far_pair(log_quad, reach)
+        assert fast_mining._prepare(mean, logvar).block == 1
+        partner = stacked_partner(3)
+        found = mine_gaussian_negatives_with_values(mean, logvar, partner)
+        check_choices(found[0], mean, logvar, partner, values=found[1])
 
 
-@pytest.mark.parametrize("log_quad,reach", [(85.0, 40.0), (60.0, 62.0), (60.0, 30.0)])
-def test_division_path_where_no_fraction_fits(log_quad: float, reach: float) -> None:
+def mined_by_the_engine(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """The negatives training takes: the kernel's, or the reference's where it declines."""
+    from probsent.training.fast.engine import mine_fastest
+
+    return mine_fastest(Encoding(torch.from_numpy(mean), torch.from_numpy(logvar)), torch.from_numpy(partner))
+
+
+@pytest.mark.parametrize("log_quad,reach", [(85.0, 40.0), (60.0, 62.0)])
+def test_reference_where_no_fraction_fits(log_quad: float, reach: float) -> None:
     # huge quadratic terms with log-variances spread far in a dimension: no K >= 1 leaves the
-    # fraction's numerator in range (or only K = 1, where the division allows K = 2), so the
-    # kernel divides term by term
+    # fraction's numerator in range, so the kernel declines and the reference search mines
     mean, logvar = far_pair(log_quad, reach)
-    assert fast_mining._prepare(mean, logvar).divide
     partner = stacked_partner(3)
-    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
-    check_choices(found[0], mean, logvar, partner, values=found[1])
-    # and within a mega-batch
+    assert fast_mining._prepare(mean, logvar) is None
+    assert mine_gaussian_negatives(mean, logvar, partner) is None
+    check_choices(mined_by_the_engine(mean, logvar, partner), mean, logvar, partner)
+    # and within mega-batches
     mean, logvar = inputs("realistic", 200, 20, seed=12)
     mean[0, 0], mean[1, 0] = 1e9, -1e9  # sum u^2 / t up to ~1e38
     logvar[:, 0] = np.where(np.arange(200) % 2 == 0, -45.0, 45.0)
-    assert fast_mining._prepare(mean, logvar).divide
     partner = stacked_partner(200)
-    found = mine_gaussian_negatives_with_values(mean, logvar, partner)
-    check_choices(found[0], mean, logvar, partner, values=found[1])
+    assert fast_mining._prepare(mean, logvar) is None
+    check_choices(mined_by_the_engine(mean, logvar, partner), mean, logvar, partner)
+    mean, logvar = inputs("floor_far", 300, 50, seed=350)
+    partner = stacked_partner(300)
+    assert fast_mining._prepare(mean, logvar) is None
+    check_choices(mined_by_the_engine(mean, logvar, partner), mean, logvar, partner)
 
 
 @pytest.mark.parametrize("far", [False, True])
@@ -324,8 +334,12 @@ def test_means_over_many_binades(far: bool) -> None:
         mean[:, 2] *= 1e9
         logvar[:, 2] = np.where(np.arange(200) % 2 == 0, -40.0, 30.0)
     prepared = fast_mining._prepare(mean, logvar)
-    assert prepared.quad_scale == 1.0 and prepared.divide == far
     partner = stacked_partner(200)
+    if far:  # the kernel declines: the reference mines
+        assert prepared is None
+        check_choices(mined_by_the_engine(mean, logvar, partner), mean, logvar, partner)
+        return
+    assert prepared.quad_scale == 1.0
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     check_choices(found[0], mean, logvar, partner, values=found[1])
 

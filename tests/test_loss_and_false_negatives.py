@@ -17,7 +17,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
 import probsent.training.negatives as negatives
 from probsent.training.diagnostics import shared_word_counts, word_sets
-from probsent.training.negatives import remine, similarity_ceilings
+from probsent.training.negatives import megabatch_negatives, remine, similarity_ceilings
 from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.trainer import Trainer
 from tests.helpers import wlo_recurrence
@@ -168,7 +168,8 @@ def test_trainer_negatives_follow_the_loss_and_the_cap(tmp_path, toy_pairs, engi
     trainer = Trainer(config, progress=False)
     count = 8  # the eight distinct pairs (toy_pairs repeats them)
     sentences = np.concatenate([2 * np.arange(count), 2 * np.arange(count) + 1])
-    negative = trainer._negatives(sentences, count)
+    negative = megabatch_negatives(config, sentences, count, trainer.encoder, trainer.ids, trainer.corpus.offsets,
+                                   trainer.fast)
     with torch.no_grad():
         encoded = encode_by_length(trainer.encoder, trainer.ids, trainer.corpus.offsets, sentences, 8)
     mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()

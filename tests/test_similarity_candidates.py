@@ -14,7 +14,7 @@ from probsent.gaussian import expected_inner_product
 from probsent.models import WLOTwoVariances, model_class
 from probsent.models.base import Encoding
 from probsent.models.similarity import paired_similarity
-from probsent.training.fast.engine import fast_engine_for
+from probsent.training.fast.engine import FastWLOEngine
 from probsent.training.mining import PRUNE_FROM, mine_negatives, mine_pooled_pruned, partners_of_stacked_pairs
 from probsent.training.negatives import remine, similarity_ceilings
 from tests.helpers import wlo_recurrence
@@ -122,7 +122,7 @@ def test_wlo2v_means_and_entropy_are_wlo_and_its_similarity_reads_the_second_sca
 
 def test_the_fast_engine_trains_neither_candidate(tmp_path) -> None:
     model = model_class("wlo2v")(10, dim=3)
-    assert isinstance(model, WLOTwoVariances) and fast_engine_for(model) is None
+    assert isinstance(model, WLOTwoVariances) and FastWLOEngine.refusal(model, "margin") is not None
 
 
 def _train(tmp_path, *flags: str) -> None:

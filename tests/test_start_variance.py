@@ -16,7 +16,7 @@ from probsent.cli import main
 from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.training.config import TrainConfig
-from probsent.training.fast.engine import fast_engine_for
+from probsent.training.fast.engine import FastWLOEngine
 from probsent.word_terms import read_word_terms
 from tests.helpers import wlo_recurrence
 
@@ -165,7 +165,7 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
 def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
     # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
     # there: a typed --start-variance says how a trained WLO gets another unit
-    assert fast_engine_for(_wlo(0.5)) is None and fast_engine_for(_wlo(1.0)) is not None
+    assert FastWLOEngine.refusal(_wlo(0.5), "margin") and FastWLOEngine.refusal(_wlo(1.0), "margin") is None
     with pytest.raises(SystemExit) as stopped:
         main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
     assert stopped.value.code == 2

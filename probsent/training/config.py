@@ -132,8 +132,7 @@ class TrainConfig:
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
         """The config of the known keys of ``values`` (others are ignored), checked; a retired
         setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
-        values = with_current_names(values)
-        check_retired(values)
+        values = current_settings(values)
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
@@ -154,59 +153,57 @@ class ModelFileSettings:
 _DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields(ModelFileSettings)}}
 
 # The study's settings that no shipped model, paper run or documented need uses, removed by issue
-# 35 (the lean house), each with the value that meant the paper's recipe (ANY: inert on its own;
-# --resample-pairs only sized --resample-like; where, how long and on what a run trained). A
-# recorded config (a checkpoint, a model directory, results/) holding that value still reads; any
-# other value is refused in one line naming the git tag where the study, these settings included,
-# still trains and reproduces, or, for a setting with an INSTEAD entry, what does its job now.
+# 35 (the lean house): each with the value that meant the paper's recipe (ANY: inert on its own;
+# --resample-pairs only sized --resample-like; where, how long and on what a run trained) and,
+# where something does its job now, what (else None: the git tag where the study, these settings
+# included, still trains and reproduces). A recorded config (a checkpoint, a model directory,
+# results/) holding that value still reads; any other value, or the flag typed, is refused in
+# one line saying what does its job or naming the tag.
 STUDY_TAG = "study-2026-11"
 ANY = object()
 SCRAMBLE = 0.4  # the paper's probability of shuffling a training sentence's word order (LSTMs, WLO)
-RETIRED: dict[str, Any] = {"then_min_overlap": 0.0, "resample_like": None, "resample_pairs": ANY,
-                           "prior_on": "distribution", "false_negatives": "keep", "mine_by": "loss",
-                           "adam": "lazy", "max_pairs": None, "max_tokens": 100, "hidden": 100,
-                           "scramble": SCRAMBLE, "start_variance": 1.0, "init_std": 0.1, "max_seconds": ANY,
-                           "data_dir": ANY, "device": ANY, "max_per_source": None}
-INSTEAD = {
-    "max_pairs": "train on the first N lines of the pair file instead",
-    "max_tokens": f"training cuts sentences to their first {MAX_TOKENS} tokens",
-    "hidden": "the LSTMs have the paper's 100 hidden units",
-    "scramble": f"the word order of a training sentence is shuffled with the paper's probability {SCRAMBLE}",
-    "init_std": "word vectors start as N(0, 0.1^2)",
-    "start_variance": "probsent export --start-variance S rewrites a trained WLO in another unit",
-    "max_seconds": "--max-steps bounds a run",
-    "data_dir": "validation reads the data directory $PROBSENT_DATA_DIR (default ../shared/data)",
-    "device": "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps it off), "
-              "--engine fast on the CPU",
-    "quiet": "the progress bar shows only when standard error is a terminal",
-    "max_per_source": "--source-caps '*=N' caps every source not named there at N pairs",
+RETIRED: dict[str, tuple[Any, str | None]] = {
+    "then_min_overlap": (0.0, None), "resample_like": (None, None), "resample_pairs": (ANY, None),
+    "prior_on": ("distribution", None), "false_negatives": ("keep", None), "mine_by": ("loss", None),
+    "adam": ("lazy", None),
+    "max_pairs": (None, "train on the first N lines of the pair file instead"),
+    "max_tokens": (100, f"training cuts sentences to their first {MAX_TOKENS} tokens"),
+    "hidden": (100, "the LSTMs have the paper's 100 hidden units"),
+    "scramble": (SCRAMBLE, f"the word order of a training sentence is shuffled with the paper's "
+                           f"probability {SCRAMBLE}"),
+    "init_std": (0.1, "word vectors start as N(0, 0.1^2)"),
+    "start_variance": (1.0, "probsent export --start-variance S rewrites a trained WLO in another unit"),
+    "max_seconds": (ANY, "--max-steps bounds a run"),
+    "data_dir": (ANY, "validation reads the data directory $PROBSENT_DATA_DIR (default ../shared/data)"),
+    "device": (ANY, "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps "
+                    "it off), --engine fast on the CPU"),
+    "quiet": (ANY, "the progress bar shows only when standard error is a terminal"),
+    "max_per_source": (None, "--source-caps '*=N' caps every source not named there at N pairs"),
 }
-
-
-def with_current_names(values: dict[str, Any]) -> dict[str, Any]:
-    """A recorded config in today's settings: a ``max_per_source`` N (before issue 35) is the
-    ``*=N`` of ``source_caps``, after the single sources' caps it had (which overrode it)."""
-    cap = values.get("max_per_source")
-    if cap is None:
-        return values
-    caps = values.get("source_caps")
-    rest = {key: value for key, value in values.items() if key != "max_per_source"}
-    return {**rest, "source_caps": f"{caps},*={cap}" if caps else f"*={cap}"}
 
 
 def retired_message(flag: str, name: str) -> str:
     """Why ``flag`` (a retired setting ``name``, with its value if any) is refused, in one line."""
-    if name in INSTEAD:
-        return f"{flag} was removed from probsent: {INSTEAD[name]}"
+    instead = RETIRED[name][1]
+    if instead:
+        return f"{flag} was removed from probsent: {instead}"
     return (f"{flag} was removed from probsent; the runs that use it train at the tag {STUDY_TAG} "
             f"(git checkout {STUDY_TAG} && make reproduce)")
 
 
-def check_retired(values: dict[str, Any]) -> None:
-    """A one-line InvalidValueError for a retired setting of ``values`` at other than its old default."""
-    for name, default in RETIRED.items():
-        if name in values and default is not ANY and values[name] != default:
+def current_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config in today's settings: a ``max_per_source`` N (before issue 35) becomes
+    the ``*=N`` of ``source_caps``, after the single sources' caps it had (which overrode it); a
+    retired setting at its old value stays (ignored), at any other is a one-line InvalidValueError."""
+    values = dict(values)
+    cap = values.pop("max_per_source", None)
+    if cap is not None:
+        caps = values.get("source_caps")
+        values["source_caps"] = f"{caps},*={cap}" if caps else f"*={cap}"
+    for name, (old, _) in RETIRED.items():
+        if name in values and old is not ANY and values[name] != old:
             raise InvalidValueError(retired_message(f"{flag_name(name)} {values[name]}", name))
+    return values
 
 
 _HINTS = {**typing.get_type_hints(TrainConfig), **typing.get_type_hints(ModelFileSettings)}

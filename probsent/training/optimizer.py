@@ -23,6 +23,15 @@ class RowAdam(torch.optim.SparseAdam):
     SparseAdam builds four sparse tensors and masks two dense ones per step, which costs more
     than the update."""
 
+    def state_of(self, param: torch.Tensor) -> dict:
+        """The state of ``param``, set up as SparseAdam's first step does where it has none."""
+        state = self.state[param]
+        if len(state) == 0:
+            state["step"] = 0
+            state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+            state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+        return state
+
     @torch.no_grad()
     def step(self, closure=None):  # type: ignore[override]
         loss = None
@@ -37,11 +46,7 @@ class RowAdam(torch.optim.SparseAdam):
                     continue
                 if not param.grad.is_sparse:
                     raise RuntimeError("RowAdam does not support dense gradients, use Adam instead")
-                state = self.state[param]
-                if len(state) == 0:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-                    state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                state = self.state_of(param)
                 # an int, also after a checkpoint gave it back as a tensor: beta ** step is
                 # then computed in float64, as in an uninterrupted run
                 state["step"] = int(state["step"]) + 1

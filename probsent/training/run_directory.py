@@ -12,7 +12,7 @@ from pathlib import Path
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
 from probsent.training.checkpoint import BEST, BEST_NEWS, RUN_MARKER, checkpoint_dir, remove_stale_temporaries
-from probsent.training.run_lock import LOCK, RunLock, check_not_locked, lock_run_directory
+from probsent.training.run_lock import LOCK, RunLock, lock_run_directory
 
 
 def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:
@@ -21,13 +21,10 @@ def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:
     if out.exists() and not out.is_dir():
         raise ProbsentError(f"{out}: exists and is not a directory")
     created = not out.exists()
-    if not created:
-        check_not_locked(out)  # another run is writing here: say who, write nothing
-    check_run_directory(out, resume)
     out.mkdir(parents=True, exist_ok=True)
-    lock = lock_run_directory(out)
+    lock = lock_run_directory(out)  # another run is writing here: say who, write nothing
     try:
-        check_run_directory(out, resume)  # again, now that no other run can change it
+        check_run_directory(out, resume)  # now that no other run can change it
     except ProbsentError:
         lock.release()
         raise

@@ -43,20 +43,6 @@ def _busy(directory: Path, handle: IO[bytes]) -> ProbsentError:
                          f"wait for it to end, or choose another --out")
 
 
-def check_not_locked(directory: Path) -> None:
-    """Raise the one-line error naming the holder if a run holds ``directory``'s lock;
-    creates nothing."""
-    try:
-        handle = open(directory / LOCK, "rb")
-    except OSError:
-        return
-    with handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _busy(directory, handle) from None
-
-
 def lock_run_directory(directory: Path) -> RunLock:
     """Take ``directory``'s lock (the directory exists), or raise the one-line error naming
     the process that holds it."""

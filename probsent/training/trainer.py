@@ -22,13 +22,12 @@ from probsent.model_reading import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, check_retired, flag_name,
-                                      resume_differences, with_current_names)
+from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, current_settings, flag_name,
+                                      resume_differences)
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.fast.engine import (FAST_ENGINES, FastWLOEngine, compile_kernels, fast_engine_for,
-                                           numba_threads_like_torch)
+from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
 from probsent.training.losses import LOSS, POOLED_LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
@@ -140,9 +139,8 @@ class Trainer:
         training = saved.get("training") if isinstance(saved, dict) else None
         recorded = training.get("config") if isinstance(training, dict) else None
         if isinstance(recorded, dict):
-            recorded = with_current_names(recorded)
             try:
-                check_retired(recorded)
+                recorded = current_settings(recorded)
             except ProbsentError as exc:
                 raise ProbsentError(f"{self.out}: {exc}") from None
         differences = resume_differences(recorded, self.config)
@@ -154,16 +152,10 @@ class Trainer:
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
         the CPU; its kernels compiled now, once per machine), or None for the torch loop."""
-        engine = self.config.engine  # a valid name: the config checked it
-        engine_class = fast_engine_for(self.encoder)
-        if engine == "fast" and engine_class is None:
-            trained = " and ".join(e.model_class.label for e in FAST_ENGINES)
-            raise ProbsentError(f"--engine fast trains {trained} only; use --engine torch for this "
-                                f"{self.config.model} model")
-        if engine == "fast":
-            engine_class.require_loss(self.loss)
-        if (engine == "torch" or engine_class is None or not engine_class.implements(self.loss)
-                or self.device.type != "cpu"):
+        refusal = FastWLOEngine.refusal(self.encoder, self.loss)
+        if self.config.engine == "fast" and refusal:  # a valid name: the config checked it
+            raise ProbsentError(f"--engine fast {refusal}; use --engine torch for this {self.config.model} model")
+        if self.config.engine == "torch" or refusal or self.device.type != "cpu":
             self.config.engine = "torch"
             return None
         self.config.engine = "fast"
@@ -171,7 +163,7 @@ class Trainer:
         seconds = compile_kernels()
         if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
             self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
-        return engine_class(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
+        return FastWLOEngine(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
@@ -190,7 +182,7 @@ class Trainer:
         if count < 2:  # a lone pair has no other sentence to contrast with: skip it
             return []
         sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-        negative = self._negatives(sentences, count)
+        negative = megabatch_negatives(cfg, sentences, count, self.encoder, self.ids, self.corpus.offsets, self.fast)
         steps = []
         for start in range(0, count, cfg.batch_size):
             rows = np.arange(start, min(count, start + cfg.batch_size))
@@ -206,11 +198,6 @@ class Trainer:
         if taken < len(losses):
             raise self._bad_loss(losses[-1])
         return losses
-
-    def _negatives(self, sentences: np.ndarray, count: int) -> np.ndarray:
-        """The mined negative (a row of ``sentences``) of every sentence of the mega-batch."""
-        return megabatch_negatives(self.config, sentences, count, self.encoder, self.ids, self.corpus.offsets,
-                                   self.fast)
 
     def _bad_loss(self, loss: float) -> ProbsentError:
         return ProbsentError(

@@ -16,7 +16,6 @@ import time
 import numpy as np
 import torch
 
-from probsent.errors import ProbsentError
 from probsent.models import WLO
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.training.losses.margin import NAME as MARGIN
@@ -73,24 +72,18 @@ class FastWLOEngine:
     prior (``wlo_kernels.train_steps``) and the rarity anchor; any other is refused by name."""
 
     @classmethod
-    def implements(cls, loss: str) -> bool:
-        """Whether the kernels compute the loss named ``loss``."""
-        return loss in cls.losses
-
-    @classmethod
-    def require_loss(cls, loss: str) -> None:
-        """A one-line error naming ``loss`` where the kernels do not compute it."""
-        if not cls.implements(loss):
-            raise ProbsentError(f"--engine fast implements the {' and '.join(cls.losses)} losses, not "
-                                f"{loss!r}; use --engine torch")
-
-    @classmethod
-    def trains(cls, encoder: SentenceEncoder) -> bool:
-        """Whether the kernels compute ``encoder``'s recurrence: a WLO that starts from N(0, I)."""
-        return type(encoder) is cls.model_class and encoder.start_variance == 1.0  # not a subclass (wlo2v)
+    def refusal(cls, encoder: SentenceEncoder, loss: str) -> str | None:
+        """Why the kernels cannot train ``encoder`` with the loss named ``loss`` (what follows
+        "--engine fast" in a one-line error), or None: they compute the recurrence of a WLO that
+        starts from N(0, I) (not a subclass's: wlo2v) and the losses of :attr:`losses`."""
+        if type(encoder) is not cls.model_class or encoder.start_variance != 1.0:
+            return f"trains {cls.model_class.label} only"
+        if loss not in cls.losses:
+            return f"implements the {' and '.join(cls.losses)} losses, not {loss!r}"
+        return None
 
     def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
-        if not self.trains(encoder):
+        if self.refusal(encoder, MARGIN):
             raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
@@ -98,11 +91,7 @@ class FastWLOEngine:
         self.adam = adam
         self.params = [encoder.scale.weight, encoder.shift.weight]
         for param in self.params:
-            state = adam.state[param]
-            if len(state) == 0:  # as RowAdam sets it up at its first step
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+            adam.state_of(param)  # as at RowAdam's first step, where it has not taken one
         self.slot_of = np.full(encoder.vocab_size, -1, np.int64)
         self.timings = {"encoding": 0.0, "mining": 0.0, "preparing steps": 0.0, "steps": 0.0}
 
@@ -206,11 +195,3 @@ def numba_threads_like_torch() -> None:
     numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS,
                                      os.cpu_count() or 1)))
 
-
-FAST_ENGINES: tuple[type[FastWLOEngine], ...] = (FastWLOEngine,)
-"""Every compiled training engine; each names the model class it trains (``model_class``)."""
-
-
-def fast_engine_for(encoder: SentenceEncoder) -> type[FastWLOEngine] | None:
-    """The compiled engine that trains ``encoder``'s model, or None (the torch loop trains any)."""
-    return next((engine for engine in FAST_ENGINES if engine.trains(encoder)), None)

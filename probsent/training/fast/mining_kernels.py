@@ -40,10 +40,8 @@ How the float32 work stays cheap and exact:
   sum_d u^2 / t. Where no K >= 1 fits, i.e. roughly R + log 2 > (160 - log Q) / 2
   (log-variances spread far within a dimension together with huge quadratic terms: R > 36
   with Q near float32's range, R > 59 with Q ~ e^40; also where the means span so many
-  binades, ~190, that no 2^h but 1 keeps them all exact and h = 0 leaves no room), and where
-  K = 1 but K = floor(86 / (R + log 2)) >= 2 (a restart per dimension costs more than the
-  divisions), the kernel sums u'^2 / t' term by term instead (one division per pair and
-  dimension, K = floor(86 / (R + log 2))): same results up to rounding, slower;
+  binades, ~190, that no 2^h but 1 keeps them all exact and h = 0 leaves no room), the
+  kernel declines (None) and the reference search mines;
 - the columns are laid out transposed, tile by tile ([tiles, dim, TILE]), so the innermost
   loop runs over columns and vectorizes, four rows at a time sharing the column loads; no
   fastmath, so d(i, j) is the same value to the last bit wherever it is computed (and
@@ -108,7 +106,7 @@ def _restart(num, den):
 
 
 @njit(parallel=True, cache=True, error_model="numpy", nogil=True)
-def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block, divide,
+def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block,
                 quad_scale, out_key, out_index):
     """Best (key, index) of every sentence among the columns of every tile.
 
@@ -116,9 +114,8 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
     to a multiple of TILE; var_cols, mean_cols: the same tile by tile, transposed,
     [N / TILE, dim, TILE] (contiguous per tile: a row stride of N floats, a power of two,
     would map every dimension of a tile to the same cache sets); partner: [N]
-    (-1 on padding); ``block``: dimensions per float32 product (K); ``divide``: sum u^2 / t
-    term by term (True) or as the fraction N / D (False); ``quad_scale``: the power of two
-    that takes the computed quadratic sum back to sum_d u^2 / t (1 when dividing). For every
+    (-1 on padding); ``block``: dimensions per float32 product (K); ``quad_scale``: the power
+    of two that takes the computed quadratic sum N / D back to sum_d u^2 / t. For every
     tile pair (tile_a[p], tile_b[p]), a <= b, writes out_key/out_index[b, i] for the rows
     i < n of tile a and, when a < b, out_key/out_index[a, j] for the columns j < n of tile b.
     A key is d + 1/2 (dim log 2 pi + sum_d c_d) as an order-preserving int64 (INT64_MIN / n:
@@ -129,7 +126,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
         a, b = tile_a[p], tile_b[p]
         c0 = b * TILE
         valid = min(TILE, n - c0)  # columns beyond n are padding
-        # rows 0..3: sum_d u^2/t (divide) or its numerator N; rows 4..7: D = prod_d t
+        # rows 0..3: the numerator N of sum_d u^2/t; rows 4..7: D = prod_d t
         acc = np.empty((2 * ROWS, TILE), np.float32)
         bits = acc.view(np.int32)
         exponent = np.empty((ROWS, TILE), np.int32)
@@ -152,27 +149,8 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     m2, m3 = mean_rows[i0 + 2, d], mean_rows[i0 + 3, d]
                     var_c = var_cols[b, d]
                     mean_c = mean_cols[b, d]
-                    if divide:
-                        for jj in range(TILE):  # vectorized over columns
-                            vc, mc = var_c[jj], mean_c[jj]
-                            t = v0 + vc
-                            u = m0 - mc
-                            acc[0, jj] += u * u / t
-                            acc[4, jj] *= t
-                            t = v1 + vc
-                            u = m1 - mc
-                            acc[1, jj] += u * u / t
-                            acc[5, jj] *= t
-                            t = v2 + vc
-                            u = m2 - mc
-                            acc[2, jj] += u * u / t
-                            acc[6, jj] *= t
-                            t = v3 + vc
-                            u = m3 - mc
-                            acc[3, jj] += u * u / t
-                            acc[7, jj] *= t
-                    elif d + 1 < stop or stop == dim:
-                        for jj in range(TILE):  # N / D + u^2 / t = (N t + u^2 D) / (D t)
+                    if d + 1 < stop or stop == dim:
+                        for jj in range(TILE):  # over columns (vectorized): N/D + u^2/t = (N t + u^2 D)/(D t)
                             vc, mc = var_c[jj], mean_c[jj]
                             t = v0 + vc
                             u = m0 - mc
@@ -215,13 +193,6 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                             num = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
                             acc[3, jj], acc[7, jj], e = _restart(num, acc[7, jj] * t)
                             exponent[3, jj] += e
-                if divide and stop < dim:
-                    # product = mantissa in [1, 2) * 2^e: move e out, restart from the mantissa
-                    for r in range(ROWS):
-                        for jj in range(TILE):
-                            x = bits[ROWS + r, jj]
-                            exponent[r, jj] += (x >> 23) - 127
-                            bits[ROWS + r, jj] = (x & 0x007FFFFF) | 0x3F800000
             for r in range(ROWS):
                 i = i0 + r
                 if i >= n:
@@ -240,12 +211,8 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     series = np.float32(1.0) + z * (np.float32(1.0 / 3.0) + z * (np.float32(1.0 / 5.0) + z * (
                         np.float32(1.0 / 7.0) + z * np.float32(1.0 / 9.0))))
                     log_mantissa[jj] = np.float32(2.0) * s * series
-                if divide:
-                    for jj in range(TILE):
-                        quad[jj] = acc[r, jj]
-                else:
-                    for jj in range(TILE):  # the one division of the pair
-                        quad[jj] = acc[r, jj] / acc[ROWS + r, jj]
+                for jj in range(TILE):  # the one division of the pair
+                    quad[jj] = acc[r, jj] / acc[ROWS + r, jj]
                 for jj in range(TILE):  # float64: -2 d without the constant, exactly summed
                     log_prod = np.float64(log_mantissa[jj]) + np.float64(exponent[r, jj]) * LN2
                     value = -0.5 * (np.float64(quad[jj]) * quad_scale + log_prod) + 0.0  # + 0.0: no -0.0
@@ -283,13 +250,12 @@ class _Prepared(NamedTuple):
     mean: np.ndarray  # float32 [n, dim] centred means mu', times 2^h on the fraction path
     constant: float  # dim log 2 pi + sum_d c_d (the part of -2 d left out of the keys)
     block: int  # K, dimensions per float32 product
-    divide: bool  # True: the division kernel (sum of u^2 / t); False: the fraction N / D
     quad_scale: float  # 4^-h: computed quadratic sum -> sum_d u^2 / t
 
 
 def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
     """Centred float32 variances and means (float32 [n, dim] inputs), the constant part of
-    -2 d, K and the kernel's path; None where float32 could overflow or lose the result."""
+    -2 d and K; None where float32 could overflow or lose the result."""
     logvar = np.maximum(logvar.astype(np.float64), VARIANCE_FLOOR_LOG)
     # centre c_d = 2 k_d log 2 (a power of two on the variance and on the mean)
     middle = 0.5 * (logvar.max(0) + logvar.min(0))
@@ -314,7 +280,7 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
     constant = mean.shape[1] * LOG_2PI + 2.0 * LN2 * float(k.sum())
     # the fraction path. N = S 4^h D, S the quadratic sum so far (at most quad_bound), 2^h the
     # scale of the means (exact: they stay normal and below 2^62, so that u^2 stays finite;
-    # h = 0 is the division kernel's own scaling), D in [e^-(K factor), 2 e^(K factor)]:
+    # h = 0 leaves them as centred), D in [e^-(K factor), 2 e^(K factor)]:
     # - N < e^FRACTION_LOG_RANGE needs K factor <= top - log 4^h;
     # - where N is denormal, its rounding (at most 2^-150) adds at most 2^-150 4^-h / D to S:
     #   at most e^DENORMAL_ERROR_LOG when K factor <= bottom + log 4^h.
@@ -333,15 +299,11 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
             shift = min((0, min(max(wanted, lowest), highest)), key=lambda h: abs(h - wanted))
     room = min(PRODUCT_LOG_RANGE, top - 2.0 * LN2 * shift, bottom + 2.0 * LN2 * shift)
     block = int(room // factor)
-    division_block = int(PRODUCT_LOG_RANGE // factor)
-    # the fraction, unless it would restart after every dimension where dividing would not (a
-    # restart costs about as much as the divisions of a dimension)
-    if block >= 2 or (block == 1 and (division_block == 1 or mean.shape[1] == 1)):
-        if shift:
-            mean_c = np.ldexp(mean64, shift).astype(np.float32)  # exact: a power of two, normal
-        return _Prepared(var, mean_c, constant, block, False, math.ldexp(1.0, -2 * shift))
-    # quadratic terms too large for the fraction: sum u^2 / t term by term (divisions)
-    return _Prepared(var, mean_c, constant, division_block, True, 1.0)
+    if block < 1:  # quadratic terms too large for the fraction's float32 range
+        return None
+    if shift:
+        mean_c = np.ldexp(mean64, shift).astype(np.float32)  # exact: a power of two, normal
+    return _Prepared(var, mean_c, constant, block, math.ldexp(1.0, -2 * shift))
 
 
 def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray
@@ -362,7 +324,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     prepared = _prepare(mean, logvar)
     if prepared is None:
         return None
-    var, mean_c, constant, block, divide, quad_scale = prepared
+    var, mean_c, constant, block, quad_scale = prepared
     tiles = -(-n // TILE)
     # pad to whole tiles with copies of sentence 0 (inside every range checked above); the
     # padding is never a candidate
@@ -376,7 +338,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     var_cols = np.ascontiguousarray(var.reshape(tiles, TILE, -1).transpose(0, 2, 1))
     mean_cols = np.ascontiguousarray(mean_c.reshape(tiles, TILE, -1).transpose(0, 2, 1))
     _mine_tiles(var, mean_c, var_cols, mean_cols, partner, n, tile_a, tile_b, min(block, mean.shape[1]),
-                divide, quad_scale, out_key, out_index)
+                quad_scale, out_key, out_index)
     # total order over the tiles' candidates: larger value, then lower index
     best = out_key.max(0)
     index = np.where(out_key == best, out_index, n).min(0)
@@ -394,7 +356,8 @@ def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.nd
     non-finite values, log-variances spanning more than about 170 in one dimension (after
     the e^-80 floor) or above 709, or means so far apart relative to the variances that
     sum_d u^2 / t could come near float32's range (bound: sum_d span(mu_d)^2 / (2 min v_d)
-    > 1e38). The caller then uses the torch reference
+    > 1e38) or so large, with log-variances spread far in a dimension, that no float32
+    product of the fraction N / D fits (module docstring). The caller then uses the torch reference
     :func:`probsent.training.mining.mine_negatives`. Raises ValueError for fewer than three
     sentences or mismatched shapes.
     """

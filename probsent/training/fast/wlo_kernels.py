@@ -245,27 +245,21 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
 
 
 @njit(**_jit)
-def _adam_row(row, m_row, v_row, g_row, one_minus_beta1, one_minus_beta2, step32, eps32):
-    """SparseAdam's update of one row (in float32, as the reference):
-    m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v), w <- w - step_size m / (sqrt(v) + eps)."""
-    for d in range(len(row)):
-        g = np.float32(g_row[d])
-        m = m_row[d] + one_minus_beta1 * (g - m_row[d])
-        v = v_row[d] + one_minus_beta2 * (g * g - v_row[d])
-        m_row[d] = m
-        v_row[d] = v
-        row[d] -= step32 * (m / (np.sqrt(v) + eps32))
-
-
-@njit(**_jit)
 def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
-    """:func:`_adam_row` on the rows ``touched[:count]`` with their gradients."""
+    """SparseAdam's update (in float32, as the reference) of the rows ``touched[:count]`` with
+    their gradients: m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v),
+    w <- w - step_size m / (sqrt(v) + eps)."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
     for slot in range(count):
-        w = touched[slot]
-        _adam_row(table[w], exp_avg[w], exp_avg_sq[w], grads[slot], one_minus_beta1, one_minus_beta2,
-                  step32, eps32)
+        row, m_row, v_row, g_row = table[touched[slot]], exp_avg[touched[slot]], exp_avg_sq[touched[slot]], grads[slot]
+        for d in range(len(row)):
+            g = np.float32(g_row[d])
+            m = m_row[d] + one_minus_beta1 * (g - m_row[d])
+            v = v_row[d] + one_minus_beta2 * (g * g - v_row[d])
+            m_row[d] = m
+            v_row[d] = v
+            row[d] -= step32 * (m / (np.sqrt(v) + eps32))
 
 
 @njit(**_jit)
