@@ -89,6 +89,10 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                 + "; ".join(f"`{run}` Spearman(term, log count) {r['diagnostics'].get('term_count_spearman', 0):.2f}, "
                             f"active hinge {r['diagnostics'].get('active_hinge', 0):.2f}"
                             for run, r in runs.items() if "-seed" not in run) + ".", ""]
+    unmeasured = [r.name for r in round_.candidates if r.name not in runs]
+    if unmeasured:
+        out += [f"Not measured yet: {', '.join(f'`{n}`' for n in unmeasured)} (in training or to train; the "
+                "round's choice waits for every candidate).", ""]
     seeds = [run for run in runs if "-seed" in run]
     if seeds:
         out += ["Seeds 2 and 3 of the finalists (`--stage seeds`):", "", *_header(), *[_row(r, runs[r]) for r in seeds], ""]
