@@ -4,8 +4,6 @@ Every function reduces over the last (feature) dimension and broadcasts over the
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
@@ -23,16 +21,10 @@ def kl_to_standard_normal(mean: Tensor, logvar: Tensor) -> Tensor:
 
 
 def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar2: Tensor,
-                           log_abs_diff: Tensor | None = None, pooled: bool = False) -> Tensor:
+                           log_abs_diff: Tensor | None = None) -> Tensor:
     """log of the integral of N(x; mu1, S1) N(x; mu2, S2) dx = log N(0; mu1 - mu2, S1 + S2).
 
     -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
-
-    ``pooled`` (``probsent train --similarity-distance pooled``, a design candidate of issue 34,
-    training only): every dimension's squared gap is divided by the mean of s1 + s2 over the
-    dimensions instead of by its own, -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2
-    / mean_e(s1_e + s2_e)], so rarity-sized variances do not shrink the gaps of the dimensions
-    they sit in; it is no longer the expected inner product of the two Gaussians.
 
     By default (training) s1 + s2 is floored at e^-80, so float32 cannot overflow to inf.
     Given ``log_abs_diff`` = log|mu1 - mu2| (inference, without gradients; see
@@ -40,12 +32,6 @@ def expected_inner_product(mean1: Tensor, logvar1: Tensor, mean2: Tensor, logvar
     with no floor: it overflows to inf only where the true value does.
     """
     log_sum_var = torch.logaddexp(logvar1, logvar2)  # log(s1 + s2) without overflow
-    if pooled:
-        assert log_abs_diff is None, "the pooled distance is a training similarity"
-        log_mean = lambda logvar: torch.logsumexp(logvar, -1) - math.log(logvar.shape[-1])  # noqa: E731
-        pooled_log = torch.logaddexp(log_mean(logvar1), log_mean(logvar2))  # log mean_d(s1_d + s2_d)
-        quad = (mean1 - mean2).square().sum(-1) * torch.exp(-pooled_log.clamp_min(VARIANCE_FLOOR_LOG))
-        return -0.5 * ((LOG_2PI + log_sum_var).sum(-1) + quad)
     if log_abs_diff is not None:
         quad = torch.exp(2.0 * log_abs_diff - log_sum_var)
     else:

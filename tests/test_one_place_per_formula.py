@@ -39,7 +39,6 @@ USES = {
     # (issue 35 item 2: still to fold into the twins above; the hardness cap's re-mining already
     # takes gaussian_matrix's)
     "probsent/training/mining.py::_expected_inner_product_block": "expected inner product: mining blocks",
-    "probsent/training/mining.py::mine_pooled_pruned": "issue 34's pooled distance: mining's bound",
     "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: compiled mining",
     "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: compiled loss",
     "probsent/training/negatives.py::_similarity_rows": "the variance floor of the hardness cap's re-mining",

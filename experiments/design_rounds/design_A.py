@@ -30,5 +30,8 @@ ROUND = DesignRound(
      "(probsent/models/wlo_two_variances.py): a different parameterization is a model type in probsent. Its "
      "prior adds the variance part of KL(N(mu_i, Sigma_S,i) || N(0, I)) on every prefix (the protocol did not "
      "say how the second scale is regularized).",
-     "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine."],
+     "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine.",
+     "Added after `a-pooled`'s seed-1 record: it misses two floors, so it cannot be a finalist, and "
+     "`--similarity-distance` left probsent train (the lean rule); `a-pooled` trains at the tag "
+     "issue34-round-a (git checkout issue34-round-a)."],
     protocol_commit="e4d26bd")

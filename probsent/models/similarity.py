@@ -12,12 +12,10 @@ from probsent.gaussian import expected_inner_product, log_abs_difference
 from probsent.models.base import Encoding
 
 
-def paired_similarity(a: Encoding, b: Encoding, exact: bool = False, pooled: bool = False) -> Tensor:
+def paired_similarity(a: Encoding, b: Encoding, exact: bool = False) -> Tensor:
     """d(a_i, b_i) for every row i: a [batch] tensor.
 
-    Gaussians are compared by their similarity variances (:meth:`Encoding.for_similarity`);
-    ``pooled``: the training distance of ``--similarity-distance pooled``
-    (:func:`probsent.gaussian.expected_inner_product`).
+    Gaussians are compared by their similarity variances (:meth:`Encoding.for_similarity`).
 
     ``exact`` (inference, float64, no gradients): the Gaussians' mean difference is taken in
     log space, from each encoding's ``log_abs_mean`` where it has one (WLO: exact however far
@@ -30,12 +28,12 @@ def paired_similarity(a: Encoding, b: Encoding, exact: bool = False, pooled: boo
     if exact:
         log_abs = lambda e: e.mean.abs().log() if e.log_abs_mean is None else e.log_abs_mean  # noqa: E731
         log_abs_diff = log_abs_difference(a.mean.sign(), log_abs(a), b.mean.sign(), log_abs(b))
-    return expected_inner_product(a.mean, a.logvar, b.mean, b.logvar, log_abs_diff, pooled)
+    return expected_inner_product(a.mean, a.logvar, b.mean, b.logvar, log_abs_diff)
 
 
-def pairwise_similarity(a: Encoding, b: Encoding, pooled: bool = False) -> Tensor:
+def pairwise_similarity(a: Encoding, b: Encoding) -> Tensor:
     """d(a_i, b_j) for every i, j: an [len(a), len(b)] tensor."""
     if a.logvar is None or b.logvar is None:
         return F.normalize(a.mean, dim=-1) @ F.normalize(b.mean, dim=-1).T
     a, b = a.for_similarity(), b.for_similarity()
-    return expected_inner_product(a.mean[:, None], a.logvar[:, None], b.mean[None], b.logvar[None], pooled=pooled)
+    return expected_inner_product(a.mean[:, None], a.logvar[:, None], b.mean[None], b.logvar[None])

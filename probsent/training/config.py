@@ -91,10 +91,6 @@ class TrainConfig:
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",
                                         low=-1e6, high=1e6)
-    similarity_distance: str = option("own", "(ours; issue 34's design candidate) probabilistic models: own = the "
-                                             "paper's similarity, log N(0; mu1 - mu2, S1 + S2); pooled = each "
-                                             "squared mean gap divided by the mean of S1 + S2 over the dimensions "
-                                             "(the torch engine trains it)", choices=("own", "pooled"))
     mean_init_gain: float = option(1.0, "LSTMGaussian: factor on the mean map's initial weights "
                                         "(larger spreads the initial means)", low=0.0, high=1e6)
     eval_every: int = option(500, "steps between STS 2017 validations and checkpoints", low=1)
@@ -173,6 +169,8 @@ RETIRED: dict[str, tuple[Any, str | None]] = {
                            f"probability {SCRAMBLE}"),
     "init_std": (0.1, "word vectors start as N(0, 0.1^2)"),
     "start_variance": (1.0, "probsent export --start-variance S rewrites a trained WLO in another unit"),
+    "similarity_distance": ("own", "the pooled distance lost issue 34's round A (docs/RESULTS.md); it trains at the "
+                                   "tag issue34-round-a (git checkout issue34-round-a)"),
     "max_seconds": (ANY, "--max-steps bounds a run"),
     "data_dir": (ANY, "validation reads the data directory $PROBSENT_DATA_DIR (default ../shared/data)"),
     "device": (ANY, "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps "

@@ -121,10 +121,9 @@ class DiagnosticSample:
 
 
 def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
-                        sample: DiagnosticSample, margin: float, batch_size: int,
-                        pooled: bool = False) -> dict[str, float]:
+                        sample: DiagnosticSample, margin: float, batch_size: int) -> dict[str, float]:
     """``negatives_sharing_more`` and ``active_hinge`` on ``sample``, negatives mined per
-    mega-batch by the reference search (``pooled``: with ``--similarity-distance pooled``'s d)."""
+    mega-batch by the reference search."""
     sharing, active, total = 0, 0, 0
     was_training = encoder.training
     encoder.eval()
@@ -137,14 +136,14 @@ def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.n
             sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
             encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
             partner = partners_of_stacked_pairs(count)
-            negative = torch.from_numpy(mine_fastest(encoded, partner, pooled))
+            negative = torch.from_numpy(mine_fastest(encoded, partner))
             rows = np.arange(2 * count)
             words = word_sets(ids, offsets, sentences)
             sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
                                   > shared_word_counts(words, rows, partner.numpy())))
             # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
-            terms = (margin - paired_similarity(encoded, encoded.index(partner), pooled=pooled)
-                     + paired_similarity(encoded, encoded.index(negative), pooled=pooled))
+            terms = (margin - paired_similarity(encoded, encoded.index(partner))
+                     + paired_similarity(encoded, encoded.index(negative)))
             active += int((terms > 0).sum())
             total += 2 * count
     encoder.train(was_training)
@@ -155,7 +154,7 @@ def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.n
 
 def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                          sample: DiagnosticSample, margin: float, prior_weight: float,
-                         batch_size: int, pooled: bool = False) -> dict[str, float]:
+                         batch_size: int) -> dict[str, float]:
     """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
     within that mini-batch): the norm of the prior's gradient on the weights of the entropy
     terms (WLO's scales A) over the margin loss's. Empty for models without per-word entropy
@@ -170,10 +169,10 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
     sentences = np.concatenate([2 * pairs, 2 * pairs + 1])
     with torch.no_grad():
         plain = encode_by_length(encoder, ids, offsets, sentences, batch_size)
-        negative = mine_fastest(plain, partners_of_stacked_pairs(count), pooled)
+        negative = mine_fastest(plain, partners_of_stacked_pairs(count))
     picked = np.concatenate([sentences, sentences[negative]])  # s1, s2, n1, n2
     out = encode_by_length(encoder, ids, offsets, picked, count, with_kl=True)
-    parts = probabilistic_batch_loss(out, count, margin, prior_weight, pooled)
+    parts = probabilistic_batch_loss(out, count, margin, prior_weight)
     norms = []
     for part in parts:
         (grad,) = torch.autograd.grad(part, weights, retain_graph=True)
@@ -183,9 +182,9 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
 
 def diagnose(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
              sample: DiagnosticSample, margin: float, prior_weight: float,
-             batch_size: int = 100, pooled: bool = False) -> dict[str, float]:
+             batch_size: int = 100) -> dict[str, float]:
     """Every diagnostic of the module docstring that applies to ``encoder``, trained with
-    the paper's prior at ``prior_weight`` (``pooled``: with ``--similarity-distance pooled``)."""
+    the paper's prior at ``prior_weight``."""
     return {**word_term_statistics(encoder, counts),
-            **negative_statistics(encoder, ids, offsets, sample, margin, batch_size, pooled),
-            **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size, pooled)}
+            **negative_statistics(encoder, ids, offsets, sample, margin, batch_size),
+            **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size)}

@@ -21,7 +21,7 @@ from probsent.models.batching import encode_by_length
 from probsent.models.similarity import paired_similarity, pairwise_similarity
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine, mine_fastest
-from probsent.training.mining import PRUNE_FROM, mine_pooled_pruned, partners_of_stacked_pairs
+from probsent.training.mining import partners_of_stacked_pairs
 
 REMINE_ROWS = 32  # rows of the similarity matrix computed at once when mining again
 
@@ -32,7 +32,6 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
     sentence of the mega-batch, by the compiled engine where it runs, else on the torch model's
     encodings (Gaussians on the CPU by the compiled mining kernel)."""
     partner = partners_of_stacked_pairs(count)
-    pooled = config.similarity_distance == "pooled"  # issue 34's candidate (the torch engine)
     if fast is not None:
         negative, encoded = fast.negatives(sentences, count)
     else:
@@ -40,33 +39,32 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
         with torch.no_grad():
             encoded = encode_by_length(encoder, ids, offsets, sentences, config.batch_size)
         encoder.train()
-        negative = mine_fastest(encoded, partner, pooled)
+        negative = mine_fastest(encoded, partner)
     if config.hardness_cap is None:
         return negative
     encoded = encoded.for_similarity()
     on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
     partner = partner.numpy()
-    ceiling = similarity_ceilings(on_cpu, partner, config.hardness_cap, pooled)
-    return remine(on_cpu, partner, negative, ceiling, pooled)
+    return remine(on_cpu, partner, negative, similarity_ceilings(on_cpu, partner, config.hardness_cap))
 
 
-def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float, pooled: bool = False) -> np.ndarray:
+def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float) -> np.ndarray:
     """Per sentence i, the highest similarity a negative may have under ``--hardness-cap``:
-    d(i, partner[i]) + ``cap``, in float64 (``pooled``: ``--similarity-distance pooled``'s d)."""
-    return _paired(encoded, partner, pooled) + cap
+    d(i, partner[i]) + ``cap``, in float64."""
+    return _paired(encoded, partner) + cap
 
 
-def _paired(encoded: Encoding, other: np.ndarray, pooled: bool = False) -> np.ndarray:
+def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
     """d(i, other[i]) for every sentence i, float64."""
     with torch.no_grad():
-        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)), pooled=pooled)
+        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)))
     return values.double().numpy()
 
 
-def _similarity_rows(encoded: Encoding, rows: np.ndarray, pooled: bool = False) -> np.ndarray:
+def _similarity_rows(encoded: Encoding, rows: np.ndarray) -> np.ndarray:
     """d(rows[k], j) for every sentence j, float64 [len(rows), n]: by the compiled N x M kernel
     for Gaussians within its domain (training's variance floor applied), else by torch."""
-    if encoded.logvar is not None and not pooled:
+    if encoded.logvar is not None:
         mean = encoded.mean.double().numpy()
         logvar = np.maximum(encoded.logvar.double().numpy(), VARIANCE_FLOOR_LOG)
         if in_domain(mean, logvar):
@@ -74,28 +72,18 @@ def _similarity_rows(encoded: Encoding, rows: np.ndarray, pooled: bool = False) 
             expected_inner_product_matrix(mean[rows], var[rows], mean, var, out)
             return out
     with torch.no_grad():
-        return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded, pooled).double().numpy()
+        return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded).double().numpy()
 
 
-def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray,
-           pooled: bool = False) -> np.ndarray:
+def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
     """``negative`` with every negative above its sentence's ``ceiling`` of similarity replaced by
     the most similar sentence that is allowed: neither the sentence nor its partner, and not
-    above the ceiling. Kept where none is left. (``pooled``: ``--similarity-distance pooled``'s
-    d, by the bound-and-prune search of :func:`~probsent.training.mining.mine_pooled_pruned` on the CPU.)"""
+    above the ceiling. Kept where none is left."""
     negative = negative.copy()
-    above = _paired(encoded, negative, pooled) > ceiling
-    if pooled and len(negative) >= PRUNE_FROM:
-        found = mine_pooled_pruned(encoded, torch.from_numpy(partner), torch.from_numpy(ceiling))
-        if found is not None:
-            found = found.numpy()
-            replace = above & (found < len(found))
-            negative[replace] = found[replace]
-            return negative
-    flagged = np.flatnonzero(above)
+    flagged = np.flatnonzero(_paired(encoded, negative) > ceiling)
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
-        similarity = _similarity_rows(encoded, rows, pooled)
+        similarity = _similarity_rows(encoded, rows)
         banned = similarity > ceiling[rows, None]
         banned[np.arange(len(rows)), rows] = True
         banned[np.arange(len(rows)), partner[rows]] = True

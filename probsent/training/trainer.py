@@ -28,7 +28,7 @@ from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
-from probsent.training.losses import LOSS, POOLED_LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
+from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
@@ -128,8 +128,6 @@ class Trainer:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
             self.anchor_targets = rarity_anchor_targets(self.word_counts, config)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
-        self.pooled = config.similarity_distance == "pooled"
-        self.loss = POOLED_LOSS if self.pooled else LOSS
         self.fast = self._fast_engine()
 
     def _check_resumed_settings(self, checkpoint: Path) -> None:
@@ -152,7 +150,7 @@ class Trainer:
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
         the CPU; its kernels compiled now, once per machine), or None for the torch loop."""
-        refusal = FastWLOEngine.refusal(self.encoder, self.loss)
+        refusal = FastWLOEngine.refusal(self.encoder, LOSS)
         if self.config.engine == "fast" and refusal:  # a valid name: the config checked it
             raise ProbsentError(f"--engine fast {refusal}; use --engine torch for this {self.config.model} model")
         if self.config.engine == "torch" or refusal or self.device.type != "cpu":
@@ -214,7 +212,7 @@ class Trainer:
                                with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
-            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight, self.pooled)
+            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
             loss = margin_part + prior_part
             if self.anchor_targets is not None:
                 words = torch.from_numpy(self._step_words(sentences)).to(self.device)
@@ -273,7 +271,7 @@ class Trainer:
                                   "seconds": round(self.state["seconds"], 2)}
         record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
                                self.diagnostic_sample, self.margin, self.config.prior_weight,
-                               self.config.batch_size, self.pooled))
+                               self.config.batch_size))
         if self.validator is not None:
             self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
         else:  # without validation data the latest model is the best one we know

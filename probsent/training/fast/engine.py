@@ -25,18 +25,18 @@ from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 NO_TARGETS = np.zeros(0)  # the kernel's anchor targets when --rarity-anchor is off
 
 
-def mine_fastest(encoded: Encoding, partner: torch.Tensor, pooled: bool = False) -> np.ndarray:
+def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
     """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
-    brute-force kernel where float32's range suffices, else by the reference (always for
-    ``pooled``, ``--similarity-distance pooled``, which the kernel does not compute)."""
+    brute-force kernel where float32's range suffices, else by the reference (of the similarity
+    variances where a model keeps them apart)."""
     encoded = encoded.for_similarity()
-    if encoded.logvar is not None and not pooled and encoded.mean.device.type == "cpu":
+    if encoded.logvar is not None and encoded.mean.device.type == "cpu":
         from probsent.training.fast.mining_kernels import mine_gaussian_negatives
 
         found = mine_gaussian_negatives(encoded.mean.numpy(), encoded.logvar.numpy(), partner.numpy())
         if found is not None:
             return found
-    return mine_negatives(encoded, partner, pooled=pooled).numpy()
+    return mine_negatives(encoded, partner).numpy()
 
 
 def compile_kernels() -> float:

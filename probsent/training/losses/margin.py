@@ -7,10 +7,7 @@ similarity d (the expected inner product of the Gaussians, or the cosine of vect
         + lambda / B sum over the 4B sentences of their KL terms
 
 Arguments: delta is ``--margin``, lambda ``--prior-weight``; the KL terms are those the model's
-forward returns (the sum over every prefix of KL(N(mu_i, Sigma_i) || N(0, I)) for WLO);
-``pooled`` is ``--similarity-distance pooled`` (issue 34's design candidate: d divides the
-squared mean gaps by the variances' mean over the dimensions, :mod:`probsent.gaussian`), whose
-loss is named ``POOLED_NAME``.
+forward returns (the sum over every prefix of KL(N(mu_i, Sigma_i) || N(0, I)) for WLO).
 
 Reference: Chen & Gimpel, "Learning Probabilistic Sentence Representations from Paraphrases"
 (2020): the margin loss over mined negatives, plus the KL prior weighted by lambda.
@@ -24,22 +21,20 @@ from probsent.models.base import Encoding
 from probsent.models.similarity import paired_similarity
 
 NAME = "margin"
-POOLED_NAME = "margin with the pooled distance"
 
 
-def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: float,
-                pooled: bool = False) -> Tensor:
+def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: float) -> Tensor:
     """Per pair: max(0, margin - d(s1,s2) + d(s1,n1)) + max(0, margin - d(s1,s2) + d(s2,n2))."""
-    positive = paired_similarity(s1, s2, pooled=pooled)
-    return (torch.relu(margin - positive + paired_similarity(s1, n1, pooled=pooled))
-            + torch.relu(margin - positive + paired_similarity(s2, n2, pooled=pooled)))
+    positive = paired_similarity(s1, s2)
+    return (torch.relu(margin - positive + paired_similarity(s1, n1))
+            + torch.relu(margin - positive + paired_similarity(s2, n2)))
 
 
 def probabilistic_batch_loss(out: Encoding, batch: int, margin: float,
-                             prior_weight: float, pooled: bool = False) -> tuple[Tensor, Tensor]:
+                             prior_weight: float) -> tuple[Tensor, Tensor]:
     """The two parts of a probabilistic model's loss on one mini-batch, ``out`` holding the
     encodings of s1, s2, n1 and n2 (``batch`` rows each, in that order, with their KL terms):
     the mean margin loss, and lambda times the KL terms summed over the four sides, per pair."""
     assert out.kl is not None
     s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
-    return margin_loss(s1, s2, n1, n2, margin, pooled).mean(), prior_weight * out.kl.sum() / batch
+    return margin_loss(s1, s2, n1, n2, margin).mean(), prior_weight * out.kl.sum() / batch
