@@ -89,6 +89,13 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                 + "; ".join(f"`{run}` Spearman(term, log count) {r['diagnostics'].get('term_count_spearman', 0):.2f}, "
                             f"active hinge {r['diagnostics'].get('active_hinge', 0):.2f}"
                             for run, r in runs.items() if "-seed" not in run) + ".", ""]
+    parts = record.get("similarity_parts")
+    if parts:
+        out += [f"What each candidate did to the similarity it trained (`--round {name} --stage similarity-parts`, "
+                "STS-B dev Pearson x100 of log N(0; mu1 - mu2, S1 + S2) with the variances the similarity compares, "
+                "and of its distance and log-determinant parts): "
+                + "; ".join(f"`{run}` {p['own_similarity']:.1f} ({p['own_distance_part']:.1f} and "
+                            f"{p['own_log_determinant_part']:.1f})" for run, p in parts.items()) + ".", ""]
     unmeasured = [r.name for r in round_.candidates if r.name not in runs]
     if unmeasured:
         out += [f"Not measured yet: {', '.join(f'`{n}`' for n in unmeasured)} (in training or to train; the "

@@ -132,6 +132,38 @@ def reference_record() -> dict[str, Any]:
             "snli_dev": shipped["snli_dev"]}
 
 
+def own_similarity_parts(model_dir: Path) -> dict[str, float]:
+    """STS-B dev Pearson x100 of the model's own similarity, log N(0; mu1 - mu2, S1 + S2), and of its
+    distance and log-determinant parts, with the variances its similarity compares (``wlo2v``'s
+    second scale): what a round-A candidate did to the similarity it trained."""
+    import torch
+
+    import probsent
+    from probsent.evaluation import datasets as ds
+    from probsent.evaluation.metrics import pearson
+    from probsent.evaluation.tables import gaussians
+    from probsent.models.batching import encode_by_length
+
+    model = probsent.load(model_dir)
+    dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
+    sides = []
+    for sentences in (dev.first, dev.second):
+        module = getattr(model._encoder, "module", None)  # a torch model (wlo2v); a NumPy WLO has no second scale
+        if module is None:
+            sides.append(gaussians(model, sentences))
+            continue
+        ids, offsets = model._token_ids(list(sentences))
+        with torch.no_grad():
+            encoded = encode_by_length(module, ids, offsets, np.arange(len(offsets) - 1), 256).for_similarity()
+        sides.append((encoded.mean.double().numpy(), encoded.logvar.double().numpy()))
+    (m1, l1), (m2, l2) = sides
+    both = np.exp(l1) + np.exp(l2)
+    distance, spread = -0.5 * ((m1 - m2) ** 2 / both).sum(1), -0.5 * np.log(both).sum(1)
+    return {"own_similarity": 100.0 * pearson(distance + spread, dev.scores),
+            "own_distance_part": 100.0 * pearson(distance, dev.scores),
+            "own_log_determinant_part": 100.0 * pearson(spread, dev.scores)}
+
+
 def pooled_distance_diagnostic(model_dir: Path) -> dict[str, float]:
     """Round A's diagnostic (STS-B dev, Pearson x100): the model's own distance part against the
     pooled distance, alone and with the log-determinant part."""
@@ -208,7 +240,8 @@ def train_and_write(run: Run) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", choices=sorted(REPRESENTATION_ROUNDS))
-    parser.add_argument("--stage", choices=("reference", "direction", "diagnostic", "dev", "seeds", "select", "test"),
+    parser.add_argument("--stage", choices=("reference", "direction", "diagnostic", "dev", "seeds", "select", "test",
+                                            "similarity-parts"),
                         required=True)
     parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
     args = parser.parse_args(argv)
@@ -225,6 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     round_ = REPRESENTATION_ROUNDS[args.round]
     path = RECORDS / f"representation-round{round_.number}.json"
     record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    if args.stage == "similarity-parts":  # after the seed-1 records: what each candidate did to its own similarity
+        # the seed-1 candidates that trained the model's own similarity (not another training distance)
+        own = [run for run, measured in record.get("runs", {}).items() if run in {r.name for r in round_.candidates}
+               and measured["flags"].get("similarity_distance", "own") == "own"]
+        models = {"shipped": SHIPPED, **{run: RUNS_DIR / run / "shipped-unit" for run in own}}
+        record["similarity_parts"] = {name: own_similarity_parts(path) for name, path in models.items() if path.is_dir()}
+        write_json(path, record)
+        print(json.dumps(record["similarity_parts"], indent=1))
+        return 0
     if args.stage == "diagnostic":
         record["diagnostic"] = {"model": SHIPPED.relative_to(REPO).as_posix(),
                                 "measures": pooled_distance_diagnostic(SHIPPED)}
