@@ -176,5 +176,34 @@ def render() -> list[str]:
         if record is not None:
             out += round_lines(name, record)
     out += direction_lines(_read(DIRECTION_DIAGNOSTIC), reference)
+    out += outcome_lines(reference)
     return out
+
+
+def outcome_lines(reference: dict[str, Any]) -> list[str]:
+    """What the rounds add up to, once every round's choice is recorded."""
+    records = {name: _read(RECORDS / f"representation-round{name}.json") for name in REPRESENTATION_ROUNDS}
+    if not records or any(r is None or "winner" not in r for r in records.values()):
+        return []
+    winners = {name: r["winner"] for name, r in records.items() if r.get("ships")}
+    standing = [name for name, r in records.items() if r.get("finalists")]
+    shipped_rows = _read(RECORDS / "shipped-rows.json") or {}
+    stsb_test = shipped_rows.get("measures", {}).get("stsb_test_concat")
+    out = ["### Outcome", ""]
+    if winners:
+        return out + [f"Round {', '.join(winners)} ships `{', '.join(winners.values())}`.", ""]
+    return out + [
+        "No candidate passes the floors"
+        + (f" (finalists only in round {', '.join(standing)})" if standing else "")
+        + ", and round B's diagnostic replaced round B, so round C, which the protocol runs only if round A or B "
+        "leaves a candidate standing, was not run. The shipped model stays, unchanged. What the rounds showed: "
+        "splitting the variances frees the similarity the model trains (the similarity-parts line above) but not "
+        "the concat read-out or SNLI entailment; the pooled distance costs the means' geometry; and the "
+        "information-content floor, which the shipped model itself misses on the news training rows "
+        f"({reference['shipped']['news_train']:.1f} against {reference['shipped']['information_content_news_train']:.1f}), "
+        "binds every candidate. The issue's goals, on the model that stays: STS-B test concat "
+        + (f"{stsb_test:.1f}" if stsb_test is not None else "—")
+        + " (goal >= 70) and SNLI test entailment (the shipped model's row above; goal >= 72) are missed. The "
+        "losing options left `probsent train` and the model registry (the lean rule); they train at the tag "
+        "issue34-round-a.", ""]
 
