@@ -134,29 +134,17 @@ def reference_record() -> dict[str, Any]:
 
 def own_similarity_parts(model_dir: Path) -> dict[str, float]:
     """STS-B dev Pearson x100 of the model's own similarity, log N(0; mu1 - mu2, S1 + S2), and of its
-    distance and log-determinant parts, with the variances its similarity compares (``wlo2v``'s
-    second scale): what a round-A candidate did to the similarity it trained."""
-    import torch
-
+    distance and log-determinant parts, with the variances its similarity compares: what a round-A
+    candidate did to the similarity it trained. (The wlo2v candidates' second-scale variances were
+    read at the tag issue34-round-a, where ``--model wlo2v`` still exists; the record keeps them.)"""
     import probsent
     from probsent.evaluation import datasets as ds
     from probsent.evaluation.metrics import pearson
     from probsent.evaluation.tables import gaussians
-    from probsent.models.batching import encode_by_length
 
     model = probsent.load(model_dir)
     dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
-    sides = []
-    for sentences in (dev.first, dev.second):
-        module = getattr(model._encoder, "module", None)  # a torch model (wlo2v); a NumPy WLO has no second scale
-        if module is None:
-            sides.append(gaussians(model, sentences))
-            continue
-        ids, offsets = model._token_ids(list(sentences))
-        with torch.no_grad():
-            encoded = encode_by_length(module, ids, offsets, np.arange(len(offsets) - 1), 256).for_similarity()
-        sides.append((encoded.mean.double().numpy(), encoded.logvar.double().numpy()))
-    (m1, l1), (m2, l2) = sides
+    (m1, l1), (m2, l2) = gaussians(model, dev.first), gaussians(model, dev.second)
     both = np.exp(l1) + np.exp(l2)
     distance, spread = -0.5 * ((m1 - m2) ** 2 / both).sum(1), -0.5 * np.log(both).sum(1)
     return {"own_similarity": 100.0 * pearson(distance + spread, dev.scores),

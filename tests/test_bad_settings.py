@@ -209,3 +209,14 @@ def test_a_removed_train_flag_of_where_or_how_long_says_what_does_its_job(argv, 
     assert err.count("\n") == 1 and argv[0] in err and instead in err, err
     recorded = {"data": "pairs.tsv", "out": "run", "device": "cuda", "data_dir": "/d", "max_seconds": 60.0}
     assert TrainConfig.from_dict(recorded).to_dict() == TrainConfig(data="pairs.tsv", out="run").to_dict()
+
+
+def test_the_pooled_distance_left_with_a_line_naming_its_tag(capsys) -> None:
+    """Issue 34's pooled distance lost round A and left probsent train; typed, it says where it trains."""
+    from probsent.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "--data", "x.tsv", "--out", "y", "--similarity-distance", "pooled"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert len(err) == 1 and "issue34-round-a" in err[0]

@@ -33,5 +33,7 @@ ROUND = DesignRound(
      "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine.",
      "Added after `a-pooled`'s seed-1 record: it misses two floors, so it cannot be a finalist, and "
      "`--similarity-distance` left probsent train (the lean rule); `a-pooled` trains at the tag "
-     "issue34-round-a (git checkout issue34-round-a)."],
+     "issue34-round-a (git checkout issue34-round-a).",
+     "Added after every seed-1 record: no candidate passes the floors, so the round has no finalist, and "
+     "`--model wlo2v` left the model registry too; both wlo2v candidates train at the tag issue34-round-a."],
     protocol_commit="e4d26bd")

@@ -9,10 +9,9 @@ from probsent.models.base import Encoding, SentenceEncoder, WordEntropyTerms
 from probsent.models.registry import (MODEL_TYPES, build_model, model_class, model_types, register_model,
                                       unregister_model, with_word_entropy_terms)
 from probsent.models.wlo import WLO
-from probsent.models.wlo_two_variances import WLOTwoVariances
 from probsent.models.word_average import WordAverage, WordSum
 from probsent.models.lstm import LSTMAverage, LSTMGaussian
 
 __all__ = ["MODEL_TYPES", "Encoding", "SentenceEncoder", "WordEntropyTerms", "build_model", "model_class",
-           "model_types", "register_model", "unregister_model", "with_word_entropy_terms", "WLO", "WLOTwoVariances",
+           "model_types", "register_model", "unregister_model", "with_word_entropy_terms", "WLO",
            "WordAverage", "WordSum", "LSTMAverage", "LSTMGaussian"]

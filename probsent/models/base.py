@@ -22,27 +22,17 @@ class Encoding:
     kl:     [batch] the model's prior penalty (probabilistic models, training only), else None.
     log_abs_mean: [batch, dim] float64 log|mean|, where a model computes it beyond the mean's
             own range (WLO without the prior), else None.
-    similarity_logvar: [batch, dim] the log-variances the similarity compares, where a model
-            keeps them apart from ``logvar`` (``wlo2v``), else None (the similarity uses ``logvar``).
     """
 
     mean: Tensor
     logvar: Tensor | None = None
     kl: Tensor | None = None
     log_abs_mean: Tensor | None = None
-    similarity_logvar: Tensor | None = None
 
     def index(self, idx: Tensor) -> "Encoding":
         """Rows ``idx`` of this batch."""
         pick = lambda t: None if t is None else t[idx]  # noqa: E731
-        return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl), pick(self.log_abs_mean),
-                        pick(self.similarity_logvar))
-
-    def for_similarity(self) -> "Encoding":
-        """The Gaussians the similarity compares: these, or with the similarity variances."""
-        if self.similarity_logvar is None:
-            return self
-        return Encoding(self.mean, self.similarity_logvar, self.kl, self.log_abs_mean)
+        return Encoding(self.mean[idx], pick(self.logvar), pick(self.kl), pick(self.log_abs_mean))
 
 
 class SentenceEncoder(nn.Module):

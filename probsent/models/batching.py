@@ -58,5 +58,4 @@ def encode_by_length(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndar
         return Encoding(empty, empty.clone() if encoder.probabilistic else None)
     join = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
     inverse = torch.from_numpy(np.argsort(order, kind="stable")).to(device)
-    return Encoding(join("mean"), join("logvar"), join("kl"), join("log_abs_mean"),
-                    join("similarity_logvar")).index(inverse)
+    return Encoding(join("mean"), join("logvar"), join("kl"), join("log_abs_mean")).index(inverse)

@@ -15,15 +15,12 @@ from probsent.models.base import Encoding
 def paired_similarity(a: Encoding, b: Encoding, exact: bool = False) -> Tensor:
     """d(a_i, b_i) for every row i: a [batch] tensor.
 
-    Gaussians are compared by their similarity variances (:meth:`Encoding.for_similarity`).
-
     ``exact`` (inference, float64, no gradients): the Gaussians' mean difference is taken in
     log space, from each encoding's ``log_abs_mean`` where it has one (WLO: exact however far
     the means are beyond the range of their dtype), with no floor on the variances.
     """
     if a.logvar is None or b.logvar is None:
         return F.cosine_similarity(a.mean, b.mean, dim=-1)
-    a, b = a.for_similarity(), b.for_similarity()
     log_abs_diff = None
     if exact:
         log_abs = lambda e: e.mean.abs().log() if e.log_abs_mean is None else e.log_abs_mean  # noqa: E731
@@ -35,5 +32,4 @@ def pairwise_similarity(a: Encoding, b: Encoding) -> Tensor:
     """d(a_i, b_j) for every i, j: an [len(a), len(b)] tensor."""
     if a.logvar is None or b.logvar is None:
         return F.normalize(a.mean, dim=-1) @ F.normalize(b.mean, dim=-1).T
-    a, b = a.for_similarity(), b.for_similarity()
     return expected_inner_product(a.mean[:, None], a.logvar[:, None], b.mean[None], b.logvar[None])

@@ -64,8 +64,7 @@ def _expected_inner_product_block(encoded: Encoding) -> tuple[Callable[[Tensor, 
 @torch.no_grad()
 def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
     """For every sentence i, the argmax over j not in {i, partner[i]} of d(i, j): cosine for
-    vectors, the expected inner product for Gaussians (the similarity training uses; of the
-    similarity variances where a model keeps them apart, :meth:`Encoding.for_similarity`). The
+    vectors, the expected inner product for Gaussians (the similarity training uses). The
     reference search; on the CPU the compiled kernel
     (:func:`probsent.training.fast.mining_kernels.mine_gaussian_negatives`, tested against
     this) mines Gaussians where float32's range suffices.
@@ -78,7 +77,6 @@ def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
     count = encoded.mean.shape[0]
     if count < 3:
         raise ValueError("mining needs at least two pairs")
-    encoded = encoded.for_similarity()
     device = encoded.mean.device
     partner = partner.to(device)
     on_cpu = device.type == "cpu"

@@ -42,7 +42,6 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
         negative = mine_fastest(encoded, partner)
     if config.hardness_cap is None:
         return negative
-    encoded = encoded.for_similarity()
     on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
     partner = partner.numpy()
     return remine(on_cpu, partner, negative, similarity_ceilings(on_cpu, partner, config.hardness_cap))

@@ -27,9 +27,7 @@ NO_TARGETS = np.zeros(0)  # the kernel's anchor targets when --rarity-anchor is 
 
 def mine_fastest(encoded: Encoding, partner: torch.Tensor) -> np.ndarray:
     """:func:`probsent.training.mining.mine_negatives` of Gaussians on the CPU by the compiled
-    brute-force kernel where float32's range suffices, else by the reference (of the similarity
-    variances where a model keeps them apart)."""
-    encoded = encoded.for_similarity()
+    brute-force kernel where float32's range suffices, else by the reference."""
     if encoded.logvar is not None and encoded.mean.device.type == "cpu":
         from probsent.training.fast.mining_kernels import mine_gaussian_negatives
 
@@ -75,7 +73,7 @@ class FastWLOEngine:
     def refusal(cls, encoder: SentenceEncoder, loss: str) -> str | None:
         """Why the kernels cannot train ``encoder`` with the loss named ``loss`` (what follows
         "--engine fast" in a one-line error), or None: they compute the recurrence of a WLO that
-        starts from N(0, I) (not a subclass's: wlo2v) and the losses of :attr:`losses`."""
+        starts from N(0, I) (not a subclass's, whose recurrence may differ) and the losses of :attr:`losses`."""
         if type(encoder) is not cls.model_class or encoder.start_variance != 1.0:
             return f"trains {cls.model_class.label} only"
         if loss not in cls.losses:
