@@ -34,11 +34,10 @@ USES = {
     "probsent/inference/similarity.py::paired_similarity": "expected inner product: the reference",
     "probsent/gaussian.py::expected_inner_product": "expected inner product: torch twin (training's loss)",
     "probsent/gaussian_matrix.py::expected_inner_product_matrix": "expected inner product: compiled twin (N x M)",
-    # training's mining and compiled engine: bit-exact orderings of the same formula, each tested
-    # against gaussian.expected_inner_product in test_mining / test_fast_mining / test_fast_engine
-    # (issue 35 item 2: still to fold into the twins above; the hardness cap's re-mining already
-    # takes gaussian_matrix's)
-    "probsent/training/mining.py::_expected_inner_product_block": "expected inner product: mining blocks",
+    # the compiled engine's kernels: orderings of the same formula for speed, each tested against
+    # gaussian.expected_inner_product in test_fast_mining / test_fast_engine (issue 35 item 2: still
+    # to fold into the twins above; the torch mining and the hardness cap's re-mining already take
+    # the torch twin and gaussian_matrix's)
     "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: compiled mining",
     "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: compiled loss",
     "probsent/training/negatives.py::_similarity_rows": "the variance floor of the hardness cap's re-mining",

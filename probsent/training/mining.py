@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from probsent.gaussian_constants import LOG_2PI
 from probsent.models.base import Encoding
+from probsent.models.similarity import pairwise_similarity
 
 
 def partners_of_stacked_pairs(num_pairs: int) -> Tensor:
@@ -23,42 +22,10 @@ def partners_of_stacked_pairs(num_pairs: int) -> Tensor:
     return torch.cat([first + num_pairs, first])
 
 
-def _sum_in_order(terms: Tensor, axis: int) -> Tensor:
-    """Sum over ``axis`` one slice after the other: every element gets the same order of
-    additions wherever it sits (a reduction kernel treats the tail of a row differently),
-    so d(i, j) is one value to the last bit wherever it sits in a block, and d(i, j) == d(j, i)
-    even on float32 near-ties."""
-    total = terms.select(axis, 0).clone()
-    for k in range(1, terms.shape[axis]):
-        total.add_(terms.select(axis, k))
-    return total
-
-
-def _cosine_block(encoded: Encoding) -> tuple[Callable[[Tensor, int], Tensor], int]:
-    unit = F.normalize(encoded.mean, dim=-1)
-    return (lambda rows, first: unit[rows] @ unit[first:].T), 256
-
-
-def _expected_inner_product_block(encoded: Encoding) -> tuple[Callable[[Tensor, int], Tensor], int]:
-    """log N(0; mu_i - mu_j, S_i + S_j) for a block of rows i and every j >= ``first``.
-
-    The same quantity as :func:`probsent.gaussian.expected_inner_product` (with its variance
-    floor), in the cheaper form with one log and one division per element, laid out
-    [rows, dim, N] so the inner loops run over contiguous memory; small row blocks keep the
-    intermediate in cache.
-    """
-    assert encoded.logvar is not None
-    mean, var = encoded.mean, encoded.logvar.clamp_min(-80.0).exp()
-    mean_t, var_t = mean.T.contiguous(), var.T.contiguous()
-    constant = LOG_2PI * mean.shape[1]
-
-    def block(rows: Tensor, first: int) -> Tensor:
-        total_var = var[rows, :, None] + var_t[None, :, first:]
-        terms = (mean[rows, :, None] - mean_t[None, :, first:]).square_().div_(total_var)
-        terms.add_(total_var.log_())
-        return _sum_in_order(terms, 1).add_(constant).mul_(-0.5)
-
-    return block, 8
+def _block(encoded: Encoding) -> Callable[[Tensor, int], Tensor]:
+    """d(i, j) for a block of rows i and every column j >= ``first``: the similarity training
+    uses (:func:`probsent.models.similarity.pairwise_similarity`, the one torch formula)."""
+    return lambda rows, first: pairwise_similarity(encoded.index(rows), encoded.index(slice(first, None)))
 
 
 @torch.no_grad()
@@ -80,8 +47,7 @@ def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
     device = encoded.mean.device
     partner = partner.to(device)
     on_cpu = device.type == "cpu"
-    similarity_block, block = (_cosine_block if encoded.logvar is None
-                               else _expected_inner_product_block)(encoded)
+    similarity_block, block = _block(encoded), (256 if encoded.logvar is None else 8)
     best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype, device=device)
     best_index = torch.zeros(count, dtype=torch.long, device=device)
     for first in range(0, count, block if on_cpu else 256):
