@@ -11,6 +11,7 @@ from typing import Any
 from experiments.design_rounds import REPRESENTATION_ROUNDS
 from experiments.representation_rule import (DIRECTION_DIAGNOSTIC, REFERENCE, SHIP_MARGIN, SPECIFICITY,
                                              direction_noise, noise_units)
+from experiments.paths import RESULTS_DIR
 from experiments.ship_rule import RECORDS
 from experiments.stage_helpers import SEEDS, seed_name
 
@@ -91,7 +92,7 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                             for run, r in runs.items() if "-seed" not in run) + ".", ""]
     parts = record.get("similarity_parts")
     if parts:
-        out += [f"What each candidate did to the similarity it trained (`--round {name} --stage similarity-parts`, "
+        out += ["What each candidate did to the similarity it trained (`--round {name} --stage similarity-parts`, "
                 "STS-B dev Pearson x100 of log N(0; mu1 - mu2, S1 + S2) with the variances the similarity compares, "
                 "and of its distance and log-determinant parts): "
                 + "; ".join(f"`{run}` {p['own_similarity']:.1f} ({p['own_distance_part']:.1f} and "
@@ -105,7 +106,7 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
         out += ["Seeds 2 and 3 of the finalists (`--stage seeds`):", "", *_header(), *[_row(r, runs[r]) for r in seeds], ""]
     if "finalists" in record:
         finalists = record["finalists"]
-        out.append(f"Finalists (the two seed-1 candidates with the highest C among those that pass every floor): "
+        out.append("Finalists (the two seed-1 candidates with the highest C among those that pass every floor): "
                    + (", ".join(f"`{n}`" for n in finalists) or "none") + ".")
         waiting = [seed_name(n, s) for n in finalists for s in SEEDS if seed_name(n, s) not in runs]
         if waiting:
@@ -127,12 +128,18 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
     return out
 
 
+def _ordered_already(record: dict[str, Any] | None, reference: dict[str, Any], key: str) -> bool:
+    """Whether the shipped model orders every simplification source (by ``key``'s share) at least
+    as often as SNLI dev entailment: by the protocol, round B is then replaced."""
+    sources = [r for r in (record or {}).values() if isinstance(r, dict)]
+    return bool(sources) and all(r[key] is not None and r[key] >= reference["snli_dev"]["entailment"] for r in sources)
+
+
 def direction_lines(record: dict[str, Any] | None, reference: dict[str, Any]) -> list[str]:
     """Round B's diagnostic and what the protocol does with it."""
     if record is None:
         return []
     entailment = reference["snli_dev"]["entailment"]
-    shares = {source: r["original_more_specific"] for source, r in record.items() if isinstance(r, dict)}
     out = ["### Round B's diagnostic: the direction the simplification pairs carry", "",
            f"`python -m experiments.representation_rule --stage direction` (training pairs only; `{record['model']}`): "
            "in each simplification source, the original is the side that repeats across its simplifications.", "",
@@ -143,11 +150,12 @@ def direction_lines(record: dict[str, Any] | None, reference: dict[str, Any]) ->
             out.append(f"| {source} | {r['pairs']:,} ({r['directed']:,}) | {_f(r['original_longer'])} | "
                        f"{_f(r['original_more_specific'])} | {_f(r['original_more_specific_at_equal_length'])} "
                        f"({r['equal_length_pairs']:,}) |")
-    already = all(share >= entailment for share in shares.values())
+    at_equal_length = _ordered_already(record, reference, "original_more_specific_at_equal_length")
     out += ["", f"The shipped model's SNLI dev entailment share is {entailment:.1f}. "
-            + ("The model already orders every simplification source at least as often, at equal length too, so "
-               "by the protocol the direction hinge has little to teach: round B is replaced and its candidates "
-               "are not trained." if already else
+            + ("The model already orders every simplification source at least as often"
+               + (", at equal length too" if at_equal_length else "") + ", so by the protocol the direction hinge "
+               "has little to teach: round B is replaced and its candidates are not trained."
+               if _ordered_already(record, reference, "original_more_specific") else
                "Some source is ordered less often than SNLI entailment: the hinge has something to teach, and "
                "round B's entry may be committed."), ""]
     return out
@@ -180,30 +188,42 @@ def render() -> list[str]:
     return out
 
 
+def _goal(value: float | None, goal: float) -> str:
+    return "—" if value is None else f"{value:.1f} ({'met' if value >= goal else 'missed'}: goal >= {goal:g})"
+
+
 def outcome_lines(reference: dict[str, Any]) -> list[str]:
-    """What the rounds add up to, once every round's choice is recorded."""
+    """What the rounds add up to, once every round's choice is recorded; every number from the records."""
+    from experiments.selection import load_run
+
     records = {name: _read(RECORDS / f"representation-round{name}.json") for name in REPRESENTATION_ROUNDS}
     if not records or any(r is None or "winner" not in r for r in records.values()):
         return []
     winners = {name: r["winner"] for name, r in records.items() if r.get("ships")}
-    standing = [name for name, r in records.items() if r.get("finalists")]
-    shipped_rows = _read(RECORDS / "shipped-rows.json") or {}
-    stsb_test = shipped_rows.get("measures", {}).get("stsb_test_concat")
     out = ["### Outcome", ""]
     if winners:
         return out + [f"Round {', '.join(winners)} ships `{', '.join(winners.values())}`.", ""]
+    runs = {run: r for record in records.values() for run, r in record["runs"].items()}
+    below_information = [run for run, r in runs.items() if any("information content" in m for m in r["missed"])]
+    parts = {run: p["own_similarity"] for record in records.values()
+             for run, p in record.get("similarity_parts", {}).items()}
+    stsb_test = ((_read(RECORDS / "shipped-rows.json") or {}).get("measures", {})).get("stsb_test_concat")
+    evaluation = load_run(RESULTS_DIR / "shipped" / "evaluation.json")
+    model = next((e for e in evaluation.results.systems.values() if e.kind == "model"), None) if evaluation else None
+    snli_test = model.snli.entailment if model is not None and model.snli else None
+    standing = [name for name, r in records.items() if r.get("finalists")]
+    replaced = _ordered_already(_read(DIRECTION_DIAGNOSTIC), reference, "original_more_specific")
     return out + [
-        "No candidate passes the floors"
-        + (f" (finalists only in round {', '.join(standing)})" if standing else "")
-        + ", and round B's diagnostic replaced round B, so round C, which the protocol runs only if round A or B "
-        "leaves a candidate standing, was not run. The shipped model stays, unchanged. What the rounds showed: "
-        "splitting the variances frees the similarity the model trains (the similarity-parts line above) but not "
-        "the concat read-out or SNLI entailment; the pooled distance costs the means' geometry; and the "
-        "information-content floor, which the shipped model itself misses on the news training rows "
-        f"({reference['shipped']['news_train']:.1f} against {reference['shipped']['information_content_news_train']:.1f}), "
-        "binds every candidate. The issue's goals, on the model that stays: STS-B test concat "
-        + (f"{stsb_test:.1f}" if stsb_test is not None else "—")
-        + " (goal >= 70) and SNLI test entailment (the shipped model's row above; goal >= 72) are missed. The "
-        "losing options left `probsent train` and the model registry (the lean rule); they train at the tag "
-        "issue34-round-a.", ""]
-
+        "No round has a winner"
+        + (f" (finalists only in round {', '.join(standing)})" if standing else " (no candidate passes the floors)")
+        + ("; round B was replaced by its diagnostic" if replaced else "")
+        + (", and round C, which the protocol runs only if round A or B leaves a candidate standing, was not run"
+           if not standing else "") + ". The shipped model stays, unchanged. "
+        f"{len(below_information)} of {len(runs)} candidates miss the information-content floor, which the shipped "
+        f"model itself misses on the news training rows ({reference['shipped']['news_train']:.1f} against "
+        f"{reference['shipped']['information_content_news_train']:.1f}). "
+        + ("Own similarity on STS-B dev (similarity-parts above): "
+           + ", ".join(f"`{run}` {value:.1f}" for run, value in parts.items()) + ". " if parts else "")
+        + f"The issue's goals, on the model that stays: STS-B test concat {_goal(stsb_test, 70.0)}; SNLI test "
+        f"entailment {_goal(snli_test, 72.0)}. The losing options left `probsent train` and the model registry "
+        "(the lean rule); they train at the tag issue34-round-a.", ""]

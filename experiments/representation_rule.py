@@ -10,6 +10,7 @@ choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entai
     python -m experiments.representation_rule --stage direction  # round B's (training pairs only)
     python -m experiments.representation_rule --round A --stage dev     # train the candidates (seed 1)
     python -m experiments.representation_rule --round A --stage seeds   # seeds 2-3 of the finalists
+    python -m experiments.representation_rule --round A --stage similarity-parts  # each one's own similarity
     python -m experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
     python -m experiments.representation_rule --round A --stage test    # test sets, once per finalist
 
@@ -251,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         own = [run for run, measured in record.get("runs", {}).items() if run in {r.name for r in round_.candidates}
                and measured["flags"].get("similarity_distance", "own") == "own"]
         models = {"shipped": SHIPPED, **{run: RUNS_DIR / run / "shipped-unit" for run in own}}
-        record["similarity_parts"] = {name: own_similarity_parts(path) for name, path in models.items() if path.is_dir()}
+        record["similarity_parts"] = {name: own_similarity_parts(model_dir) for name, model_dir in models.items()
+                                      if model_dir.is_dir()}
         write_json(path, record)
         print(json.dumps(record["similarity_parts"], indent=1))
         return 0

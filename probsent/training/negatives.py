@@ -11,6 +11,8 @@ specification; the compiled kernels' results (mining's, and the N x M similarity
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import torch
 
@@ -60,18 +62,28 @@ def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
     return values.double().numpy()
 
 
-def _similarity_rows(encoded: Encoding, rows: np.ndarray) -> np.ndarray:
-    """d(rows[k], j) for every sentence j, float64 [len(rows), n]: by the compiled N x M kernel
-    for Gaussians within its domain (training's variance floor applied), else by torch."""
+def _similarity_rows(encoded: Encoding) -> Callable[[np.ndarray], np.ndarray]:
+    """A function giving d(rows[k], j) for every sentence j, float64 [len(rows), n]: by the
+    compiled N x M kernel for Gaussians within its domain (training's variance floor applied),
+    else by torch. The float64 arrays and the domain check are made once, for every call."""
     if encoded.logvar is not None:
         mean = encoded.mean.double().numpy()
         logvar = np.maximum(encoded.logvar.double().numpy(), VARIANCE_FLOOR_LOG)
         if in_domain(mean, logvar):
-            var, out = np.exp(logvar), np.empty((len(rows), len(mean)))
-            expected_inner_product_matrix(mean[rows], var[rows], mean, var, out)
-            return out
-    with torch.no_grad():
-        return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded).double().numpy()
+            var = np.exp(logvar)
+
+            def compiled(rows: np.ndarray) -> np.ndarray:
+                out = np.empty((len(rows), len(mean)))
+                expected_inner_product_matrix(mean[rows], var[rows], mean, var, out)
+                return out
+
+            return compiled
+
+    def reference(rows: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded).double().numpy()
+
+    return reference
 
 
 def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
@@ -80,9 +92,10 @@ def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling
     above the ceiling. Kept where none is left."""
     negative = negative.copy()
     flagged = np.flatnonzero(_paired(encoded, negative) > ceiling)
+    similarity_rows = _similarity_rows(encoded) if len(flagged) else None
     for start in range(0, len(flagged), REMINE_ROWS):
         rows = flagged[start:start + REMINE_ROWS]
-        similarity = _similarity_rows(encoded, rows)
+        similarity = similarity_rows(rows)
         banned = similarity > ceiling[rows, None]
         banned[np.arange(len(rows)), rows] = True
         banned[np.arange(len(rows)), partner[rows]] = True
