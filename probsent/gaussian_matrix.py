@@ -10,7 +10,7 @@ import math
 import numba
 import numpy as np
 
-from probsent.gaussian_constants import LOG_2PI
+from probsent.gaussian import LOG_2PI
 
 # The kernel's domain: log-variances within +-LOGVAR_LIMIT and means within +-MEAN_LIMIT keep
 # every intermediate finite (see the loop); anything beyond takes the log-space torch path.

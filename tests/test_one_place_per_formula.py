@@ -1,11 +1,17 @@
-"""One place per formula: the Gaussian constants are defined once (probsent/gaussian_constants.py),
-every function computing a formula with them is declared here with its role, and each twin
-equals its reference. A new definition of LOG_2PI, a new log(2 pi), or a new function using
-the constants fails here: call the reference (or declare the twin and test it against it).
+"""One place per formula: the Gaussian formulas and their constants are written once, in
+probsent/gaussian.py, for NumPy arrays and torch tensors alike (inference's float64 references
+and training's autograd are the same lines). Every other function that computes with the
+constants is a compiled kernel declared here with its role and held to the reference. A new
+definition of a constant, a new log(2 pi), or a new function using the constants fails here:
+call the reference (or declare the kernel and test it against it).
 
-The references are the NumPy float64 functions of inference (what a user's scores, similarities
-and explanations are computed with, and torch-free); the torch functions of probsent/gaussian.py
-are training's twins (autograd, float32), and the numba kernels the compiled twins.
+The compiled kernels: ``gaussian_matrix`` is the compiled twin of the expected inner product
+(the N x M matrix of inference's ``similarity`` and of the hardness cap's re-mining, float64).
+The training engine's two kernels compute it inside larger computations whose references are
+torch's (tests/test_fast_mining.py, tests/test_fast_engine.py): the mining kernel the argmax
+over a mega-batch's pairs (float32, each unordered pair once, no division: the matrix kernel
+then an argmax is about 25x slower, benchmarks/lean_numbers.py), the step kernel the loss with
+the gradient terms of each pair in the same pass.
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ import math
 import numpy as np
 import torch
 
-from probsent.gaussian import entropy as torch_entropy, expected_inner_product, log_abs_difference
+from probsent.gaussian import (SCALE_FLOOR, entropy, expected_inner_product, kl_to_standard_normal,
+                               log_abs_difference, log_abs_scale)
 from probsent.gaussian_matrix import expected_inner_product_matrix
 from probsent.inference.arrays import ArrayEncoding, gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
@@ -25,22 +32,15 @@ from probsent.word_terms import prior_entropy
 from tests.helpers import REPO
 
 PACKAGE = REPO / "probsent"
-CONSTANTS = {"LOG_2PI", "VARIANCE_FLOOR_LOG"}
-HOME = "probsent/gaussian_constants.py"
-# every function that uses a Gaussian constant: file::function -> the formula and its role
+CONSTANTS = {"LOG_2PI", "VARIANCE_FLOOR_LOG", "SCALE_FLOOR"}
+HOME = "probsent/gaussian.py"
+# every function outside HOME that uses a Gaussian constant: file::function -> its role
 USES = {
-    "probsent/inference/arrays.py::gaussian_entropy": "entropy: the reference",
-    "probsent/gaussian.py::entropy": "entropy: torch twin (training, autograd)",
-    "probsent/inference/similarity.py::paired_similarity": "expected inner product: the reference",
-    "probsent/gaussian.py::expected_inner_product": "expected inner product: torch twin (training's loss)",
-    "probsent/gaussian_matrix.py::expected_inner_product_matrix": "expected inner product: compiled twin (N x M)",
-    # the compiled engine's kernels: orderings of the same formula for speed, each tested against
-    # gaussian.expected_inner_product in test_fast_mining / test_fast_engine (issue 35 item 2: still
-    # to fold into the twins above; the torch mining and the hardness cap's re-mining already take
-    # the torch twin and gaussian_matrix's)
-    "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: compiled mining",
-    "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: compiled loss",
+    "probsent/gaussian_matrix.py::expected_inner_product_matrix": "expected inner product: the compiled twin (N x M)",
+    "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: inside the compiled mining argmax",
+    "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: inside the compiled loss step",
     "probsent/training/negatives.py::_similarity_rows": "the variance floor of the hardness cap's re-mining",
+    "probsent/models/wlo_fused.py::backward": "the scale floor: no gradient below it (the fused WLO's backward)",
 }
 
 
@@ -68,7 +68,7 @@ def test_the_constants_are_defined_once() -> None:
             if _is_log_2pi(node):
                 found.append((name, ast.unparse(node)))
     assert sorted(found) == sorted([(HOME, "LOG_2PI"), (HOME, "math.log(2.0 * math.pi)"),
-                                    (HOME, "VARIANCE_FLOOR_LOG")])
+                                    (HOME, "VARIANCE_FLOOR_LOG"), (HOME, "SCALE_FLOOR")])
 
 
 def test_every_function_using_them_is_declared() -> None:
@@ -91,39 +91,58 @@ def _gaussians(rng: np.random.Generator, n: int = 40, dim: int = 6):
     return rng.normal(0, 3, (n, dim)), rng.normal(0, 2, (n, dim))
 
 
-def test_the_entropy_twin_and_the_prior_entropy_equal_the_reference() -> None:
-    _, logvar = _gaussians(np.random.default_rng(0))
-    reference = gaussian_entropy(logvar)
-    assert np.allclose(torch_entropy(torch.from_numpy(logvar)).numpy(), reference, rtol=1e-12)
+def _same_on_torch(formula, *arrays: np.ndarray) -> np.ndarray:
+    """``formula`` on NumPy arrays, checked equal to it on torch tensors (the training path,
+    whose gradient must exist); returns the NumPy value."""
+    value = formula(*arrays)
+    tensors = [torch.from_numpy(a).requires_grad_() for a in arrays]
+    on_torch = formula(*tensors)
+    assert isinstance(value, np.ndarray) and isinstance(on_torch, torch.Tensor)
+    np.testing.assert_allclose(on_torch.detach().numpy(), value, rtol=1e-13)
+    on_torch.sum().backward()
+    assert all(t.grad is not None and torch.isfinite(t.grad).all() for t in tensors)
+    return value
+
+
+def test_the_entropy_kl_and_prior_entropy_equal_written_out_sums() -> None:
+    mean, logvar = _gaussians(np.random.default_rng(0))
+    written = [0.5 * sum(math.log(2 * math.pi * math.e * math.exp(v)) for v in row) for row in logvar]
+    np.testing.assert_allclose(_same_on_torch(entropy, logvar), written, rtol=1e-12)
+    assert np.array_equal(gaussian_entropy(logvar.astype(np.float32)), entropy(logvar.astype(np.float32).astype(float)))
+    written = [0.5 * sum(math.exp(v) + m * m - 1 - v for m, v in zip(*row)) for row in zip(mean, logvar)]
+    np.testing.assert_allclose(_same_on_torch(kl_to_standard_normal, mean, logvar), written, rtol=1e-12)
     for dim, start in [(1, 1.0), (300, 1.0), (50, 0.25)]:
         expected = 0.5 * dim * math.log(2 * math.pi * math.e * start)  # written out
         assert math.isclose(prior_entropy(dim, start), expected, rel_tol=1e-12)
-        assert prior_entropy(dim, start) == float(gaussian_entropy(np.full(dim, math.log(start))))
 
 
-def test_the_expected_inner_product_twins_equal_the_reference() -> None:
+def test_the_expected_inner_product_and_its_compiled_twin_equal_a_written_out_sum() -> None:
     rng = np.random.default_rng(1)
     (m1, v1), (m2, v2) = _gaussians(rng), _gaussians(rng)
-    reference = paired_similarity(ArrayEncoding(m1, v1), ArrayEncoding(m2, v2))
-    written_out = np.array([sum(-0.5 * (math.log(2 * math.pi * (math.exp(a) + math.exp(b))) + (p - q) ** 2
-                                         / (math.exp(a) + math.exp(b))) for p, a, q, b in zip(*row))
-                            for row in zip(m1, v1, m2, v2)])
-    assert np.allclose(reference, written_out, rtol=1e-12)
-    t = [torch.from_numpy(x) for x in (m1, v1, m2, v2)]
-    assert np.allclose(expected_inner_product(*t).numpy(), reference, rtol=1e-12)
-    exact = log_abs_difference(t[0].sign(), t[0].abs().log(), t[2].sign(), t[2].abs().log())
-    assert np.allclose(expected_inner_product(*t, log_abs_diff=exact).numpy(), reference, rtol=1e-12)
+    written = np.array([sum(-0.5 * (math.log(2 * math.pi * (math.exp(a) + math.exp(b))) + (p - q) ** 2
+                                     / (math.exp(a) + math.exp(b))) for p, a, q, b in zip(*row))
+                        for row in zip(m1, v1, m2, v2)])
+    np.testing.assert_allclose(_same_on_torch(expected_inner_product, m1, v1, m2, v2), written, rtol=1e-12)
+
+    inference = paired_similarity(ArrayEncoding(m1, v1), ArrayEncoding(m2, v2))
+    np.testing.assert_allclose(inference, written, rtol=1e-12)
+    t = [torch.from_numpy(x) for x in (m1, m2)]
+    difference = log_abs_difference(t[0].sign(), t[0].abs().log(), t[1].sign(), t[1].abs().log())
+    on_torch = expected_inner_product(None, torch.from_numpy(v1), None, torch.from_numpy(v2), difference)
+    np.testing.assert_allclose(on_torch.numpy(), inference, rtol=1e-13)
     matrix = np.empty((len(m1), len(m2)))
     expected_inner_product_matrix(m1, np.exp(v1), m2, np.exp(v2), matrix)
-    assert np.allclose(np.diag(matrix), reference, rtol=1e-12)
+    np.testing.assert_allclose(np.diag(matrix), written, rtol=1e-12)
 
 
-def test_the_word_terms_twin_equals_the_reference() -> None:
+def test_the_word_terms_are_the_scale_formula_in_both_readers() -> None:
     torch.manual_seed(0)
     model = WLO(30, dim=7, scale_init_std=0.8)
     with torch.no_grad():
-        model.scale.weight[3] = 0.0  # |A| floored at 1e-30 by both
-    reference = wlo_word_terms(model.scale.weight.detach().numpy())
-    twin = model.word_entropy_terms(dtype=torch.float64).detach().numpy()
-    assert np.allclose(twin, reference, rtol=1e-12)  # the sums' order may differ
-    assert math.isclose(reference[3], 7 * math.log(1e-30), rel_tol=1e-12)
+        model.scale.weight[3] = 0.0  # |A| floored at 1e-30
+    scale = model.scale.weight.detach().numpy()
+    written = [sum(math.log(max(abs(float(a)), 1e-30)) for a in row) for row in scale]
+    np.testing.assert_allclose(wlo_word_terms(scale), written, rtol=1e-12)
+    np.testing.assert_allclose(model.word_entropy_terms(dtype=torch.float64).detach().numpy(), written, rtol=1e-12)
+    assert SCALE_FLOOR == 1e-30 and math.isclose(written[3], 7 * math.log(1e-30), rel_tol=1e-12)
+    _same_on_torch(log_abs_scale, scale.astype(np.float64))

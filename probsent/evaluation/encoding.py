@@ -14,7 +14,7 @@ import torch
 
 from probsent.api import SentenceModel
 from probsent.models.batching import encode_by_length
-from probsent.gaussian import entropy as gaussian_entropy
+from probsent.inference.arrays import gaussian_entropy
 from probsent.models import SentenceEncoder
 from probsent.text.tokenize import tokenize
 
@@ -35,18 +35,13 @@ def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],
     return mean, None if out.logvar is None else out.logvar.double().numpy()
 
 
-def entropies(logvar: np.ndarray) -> np.ndarray:
-    """Differential entropy of each row's diagonal Gaussian (:func:`probsent.gaussian.entropy`)."""
-    return gaussian_entropy(torch.from_numpy(np.asarray(logvar, dtype=np.float64))).numpy()
-
-
 def natural_measure(mean: np.ndarray, logvar: np.ndarray | None) -> tuple[str, np.ndarray, np.ndarray]:
     """``(name, values, specificity)``: entropy for Gaussians, norm for vectors.
 
     Specificity is higher for more specific sentences: minus the entropy, or the norm.
     """
     if logvar is not None:
-        values = entropies(logvar)
+        values = gaussian_entropy(logvar)
         return "entropy", values, -values
     values = np.linalg.norm(mean, axis=1)
     return "norm", values, values

@@ -24,7 +24,8 @@ import numpy as np
 
 from probsent.api import SentenceModel
 from probsent.evaluation import metrics
-from probsent.evaluation.encoding import encode_ids, entropies
+from probsent.evaluation.encoding import encode_ids
+from probsent.inference.arrays import gaussian_entropy
 from probsent.evaluation.results import Lexical, LexicalWord
 from probsent.models import with_word_entropy_terms
 
@@ -66,7 +67,7 @@ def word_table(model: SentenceModel, counts: Mapping[str, int], min_count: int) 
         words=[model.vocab.words[i] for i in ids],
         counts=np.array([counts[model.vocab.words[i]] for i in ids], dtype=np.int64),
         norms=np.linalg.norm(shift[ids], axis=1) if ids else np.zeros(0),
-        entropies=entropies(logvar) if ids else np.zeros(0),
+        entropies=gaussian_entropy(logvar) if ids else np.zeros(0),
     )
 
 

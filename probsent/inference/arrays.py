@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from probsent.gaussian_constants import LOG_2PI
+from probsent.gaussian import entropy
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -70,8 +70,8 @@ def unit_means(encoded: ArrayEncoding) -> ArrayEncoding:
 
 
 def gaussian_entropy(logvar: np.ndarray) -> np.ndarray:
-    """The entropy of each diagonal Gaussian, 1/2 sum_d (log 2 pi + 1 + log sigma^2_d), float64."""
-    return 0.5 * (LOG_2PI + 1.0 + logvar.astype(np.float64)).sum(-1)
+    """The entropy of each diagonal Gaussian (:func:`probsent.gaussian.entropy`), float64."""
+    return entropy(np.asarray(logvar, dtype=np.float64))
 
 
 def vector_norms(vectors: np.ndarray) -> np.ndarray:

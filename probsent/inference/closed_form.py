@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from probsent.gaussian import log_abs_scale
 from probsent.inference.arrays import ArrayEncoding
 
 
@@ -30,7 +31,7 @@ def wlo_word_terms(scale: np.ndarray) -> np.ndarray:
     """WLO's per-word terms sum_d log|A_w,d| of a sentence's entropy, in float64, from its scales
     [vocab, dim] (as the torch module computes them: float32 weights, |A| floored at 1e-30)."""
     wide = scale.astype(np.float32).astype(np.float64)
-    return np.log(np.maximum(np.abs(wide), 1e-30)).sum(-1)
+    return log_abs_scale(wide).sum(-1)
 
 
 def real_positions(lengths: np.ndarray, width: int) -> np.ndarray:
@@ -43,7 +44,7 @@ def wlo_encoding(scale: np.ndarray, shift: np.ndarray, lengths: np.ndarray, star
     position's A and B, [width, batch, dim] (any float dtype; computed in float64), ``lengths`` [batch]."""
     real = real_positions(lengths, scale.shape[0])
     a = np.where(real, scale, 1.0).astype(np.float64)  # padding: A = 1, B = 0
-    log_abs_a = np.log(np.maximum(np.abs(a), 1e-30))
+    log_abs_a = log_abs_scale(a)
     cum_log = np.cumsum(log_abs_a, axis=0)  # S_i
     negative = a < 0
     sign = 1.0 - 2.0 * (np.cumsum(negative, axis=0, dtype=np.int32) & 1)  # s_i = sign(A_1 ... A_i)

@@ -1,12 +1,9 @@
 """The Gaussians' log expected inner product at inference (``similarity(...,
-measure="expected_inner_product")``), in float64 NumPy (no torch):
-
-    log N(0; mu1 - mu2, S1 + S2) = -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
-
-with the mean difference taken in log space from each encoding's log|mean| (exact however far
-a mean is beyond its dtype's range) and no floor on the variances. The torch twin
-(probsent/gaussian.py, with ``log_abs_diff``) is training's; a test holds the two equal. The
-bounded read-outs (the cosines, the kernel) are :mod:`probsent.similarity_measures`.
+measure="expected_inner_product")``), in float64 NumPy (no torch): the formula of
+:func:`probsent.gaussian.expected_inner_product`, with the mean difference taken in log space
+from each encoding's log|mean| (exact however far a mean is beyond its dtype's range) and no
+floor on the variances; a matrix of many pairs by its compiled twin :mod:`probsent.gaussian_matrix`.
+The bounded read-outs (the cosines, the kernel) are :mod:`probsent.similarity_measures`.
 """
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ from typing import Iterator
 
 import numpy as np
 
-from probsent.gaussian_constants import LOG_2PI
+from probsent.gaussian import expected_inner_product, log_abs_difference
 from probsent.inference.arrays import ArrayEncoding
 
 # Matrices of at least this many pairs go to the compiled kernel: a smaller one is done in NumPy
@@ -31,16 +28,13 @@ def _log_abs_mean(e: ArrayEncoding) -> np.ndarray:
 
 
 def paired_similarity(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
-    """log N(0; mu_a,i - mu_b,i, S_a,i + S_b,i) for every row i (rows broadcast as NumPy does), float64."""
+    """log N(0; mu_a,i - mu_b,i, S_a,i + S_b,i) for every row i (rows broadcast as NumPy does), float64:
+    :func:`probsent.gaussian.expected_inner_product` with the mean difference in log space."""
     log_a, log_b = _log_abs_mean(a), _log_abs_mean(b)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        top = np.maximum(log_a, log_b)
-        top = np.where(np.isinf(top), 0.0, top)  # both means zero
-        difference = np.sign(a.mean) * np.exp(log_a - top) - np.sign(b.mean) * np.exp(log_b - top)
-        log_abs_difference = np.log(np.abs(difference)) + top
-        log_sum_var = np.logaddexp(np.asarray(a.logvar, np.float64), np.asarray(b.logvar, np.float64))
-        quad = np.exp(2.0 * log_abs_difference - log_sum_var)
-    return -0.5 * (LOG_2PI + log_sum_var + quad).sum(-1)
+        log_abs_diff = log_abs_difference(np.sign(a.mean), log_a, np.sign(b.mean), log_b)
+        return expected_inner_product(None, np.asarray(a.logvar, np.float64), None,
+                                      np.asarray(b.logvar, np.float64), log_abs_diff)
 
 
 def similarity_blocks(a: ArrayEncoding, b: ArrayEncoding, max_cells: int,

@@ -41,7 +41,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from probsent.gaussian import kl_to_standard_normal
+from probsent.gaussian import kl_to_standard_normal, log_abs_scale
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
 from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
@@ -93,7 +93,7 @@ class WLO(SentenceEncoder):
         real = mask.unsqueeze(-1)
         a = lookup_real(self.scale, ids, mask, 1.0)  # padding: A = 1, B = 0, nothing changes
         b = lookup_real(self.shift, ids, mask, 0.0)
-        log_abs_a = a.abs().clamp_min(1e-30).log()
+        log_abs_a = log_abs_scale(a)
         cum_log = log_abs_a.cumsum(1)  # S_i; log sigma^2_i = 2 S_i
         if cum_log.numel() and float(cum_log.detach().abs().max()) <= DIRECT_RANGE:
             mean = self._mean_by_products(a, b, final_only)
@@ -196,4 +196,4 @@ class WLO(SentenceEncoder):
         """Per word (of ``ids``, default all), its exact additive contribution sum_d log|A_w,d|
         to a sentence's entropy (computed in ``dtype``, default the weights')."""
         scale = self.scale.weight if ids is None else self.scale(ids)  # a lookup: sparse gradient
-        return scale.to(dtype or scale.dtype).abs().clamp_min(1e-30).log().sum(-1)
+        return log_abs_scale(scale.to(dtype or scale.dtype)).sum(-1)

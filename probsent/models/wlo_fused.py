@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from probsent.gaussian import SCALE_FLOOR, log_abs_scale
 from probsent.models.base import Encoding, lookup_real, padding_mask
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Enco
     mask = padding_mask(ids, lengths)
     a = lookup_real(model.scale, ids, mask, 1.0)
     with torch.no_grad():
-        cum_log = a.abs().clamp_min(1e-30).log().cumsum(1)
+        cum_log = log_abs_scale(a).cumsum(1)
     if float(cum_log.abs().max()) > DIRECT_RANGE:
         return None
     b = lookup_real(model.shift, ids, mask, 0.0)
@@ -104,7 +105,7 @@ def _regrouped(model: "WLO", batches: list[tuple[Tensor, Tensor]], lengths: Tens
         b = torch.zeros_like(a)
         b[mask] = shift_words
         with torch.no_grad():
-            cum_log = a.abs().clamp_min(1e-30).log().cumsum(1)
+            cum_log = log_abs_scale(a).cumsum(1)
         groups.append((a, b, cum_log, mask, inject))
         largest.append(cum_log.abs().amax((1, 2)))
     return groups, torch.cat(largest)
@@ -158,11 +159,11 @@ class _FinalAndPrior(torch.autograd.Function):
         if grad_logvar is not None:
             entropy_side[ctx.inject] += 2.0 * grad_logvar
         per_word = _reverse_cumsum(entropy_side)  # dL/d log|A_i|
-        # d log|A| / dA = 1/A; below the clamp (|A| < 1e-30) the forward has no gradient
-        if float(a.abs().amin()) >= 1e-30:  # the usual case: no word below the clamp
+        # d log|A| / dA = 1/A; below the floor (|A| < 1e-30) the forward has no gradient
+        if float(a.abs().amin()) >= SCALE_FLOOR:  # the usual case: no word below the clamp
             grad_a += per_word.div_(a)
         else:
-            grad_a += torch.where(a.abs() >= 1e-30, per_word / a, 0.0)
+            grad_a += torch.where(a.abs() >= SCALE_FLOOR, per_word / a, 0.0)
         return grad_a, grad_b, None, None, None
 
 

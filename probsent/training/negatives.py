@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from probsent.gaussian_constants import VARIANCE_FLOOR_LOG
+from probsent.gaussian import VARIANCE_FLOOR_LOG
 from probsent.gaussian_matrix import expected_inner_product_matrix, in_domain
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.models.batching import encode_by_length

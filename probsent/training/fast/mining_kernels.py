@@ -64,7 +64,7 @@ from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
+from probsent.gaussian import LOG_2PI, VARIANCE_FLOOR_LOG
 
 LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from probsent.gaussian_constants import LOG_2PI, VARIANCE_FLOOR_LOG
+from probsent.gaussian import LOG_2PI, VARIANCE_FLOOR_LOG
 
 TINY_SCALE = 1e-30  # log|A| clamps |A| here (as the reference): no gradient through it below
 LOG_FLOAT32_MAX = math.log(float(np.finfo(np.float32).max))
