@@ -1,57 +1,31 @@
 """Compiled (numba) exact hard-negative mining for Gaussian sentence embeddings.
 
-For every sentence i of a mega-batch, the argmax over j not in {i, partner[i]} of the
-expected inner product (the similarity of :func:`probsent.training.mining.mine_negatives`,
-variance floor e^-80 included)
+For every sentence i of a mega-batch, the j not in {i, partner[i]} with the largest expected inner
+product (variance floor e^-80), ties to the lowest index,
 
     d(i, j) = -1/2 sum_d [log 2 pi + log t_d + u_d^2 / t_d],  t_d = v_id + v_jd,  u_d = mu_id - mu_jd,
 
-by brute force over every unordered pair, in float32, ties to the lowest index. The torch
-reference stays the readable definition; this kernel is tested against it and against a
-float64 brute force (tests/test_fast_mining.py).
+by brute force over every unordered pair in float32. The definition is the torch search
+:func:`probsent.training.mining.mine_negatives`; tests/test_fast_mining.py checks this kernel against
+it and against a float64 brute force. How float32 stays cheap and exact enough:
 
-How the float32 work stays cheap and exact:
-
-- one log per pair instead of one per pair and dimension: sum_d log t_d = log prod_d t_d.
-  Every dimension is first centred by a power of two, c_d = 2 k_d log 2 near the middle of
-  its log-variances: v'_d = v_d 2^(-2 k_d), mu'_d = mu_d 2^(-k_d). Scaling by a power of
-  two is exact, so t' = 2^(-2 k_d) t and u'^2 / t' = u^2 / t to the last bit, and
-  sum_d log t_d = sum_d 2 k_d log 2 + sum_d log t'_d;
-- with R = max |log v - c_d|, t' lies in [2 e^-R, 2 e^R], so K factors with
-  K (R + log 2) <= 86 multiply in float32 without overflow or underflow (e^+-86 against
-  float32's e^+-87.3); after every K dimensions the product's binary exponent moves into an
-  integer (bit operations, exact) and its mantissa restarts in [1, 2). The final log is a
-  short series on the mantissa (float32, error ~1e-7) plus exponent * log 2, summed with the
-  quadratic part in float64;
-- no division per pair and dimension: the quadratic part is a fraction N / D over the same
-  product D = prod t' (N / D + u'^2 / t' = (N t' + u'^2 D) / (D t')), so each dimension
-  updates N <- N t' + u'^2 D, D <- D t', and quad = N / D is one division per pair. N t' +
-  (u'^2 D) is one fused multiply-add where the compiled target has FMA (LLVM's fmuladd for
-  this one expression, not fastmath: one rounding fewer, and the same code, so the same
-  bits, for every pair and thread). When D restarts from its mantissa (D -> D 2^-e, in the
-  same pass as the block's last dimension), N is scaled by the same 2^-e, exactly, so N / D
-  is unchanged. Range: N = S D, S the quadratic sum so far, bounded over every pair by
-  Q = sum_d span(mu'_d)^2 / (2 min v'_d). All means are scaled by one power of two 2^h
-  (exact: they stay normal and below 2^62; S scales by 4^h), and
-  K (R + log 2) <= min(86, 86.3 - log(4^h Q), 74 + log 4^h), h the largest that allows
-  K (R + log 2) up to min(86, (160.3 - log Q) / 2): then N < e^87 (float32 max: e^88.7),
-  and where N is denormal (slow, but only for pairs with both a tiny quadratic sum and a
-  variance product near its lower limit) its rounding adds at most e^-30 per step to
-  sum_d u^2 / t. Where no K >= 1 fits, i.e. roughly R + log 2 > (160 - log Q) / 2
-  (log-variances spread far within a dimension together with huge quadratic terms: R > 36
-  with Q near float32's range, R > 59 with Q ~ e^40; also where the means span so many
-  binades, ~190, that no 2^h but 1 keeps them all exact and h = 0 leaves no room), the
-  kernel declines (None) and the reference search mines;
-- the columns are laid out transposed, tile by tile ([tiles, dim, TILE]), so the innermost
-  loop runs over columns and vectorizes, four rows at a time sharing the column loads; no
-  fastmath, so d(i, j) is the same value to the last bit wherever it is computed (and
-  d(i, j) == d(j, i)), which keeps ties consistent;
-- d is symmetric, so every unordered pair is computed once: tiles of rows a against
-  columns b >= a update both the rows' and the columns' best. Each (tile, sentence) has its
-  own output slot, reduced with the total order "larger value, then lower index", so the
-  result does not depend on the thread count or schedule. Values are compared as
-  order-preserving int64 keys (integer max/min reductions vectorize, float ones do not
-  without fastmath).
+- One log per pair, of prod_d t_d. Each dimension is centred by a power of two near the middle of
+  its log-variances (v' = v 2^(-2 k_d), mu' = mu 2^(-k_d)): exact, so u'^2 / t' = u^2 / t to the last
+  bit and sum_d log t_d = sum_d 2 k_d log 2 + log prod_d t'_d. K factors t' (K set by the spread of
+  the log-variances) multiply in float32 without overflow or underflow; after every K dimensions the
+  product's binary exponent moves into an integer (exact) and its mantissa restarts in [1, 2). The
+  log at the end: a float32 series on the mantissa (error ~1e-7) plus the exponent times log 2.
+- No division per pair and dimension: sum_d u'^2 / t' is a fraction N / D over the same product D
+  (:func:`_add_dimension`), divided once per pair and added to the log in float64. :func:`_prepare`
+  scales the means and bounds K so that N stays in float32's range; where no K fits, the kernel
+  declines (None) and the reference mines (:func:`mine_gaussian_negatives` says when).
+- No fastmath: d(i, j) has the same bits wherever it is computed (d(i, j) == d(j, i)), so ties are
+  consistent. The columns are stored tile by tile, transposed: the innermost loop runs over columns
+  and vectorizes, four rows at a time sharing the column loads.
+- Every unordered pair is computed once: the rows of tile a against the columns of tile b >= a
+  update the best of both, each (tile, sentence) in its own slot, reduced by "larger value, then
+  lower index", so the result does not depend on the threads. Values are compared as
+  order-preserving int64 keys (integer max/min vectorize without fastmath, float ones do not).
 """
 from __future__ import annotations
 
@@ -61,14 +35,14 @@ from typing import NamedTuple
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange
-from numba.core import cgutils, types
+from numba.core import types
 from numba.extending import intrinsic
 
 from probsent.gaussian import LOG_2PI, VARIANCE_FLOOR_LOG
 
 LN2 = math.log(2.0)
 SQRT2 = math.sqrt(2.0)
-PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this
+PRODUCT_LOG_RANGE = 86.0  # |log| of a float32 product of K factors stays below this (float32: e^+-87.3)
 FRACTION_LOG_RANGE = 87.0  # log of the fraction path's bound on its numerator N (float32 max: e^88.72)
 DENORMAL_ERROR_LOG = -30.0  # log of the most a denormal N may add to sum_d u^2 / t per step
 QUAD_LIMIT = 1e38  # bound on sum_d u^2 / t (float32 max: 3.4e38)
@@ -83,43 +57,48 @@ _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 @intrinsic
 def _mul_add(typingctx, x, y, z):
     """x * y + z for float32: fused (one rounding) where the target has FMA, a multiply and
-    an add otherwise (llvm.fmuladd; never a library call)."""
+    an add otherwise (llvm.fmuladd: never a library call, the same bits for every pair and thread)."""
     if not (x == y == z == types.float32):
         return None
 
     def codegen(context, builder, signature, args):
         f32 = ir.FloatType()
-        fmuladd = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32, [f32] * 3),
-                                                 "llvm.fmuladd.f32")
+        fmuladd = builder.module.declare_intrinsic("llvm.fmuladd", [f32], ir.FunctionType(f32, [f32] * 3))
         return builder.call(fmuladd, args)
 
     return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 @njit(inline="always")
-def _restart(num, den):
-    """(num 2^-e, den 2^-e, e) for den = m 2^e, m in [1, 2) (float32, normal): D restarts
-    from its mantissa and N follows, exactly (powers of two), so N / D is unchanged."""
-    biased = np.float32(den).view(np.int32) & 0x7F800000  # (e + 127) << 23
-    scale = np.int32(0x7F000000 - biased).view(np.float32)  # 2^-e: (127 - e) << 23
-    return num * scale, den * scale, (biased >> 23) - 127
+def _add_dimension(acc, exponent, r, jj, t, u, restart):
+    """Row r's N and D for column jj: N/D + u^2/t = (N t + u^2 D)/(D t); where ``restart``,
+    D = m 2^e (float32, normal) then restarts from its mantissa m in [1, 2) and N follows,
+    both times 2^-e, exactly, so N / D is unchanged. Called four times with constant r and
+    ``restart`` and inlined, the rows stay in registers (a loop over them would index the
+    accumulators and run slower)."""
+    num = _mul_add(acc[r, jj], t, u * u * acc[ROWS + r, jj])
+    den = acc[ROWS + r, jj] * t
+    if restart:
+        biased = np.float32(den).view(np.int32) & 0x7F800000  # (e + 127) << 23
+        scale = np.int32(0x7F000000 - biased).view(np.float32)  # 2^-e: (127 - e) << 23
+        num, den = num * scale, den * scale
+        exponent[r, jj] += (biased >> 23) - 127
+    acc[r, jj] = num
+    acc[ROWS + r, jj] = den
 
 
 @njit(parallel=True, cache=True, error_model="numpy", nogil=True)
 def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, tile_b, block,
                 quad_scale, out_key, out_index):
-    """Best (key, index) of every sentence among the columns of every tile.
+    """For every tile pair a = tile_a[p] <= b = tile_b[p], the best (key, index) of the rows i < n
+    of tile a among the columns of tile b into out_key/out_index[b, i] and, when a < b, that of the
+    columns j < n of tile b among the rows of tile a into [a, j]. A key is d + _Prepared.constant / 2
+    as an order-preserving int64 (none: INT64_MIN, index n).
 
-    var_rows, mean_rows: float32 [N, dim] centred variances and means (v', mu'), N = n padded
-    to a multiple of TILE; var_cols, mean_cols: the same tile by tile, transposed,
-    [N / TILE, dim, TILE] (contiguous per tile: a row stride of N floats, a power of two,
-    would map every dimension of a tile to the same cache sets); partner: [N]
-    (-1 on padding); ``block``: dimensions per float32 product (K); ``quad_scale``: the power
-    of two that takes the computed quadratic sum N / D back to sum_d u^2 / t. For every
-    tile pair (tile_a[p], tile_b[p]), a <= b, writes out_key/out_index[b, i] for the rows
-    i < n of tile a and, when a < b, out_key/out_index[a, j] for the columns j < n of tile b.
-    A key is d + 1/2 (dim log 2 pi + sum_d c_d) as an order-preserving int64 (INT64_MIN / n:
-    none).
+    var_rows, mean_rows: float32 [N, dim], v' and mu' of the n sentences padded to N, a multiple of
+    TILE; var_cols, mean_cols: the same, transposed tile by tile, [N / TILE, dim, TILE] (a row stride
+    of N floats, a power of two, would map a tile's dimensions to the same cache sets); partner: [N],
+    -1 on padding; block: K; quad_scale: 4^-h, from N / D to sum_d u^2 / t.
     """
     dim = var_rows.shape[1]
     for p in prange(len(tile_a)):
@@ -143,56 +122,24 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
             for start in range(0, dim, block):
                 stop = min(dim, start + block)
                 for d in range(start, stop):
-                    v0, v1 = var_rows[i0, d], var_rows[i0 + 1, d]
-                    v2, v3 = var_rows[i0 + 2, d], var_rows[i0 + 3, d]
-                    m0, m1 = mean_rows[i0, d], mean_rows[i0 + 1, d]
-                    m2, m3 = mean_rows[i0 + 2, d], mean_rows[i0 + 3, d]
-                    var_c = var_cols[b, d]
-                    mean_c = mean_cols[b, d]
-                    if d + 1 < stop or stop == dim:
-                        for jj in range(TILE):  # over columns (vectorized): N/D + u^2/t = (N t + u^2 D)/(D t)
+                    v0, v1, v2, v3 = var_rows[i0:i0 + ROWS, d]
+                    m0, m1, m2, m3 = mean_rows[i0:i0 + ROWS, d]
+                    var_c, mean_c = var_cols[b, d], mean_cols[b, d]
+                    restart = d + 1 == stop and stop < dim  # the block's last dimension
+                    if not restart:
+                        for jj in range(TILE):  # over columns (vectorized)
                             vc, mc = var_c[jj], mean_c[jj]
-                            t = v0 + vc
-                            u = m0 - mc
-                            acc[0, jj] = _mul_add(acc[0, jj], t, u * u * acc[4, jj])
-                            acc[4, jj] *= t
-                            t = v1 + vc
-                            u = m1 - mc
-                            acc[1, jj] = _mul_add(acc[1, jj], t, u * u * acc[5, jj])
-                            acc[5, jj] *= t
-                            t = v2 + vc
-                            u = m2 - mc
-                            acc[2, jj] = _mul_add(acc[2, jj], t, u * u * acc[6, jj])
-                            acc[6, jj] *= t
-                            t = v3 + vc
-                            u = m3 - mc
-                            acc[3, jj] = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
-                            acc[7, jj] *= t
-                    # (The four candidates of a tile are unrolled by hand: numba keeps them in registers;
-                    # a loop over them would index the accumulators and run slower. Same shape on purpose.)
+                            _add_dimension(acc, exponent, 0, jj, v0 + vc, m0 - mc, False)
+                            _add_dimension(acc, exponent, 1, jj, v1 + vc, m1 - mc, False)
+                            _add_dimension(acc, exponent, 2, jj, v2 + vc, m2 - mc, False)
+                            _add_dimension(acc, exponent, 3, jj, v3 + vc, m3 - mc, False)
                     else:  # the same, then D and N restart (one pass over them, not two)
                         for jj in range(TILE):
                             vc, mc = var_c[jj], mean_c[jj]
-                            t = v0 + vc
-                            u = m0 - mc
-                            num = _mul_add(acc[0, jj], t, u * u * acc[4, jj])
-                            acc[0, jj], acc[4, jj], e = _restart(num, acc[4, jj] * t)
-                            exponent[0, jj] += e
-                            t = v1 + vc
-                            u = m1 - mc
-                            num = _mul_add(acc[1, jj], t, u * u * acc[5, jj])
-                            acc[1, jj], acc[5, jj], e = _restart(num, acc[5, jj] * t)
-                            exponent[1, jj] += e
-                            t = v2 + vc
-                            u = m2 - mc
-                            num = _mul_add(acc[2, jj], t, u * u * acc[6, jj])
-                            acc[2, jj], acc[6, jj], e = _restart(num, acc[6, jj] * t)
-                            exponent[2, jj] += e
-                            t = v3 + vc
-                            u = m3 - mc
-                            num = _mul_add(acc[3, jj], t, u * u * acc[7, jj])
-                            acc[3, jj], acc[7, jj], e = _restart(num, acc[7, jj] * t)
-                            exponent[3, jj] += e
+                            _add_dimension(acc, exponent, 0, jj, v0 + vc, m0 - mc, True)
+                            _add_dimension(acc, exponent, 1, jj, v1 + vc, m1 - mc, True)
+                            _add_dimension(acc, exponent, 2, jj, v2 + vc, m2 - mc, True)
+                            _add_dimension(acc, exponent, 3, jj, v3 + vc, m3 - mc, True)
             for r in range(ROWS):
                 i = i0 + r
                 if i >= n:
@@ -211,8 +158,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     series = np.float32(1.0) + z * (np.float32(1.0 / 3.0) + z * (np.float32(1.0 / 5.0) + z * (
                         np.float32(1.0 / 7.0) + z * np.float32(1.0 / 9.0))))
                     log_mantissa[jj] = np.float32(2.0) * s * series
-                for jj in range(TILE):  # the one division of the pair
-                    quad[jj] = acc[r, jj] / acc[ROWS + r, jj]
+                    quad[jj] = acc[r, jj] / acc[ROWS + r, jj]  # the one division of the pair
                 for jj in range(TILE):  # float64: -2 d without the constant, exactly summed
                     log_prod = np.float64(log_mantissa[jj]) + np.float64(exponent[r, jj]) * LN2
                     value = -0.5 * (np.float64(quad[jj]) * quad_scale + log_prod) + 0.0  # + 0.0: no -0.0
@@ -224,13 +170,10 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                         col_key[jj] = key[jj] if better else col_key[jj]
                         col_index[jj] = i if better else col_index[jj]
                 # this row's best among the columns: the largest key, then the lowest index
-                mate = partner[i]
-                if c0 <= i < c0 + TILE:
-                    key[i - c0] = _INT64_MIN
-                if c0 <= mate < c0 + TILE:
-                    key[mate - c0] = _INT64_MIN
-                for jj in range(valid, TILE):
-                    key[jj] = _INT64_MIN
+                for j in (i, partner[i]):  # neither itself nor its partner
+                    if c0 <= j < c0 + TILE:
+                        key[j - c0] = _INT64_MIN
+                key[valid:] = _INT64_MIN
                 best = _INT64_MIN
                 for jj in range(TILE):
                     best = max(best, key[jj])
@@ -240,9 +183,8 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                 out_key[b, i] = best
                 out_index[b, i] = c0 + first if best != _INT64_MIN else n
         if a != b:
-            for jj in range(valid):
-                out_key[a, c0 + jj] = col_key[jj]
-                out_index[a, c0 + jj] = col_index[jj]
+            out_key[a, c0:c0 + valid] = col_key[:valid]
+            out_index[a, c0:c0 + valid] = col_index[:valid]
 
 
 class _Prepared(NamedTuple):
@@ -254,14 +196,14 @@ class _Prepared(NamedTuple):
 
 
 def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
-    """Centred float32 variances and means (float32 [n, dim] inputs), the constant part of
-    -2 d and K; None where float32 could overflow or lose the result."""
+    """The kernel's inputs for float32 [n, dim] means and log-variances; None where float32
+    could overflow or lose the result."""
     logvar = np.maximum(logvar.astype(np.float64), VARIANCE_FLOOR_LOG)
-    # centre c_d = 2 k_d log 2 (a power of two on the variance and on the mean)
+    # centre c_d = 2 k_d log 2 near the middle of dimension d's log-variances
     middle = 0.5 * (logvar.max(0) + logvar.min(0))
     k = np.rint(middle / (2.0 * LN2))
     reach = float(np.abs(logvar - 2.0 * LN2 * k).max())
-    factor = reach + LN2  # |log t'| <= reach + log 2
+    factor = reach + LN2  # |log t'| <= reach + log 2: K factors need K factor <= PRODUCT_LOG_RANGE
     if PRODUCT_LOG_RANGE < factor:
         return None
     k_int = k.astype(np.int64)
@@ -278,14 +220,14 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
     if not quad_bound <= QUAD_LIMIT or not span.max() <= 1e19:
         return None
     constant = mean.shape[1] * LOG_2PI + 2.0 * LN2 * float(k.sum())
-    # the fraction path. N = S 4^h D, S the quadratic sum so far (at most quad_bound), 2^h the
-    # scale of the means (exact: they stay normal and below 2^62, so that u^2 stays finite;
-    # h = 0 leaves them as centred), D in [e^-(K factor), 2 e^(K factor)]:
+    # K and the means' scale 2^h (exact while they stay normal and below 2^62, so that u^2 is
+    # finite; h = 0 leaves them as centred), from the range of the fraction's numerator N = S 4^h D,
+    # S the quadratic sum so far (at most quad_bound), D in [e^-(K factor), 2 e^(K factor)]:
     # - N < e^FRACTION_LOG_RANGE needs K factor <= top - log 4^h;
-    # - where N is denormal, its rounding (at most 2^-150) adds at most 2^-150 4^-h / D to S:
-    #   at most e^DENORMAL_ERROR_LOG when K factor <= bottom + log 4^h.
-    # The best K factor both allow is min(86, (top + bottom) / 2); h is the largest that
-    # leaves it under the first bound (the largest N: the farthest from the denormals).
+    # - a denormal N (slow, but only where S and D are both tiny) is rounded by at most 2^-150,
+    #   adding at most 2^-150 4^-h / D to S: e^DENORMAL_ERROR_LOG when K factor <= bottom + log 4^h.
+    # Both allow at best K factor = min(86, (top + bottom) / 2); h is the largest that leaves it
+    # under the first bound (the largest N: the farthest from the denormals).
     top = FRACTION_LOG_RANGE - LN2 - (math.log(quad_bound) if quad_bound > 0.0 else -math.inf)
     bottom = DENORMAL_ERROR_LOG + 150.0 * LN2
     shift = 0
@@ -299,7 +241,9 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
             shift = min((0, min(max(wanted, lowest), highest)), key=lambda h: abs(h - wanted))
     room = min(PRODUCT_LOG_RANGE, top - 2.0 * LN2 * shift, bottom + 2.0 * LN2 * shift)
     block = int(room // factor)
-    if block < 1:  # quadratic terms too large for the fraction's float32 range
+    # none fits where reach + log 2 > (160 - log quad_bound) / 2 or so (reach > 36 with quad_bound
+    # near float32's range, > 59 with e^40), or where the means span ~190 binades (h = 0: no room)
+    if block < 1:
         return None
     if shift:
         mean_c = np.ldexp(mean64, shift).astype(np.float32)  # exact: a power of two, normal
@@ -348,18 +292,16 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
 
 def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray) -> np.ndarray | None:
     """For every sentence i, the argmax over j not in {i, partner[i]} of the expected inner
-    product d(i, j) (ties: lowest j), computed in float32 by a compiled brute force.
+    product d(i, j), ties to the lowest j, by the compiled float32 brute force (module docstring).
 
-    mean, logvar: float32 [n, dim] (other float dtypes are cast to float32); partner: int [n]
-    (any values; an index outside [0, n) excludes nothing). Returns int64 [n] negatives, or
-    None when the inputs are outside the range where the fast kernel is exact enough:
-    non-finite values, log-variances spanning more than about 170 in one dimension (after
-    the e^-80 floor) or above 709, or means so far apart relative to the variances that
-    sum_d u^2 / t could come near float32's range (bound: sum_d span(mu_d)^2 / (2 min v_d)
-    > 1e38) or so large, with log-variances spread far in a dimension, that no float32
-    product of the fraction N / D fits (module docstring). The caller then uses the torch reference
-    :func:`probsent.training.mining.mine_negatives`. Raises ValueError for fewer than three
-    sentences or mismatched shapes.
+    mean, logvar: [n, dim], cast to float32; partner: int [n] (an index outside [0, n) excludes
+    nothing). Returns int64 [n], or None where float32 would not be exact enough, and the caller
+    mines by the torch reference :func:`probsent.training.mining.mine_negatives`: non-finite values;
+    log-variances above 709 or spanning more than about 170 in one dimension (after the e^-80
+    floor); means so far apart that sum_d u^2 / t could near float32's range (its bound
+    sum_d span(mu_d)^2 / (2 min v_d) > 1e38), or so large, with log-variances spread far in a
+    dimension, that no float32 fraction N / D fits (:func:`_prepare`). Raises ValueError for fewer
+    than three sentences or mismatched shapes.
     """
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     return None if found is None else found[0]
