@@ -49,7 +49,6 @@ QUAD_LIMIT = 1e38  # bound on sum_d u^2 / t (float32 max: 3.4e38)
 TILE = 128  # rows and columns per tile
 ROWS = 4  # rows per pass over a column tile, sharing its loads (the loop body is written for 4)
 
-_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 _INT64_MIN = np.iinfo(np.int64).min
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -71,11 +70,10 @@ def _mul_add(typingctx, x, y, z):
 
 @njit(inline="always")
 def _add_dimension(acc, exponent, r, jj, t, u, restart):
-    """Row r's N and D for column jj: N/D + u^2/t = (N t + u^2 D)/(D t); where ``restart``,
-    D = m 2^e (float32, normal) then restarts from its mantissa m in [1, 2) and N follows,
-    both times 2^-e, exactly, so N / D is unchanged. Called four times with constant r and
-    ``restart`` and inlined, the rows stay in registers (a loop over them would index the
-    accumulators and run slower)."""
+    """Row r's N and D for column jj: N/D + u^2/t = (N t + u^2 D)/(D t); where ``restart``, D = m 2^e
+    then restarts from its mantissa m in [1, 2) and N follows, both times 2^-e (exact: N / D is
+    unchanged). Called with constant r and ``restart`` and inlined, the four rows stay in registers
+    (a loop over them would index the accumulators and run slower)."""
     num = _mul_add(acc[r, jj], t, u * u * acc[ROWS + r, jj])
     den = acc[ROWS + r, jj] * t
     if restart:
@@ -93,13 +91,10 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
     """For every tile pair a = tile_a[p] <= b = tile_b[p], the best (key, index) of the rows i < n
     of tile a among the columns of tile b into out_key/out_index[b, i] and, when a < b, that of the
     columns j < n of tile b among the rows of tile a into [a, j]. A key is d + _Prepared.constant / 2
-    as an order-preserving int64 (none: INT64_MIN, index n).
-
-    var_rows, mean_rows: float32 [N, dim], v' and mu' of the n sentences padded to N, a multiple of
-    TILE; var_cols, mean_cols: the same, transposed tile by tile, [N / TILE, dim, TILE] (a row stride
-    of N floats, a power of two, would map a tile's dimensions to the same cache sets); partner: [N],
-    -1 on padding; block: K; quad_scale: 4^-h, from N / D to sum_d u^2 / t.
-    """
+    as an order-preserving int64 (none: INT64_MIN, index n). var_rows, mean_rows: float32 [N, dim],
+    v' and mu' padded to N, a multiple of TILE; var_cols, mean_cols: the same transposed tile by
+    tile, [N / TILE, dim, TILE] (a row stride of N floats, a power of two, would map a tile's
+    dimensions to the same cache sets); partner: [N], -1 on padding; block: K; quad_scale: 4^-h."""
     dim = var_rows.shape[1]
     for p in prange(len(tile_a)):
         a, b = tile_a[p], tile_b[p]
@@ -140,19 +135,16 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                             _add_dimension(acc, exponent, 1, jj, v1 + vc, m1 - mc, True)
                             _add_dimension(acc, exponent, 2, jj, v2 + vc, m2 - mc, True)
                             _add_dimension(acc, exponent, 3, jj, v3 + vc, m3 - mc, True)
-            for r in range(ROWS):
+            for r in range(min(ROWS, n - i0)):  # the rows i < n
                 i = i0 + r
-                if i >= n:
-                    break
                 for jj in range(TILE):  # float32 and int32 only: 8 lanes
                     # log prod = log m + e log 2, m the mantissa: m -> m/2 above sqrt 2, then
                     # log m = 2 atanh(s) = 2 s (1 + s^2/3 + ...), s = (m - 1)/(m + 1), |s| < 0.172
                     x = bits[ROWS + r, jj]
-                    e = exponent[r, jj] + ((x >> 23) - 127)
                     m = np.int32((x & 0x007FFFFF) | 0x3F800000).view(np.float32)
                     big = m > np.float32(SQRT2)
                     m = m * np.float32(0.5) if big else m
-                    exponent[r, jj] = e + 1 if big else e
+                    exponent[r, jj] += (x >> 23) - 127 + (1 if big else 0)
                     s = (m - np.float32(1.0)) / (m + np.float32(1.0))
                     z = s * s
                     series = np.float32(1.0) + z * (np.float32(1.0 / 3.0) + z * (np.float32(1.0 / 5.0) + z * (
@@ -211,7 +203,7 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
     with np.errstate(over="ignore"):  # log-variances beyond 709 (float64 exp): None below
         var = np.ldexp(np.exp(logvar), -2 * k_int).astype(np.float32)
         mean_c = np.ldexp(mean.astype(np.float64), -k_int).astype(np.float32)
-    if not (np.isfinite(var).all() and np.isfinite(mean_c).all() and var.min() >= _FLOAT32_TINY):
+    if not (np.isfinite(var).all() and np.isfinite(mean_c).all() and var.min() >= np.finfo(np.float32).tiny):
         return None
     var64, mean64 = var.astype(np.float64), mean_c.astype(np.float64)
     # sum_d u'^2 / t' over any pair, bounded per dimension by span_d^2 / (2 min v'_d)
@@ -255,8 +247,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     """(negatives int64 [n], their d(i, negative) float64 [n]); None as
     :func:`mine_gaussian_negatives`."""
     with np.errstate(over="ignore"):  # beyond float32: inf, so None below
-        mean = np.asarray(mean, dtype=np.float32)
-        logvar = np.asarray(logvar, dtype=np.float32)
+        mean, logvar = np.asarray(mean, dtype=np.float32), np.asarray(logvar, dtype=np.float32)
     partner = np.ascontiguousarray(partner, dtype=np.int64)
     if mean.ndim != 2 or mean.shape != logvar.shape or partner.shape != (len(mean),):
         raise ValueError("mean and logvar must be [n, dim] and partner [n]")
@@ -270,8 +261,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
         return None
     var, mean_c, constant, block, quad_scale = prepared
     tiles = -(-n // TILE)
-    # pad to whole tiles with copies of sentence 0 (inside every range checked above); the
-    # padding is never a candidate
+    # whole tiles, padded with copies of sentence 0 (inside every range checked above), never candidates
     rows = np.concatenate([np.arange(n), np.zeros(tiles * TILE - n, np.int64)])
     var, mean_c = var[rows], mean_c[rows]
     partner = np.concatenate([partner, np.full(tiles * TILE - n, -1, np.int64)])
@@ -295,13 +285,12 @@ def mine_gaussian_negatives(mean: np.ndarray, logvar: np.ndarray, partner: np.nd
     product d(i, j), ties to the lowest j, by the compiled float32 brute force (module docstring).
 
     mean, logvar: [n, dim], cast to float32; partner: int [n] (an index outside [0, n) excludes
-    nothing). Returns int64 [n], or None where float32 would not be exact enough, and the caller
-    mines by the torch reference :func:`probsent.training.mining.mine_negatives`: non-finite values;
-    log-variances above 709 or spanning more than about 170 in one dimension (after the e^-80
-    floor); means so far apart that sum_d u^2 / t could near float32's range (its bound
-    sum_d span(mu_d)^2 / (2 min v_d) > 1e38), or so large, with log-variances spread far in a
-    dimension, that no float32 fraction N / D fits (:func:`_prepare`). Raises ValueError for fewer
-    than three sentences or mismatched shapes.
+    nothing). Returns int64 [n], or None where float32 would not be exact enough (:func:`_prepare`):
+    non-finite values, log-variances above 709 or spanning more than about 170 in one dimension
+    (after the e^-80 floor), quadratic sums sum_d u^2 / t that could near float32's range, or large
+    ones with log-variances spread far; the caller then mines by the torch reference
+    :func:`probsent.training.mining.mine_negatives`. Raises ValueError for fewer than three
+    sentences or mismatched shapes.
     """
     found = mine_gaussian_negatives_with_values(mean, logvar, partner)
     return None if found is None else found[0]
