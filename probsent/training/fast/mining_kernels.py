@@ -20,12 +20,11 @@ it and against a float64 brute force. How float32 stays cheap and exact enough:
   scales the means and bounds K so that N stays in float32's range; where no K fits, the kernel
   declines (None) and the reference mines (:func:`mine_gaussian_negatives` says when).
 - No fastmath: d(i, j) has the same bits wherever it is computed (d(i, j) == d(j, i)), so ties are
-  consistent. The columns are stored tile by tile, transposed: the innermost loop runs over columns
-  and vectorizes, four rows at a time sharing the column loads.
-- Every unordered pair is computed once: the rows of tile a against the columns of tile b >= a
-  update the best of both, each (tile, sentence) in its own slot, reduced by "larger value, then
-  lower index", so the result does not depend on the threads. Values are compared as
-  order-preserving int64 keys (integer max/min vectorize without fastmath, float ones do not).
+  consistent. Every unordered pair is computed once: the rows of tile a, four at a time sharing the
+  column loads, against the columns of tile b >= a (stored transposed, tile by tile, so that the
+  innermost loop runs over columns and vectorizes) update the best of both, each (tile, sentence) in
+  its own slot, reduced by "larger value, then lower index": the result does not depend on the
+  threads. Values compare as order-preserving int64 keys (integer max/min vectorize without fastmath).
 """
 from __future__ import annotations
 
@@ -102,14 +101,12 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
         valid = min(TILE, n - c0)  # columns beyond n are padding
         # rows 0..3: the numerator N of sum_d u^2/t; rows 4..7: D = prod_d t
         acc = np.empty((2 * ROWS, TILE), np.float32)
-        bits = acc.view(np.int32)
         exponent = np.empty((ROWS, TILE), np.int32)
         key = np.empty(TILE, np.int64)
         log_mantissa = np.empty(TILE, np.float32)
         quad = np.empty(TILE, np.float32)
         col_key = np.full(TILE, _INT64_MIN)
         col_index = np.full(TILE, n, np.int64)
-        col_partner = partner[c0:c0 + TILE]
         for i0 in range(a * TILE, a * TILE + TILE, ROWS):
             acc[:ROWS] = 0.0
             acc[ROWS:] = 1.0
@@ -140,7 +137,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                 for jj in range(TILE):  # float32 and int32 only: 8 lanes
                     # log prod = log m + e log 2, m the mantissa: m -> m/2 above sqrt 2, then
                     # log m = 2 atanh(s) = 2 s (1 + s^2/3 + ...), s = (m - 1)/(m + 1), |s| < 0.172
-                    x = bits[ROWS + r, jj]
+                    x = np.float32(acc[ROWS + r, jj]).view(np.int32)
                     m = np.int32((x & 0x007FFFFF) | 0x3F800000).view(np.float32)
                     big = m > np.float32(SQRT2)
                     m = m * np.float32(0.5) if big else m
@@ -158,7 +155,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     key[jj] = v ^ ((v >> 63) & _LOW63)  # integers in the order of the values
                 if a != b:  # the columns' best among these rows (increasing i: lowest on ties)
                     for jj in range(TILE):
-                        better = (key[jj] > col_key[jj]) & (col_partner[jj] != i)
+                        better = (key[jj] > col_key[jj]) & (partner[c0 + jj] != i)
                         col_key[jj] = key[jj] if better else col_key[jj]
                         col_index[jj] = i if better else col_index[jj]
                 # this row's best among the columns: the largest key, then the lowest index
@@ -188,8 +185,7 @@ class _Prepared(NamedTuple):
 
 
 def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
-    """The kernel's inputs for float32 [n, dim] means and log-variances; None where float32
-    could overflow or lose the result."""
+    """The kernel's inputs for float32 [n, dim] means and log-variances; None outside float32's range."""
     logvar = np.maximum(logvar.astype(np.float64), VARIANCE_FLOOR_LOG)
     # centre c_d = 2 k_d log 2 near the middle of dimension d's log-variances
     middle = 0.5 * (logvar.max(0) + logvar.min(0))
@@ -244,8 +240,7 @@ def _prepare(mean: np.ndarray, logvar: np.ndarray) -> _Prepared | None:
 
 def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, partner: np.ndarray
                                         ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(negatives int64 [n], their d(i, negative) float64 [n]); None as
-    :func:`mine_gaussian_negatives`."""
+    """(negatives int64 [n], their d(i, negative) float64 [n]); None as :func:`mine_gaussian_negatives`."""
     with np.errstate(over="ignore"):  # beyond float32: inf, so None below
         mean, logvar = np.asarray(mean, dtype=np.float32), np.asarray(logvar, dtype=np.float32)
     partner = np.ascontiguousarray(partner, dtype=np.int64)
@@ -266,8 +261,7 @@ def mine_gaussian_negatives_with_values(mean: np.ndarray, logvar: np.ndarray, pa
     var, mean_c = var[rows], mean_c[rows]
     partner = np.concatenate([partner, np.full(tiles * TILE - n, -1, np.int64)])
     tile_a, tile_b = (part.astype(np.int64) for part in np.triu_indices(tiles))
-    out_key = np.empty((tiles, n), np.int64)
-    out_index = np.empty((tiles, n), np.int64)
+    out_key, out_index = np.empty((2, tiles, n), np.int64)
     # the columns tile by tile, transposed: [tiles, dim, TILE], each tile contiguous
     var_cols = np.ascontiguousarray(var.reshape(tiles, TILE, -1).transpose(0, 2, 1))
     mean_cols = np.ascontiguousarray(mean_c.reshape(tiles, TILE, -1).transpose(0, 2, 1))
