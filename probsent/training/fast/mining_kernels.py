@@ -1,13 +1,12 @@
 """Compiled (numba) exact hard-negative mining for Gaussian sentence embeddings.
 
 For every sentence i of a mega-batch, the j not in {i, partner[i]} with the largest expected inner
-product (variance floor e^-80), ties to the lowest index,
+product (variance floor e^-80), ties to the lowest index, by brute force over all pairs in float32:
 
-    d(i, j) = -1/2 sum_d [log 2 pi + log t_d + u_d^2 / t_d],  t_d = v_id + v_jd,  u_d = mu_id - mu_jd,
+    d(i, j) = -1/2 sum_d [log 2 pi + log t_d + u_d^2 / t_d],  t_d = v_id + v_jd,  u_d = mu_id - mu_jd.
 
-by brute force over every unordered pair in float32. The definition is the torch search
-:func:`probsent.training.mining.mine_negatives`; tests/test_fast_mining.py checks this kernel against
-it and against a float64 brute force. How float32 stays cheap and exact enough:
+Defined by the torch search :func:`probsent.training.mining.mine_negatives` and tested against it and
+a float64 brute force (tests/test_fast_mining.py). How float32 stays cheap and exact enough:
 
 - One log per pair, of prod_d t_d. Each dimension is centred by a power of two near the middle of
   its log-variances (v' = v 2^(-2 k_d), mu' = mu 2^(-k_d)): exact, so u'^2 / t' = u^2 / t to the last
@@ -107,6 +106,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
         quad = np.empty(TILE, np.float32)
         col_key = np.full(TILE, _INT64_MIN)
         col_index = np.full(TILE, n, np.int64)
+        col_partner = partner[c0:c0 + TILE]
         for i0 in range(a * TILE, a * TILE + TILE, ROWS):
             acc[:ROWS] = 0.0
             acc[ROWS:] = 1.0
@@ -155,7 +155,7 @@ def _mine_tiles(var_rows, mean_rows, var_cols, mean_cols, partner, n, tile_a, ti
                     key[jj] = v ^ ((v >> 63) & _LOW63)  # integers in the order of the values
                 if a != b:  # the columns' best among these rows (increasing i: lowest on ties)
                     for jj in range(TILE):
-                        better = (key[jj] > col_key[jj]) & (partner[c0 + jj] != i)
+                        better = (key[jj] > col_key[jj]) & (col_partner[jj] != i)
                         col_key[jj] = key[jj] if better else col_key[jj]
                         col_index[jj] = i if better else col_index[jj]
                 # this row's best among the columns: the largest key, then the lowest index
