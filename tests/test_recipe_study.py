@@ -18,7 +18,8 @@ from probsent.models import WLO
 from probsent.text.tokenize import tokenize
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import word_term_statistics
-from probsent.training.trainer import Trainer, rarity_terms
+from probsent.training.losses.rarity_anchor import rarity_terms
+from probsent.training.trainer import Trainer
 
 
 def test_word_term_statistics_on_hand_made_terms() -> None:
