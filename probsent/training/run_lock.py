@@ -37,12 +37,6 @@ class RunLock:
         self.handle.close()
 
 
-def _busy(directory: Path, handle: IO[bytes]) -> ProbsentError:
-    holder = os.pread(handle.fileno(), 300, 0).decode("utf-8", "replace").strip() or "a process starting up"
-    return ProbsentError(f"{directory}: another probsent train is writing into it ({holder}); "
-                         f"wait for it to end, or choose another --out")
-
-
 def lock_run_directory(directory: Path) -> RunLock:
     """Take ``directory``'s lock (the directory exists), or raise the one-line error naming
     the process that holds it."""
@@ -52,9 +46,10 @@ def lock_run_directory(directory: Path) -> RunLock:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            error = _busy(directory, handle)
+            holder = os.pread(handle.fileno(), 300, 0).decode("utf-8", "replace").strip() or "a process starting up"
             handle.close()
-            raise error from None
+            raise ProbsentError(f"{directory}: another probsent train is writing into it ({holder}); "
+                                f"wait for it to end, or choose another --out") from None
         try:  # the file we locked must still be the one at `path` (not removed meanwhile)
             if os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino:
                 break
