@@ -4,20 +4,19 @@ Logged at every validation of ``probsent train`` (``log.jsonl``, plotted in the 
 shown by ``probsent eval`` for a finished model (the recipe study, docs/EXPERIMENTS.md):
 
 - ``term_count_spearman``: Spearman correlation of a word's entropy term (WLO's sum_d log|A_w,d|)
-  with the log of its training count (models with per-word entropy terms). Specific words are rare, so a model whose variances
-  learned specificity has a clearly *positive* value (frequent words: larger terms, more general).
-- ``frequent_term``: the mean term of the 20 most frequent words (the same models): positive when function
-  words make a sentence more general, as they should.
-- ``negatives_sharing_more``: share of mined negatives that share more distinct words with
-  their sentence than its own partner does (likely false negatives).
-- ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) that
-  are above zero.
-- ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin
-  loss||, both with respect to the weights of the entropy terms (WLO's scales A): whether the
-  prior acts.
+  with the log of its training count. Specific words are rare, so a model whose variances learned
+  specificity has a clearly *positive* value (frequent words: larger terms, more general).
+- ``frequent_term``: the mean term of the 20 most frequent words: positive when function words
+  make a sentence more general, as they should.
+- ``negatives_sharing_more``: share of mined negatives that share more distinct words with their
+  sentence than its own partner does (likely false negatives).
+- ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) above zero.
+- ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin loss||,
+  both with respect to the weights of the entropy terms (WLO's scales A): whether the prior acts.
 
-The sample is fixed per run (the same training pairs at every validation) and encoded without
-scrambling, so the numbers move only because the model does.
+The first two and the last need per-word entropy terms (the last, a prior too). The sample is the
+same training pairs at every validation, encoded without scrambling, so the numbers move only
+because the model does.
 """
 from __future__ import annotations
 
@@ -58,12 +57,12 @@ def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np
 
 
 def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:
-    """``term_count_spearman`` and ``frequent_term`` of a model with per-word entropy terms;
-    ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, is left out).
-    Empty for other models."""
+    """``term_count_spearman`` and ``frequent_term`` (empty for a model without per-word entropy
+    terms); ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, left out)."""
     if not encoder.has_word_entropy_terms:
         return {}
-    terms = with_word_entropy_terms(encoder, "the word-term diagnostics").word_entropy_terms().detach().cpu().double().numpy()[1:]
+    terms = with_word_entropy_terms(encoder, "the word-term diagnostics").word_entropy_terms()
+    terms = terms.detach().cpu().double().numpy()[1:]
     known = np.asarray(counts[1:len(terms) + 1], dtype=np.float64)
     order = np.argsort(-known, kind="stable")
     rho = stats.spearmanr(terms[:len(known)], np.log(np.maximum(known, 1))).statistic
@@ -121,10 +120,8 @@ def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.n
 def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                          sample: DiagnosticSample, margin: float, prior_weight: float,
                          batch_size: int) -> dict[str, float]:
-    """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
-    within that mini-batch): the norm of the prior's gradient on the weights of the entropy
-    terms (WLO's scales A) over the margin loss's. Empty for models without per-word entropy
-    terms or without a prior."""
+    """``prior_gradient_share`` on the first mini-batch of ``sample``, its negatives mined within
+    that mini-batch (empty without per-word entropy terms or without a prior)."""
     if not encoder.has_word_entropy_terms or prior_weight <= 0:
         return {}
     weights = with_word_entropy_terms(encoder, "the prior's gradient share").entropy_weights()
@@ -149,8 +146,8 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
 def diagnose(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
              sample: DiagnosticSample, margin: float, prior_weight: float,
              batch_size: int = 100) -> dict[str, float]:
-    """Every diagnostic of the module docstring that applies to ``encoder``, trained with
-    the paper's prior at ``prior_weight``."""
+    """Every diagnostic of the module docstring that applies to ``encoder``, trained with the
+    paper's prior at ``prior_weight``."""
     return {**word_term_statistics(encoder, counts),
             **negative_statistics(encoder, ids, offsets, sample, margin, batch_size),
             **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size)}
