@@ -20,10 +20,8 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
 
 
-def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
-           above: float | None = None,
-           choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
-           required: bool = False) -> Any:
+def option(default: Any, help: str, *, low: float | None = None, high: float | None = None, above: float | None = None,
+           choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None, required: bool = False) -> Any:
     """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
     above``, or one of ``choices`` (a tuple, or a function giving the tuple when asked: the
     registered models). ``required``: a flag the command line must give. The type (and whether
@@ -124,9 +122,7 @@ class TrainConfig:
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
         """The config of the known keys of ``values`` (others are ignored), checked; a retired
         setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
-        values = current_settings(values)
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
+        return cls(**{k: v for k, v in current_settings(values).items() if k in SETTINGS})
 
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
@@ -260,11 +256,12 @@ def check_setting(name: str, value: Any) -> str | None:
 MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "eval_every", "engine")
 
 
-def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
-    """The settings of ``config`` that a resumed run may not change and that differ from
-    ``saved`` (the checkpoint's recorded ``TrainConfig``, read by :func:`current_settings`; a
-    setting it lacks, from an older version, counts as its default), each as ``--flag NEW (the
-    run's: OLD)``."""
+def resume_differences(checkpoint_config: Any, config: TrainConfig) -> list[str]:
+    """The settings of ``config`` a resumed run may not change that differ from those its checkpoint's
+    ``config.json`` records (``training.config``, read by :func:`current_settings`; one missing there,
+    from an older version, counts as its default), each as ``--flag NEW (the run's: OLD)``."""
+    training = checkpoint_config.get("training") if isinstance(checkpoint_config, dict) else None
+    saved = training.get("config") if isinstance(training, dict) else None
     saved = current_settings(saved) if isinstance(saved, dict) else {}
     differences = []
     for spec in fields(TrainConfig):

@@ -85,32 +85,32 @@ class DiagnosticSample:
         return cls(pairs, max(2, per_megabatch))
 
 
+@torch.no_grad()
 def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                         sample: DiagnosticSample, margin: float, batch_size: int) -> dict[str, float]:
     """``negatives_sharing_more`` and ``active_hinge`` on ``sample``, negatives mined per
-    mega-batch by the reference search."""
+    mega-batch as training mines them."""
     sharing, active, total = 0, 0, 0
     was_training = encoder.training
     encoder.eval()
-    with torch.no_grad():
-        for start in range(0, len(sample.pairs), sample.per_megabatch):
-            pairs = sample.pairs[start:start + sample.per_megabatch]
-            if len(pairs) < 2:
-                continue
-            count = len(pairs)
-            sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-            encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
-            partner = partners_of_stacked_pairs(count)
-            negative = torch.from_numpy(mine_fastest(encoded, partner))
-            rows = np.arange(2 * count)
-            words = word_sets(ids, offsets, sentences)
-            sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
-                                  > shared_word_counts(words, rows, partner.numpy())))
-            # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
-            terms = (margin - paired_similarity(encoded, encoded.index(partner))
-                     + paired_similarity(encoded, encoded.index(negative)))
-            active += int((terms > 0).sum())
-            total += 2 * count
+    for start in range(0, len(sample.pairs), sample.per_megabatch):
+        pairs = sample.pairs[start:start + sample.per_megabatch]
+        if len(pairs) < 2:
+            continue
+        count = len(pairs)
+        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
+        encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
+        partner = partners_of_stacked_pairs(count)
+        negative = torch.from_numpy(mine_fastest(encoded, partner))
+        rows = np.arange(2 * count)
+        words = word_sets(ids, offsets, sentences)
+        sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
+                              > shared_word_counts(words, rows, partner.numpy())))
+        # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
+        terms = (margin - paired_similarity(encoded, encoded.index(partner))
+                 + paired_similarity(encoded, encoded.index(negative)))
+        active += int((terms > 0).sum())
+        total += 2 * count
     encoder.train(was_training)
     if not total:
         return {}

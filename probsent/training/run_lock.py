@@ -31,10 +31,9 @@ class RunLock:
         """Let another run have the directory. The lock file is removed first, while still
         held (a process that opened it meanwhile sees that it is gone and makes a new one), so
         a finished run leaves nothing of it."""
-        if self.handle.closed:
-            return
-        self.path.unlink(missing_ok=True)
-        self.handle.close()
+        if not self.handle.closed:
+            self.path.unlink(missing_ok=True)
+            self.handle.close()
 
 
 def lock_run_directory(directory: Path) -> RunLock:

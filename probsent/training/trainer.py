@@ -118,11 +118,8 @@ class Trainer:
     def _check_resumed_settings(self, checkpoint: Path) -> None:
         """Refuse, before any work, settings that differ from the checkpoint's (by name; those
         of ``MAY_CHANGE_ON_RESUME`` may differ)."""
-        saved = read_config(checkpoint)
-        training = saved.get("training") if isinstance(saved, dict) else None
         try:
-            differences = resume_differences(training.get("config") if isinstance(training, dict) else None,
-                                             self.config)
+            differences = resume_differences(read_config(checkpoint), self.config)
         except ProbsentError as exc:  # a retired setting at another value
             raise ProbsentError(f"{self.out}: {exc}") from None
         if differences:
@@ -181,10 +178,9 @@ class Trainer:
         return losses
 
     def _bad_loss(self, loss: float) -> ProbsentError:
-        return ProbsentError(
-            f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
-            f"the last good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
-            f"--prior-weight/--l2-weight")
+        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; the last "
+                             f"good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
+                             f"--prior-weight/--l2-weight")
 
     def _step(self, sentences: np.ndarray, batch: int) -> float:
         """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2); its loss."""
@@ -224,10 +220,9 @@ class Trainer:
     def _selections(self) -> list[tuple[Validator, str, str, str, str]]:
         """Each development scorer given: (scorer, the metric it logs, the loop-state key of its best
         score, the directory of that best model, the score's name in the log)."""
-        return [selection for selection in (
-            (self.validator, "sts17_pearson", "best", BEST, "STS 2017 Pearson"),
-            (self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS, "news-train accuracy"))
-            if selection[0] is not None]
+        selections = ((self.validator, "sts17_pearson", "best", BEST, "STS 2017 Pearson"),
+                      (self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS, "news-train accuracy"))
+        return [selection for selection in selections if selection[0] is not None]
 
     def _score(self, scorer: Validator) -> tuple[float, SentenceEncoder]:
         """``scorer``'s score of the model in evaluation mode (on the CPU), and the model it scored."""
@@ -246,26 +241,24 @@ class Trainer:
 
     def _validate_and_save(self, loss: float) -> None:
         """Log a validation (loss, diagnostics, development scores), keep the best models, write the checkpoint."""
+        state, cfg = self.state, self.config
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
-                                f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
+                                f"{state['step']:,}; the last good checkpoint is in {self.out / LAST}")
         training = self._training_record()
-        record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
-                                  "pairs_done": self.state["pairs_done"], "loss": loss,
-                                  "seconds": round(self.state["seconds"], 2)}
-        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
-                               self.diagnostic_sample, self.margin, self.config.prior_weight,
-                               self.config.batch_size))
+        record: dict[str, Any] = {"step": state["step"], "epoch": state["epoch"], "pairs_done": state["pairs_done"],
+                                  "loss": loss, "seconds": round(state["seconds"], 2)}
+        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts, self.diagnostic_sample,
+                               self.margin, cfg.prior_weight, cfg.batch_size))
         if self.validator is None:  # without validation data the latest model is the best one we know
             save_best(self.out, self._on_cpu(), self.vocab, training)
         for scorer, metric, key, directory, _ in self._selections():
             score, model = self._score(scorer)
             record[metric] = score
-            if self.state[key] is None or score > self.state[key]["score"]:
-                self.state[key] = {"score": score, "step": self.state["step"]}
+            if state[key] is None or score > state[key]["score"]:
+                state[key] = {"score": score, "step": state["step"]}
                 save_best(self.out, model, self.vocab, {**training, metric: score}, name=directory)
-        save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
-                        self.state, training)
+        save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator, state, training)
         with open(self.out / LOG, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
