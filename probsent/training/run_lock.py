@@ -1,10 +1,9 @@
 """One writer per training run directory: an exclusive lock held for the whole run.
 
 ``probsent train --out DIR`` (with or without ``--resume``) holds ``fcntl.flock`` on
-``DIR/probsent-run.lock`` from before its first write until it ends (and then removes the
-file); the kernel releases the lock however the process ends (a SIGKILL included). The
-holder writes its process id, host and start time into the file, so a second process gets
-one line naming it.
+``DIR/probsent-run.lock`` from before its first write until it ends, then removes the file; the
+kernel releases the lock however the process ends (a SIGKILL included). The holder writes its
+process id, host and start time into the file, so a second process gets one line naming it.
 """
 from __future__ import annotations
 
