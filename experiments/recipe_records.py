@@ -11,6 +11,7 @@ import tempfile
 from typing import Any
 
 import probsent
+from experiments.model_readings import sentence_scale, term_by_rank_band
 from experiments.paths import REPO, RUNS_DIR, SHIPPED_BEFORE
 from experiments.plan import Run
 from experiments.protocol import (COMBINE_MARGIN, RecipeRound, candidates, combined_run, dev_scores, final_diagnostics,
@@ -27,7 +28,6 @@ from probsent.evaluation.validation import NewsDevScorer
 from probsent.io import write_json, write_text
 from probsent.training.checkpoint import LAST, STATE
 from probsent.training.config import TrainConfig
-from probsent.training.diagnostics import sentence_scale, term_by_rank_band
 
 def untrained_news_dev(name: str) -> float:
     """News-train accuracy (a development set) of run ``name``'s model before its first step:

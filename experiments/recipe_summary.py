@@ -13,6 +13,7 @@ from typing import Any
 
 from scipy import stats
 
+from experiments.model_readings import RANK_BAND_LABELS
 from experiments.paths import REPO, RESULTS_DIR
 from experiments.protocol import RecipeRound, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
 from experiments.stage_helpers import SEEDS
@@ -21,7 +22,6 @@ from experiments.selection import load_json, load_run
 from experiments.table_columns import BASELINES, COLUMNS, DOMAINS, numbers
 from probsent.evaluation.paper import TABLE2, TABLE8_STSB
 from probsent.evaluation.results import SystemResult
-from probsent.training.diagnostics import RANK_BAND_LABELS
 
 WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
 
@@ -195,10 +195,10 @@ def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
         return []
     return ["", "Mean entropy term of the words of each frequency-rank band (rank 1: the most frequent word), "
             "`best/` model of each run; a variance that learned specificity falls from left to right "
-            "(`probsent.training.diagnostics.term_by_rank_band`)"
+            "(`experiments.model_readings.term_by_rank_band`)"
             + ("; then where the run put the scale of its similarities, on the STS 2017 sentences: the mean "
                "norm of the means and the mean log-variance per dimension (0: the prior's; "
-               "`probsent.training.diagnostics.sentence_scale`)" if scaled else "") + ":", "",
+               "`experiments.model_readings.sentence_scale`)" if scaled else "") + ":", "",
             "| Run | " + " | ".join(f"ranks {b}" for b in bands) + (" | ‖mean‖ | log-variance" if scaled else "")
             + " |", "|---|" + "---|" * (len(bands) + 2 * scaled),
             *("| " + " | ".join([f"`{name}`", *(_fmt(v, 2) for v in terms),

@@ -164,7 +164,7 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
     import probsent
     from probsent.evaluation import length_controlled as lc
     from probsent.evaluation.training_corpus import load_training_corpus
-    from probsent.training.trainer import rarity_terms
+    from probsent.training.losses.rarity_anchor import rarity_terms
     from probsent.training.training_data import vocabulary_counts
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
 import probsent.training.negatives as negatives
 from probsent.training.diagnostics import shared_word_counts, word_sets
-from probsent.training.negatives import megabatch_negatives, remine, similarity_ceilings
+from probsent.training.negatives import megabatch_negatives, remine
 from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.trainer import Trainer
 from tests.helpers import wlo_recurrence
@@ -98,9 +98,7 @@ def test_hardness_cap_is_the_brute_force_argmax_under_each_ceiling(compiled: boo
     n, cap = 60, 0.5
     mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
     eip = lambda i, j: _naive_eip(mean[i], var[i], mean[j], var[j])  # noqa: E731
-    ceiling = similarity_ceilings(encoded, partner, cap)
-    assert ceiling == pytest.approx([eip(i, partner[i]) + cap for i in range(n)], rel=1e-5)
-    found = remine(encoded, partner, negative, ceiling=ceiling)
+    found = remine(encoded, partner, negative, cap)
     replaced = 0
     for i in range(n):
         limit = eip(i, partner[i]) + cap
@@ -120,11 +118,10 @@ def test_remine_by_the_compiled_matrix_equals_the_torch_reference(cap: float, mo
     # Gaussians re-mine by gaussian_matrix's compiled N x M kernel; outside its domain, torch's
     # pairwise_similarity (the reference): the same negatives
     ids, offsets, encoded, partner, negative = _random_problem(400, 3)
-    ceiling = similarity_ceilings(encoded, partner, cap)
-    compiled = remine(encoded, partner, negative, ceiling)
+    compiled = remine(encoded, partner, negative, cap)
     assert (compiled != negative).any()
     monkeypatch.setattr(negatives, "in_domain", lambda mean, logvar: False)
-    assert np.array_equal(remine(encoded, partner, negative, ceiling), compiled)
+    assert np.array_equal(remine(encoded, partner, negative, cap), compiled)
 
 
 def test_prior_gradient_share_is_the_norm_ratio_of_the_two_gradients() -> None:

@@ -18,7 +18,8 @@ from probsent.models import WLO
 from probsent.text.tokenize import tokenize
 from probsent.training.config import TrainConfig
 from probsent.training.diagnostics import word_term_statistics
-from probsent.training.trainer import Trainer, rarity_terms
+from probsent.training.losses.rarity_anchor import rarity_terms
+from probsent.training.trainer import Trainer
 
 
 def test_word_term_statistics_on_hand_made_terms() -> None:
@@ -141,7 +142,7 @@ def test_the_round_files_give_the_recorded_candidates_and_selections() -> None:
 
 
 def test_term_by_rank_band_on_a_hand_made_model() -> None:
-    from probsent.training.diagnostics import term_by_rank_band
+    from experiments.model_readings import term_by_rank_band
 
     model = WLO(151, dim=2)
     with torch.no_grad():  # word w (rank w) gets |A| = e^(w/2) in both dimensions: term w
@@ -172,7 +173,7 @@ def test_sentence_scale_of_a_hand_made_model() -> None:
     # (6, 1.5); log-variances 2 log|A| per word: (log 4, log 1/4) and (log 16, log 1/16)
     from probsent.api import SentenceModel
     from probsent.data.vocab import Vocabulary
-    from probsent.training.diagnostics import sentence_scale
+    from experiments.model_readings import sentence_scale
 
     encoder = WLO(2, dim=2)
     with torch.no_grad():

@@ -2,14 +2,13 @@
 
 Layout of a training output directory:
   last/   the latest checkpoint: model files, optimizer.safetensors, trainer_state.json
-  best/   the model files of the best STS 2017 validation so far
+  best/, best-news/  the models of the best STS 2017 and news-train scores so far
   log.jsonl  one JSON record per validation
   probsent-run.txt  written before anything else: the directory belongs to a training run
 """
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,30 +21,22 @@ from probsent.io import atomic_path
 from probsent.model_files import read_model_dir, write_model_dir, write_safetensors
 from probsent.models import SentenceEncoder
 
-LAST, BEST, LOG = "last", "best", "log.jsonl"
-BEST_NEWS = "best-news"  # the second selection: accuracy on the news training rows
-OPTIMIZER, STATE = "optimizer.safetensors", "trainer_state.json"
-RUN_MARKER = "probsent-run.txt"  # written first: the directory is a training run's
+LAST, BEST, BEST_NEWS, LOG = "last", "best", "best-news", "log.jsonl"
+OPTIMIZER, STATE, RUN_MARKER = "optimizer.safetensors", "trainer_state.json", "probsent-run.txt"
 
 
-def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], list]:
+def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, optimizer, generator: torch.Generator,
+                    loop_state: dict[str, Any], training: dict[str, Any]) -> None:
+    """Replace ``out/last`` with a complete new checkpoint in one step."""
     state = optimizer.state_dict()
     tensors = {f"{index}/{key}": value.detach().cpu().clone() if torch.is_tensor(value) else torch.tensor(value)
                for index, slots in state["state"].items() for key, value in slots.items()}
-    return tensors, state["param_groups"]
-
-
-def save_checkpoint(out: Path, encoder: SentenceEncoder, vocab: Vocabulary,
-                    optimizer, generator: torch.Generator,
-                    loop_state: dict[str, Any], training: dict[str, Any]) -> None:
-    """Replace ``out/last`` with a complete new checkpoint in one step."""
-    tensors, groups = _optimizer_tensors(optimizer)
     tensors["rng_state"] = generator.get_state()
     with atomic_path(out / LAST) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
         write_safetensors(tensors, tmp / OPTIMIZER)
-        (tmp / STATE).write_text(json.dumps({**loop_state, "param_groups": groups}, indent=2) + "\n")
+        (tmp / STATE).write_text(json.dumps({**loop_state, "param_groups": state["param_groups"]}, indent=2) + "\n")
 
 
 def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: dict[str, Any],
@@ -54,13 +45,6 @@ def save_best(out: Path, encoder: SentenceEncoder, vocab: Vocabulary, training: 
     with atomic_path(out / name) as tmp:
         tmp.mkdir()
         write_model_dir(tmp, encoder, vocab, training)
-
-
-def remove_stale_temporaries(out: Path) -> None:
-    """Delete what a killed run left half-written (``.last.*.tmp``, ``.best.*.tmp``)."""
-    for name in (LAST, BEST, BEST_NEWS):
-        for stale in out.glob(f".{name}.*.tmp"):
-            shutil.rmtree(stale, ignore_errors=True)
 
 
 def checkpoint_dir(out: Path) -> Path | None:

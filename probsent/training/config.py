@@ -20,10 +20,8 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
 
 
-def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
-           above: float | None = None,
-           choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
-           required: bool = False) -> Any:
+def option(default: Any, help: str, *, low: float | None = None, high: float | None = None, above: float | None = None,
+           choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None, required: bool = False) -> Any:
     """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
     above``, or one of ``choices`` (a tuple, or a function giving the tuple when asked: the
     registered models). ``required``: a flag the command line must give. The type (and whether
@@ -102,19 +100,15 @@ class TrainConfig:
                          choices=("auto", "fast", "torch"))
 
     def __post_init__(self) -> None:
-        self.validate()
-
-    def validate(self, label: Callable[[str], str] | None = None) -> None:
-        """Check every setting (and the pairs that must agree); InvalidValueError naming the
-        first bad one by ``label(name)`` (default: its flag)."""
-        label = label or flag_name
+        """Check every setting (and the pairs that must agree): InvalidValueError naming the first
+        bad one by its flag."""
         for spec in fields(self):
             problem = check_setting(spec.name, getattr(self, spec.name))
             if problem:
-                raise InvalidValueError(f"{label(spec.name)}: {problem}")
+                raise InvalidValueError(f"{flag_name(spec.name)}: {problem}")
         if self.min_overlap > self.max_overlap:
-            raise InvalidValueError(f"{label('min_overlap')} {self.min_overlap} is above "
-                                    f"{label('max_overlap')} {self.max_overlap}: no pair could be kept")
+            raise InvalidValueError(f"--min-overlap {self.min_overlap} is above --max-overlap {self.max_overlap}: "
+                                    f"no pair could be kept")
         if self.source_caps is not None:
             try:
                 parse_source_caps(self.source_caps)
@@ -128,9 +122,7 @@ class TrainConfig:
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
         """The config of the known keys of ``values`` (others are ignored), checked; a retired
         setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
-        values = current_settings(values)
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
+        return cls(**{k: v for k, v in current_settings(values).items() if k in SETTINGS})
 
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
@@ -148,13 +140,11 @@ class ModelFileSettings:
 
 _DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields(ModelFileSettings)}}
 
-# The study's settings that no shipped model, paper run or documented need uses, removed by issue
-# 35 (the lean house): each with the value that meant the paper's recipe (ANY: inert on its own;
-# --resample-pairs only sized --resample-like; where, how long and on what a run trained) and,
-# where something does its job now, what (else None: the git tag where the study, these settings
-# included, still trains and reproduces). A recorded config (a checkpoint, a model directory,
-# results/) holding that value still reads; any other value, or the flag typed, is refused in
-# one line saying what does its job or naming the tag.
+# Settings removed by issue 35 (no shipped model, paper run or documented need used them), each
+# with the value that meant the paper's recipe (ANY: any value was inert, e.g. where or how long a
+# run trained) and what does its job now (None: the study's git tag still trains with it). A
+# recorded config (a checkpoint, a model directory, results/) with that value still reads; any
+# other value, or the flag typed, is refused in one line saying what does its job or naming the tag.
 STUDY_TAG = "study-2026-11"
 ANY = object()
 SCRAMBLE = 0.4  # the paper's probability of shuffling a training sentence's word order (LSTMs, WLO)
@@ -226,14 +216,14 @@ def _show(name: str, value: float) -> str:
 
 
 def allowed_range(name: str) -> str:
-    """The allowed values of a numeric setting in words ("1 to 4,096", "above 0"), or ""."""
-    meta = setting_rules(name)
-    low = (f"{_show(name, meta['low'])}" if meta["low"] is not None
-           else f"above {_show(name, meta['above'])}" if meta["above"] is not None else "")
-    high = _show(name, meta["high"]) if meta["high"] is not None else ""
-    if low and high:
-        return f"from {low} to {high}" if meta["low"] is not None else f"{low}, at most {high}"
-    return f"at least {low}" if low and meta["low"] is not None else low or (f"at most {high}" if high else "")
+    """The allowed values of a numeric setting in words ("from 1 to 4,096", "above 0"), or ""."""
+    low, above, high = (None if value is None else _show(name, value)
+                        for value in map(setting_rules(name).get, ("low", "above", "high")))
+    if low is not None:
+        return f"from {low} to {high}" if high else f"at least {low}"
+    if above is not None:
+        return f"above {above}, at most {high}" if high else f"above {above}"
+    return f"at most {high}" if high else ""
 
 
 def check_setting(name: str, value: Any) -> str | None:
@@ -266,11 +256,13 @@ def check_setting(name: str, value: Any) -> str | None:
 MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "eval_every", "engine")
 
 
-def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
-    """The settings of ``config`` that a resumed run may not change and that differ from
-    ``saved`` (the checkpoint's recorded ``TrainConfig``; a setting it lacks, from an older
-    version, counts as its default), each as ``--flag NEW (the run's: OLD)``."""
-    saved = saved if isinstance(saved, dict) else {}
+def resume_differences(checkpoint_config: Any, config: TrainConfig) -> list[str]:
+    """The settings of ``config`` a resumed run may not change that differ from those its checkpoint's
+    ``config.json`` records (``training.config``, read by :func:`current_settings`; one missing there,
+    from an older version, counts as its default), each as ``--flag NEW (the run's: OLD)``."""
+    training = checkpoint_config.get("training") if isinstance(checkpoint_config, dict) else None
+    saved = training.get("config") if isinstance(training, dict) else None
+    saved = current_settings(saved) if isinstance(saved, dict) else {}
     differences = []
     for spec in fields(TrainConfig):
         if spec.name in MAY_CHANGE_ON_RESUME:
@@ -282,10 +274,9 @@ def resume_differences(saved: Any, config: TrainConfig) -> list[str]:
 
 
 def check_model_settings(settings: Any) -> str | None:
-    """What is wrong with a model directory's ``config.json`` "model" settings, or None: each
-    is checked as the training setting of the same name (``type`` as ``model``), or as declared
-    by :class:`ModelFileSettings`;
-    ``vocab_size`` is left to the reader, which compares it with ``vocab.txt``."""
+    """What is wrong with a model directory's ``config.json`` "model" settings, or None: each is
+    checked as the training setting of the same name (``type`` as ``model``) or as declared by
+    :class:`ModelFileSettings`; ``vocab_size`` is left to the reader (it compares it with vocab.txt)."""
     if not isinstance(settings, dict):
         return "no model settings"
     for key, value in settings.items():

@@ -4,20 +4,19 @@ Logged at every validation of ``probsent train`` (``log.jsonl``, plotted in the 
 shown by ``probsent eval`` for a finished model (the recipe study, docs/EXPERIMENTS.md):
 
 - ``term_count_spearman``: Spearman correlation of a word's entropy term (WLO's sum_d log|A_w,d|)
-  with the log of its training count (models with per-word entropy terms). Specific words are rare, so a model whose variances
-  learned specificity has a clearly *positive* value (frequent words: larger terms, more general).
-- ``frequent_term``: the mean term of the 20 most frequent words (the same models): positive when function
-  words make a sentence more general, as they should.
-- ``negatives_sharing_more``: share of mined negatives that share more distinct words with
-  their sentence than its own partner does (likely false negatives).
-- ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) that
-  are above zero.
-- ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin
-  loss||, both with respect to the weights of the entropy terms (WLO's scales A): whether the
-  prior acts.
+  with the log of its training count. Specific words are rare, so a model whose variances learned
+  specificity has a clearly *positive* value (frequent words: larger terms, more general).
+- ``frequent_term``: the mean term of the 20 most frequent words: positive when function words
+  make a sentence more general, as they should.
+- ``negatives_sharing_more``: share of mined negatives that share more distinct words with their
+  sentence than its own partner does (likely false negatives).
+- ``active_hinge``: share of margin terms max(0, margin - d(s, partner) + d(s, negative)) above zero.
+- ``prior_gradient_share``: ||gradient of lambda * KL / batch|| over ||gradient of the margin loss||,
+  both with respect to the weights of the entropy terms (WLO's scales A): whether the prior acts.
 
-The sample is fixed per run (the same training pairs at every validation) and encoded without
-scrambling, so the numbers move only because the model does.
+The first two and the last need per-word entropy terms (the last, a prior too). The sample is the
+same training pairs at every validation, encoded without scrambling, so the numbers move only
+because the model does.
 """
 from __future__ import annotations
 
@@ -58,51 +57,17 @@ def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np
 
 
 def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:
-    """``term_count_spearman`` and ``frequent_term`` of a model with per-word entropy terms;
-    ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, is left out).
-    Empty for other models."""
+    """``term_count_spearman`` and ``frequent_term`` (empty for a model without per-word entropy
+    terms); ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, left out)."""
     if not encoder.has_word_entropy_terms:
         return {}
-    terms = with_word_entropy_terms(encoder, "the word-term diagnostics").word_entropy_terms().detach().cpu().double().numpy()[1:]
+    terms = with_word_entropy_terms(encoder, "the word-term diagnostics").word_entropy_terms()
+    terms = terms.detach().cpu().double().numpy()[1:]
     known = np.asarray(counts[1:len(terms) + 1], dtype=np.float64)
     order = np.argsort(-known, kind="stable")
     rho = stats.spearmanr(terms[:len(known)], np.log(np.maximum(known, 1))).statistic
     return {"term_count_spearman": float(rho),
             "frequent_term": float(terms[order[:FREQUENT_WORDS]].mean())}
-
-
-# frequency-rank bands of the vocabulary (rank 1: the most frequent word; None: to the end)
-RANK_BANDS = ((1, 20), (21, 100), (101, 1_000), (1_001, 5_000), (5_001, 20_000), (20_001, None))
-RANK_BAND_LABELS = tuple(f"{low}+" if high is None else f"{low}-{high}" for low, high in RANK_BANDS)
-
-
-def term_by_rank_band(encoder: SentenceEncoder) -> dict[str, float]:
-    """Mean entropy term of the vocabulary words in each frequency-rank band of
-    :data:`RANK_BANDS` ("1-20", ..., "20001+"), for a model whose vocabulary is ordered by
-    training frequency after ``<unk>`` (id = rank). Shows where specificity sits: a model whose
-    variances learned it has terms falling from frequent to rare; terms that drift back toward
-    the initialization's for rare words show words too rare to be trained. Bands past the
-    vocabulary are left out; empty for models without per-word entropy terms."""
-    if not encoder.has_word_entropy_terms:
-        return {}
-    terms = with_word_entropy_terms(encoder, "the rank bands").word_entropy_terms().detach().cpu().double().numpy()
-    bands = {}
-    for (low, high), label in zip(RANK_BANDS, RANK_BAND_LABELS):
-        chosen = terms[low:len(terms) if high is None else min(high + 1, len(terms))]
-        if len(chosen):
-            bands[label] = float(chosen.mean())
-    return bands
-
-
-def sentence_scale(mean: np.ndarray, logvar: np.ndarray) -> dict[str, float]:
-    """Where a probabilistic model puts the scale of its similarities, from the encodings of
-    some sentences (``mean`` and ``logvar`` [n, dim]): ``mean_norm``, the average Euclidean
-    norm of the means, and ``log_variance``, the average log-variance per dimension (0 is the
-    prior's N(0, I)). The expected inner product compares (mu1 - mu2)^2 with the summed
-    variances, so the margin can be met by spreading the means or by shrinking every
-    variance; these two numbers show which one a run did."""
-    return {"mean_norm": float(np.linalg.norm(np.asarray(mean, np.float64), axis=1).mean()),
-            "log_variance": float(np.asarray(logvar, np.float64).mean())}
 
 
 @dataclass
@@ -120,32 +85,32 @@ class DiagnosticSample:
         return cls(pairs, max(2, per_megabatch))
 
 
+@torch.no_grad()
 def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                         sample: DiagnosticSample, margin: float, batch_size: int) -> dict[str, float]:
     """``negatives_sharing_more`` and ``active_hinge`` on ``sample``, negatives mined per
-    mega-batch by the reference search."""
+    mega-batch as training mines them."""
     sharing, active, total = 0, 0, 0
     was_training = encoder.training
     encoder.eval()
-    with torch.no_grad():
-        for start in range(0, len(sample.pairs), sample.per_megabatch):
-            pairs = sample.pairs[start:start + sample.per_megabatch]
-            if len(pairs) < 2:
-                continue
-            count = len(pairs)
-            sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-            encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
-            partner = partners_of_stacked_pairs(count)
-            negative = torch.from_numpy(mine_fastest(encoded, partner))
-            rows = np.arange(2 * count)
-            words = word_sets(ids, offsets, sentences)
-            sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
-                                  > shared_word_counts(words, rows, partner.numpy())))
-            # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
-            terms = (margin - paired_similarity(encoded, encoded.index(partner))
-                     + paired_similarity(encoded, encoded.index(negative)))
-            active += int((terms > 0).sum())
-            total += 2 * count
+    for start in range(0, len(sample.pairs), sample.per_megabatch):
+        pairs = sample.pairs[start:start + sample.per_megabatch]
+        if len(pairs) < 2:
+            continue
+        count = len(pairs)
+        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
+        encoded = encode_by_length(encoder, ids, offsets, sentences, batch_size)
+        partner = partners_of_stacked_pairs(count)
+        negative = torch.from_numpy(mine_fastest(encoded, partner))
+        rows = np.arange(2 * count)
+        words = word_sets(ids, offsets, sentences)
+        sharing += int(np.sum(shared_word_counts(words, rows, negative.numpy())
+                              > shared_word_counts(words, rows, partner.numpy())))
+        # each margin term, margin - d(s, partner) + d(s, negative), of s1 and of s2
+        terms = (margin - paired_similarity(encoded, encoded.index(partner))
+                 + paired_similarity(encoded, encoded.index(negative)))
+        active += int((terms > 0).sum())
+        total += 2 * count
     encoder.train(was_training)
     if not total:
         return {}
@@ -155,10 +120,8 @@ def negative_statistics(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.n
 def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray,
                          sample: DiagnosticSample, margin: float, prior_weight: float,
                          batch_size: int) -> dict[str, float]:
-    """``prior_gradient_share`` on the first mini-batch of ``sample`` (its negatives mined
-    within that mini-batch): the norm of the prior's gradient on the weights of the entropy
-    terms (WLO's scales A) over the margin loss's. Empty for models without per-word entropy
-    terms or without a prior."""
+    """``prior_gradient_share`` on the first mini-batch of ``sample``, its negatives mined within
+    that mini-batch (empty without per-word entropy terms or without a prior)."""
     if not encoder.has_word_entropy_terms or prior_weight <= 0:
         return {}
     weights = with_word_entropy_terms(encoder, "the prior's gradient share").entropy_weights()
@@ -183,8 +146,8 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
 def diagnose(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
              sample: DiagnosticSample, margin: float, prior_weight: float,
              batch_size: int = 100) -> dict[str, float]:
-    """Every diagnostic of the module docstring that applies to ``encoder``, trained with
-    the paper's prior at ``prior_weight``."""
+    """Every diagnostic of the module docstring that applies to ``encoder``, trained with the
+    paper's prior at ``prior_weight``."""
     return {**word_term_statistics(encoder, counts),
             **negative_statistics(encoder, ids, offsets, sample, margin, batch_size),
             **prior_gradient_share(encoder, ids, offsets, sample, margin, prior_weight, batch_size)}

@@ -6,8 +6,6 @@ other than itself and its own paraphrase partner.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import torch
 from torch import Tensor
 
@@ -22,19 +20,12 @@ def partners_of_stacked_pairs(num_pairs: int) -> Tensor:
     return torch.cat([first + num_pairs, first])
 
 
-def _block(encoded: Encoding) -> Callable[[Tensor, int], Tensor]:
-    """d(i, j) for a block of rows i and every column j >= ``first``: the similarity training
-    uses (:func:`probsent.models.similarity.pairwise_similarity`, the one torch formula)."""
-    return lambda rows, first: pairwise_similarity(encoded.index(rows), encoded.index(slice(first, None)))
-
-
 @torch.no_grad()
 def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
-    """For every sentence i, the argmax over j not in {i, partner[i]} of d(i, j): cosine for
-    vectors, the expected inner product for Gaussians (the similarity training uses). The
-    reference search; on the CPU the compiled kernel
-    (:func:`probsent.training.fast.mining_kernels.mine_gaussian_negatives`, tested against
-    this) mines Gaussians where float32's range suffices.
+    """For every sentence i, the argmax over j not in {i, partner[i]} of d(i, j), the similarity
+    training uses: the reference search (on the CPU, the compiled kernel
+    :func:`probsent.training.fast.mining_kernels.mine_gaussian_negatives`, tested against this,
+    mines Gaussians where float32's range suffices).
 
     d is symmetric, so only the blocks on and above the diagonal are computed: a block of rows
     R against columns j >= min(R) updates the best of the rows (row maxima) and of the columns
@@ -46,21 +37,21 @@ def mine_negatives(encoded: Encoding, partner: Tensor) -> Tensor:
         raise ValueError("mining needs at least two pairs")
     device = encoded.mean.device
     partner = partner.to(device)
-    on_cpu = device.type == "cpu"
-    similarity_block, block = _block(encoded), (256 if encoded.logvar is None else 8)
+    block = 8 if encoded.logvar is not None and device.type == "cpu" else 256
     best_value = torch.full((count,), float("-inf"), dtype=encoded.mean.dtype, device=device)
     best_index = torch.zeros(count, dtype=torch.long, device=device)
-    for first in range(0, count, block if on_cpu else 256):
-        last = min(count, first + (block if on_cpu else 256))
-        sim = similarity_block(torch.arange(first, last, device=device), first)  # rows first..last-1, columns first..
+    for first in range(0, count, block):
+        last = min(count, first + block)
+        # rows first..last-1 against columns first..
+        sim = pairwise_similarity(encoded.index(torch.arange(first, last, device=device)),
+                                  encoded.index(slice(first, None)))
         sim[:, : last - first].diagonal().fill_(float("-inf"))  # the sentence itself
         mate = partner[first:last] - first
         later = (mate >= 0).nonzero().squeeze(1)  # partners before ``first`` are not columns here
         sim[later, mate[later]] = float("-inf")
-        for values, where, offset in ((sim.max(1), slice(first, last), first),  # rows: columns >= first
-                                      (sim.max(0), slice(first, count), first)):  # columns: these rows
-            value, index = values
+        # the rows' maxima over columns >= first, then the columns' maxima over these rows
+        for (value, index), where in ((sim.max(1), slice(first, last)), (sim.max(0), slice(first, count))):
             better = value > best_value[where]
             best_value[where] = torch.where(better, value, best_value[where])
-            best_index[where] = torch.where(better, index + offset, best_index[where])
+            best_index[where] = torch.where(better, index + first, best_index[where])
     return best_index.cpu()

@@ -1,13 +1,12 @@
 """The negative miner of a mega-batch: for every sentence, the most similar other sentence that
 is not its paraphrase (by the similarity the loss uses), then, where asked, the hardness capped.
 
-The hardest negative of a sentence in a mega-batch is often a paraphrase in all but name.
-``--hardness-cap C`` replaces a negative that scores more than C above the sentence's partner
-(a negative far harder than the paraphrase is most likely a paraphrase too) by the most similar
-sentence that is not (:func:`remine`). The plain searches (:mod:`probsent.training.mining`, and
-:func:`remine` by torch's :func:`~probsent.models.similarity.pairwise_similarity`) are the
-specification; the compiled kernels' results (mining's, and the N x M similarity of
-:mod:`probsent.gaussian_matrix` that :func:`remine` takes for Gaussians) are tested equal to them.
+The hardest negative is often a paraphrase in all but name, so ``--hardness-cap C`` replaces one
+that scores more than C above the sentence's partner by the most similar sentence that does not
+(:func:`remine`). The plain searches (:mod:`probsent.training.mining`; torch's
+:func:`~probsent.models.similarity.pairwise_similarity` in :func:`remine`) are the specification;
+the compiled kernels (mining's; :mod:`probsent.gaussian_matrix`'s N x M similarity, which
+:func:`remine` takes for Gaussians) are tested equal to them.
 """
 from __future__ import annotations
 
@@ -45,21 +44,12 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
     if config.hardness_cap is None:
         return negative
     on_cpu = Encoding(encoded.mean.cpu(), None if encoded.logvar is None else encoded.logvar.cpu())
-    partner = partner.numpy()
-    return remine(on_cpu, partner, negative, similarity_ceilings(on_cpu, partner, config.hardness_cap))
-
-
-def similarity_ceilings(encoded: Encoding, partner: np.ndarray, cap: float) -> np.ndarray:
-    """Per sentence i, the highest similarity a negative may have under ``--hardness-cap``:
-    d(i, partner[i]) + ``cap``, in float64."""
-    return _paired(encoded, partner) + cap
+    return remine(on_cpu, partner.numpy(), negative, config.hardness_cap)
 
 
 def _paired(encoded: Encoding, other: np.ndarray) -> np.ndarray:
     """d(i, other[i]) for every sentence i, float64."""
-    with torch.no_grad():
-        values = paired_similarity(encoded, encoded.index(torch.from_numpy(other)))
-    return values.double().numpy()
+    return paired_similarity(encoded, encoded.index(torch.from_numpy(other))).double().numpy()
 
 
 def _similarity_rows(encoded: Encoding) -> Callable[[np.ndarray], np.ndarray]:
@@ -79,17 +69,15 @@ def _similarity_rows(encoded: Encoding) -> Callable[[np.ndarray], np.ndarray]:
 
             return compiled
 
-    def reference(rows: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded).double().numpy()
-
-    return reference
+    return lambda rows: pairwise_similarity(encoded.index(torch.from_numpy(rows)), encoded).double().numpy()
 
 
-def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
-    """``negative`` with every negative above its sentence's ``ceiling`` of similarity replaced by
-    the most similar sentence that is allowed: neither the sentence nor its partner, and not
-    above the ceiling. Kept where none is left."""
+@torch.no_grad()
+def remine(encoded: Encoding, partner: np.ndarray, negative: np.ndarray, cap: float) -> np.ndarray:
+    """``negative`` with every negative above its sentence i's ceiling, d(i, partner[i]) + ``cap``
+    (float64), replaced by the most similar sentence that is allowed: neither i nor its partner,
+    and not above the ceiling. Kept where none is left."""
+    ceiling = _paired(encoded, partner) + cap
     negative = negative.copy()
     flagged = np.flatnonzero(_paired(encoded, negative) > ceiling)
     similarity_rows = _similarity_rows(encoded) if len(flagged) else None

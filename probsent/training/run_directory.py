@@ -11,7 +11,7 @@ from pathlib import Path
 
 from probsent.errors import ProbsentError
 from probsent.io import recover_directory
-from probsent.training.checkpoint import BEST, BEST_NEWS, RUN_MARKER, checkpoint_dir, remove_stale_temporaries
+from probsent.training.checkpoint import BEST, BEST_NEWS, LAST, RUN_MARKER, checkpoint_dir
 from probsent.training.run_lock import LOCK, RunLock, lock_run_directory
 
 
@@ -30,7 +30,9 @@ def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:
         raise
     if not (out / RUN_MARKER).exists():  # a plain write: even half of it marks the run
         (out / RUN_MARKER).write_text("a probsent training run: probsent train --resume continues it\n")
-    remove_stale_temporaries(out)
+    for name in (LAST, BEST, BEST_NEWS):  # what a killed run left half-written
+        for stale in out.glob(f".{name}.*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
     for kept in (BEST, BEST_NEWS):  # a kill between the two renames of a model's replacement
         recover_directory(out / kept)
     return lock, created

@@ -1,10 +1,9 @@
 """One writer per training run directory: an exclusive lock held for the whole run.
 
 ``probsent train --out DIR`` (with or without ``--resume``) holds ``fcntl.flock`` on
-``DIR/probsent-run.lock`` from before its first write until it ends (and then removes the
-file); the kernel releases the lock however the process ends (a SIGKILL included). The
-holder writes its process id, host and start time into the file, so a second process gets
-one line naming it.
+``DIR/probsent-run.lock`` from before its first write until it ends, then removes the file; the
+kernel releases the lock however the process ends (a SIGKILL included). The holder writes its
+process id, host and start time into the file, so a second process gets one line naming it.
 """
 from __future__ import annotations
 
@@ -31,16 +30,9 @@ class RunLock:
         """Let another run have the directory. The lock file is removed first, while still
         held (a process that opened it meanwhile sees that it is gone and makes a new one), so
         a finished run leaves nothing of it."""
-        if self.handle.closed:
-            return
-        self.path.unlink(missing_ok=True)
-        self.handle.close()
-
-
-def _busy(directory: Path, handle: IO[bytes]) -> ProbsentError:
-    holder = os.pread(handle.fileno(), 300, 0).decode("utf-8", "replace").strip() or "a process starting up"
-    return ProbsentError(f"{directory}: another probsent train is writing into it ({holder}); "
-                         f"wait for it to end, or choose another --out")
+        if not self.handle.closed:
+            self.path.unlink(missing_ok=True)
+            self.handle.close()
 
 
 def lock_run_directory(directory: Path) -> RunLock:
@@ -52,9 +44,10 @@ def lock_run_directory(directory: Path) -> RunLock:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            error = _busy(directory, handle)
+            holder = os.pread(handle.fileno(), 300, 0).decode("utf-8", "replace").strip() or "a process starting up"
             handle.close()
-            raise error from None
+            raise ProbsentError(f"{directory}: another probsent train is writing into it ({holder}); "
+                                f"wait for it to end, or choose another --out") from None
         try:  # the file we locked must still be the one at `path` (not removed meanwhile)
             if os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino:
                 break

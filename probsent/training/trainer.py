@@ -1,4 +1,4 @@
-"""The training loop: mega-batches, mined negatives, margin loss, prior, checkpoints."""
+"""The training loop: mega-batches, mined negatives, the loss (``training/losses/``), validations, checkpoints."""
 from __future__ import annotations
 
 import copy
@@ -6,12 +6,14 @@ import json
 import math
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import torch
 from torch import Tensor
+from tqdm import tqdm
 
 from probsent.version import __version__
 from probsent.models.batching import encode_by_length
@@ -22,13 +24,13 @@ from probsent.model_reading import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import (MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, current_settings, flag_name,
-                                      resume_differences)
+from probsent.training.config import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_name, resume_differences
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
 from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
+from probsent.training.losses.rarity_anchor import rarity_anchor_targets, rarity_terms
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
@@ -45,23 +47,6 @@ def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.
     keys = torch.where(torch.arange(width)[None, :] < lengths[:, None], keys, 2.0)  # pads last
     keys[~chosen] = torch.arange(width, dtype=keys.dtype) / width  # identity order
     return ids.gather(1, keys.argsort(1))
-
-
-def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
-    """Initial entropy terms by word rarity: ``weight`` x (log count - the average token's log
-    count), so a typical token adds nothing, a frequent word makes a sentence more general and
-    a rare one more specific."""
-    log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
-    average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
-    return (weight * (log_counts - average)).astype(np.float32)
-
-
-def rarity_anchor_targets(counts: np.ndarray, config: TrainConfig) -> np.ndarray:
-    """The entropy term ``--rarity-anchor`` pulls each word toward (float64): the one
-    ``--rarity-init`` starts it at, less the initialization noise, dim x log|scale_init_mean|
-    plus the word's rarity term."""
-    start = config.dim * math.log(max(abs(config.scale_init_mean), 1e-30))
-    return rarity_terms(counts, config.rarity_init).astype(np.float64) + start
 
 
 def build_encoder(config: TrainConfig, vocab_size: int) -> SentenceEncoder:
@@ -89,26 +74,25 @@ class Trainer:
         self.device = resolve_device("auto", config.engine)
         self.lock, created = claim_run_directory(self.out, resume)  # held for the whole run (see train)
         try:
-            self._set_up(resume, progress)
+            self._set_up(resume)
         except BaseException:
             release_unused(self.out, self.lock, created)
             raise
 
-    def _set_up(self, resume: bool, progress: bool) -> None:
+    def _set_up(self, resume: bool) -> None:
         config = self.config
-        if resume and checkpoint_dir(self.out) is not None:
-            self._check_resumed_settings(checkpoint_dir(self.out))
+        resume_from = checkpoint_dir(self.out) if resume else None
+        if resume_from is not None:
+            self._check_resumed_settings(resume_from)
         torch.manual_seed(config.seed)
-        data = build_training_data(config, self.log, progress)
+        data = build_training_data(config, self.log, self.progress)
         self.corpus: PairCorpus = data.corpus
-        self.vocab, self.word_counts = data.vocab, data.word_counts
+        self.vocab, self.word_counts, self.ids = data.vocab, data.word_counts, data.ids
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
-        self.ids = data.ids
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
                                       "best_news": None, "seconds": 0.0, "finished": False}
-        resume_from = checkpoint_dir(self.out) if resume else None
         if resume_from is not None:
             self.encoder, vocab, self.optimizer, rng, state = load_checkpoint(resume_from, self._optimizer)
             if vocab.words != self.vocab.words:
@@ -126,22 +110,18 @@ class Trainer:
         self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
         if config.rarity_anchor:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
-            self.anchor_targets = rarity_anchor_targets(self.word_counts, config)
+            self.anchor_targets = rarity_anchor_targets(self.word_counts, config.rarity_init, config.dim,
+                                                        config.scale_init_mean)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
 
     def _check_resumed_settings(self, checkpoint: Path) -> None:
         """Refuse, before any work, settings that differ from the checkpoint's (by name; those
         of ``MAY_CHANGE_ON_RESUME`` may differ)."""
-        saved = read_config(checkpoint)
-        training = saved.get("training") if isinstance(saved, dict) else None
-        recorded = training.get("config") if isinstance(training, dict) else None
-        if isinstance(recorded, dict):
-            try:
-                recorded = current_settings(recorded)
-            except ProbsentError as exc:
-                raise ProbsentError(f"{self.out}: {exc}") from None
-        differences = resume_differences(recorded, self.config)
+        try:
+            differences = resume_differences(read_config(checkpoint), self.config)
+        except ProbsentError as exc:  # a retired setting at another value
+            raise ProbsentError(f"{self.out}: {exc}") from None
         if differences:
             allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)
             raise ProbsentError(f"{self.out}: --resume continues the run with its own settings, but "
@@ -198,16 +178,14 @@ class Trainer:
         return losses
 
     def _bad_loss(self, loss: float) -> ProbsentError:
-        return ProbsentError(
-            f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
-            f"the last good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
-            f"--prior-weight/--l2-weight")
+        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; the last "
+                             f"good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
+                             f"--prior-weight/--l2-weight")
 
     def _step(self, sentences: np.ndarray, batch: int) -> float:
+        """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2); its loss."""
         cfg = self.config
-        def scrambled(ids: Tensor, lengths: Tensor) -> Tensor:
-            return scramble(ids, lengths, SCRAMBLE, self.generator)
-
+        scrambled = partial(scramble, probability=SCRAMBLE, generator=self.generator)
         out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
                                with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
@@ -239,48 +217,48 @@ class Trainer:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def _keep_if_best(self, scorer: Validator, metric: str, state_key: str, directory: str,
-                      record: dict[str, Any], training: dict[str, Any]) -> None:
-        """Score the model, log the score as ``metric`` and save it to ``out/<directory>`` if
-        it beats the best score so far (kept in ``state[state_key]``)."""
+    def _selections(self) -> list[tuple[Validator, str, str, str, str]]:
+        """Each development scorer given: (scorer, the metric it logs, the loop-state key of its best
+        score, the directory of that best model, the score's name in the log)."""
+        selections = ((self.validator, "sts17_pearson", "best", BEST, "STS 2017 Pearson"),
+                      (self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS, "news-train accuracy"))
+        return [selection for selection in selections if selection[0] is not None]
+
+    def _score(self, scorer: Validator) -> tuple[float, SentenceEncoder]:
+        """``scorer``'s score of the model in evaluation mode (on the CPU), and the model it scored."""
         model = self._on_cpu().eval()
         score = scorer(model)
         self.encoder.train()
-        record[metric] = score
-        best = self.state[state_key]
-        if best is None or score > best["score"]:
-            self.state[state_key] = {"score": score, "step": self.state["step"]}
-            save_best(self.out, model, self.vocab, {**training, metric: score}, name=directory)
+        return score, model
 
     def _training_record(self) -> dict[str, Any]:
         """What a saved model records about the training that made it."""
-        return {"config": self.config.to_dict(), "step": self.state["step"],
-                "epoch": self.state["epoch"], "seconds": round(self.state["seconds"], 1),
-                "untrained_sts17_pearson": self.state.get("untrained_sts17_pearson"),
-                "untrained_news_train_accuracy": self.state.get("untrained_news_train_accuracy"),
-                "probsent_version": __version__,
-                "data_report": self.corpus.report}
+        state = self.state
+        return {"config": self.config.to_dict(), "step": state["step"], "epoch": state["epoch"],
+                "seconds": round(state["seconds"], 1), "untrained_sts17_pearson": state.get("untrained_sts17_pearson"),
+                "untrained_news_train_accuracy": state.get("untrained_news_train_accuracy"),
+                "probsent_version": __version__, "data_report": self.corpus.report}
 
     def _validate_and_save(self, loss: float) -> None:
+        """Log a validation (loss, diagnostics, development scores), keep the best models, write the checkpoint."""
+        state, cfg = self.state, self.config
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
-                                f"{self.state['step']:,}; the last good checkpoint is in {self.out / LAST}")
+                                f"{state['step']:,}; the last good checkpoint is in {self.out / LAST}")
         training = self._training_record()
-        record: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
-                                  "pairs_done": self.state["pairs_done"], "loss": loss,
-                                  "seconds": round(self.state["seconds"], 2)}
-        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts,
-                               self.diagnostic_sample, self.margin, self.config.prior_weight,
-                               self.config.batch_size))
-        if self.validator is not None:
-            self._keep_if_best(self.validator, "sts17_pearson", "best", BEST, record, training)
-        else:  # without validation data the latest model is the best one we know
+        record: dict[str, Any] = {"step": state["step"], "epoch": state["epoch"], "pairs_done": state["pairs_done"],
+                                  "loss": loss, "seconds": round(state["seconds"], 2)}
+        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts, self.diagnostic_sample,
+                               self.margin, cfg.prior_weight, cfg.batch_size))
+        if self.validator is None:  # without validation data the latest model is the best one we know
             save_best(self.out, self._on_cpu(), self.vocab, training)
-        if self.dev_scorer is not None:
-            self._keep_if_best(self.dev_scorer, "news_train_accuracy", "best_news", BEST_NEWS,
-                               record, training)
-        save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
-                        self.state, training)
+        for scorer, metric, key, directory, _ in self._selections():
+            score, model = self._score(scorer)
+            record[metric] = score
+            if state[key] is None or score > state[key]["score"]:
+                state[key] = {"score": score, "step": state["step"]}
+                save_best(self.out, model, self.vocab, {**training, metric: score}, name=directory)
+        save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator, state, training)
         with open(self.out / LOG, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
@@ -292,15 +270,16 @@ class Trainer:
         return torch.randperm(self.corpus.num_pairs, generator=torch.Generator().manual_seed(
             self.config.seed * 1_000_003 + epoch)).numpy()
 
-    def _steps_in_epoch(self, epoch: int) -> int:
+    def _steps_per_epoch(self) -> int:
+        """One step per mini-batch of every mega-batch of at least two pairs (see _megabatch)."""
         pairs = self.corpus.num_pairs
         per_mega = self.config.batch_size * self.config.megabatch
         sizes = [min(per_mega, pairs - start) for start in range(0, pairs, per_mega)]
-        return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)  # see _megabatch
+        return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)
 
     def train(self) -> dict[str, Any]:
-        """Train until ``epochs`` (or ``max_steps``) are done; return the final
-        loop state. The run directory's lock is released at the end."""
+        """Train until ``epochs`` (or ``max_steps``) are done, release the run directory's lock and
+        return the final loop state."""
         try:
             return self._train()
         finally:
@@ -309,18 +288,12 @@ class Trainer:
     def _train(self) -> dict[str, Any]:
         cfg = self.config
         per_mega = cfg.batch_size * cfg.megabatch
-        bar = None
-        if self.progress:
-            from tqdm import tqdm
-            total = sum(self._steps_in_epoch(epoch) for epoch in range(cfg.epochs))
-            bar = tqdm(total=total, initial=self.state["step"], unit=" steps", file=sys.stderr, dynamic_ncols=True)
-        if self.state["step"] == 0:  # the untrained model's development numbers: what training adds
-            for scorer, key, shown in ((self.validator, "untrained_sts17_pearson", "STS 2017 Pearson"),
-                                       (self.dev_scorer, "untrained_news_train_accuracy", "news-train accuracy")):
-                if scorer is not None:
-                    self.state[key] = scorer(self._on_cpu().eval())
-                    self.encoder.train()
-                    self.log(f"untrained {shown}: {self.state[key]:.4f}")
+        bar = tqdm(total=cfg.epochs * self._steps_per_epoch(), initial=self.state["step"], unit=" steps",
+                   file=sys.stderr, dynamic_ncols=True, disable=not self.progress)
+        if self.state["step"] == 0:  # the untrained model's development scores: what training adds
+            for scorer, metric, _, _, shown in self._selections():
+                self.state[f"untrained_{metric}"], _ = self._score(scorer)
+                self.log(f"untrained {shown}: {self.state[f'untrained_{metric}']:.4f}")
         last_saved, recent, started = self.state["step"], [], time.monotonic()
         base_seconds = self.state["seconds"]
         stopped_early = False
@@ -336,8 +309,8 @@ class Trainer:
                 recent = (recent + losses)[-50:]
                 self.state["pairs_done"] += len(chunk)
                 self.state["seconds"] = base_seconds + time.monotonic() - started
-                if bar is not None:
-                    bar.update(len(losses))
+                bar.update(len(losses))
+                if self.progress:
                     bar.set_postfix(loss=f"{np.mean(recent):.4f}", pairs_s=f"{len(chunk) / (time.monotonic() - t0):,.0f}")
                 out_of_time = self._budget_spent()
                 if self.state["step"] - last_saved >= cfg.eval_every or out_of_time:
@@ -359,6 +332,5 @@ class Trainer:
         elif newly_finished:  # the last step was just validated: only record that the run is done
             save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
                             self.state, self._training_record())
-        if bar is not None:
-            bar.close()
+        bar.close()
         return self.state
