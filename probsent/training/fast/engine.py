@@ -85,11 +85,12 @@ class FastWLOEngine:
             raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        adam = optimizer.optimizers[0]  # RowAdam over the two word tables
-        self.adam = adam
+        self.adam = optimizer.optimizers[0]  # SparseAdam over the two word tables
         self.params = [encoder.scale.weight, encoder.shift.weight]
-        for param in self.params:
-            adam.state_of(param)  # as at RowAdam's first step, where it has not taken one
+        for param in self.params:  # the state SparseAdam's first step makes, where it has not taken one
+            if not self.adam.state[param]:
+                self.adam.state[param].update(step=0, exp_avg=torch.zeros_like(param),
+                                              exp_avg_sq=torch.zeros_like(param))
         self.slot_of = np.full(encoder.vocab_size, -1, np.int64)
         self.timings = {"encoding": 0.0, "mining": 0.0, "preparing steps": 0.0, "steps": 0.0}
 
