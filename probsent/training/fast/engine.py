@@ -91,11 +91,8 @@ class FastWLOEngine:
 
     def _tables(self) -> list[np.ndarray]:
         """Weights and moments as numpy views of the torch tensors (written in place)."""
-        arrays = [param.detach().numpy() for param in self.params]
-        for param in self.params:
-            state = self.adam.state[param]
-            arrays += [state["exp_avg"].numpy(), state["exp_avg_sq"].numpy()]
-        return arrays
+        moments = [self.adam.state[p][key].numpy() for p in self.params for key in ("exp_avg", "exp_avg_sq")]
+        return [param.detach().numpy() for param in self.params] + moments
 
     def encode(self, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Final (mean, log-variance) of corpus sentences, float32 [n, dim] each."""
