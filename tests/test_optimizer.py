@@ -1,4 +1,5 @@
-"""probsent.training.optimizer: RowAdam against torch's SparseAdam, WordAwareAdam's resume."""
+"""probsent.training.optimizer: lazy Adam moves only the rows a step uses; WordAwareAdam resumes
+from a checkpoint's state (the earlier RowAdam's layout included) exactly."""
 from __future__ import annotations
 
 import copy
@@ -6,46 +7,49 @@ import copy
 import torch
 
 from probsent.models import WLO, build_model
-from probsent.training.optimizer import RowAdam, WordAwareAdam
+from probsent.training.checkpoint import _optimizer_tensors
+from probsent.training.optimizer import WordAwareAdam
 
 
-def test_row_adam_is_sparse_adam_bit_for_bit() -> None:
-    # the word tables' optimizer (WLO's scale and shift): SparseAdam's update on the touched
-    # rows, the same numbers and the same state dict, whichever of the two saved it
+def _as_checkpoint_gives_it_back(optimizer: WordAwareAdam) -> dict:
+    """The state as load_checkpoint hands it over: every slot a tensor (the step too)."""
+    tensors, groups = _optimizer_tensors(optimizer)
+    slots: dict[str, dict[str, torch.Tensor]] = {}
+    for name, value in tensors.items():
+        index, key = name.split("/", 1)
+        slots.setdefault(index, {})[key] = value
+    return {"state": slots, "param_groups": copy.deepcopy(groups)}
+
+
+def test_lazy_adam_moves_only_the_rows_a_step_uses() -> None:
+    # WLO's word tables: a step on words 3..9 changes their rows (weights and moments) and no other
     torch.manual_seed(14)
-    models = [WLO(300, dim=6, scale_init_std=0.3, shift_init_std=0.5) for _ in range(2)]
-    models[1].load_state_dict(models[0].state_dict())
-    optimizers = [torch.optim.SparseAdam(list(models[0].parameters()), lr=0.01),
-                  RowAdam(list(models[1].parameters()), lr=0.01)]
-    for step in range(6):
-        ids = torch.randint(0, 40 if step % 2 else 300, (8, 9))  # repeated words: duplicate rows
-        lengths = torch.randint(1, 10, (8,))
-        for model, optimizer in zip(models, optimizers):
-            optimizer.zero_grad(set_to_none=True)
-            out = model(ids, lengths, with_kl=True)
-            (out.mean.sum() - out.logvar.square().sum() + 0.01 * out.kl.sum()).backward()
-            optimizer.step()
-        assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
-        if step == 2:  # a RowAdam resumed from SparseAdam's state dict continues identically
-            optimizers[1] = RowAdam(list(models[1].parameters()), lr=0.01)
-            optimizers[1].load_state_dict(copy.deepcopy(optimizers[0].state_dict()))  # unshared
-    saved = optimizers[1].state_dict()
-    reference = optimizers[0].state_dict()
-    for key, slots in reference["state"].items():
-        assert saved["state"][key]["step"] == slots["step"]
-        assert torch.equal(saved["state"][key]["exp_avg"], slots["exp_avg"])
-        assert torch.equal(saved["state"][key]["exp_avg_sq"], slots["exp_avg_sq"])
+    model = WLO(50, dim=6, scale_init_std=0.3, shift_init_std=0.5)
+    optimizer = WordAwareAdam(model, lr=0.01)
+    assert [type(o) for o in optimizer.optimizers] == [torch.optim.SparseAdam]
+    before = [p.detach().clone() for p in model.parameters()]
+    for _ in range(2):
+        optimizer.zero_grad()
+        out = model(torch.randint(3, 10, (4, 5)), torch.tensor([5, 4, 3, 1]), with_kl=True)
+        (out.mean.sum() - out.logvar.square().sum() + 0.01 * out.kl.sum()).backward()
+        optimizer.step()
+    for param, start in zip(model.parameters(), before):
+        moments = optimizer.optimizers[0].state[param]
+        assert (param[3:10] != start[3:10]).all() and (moments["exp_avg_sq"][3:10] > 0).all()
+        for rows in (slice(0, 3), slice(10, None)):
+            assert torch.equal(param[rows], start[rows]) and not moments["exp_avg"][rows].any()
 
 
-def test_word_aware_adam_resumes_from_its_state_dict_bit_for_bit() -> None:
-    # an LSTM model has both kinds of weights: a sparse word table (RowAdam) and dense ones (Adam);
-    # a fresh optimizer given the saved state continues exactly as the one that saved it
+def test_word_aware_adam_resumes_from_a_checkpoints_state_bit_for_bit() -> None:
+    # an LSTM model has both kinds of weights: a sparse word table (lazy Adam) and dense ones
+    # (Adam); a fresh optimizer given the state as a checkpoint gives it back (tensors, the step
+    # too) continues exactly as the one that saved it
     torch.manual_seed(3)
     models = [build_model({"type": "lstmavg", "vocab_size": 50, "dim": 4, "hidden": 3}) for _ in range(2)]
     models[1].load_state_dict(models[0].state_dict())
     start = copy.deepcopy(models[0].state_dict())
     optimizers = [WordAwareAdam(models[0], lr=0.01), WordAwareAdam(models[1], lr=0.01)]
-    assert [type(o) for o in optimizers[0].optimizers] == [RowAdam, torch.optim.Adam]
+    assert [type(o) for o in optimizers[0].optimizers] == [torch.optim.SparseAdam, torch.optim.Adam]
     for step in range(4):
         ids, lengths = torch.randint(1, 50, (5, 6)), torch.randint(1, 7, (5,))
         for model, optimizer in zip(models, optimizers):
@@ -54,6 +58,25 @@ def test_word_aware_adam_resumes_from_its_state_dict_bit_for_bit() -> None:
             optimizer.step()
         if step == 1:
             optimizers[1] = WordAwareAdam(models[1], lr=0.01)
-            optimizers[1].load_state_dict(copy.deepcopy(optimizers[0].state_dict()))
+            optimizers[1].load_state_dict(_as_checkpoint_gives_it_back(optimizers[0]))
     assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
     assert not any(torch.equal(start[k], v) for k, v in models[0].state_dict().items())  # every weight moved
+
+
+def test_the_earlier_row_adams_checkpoint_state_loads() -> None:
+    # RowAdam (the word tables' optimizer until issue 35) saved SparseAdam's layout: a step and
+    # two moments per table, SparseAdam's group settings; that state loads and is used
+    model = WLO(20, dim=3)
+    saved = {"state": {f"0.{i}": {"step": torch.tensor(7), "exp_avg": torch.full((20, 3), 0.1),
+                                  "exp_avg_sq": torch.full((20, 3), 0.01)} for i in range(2)},
+             "param_groups": [[{"lr": 0.01, "betas": [0.9, 0.999], "eps": 1e-8, "maximize": False,
+                                "params": [0, 1]}]]}
+    optimizer = WordAwareAdam(model, lr=0.01)
+    optimizer.load_state_dict(saved)
+    optimizer.zero_grad()
+    model(torch.tensor([[2, 4]]), torch.tensor([2])).mean.sum().backward()
+    optimizer.step()
+    state = optimizer.optimizers[0].state[model.scale.weight]
+    assert state["step"] == 8 and isinstance(state["step"], int)
+    assert torch.equal(state["exp_avg"][0], torch.full((3,), 0.1))  # row 0 unused: as loaded
+    assert not torch.equal(state["exp_avg"][2], torch.full((3,), 0.1))

@@ -1,12 +1,10 @@
 """The fast WLO training engine: a mega-batch (encoding, mining, steps) by compiled kernels.
 
-It trains the same :class:`probsent.models.WLO` tensors and lazy-Adam state as the torch
-loop of :class:`probsent.training.trainer.Trainer` (the reference), in place, so checkpoints,
-resuming (with either engine) and the saved models are the same files. The random numbers
-come from the trainer's generator in the reference's order (the same word-order scrambles).
-What differs is rounding (the kernels sum in their own order, partly in float64), and so a
-negative may differ where two candidates' similarities are within float32 rounding of each
-other.
+It trains, in place, the :class:`probsent.models.WLO` tensors and lazy-Adam state of the torch loop
+of :class:`probsent.training.trainer.Trainer` (the reference), with the random numbers of its generator
+in the reference's order, so checkpoints, resuming (with either engine) and models are the same files.
+Only rounding differs (the kernels sum in their own order, partly in float64), and so a negative may
+differ where two candidates' similarities are within float32 rounding of each other.
 """
 from __future__ import annotations
 
@@ -62,18 +60,15 @@ class FastWLOEngine:
     :mod:`probsent.training.fast.mining_kernels` on ``encoder``'s weights and ``optimizer``'s state."""
 
     model_class = WLO
-    """The model this engine trains: its kernels compute WLO's exact recurrence on its two word
-    tables, so it declares the class (not a capability)."""
+    """The model trained: the kernels compute WLO's exact recurrence (a class, not a capability)."""
 
     losses = (MARGIN, RARITY_ANCHOR)
-    """The losses its kernels implement (probsent/training/losses/): the margin loss with the KL
-    prior (``wlo_kernels.train_steps``) and the rarity anchor; any other is refused by name."""
+    """The losses of probsent/training/losses/ the kernels implement; any other is refused by name."""
 
     @classmethod
     def refusal(cls, encoder: SentenceEncoder, loss: str) -> str | None:
-        """Why the kernels cannot train ``encoder`` with the loss named ``loss`` (what follows
-        "--engine fast" in a one-line error), or None: they compute the recurrence of a WLO that
-        starts from N(0, I) (not a subclass's, whose recurrence may differ) and the losses of :attr:`losses`."""
+        """Why the kernels cannot train ``encoder`` with the loss named ``loss`` (the one-line error's words
+        after "--engine fast"), or None: they compute a WLO's recurrence from N(0, I) (not a subclass's)."""
         if type(encoder) is not cls.model_class or encoder.start_variance != 1.0:
             return f"trains {cls.model_class.label} only"
         if loss not in cls.losses:
@@ -85,21 +80,19 @@ class FastWLOEngine:
             raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        adam = optimizer.optimizers[0]  # RowAdam over the two word tables
-        self.adam = adam
+        self.adam = optimizer.optimizers[0]  # SparseAdam over the two word tables
         self.params = [encoder.scale.weight, encoder.shift.weight]
-        for param in self.params:
-            adam.state_of(param)  # as at RowAdam's first step, where it has not taken one
+        for param in self.params:  # the state SparseAdam's first step makes, where it has not taken one
+            if not self.adam.state[param]:
+                self.adam.state[param].update(step=0, exp_avg=torch.zeros_like(param),
+                                              exp_avg_sq=torch.zeros_like(param))
         self.slot_of = np.full(encoder.vocab_size, -1, np.int64)
         self.timings = {"encoding": 0.0, "mining": 0.0, "preparing steps": 0.0, "steps": 0.0}
 
     def _tables(self) -> list[np.ndarray]:
         """Weights and moments as numpy views of the torch tensors (written in place)."""
-        arrays = [param.detach().numpy() for param in self.params]
-        for param in self.params:
-            state = self.adam.state[param]
-            arrays += [state["exp_avg"].numpy(), state["exp_avg_sq"].numpy()]
-        return arrays
+        moments = [self.adam.state[p][key].numpy() for p in self.params for key in ("exp_avg", "exp_avg_sq")]
+        return [param.detach().numpy() for param in self.params] + moments
 
     def encode(self, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Final (mean, log-variance) of corpus sentences, float32 [n, dim] each."""
@@ -111,9 +104,8 @@ class FastWLOEngine:
                             self.params[1].detach().numpy())
 
     def negatives(self, sentences: np.ndarray, count: int) -> tuple[np.ndarray, Encoding]:
-        """Mined negative (row of ``sentences``) of every sentence, the first ``count`` rows
-        pairing with the next ``count``: exact brute force, or the reference's search where
-        the fast kernel's float32 range is exceeded; and the encodings mined on."""
+        """Each sentence's mined negative (a row of ``sentences``; the first ``count`` rows pair with the
+        next ``count``), by :func:`mine_fastest`, and the encodings mined on."""
         start = time.perf_counter()
         mean, logvar = self.encode(sentences)
         encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
@@ -138,9 +130,7 @@ class FastWLOEngine:
             widths.append(np.maximum(np.maximum.reduceat(lengths[order], firsts), 1))  # as pad_batch
             batch_rows.append(np.minimum(batch, len(order) - firsts))
             ordered.append(sentences[order])
-            unsorted = np.empty_like(order)
-            unsorted[order] = np.arange(len(order))
-            position.append(unsorted + done)  # row of each sentence among the sorted ones
+            position.append(np.argsort(order) + done)  # row of each sentence among the sorted ones
             done += len(order)
         batch_rows_all, widths_all = np.concatenate(batch_rows), np.concatenate(widths)
         # scramble's draws, batch by batch (rows, then rows x width keys), in one call: torch
@@ -158,13 +148,10 @@ class FastWLOEngine:
                   generator: torch.Generator, margin: float, prior_weight: float,
                   anchor_weight: float = 0.0,
                   anchor_targets: np.ndarray | None = None) -> list[float]:
-        """Train on ``steps``: (sentences s1, s2, n1, n2 stacked, pairs) each, as the
-        reference's ``Trainer._step``, word orders scrambled as there (the same random numbers
-        from ``generator``), the paper's prior,
-        each word's entropy term pulled toward ``anchor_targets`` with ``anchor_weight``
-        (``--rarity-anchor``; 0: off).
-        Returns the losses of the steps taken; when a loss is not finite it is the last one
-        returned and its step was not taken."""
+        """Train on ``steps`` ((sentences s1, s2, n1, n2 stacked, pairs) each) as the reference's
+        ``Trainer._step``: the same scrambles from ``generator``, the paper's prior, each word's entropy
+        term pulled toward ``anchor_targets`` with ``anchor_weight`` (``--rarity-anchor``; 0: off).
+        Returns the losses of the steps taken, then the first non-finite loss if any (its step not taken)."""
         from probsent.training.fast.wlo_kernels import train_steps
 
         start = time.perf_counter()
@@ -186,8 +173,8 @@ class FastWLOEngine:
 
 
 def numba_threads_like_torch() -> None:
-    """Use as many numba threads as torch does (OMP_NUM_THREADS and torch.set_num_threads
-    apply to both), within numba's own limit."""
+    """As many numba threads as torch's (OMP_NUM_THREADS and torch.set_num_threads apply to both),
+    within numba's limit."""
     import numba
 
     numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS,

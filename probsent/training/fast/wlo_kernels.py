@@ -1,22 +1,14 @@
 """Compiled (numba) kernels of WLO training: encoding a mega-batch and whole runs of steps.
 
-The readable reference is :class:`probsent.models.wlo.WLO` trained by the torch loop of
-:mod:`probsent.training.trainer`; these kernels compute the same quantities, tested against
-it (tests/test_fast_engine.py), without per-operation overhead:
-
-- the recurrence mu_i = A_i (mu_{i-1} + B_i), sigma^2_i = A_i^2 sigma^2_{i-1} runs position
-  by position (float64 when encoding a mega-batch; float32, as the reference's tensors, in
-  the steps), so it needs no log-space switch: where a variance leaves float32's range, its
-  log is recomputed as 2 sum log|A| (the reference's log-space path covers the same case);
-- a step first gathers the rows of the words it uses (A, B, 1/A and sum_d log|A|), so no
-  logarithm is taken per token;
-- the forward pass keeps every prefix's mean and variance; the backward pass is the adjoint
-  of the recurrence (one reverse sweep per sentence), giving the gradients of the final mean
-  and log-variance and of the KL prior on every prefix;
-- lazy Adam (``torch.optim.SparseAdam``'s update) is applied to the rows the step touched.
-
-Only :func:`encode_final` runs on several threads, and its rows are independent, so no
-result depends on the thread count. (The steps stay on one thread: see train_steps.)
+They compute what :class:`probsent.models.wlo.WLO` trained by the torch loop of
+:mod:`probsent.training.trainer` (the reference) computes, tested against it in
+tests/test_fast_engine.py, without per-operation overhead. The recurrence mu_i = A_i (mu_{i-1} + B_i),
+sigma^2_i = A_i^2 sigma^2_{i-1} runs position by position (float64 when encoding a mega-batch,
+float32 as the reference's tensors in the steps); where a variance leaves the float range, its log
+is recomputed as 2 sum log|A| (the case of the reference's log-space path). A step's backward pass
+is the adjoint of the recurrence, then lazy Adam (``torch.optim.SparseAdam``'s update) moves the
+rows the step touched. Only :func:`encode_final` runs on several threads, on independent rows,
+so no result depends on the thread count.
 """
 from __future__ import annotations
 
@@ -39,12 +31,9 @@ _jit = dict(cache=True, error_model="numpy", nogil=True)
 
 @njit(parallel=True, **_jit)
 def encode_final(ids, starts, lengths, scale, shift):
-    """Final mean and log-variance (float32 [n, dim]) of the sentences ``ids[starts[k]:
-    starts[k] + lengths[k]]``: the model's encoding without gradient (mining's input).
-
-    In float64: the mean by the recurrence, the variance as the product of the A^2 and its
-    log taken once, or, where that product leaves float64's range, log-variance = 2 sum log|A|.
-    """
+    """Final mean and log-variance (float32 [n, dim]) of the sentences ``ids[starts[k]:starts[k] + lengths[k]]``
+    (mining's input), in float64: log-variance is the log of the product of the A^2, or 2 sum log|A|
+    where that product leaves float64's range."""
     n, dim = len(starts), scale.shape[1]
     mean_out = np.empty((n, dim), np.float32)
     logvar_out = np.empty((n, dim), np.float32)
@@ -71,8 +60,8 @@ def encode_final(ids, starts, lengths, scale, shift):
 
 @njit(**_jit)
 def _sum_log_abs(row) -> float:
-    """sum_d log max(|row_d|, 1e-30): one log of the product where the product stays within
-    float64's normal range (always, for scales of realistic size), else a log per element."""
+    """sum_d log max(|row_d|, 1e-30): one log of the product, or one per element where the product
+    leaves float64's normal range (never, for scales of realistic size)."""
     product = 1.0
     for value in row:
         product *= max(abs(np.float64(value)), TINY_SCALE)
@@ -100,8 +89,7 @@ def _assign_slots(tokens, slot_of, touched, count, slots) -> int:
 
 @njit(**_jit)
 def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a, grad_b):
-    """The rows of slots first..end-1: A, B, 1/A (0 below the clamp), sum_d log|A_d| and
-    zeroed gradients."""
+    """The rows of slots first..end-1: A, B, 1/A (0 below the clamp), sum_d log|A_d|, zeroed gradients."""
     for slot in range(first, end):
         w = touched[slot]
         log_a_sum[slot] = _sum_log_abs(scale[w])
@@ -120,14 +108,10 @@ def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a
 
 @njit(**_jit)
 def _forward(slots, a, b, means, variances, buffers) -> float:
-    """mu_i and sigma^2_i of every prefix of one sentence into rows i of ``means`` and
-    ``variances``; returns the sum over its prefixes and dimensions of
-    1/2 (sigma^2 + mu^2 - 1) (the paper's KL terms but for -S, which the caller sums per
-    word). ``buffers`` [5, dim] is scratch.
-
-    The inner loops touch only rows indexed by a word's slot and small buffers; rows indexed
-    by the position are copied by loops of their own (combined, the loops do not vectorize).
-    """
+    """mu_i and sigma^2_i of every prefix of one sentence into rows i of ``means`` and ``variances``;
+    returns the sum over prefixes and dimensions of 1/2 (sigma^2 + mu^2 - 1), the KL terms but -S
+    (which the caller adds per word). ``buffers`` [5, dim] is scratch. The rows indexed by position
+    are copied in a loop of their own: mixed with the slot-indexed loops, the loops do not vectorize."""
     half, one = REAL(0.5), REAL(1.0)  # no float64 in the loops
     mean, var, kl = buffers[0], buffers[1], buffers[2]
     for d in range(len(mean)):
@@ -149,11 +133,9 @@ def _forward(slots, a, b, means, variances, buffers) -> float:
 
 @njit(**_jit)
 def _final(slots, a, means, variances, mean, var, cum) -> bool:
-    """The final distribution of a sentence (its last prefix; N(0, I) for no word) in float64:
-    ``mean`` and ``var``; where the variance left float32's normal range, S = log-variance / 2
-    as a sum of log|A| in ``cum``, and the variance from it (``cum`` is used only where a sum of
-    two variances leaves float64's range, which needs two such sentences). Returns whether
-    everything is finite in float32, as the reference's results must be."""
+    """A sentence's final ``mean`` and ``var`` in float64 (N(0, I) for no word); where the variance left
+    float32's normal range, also S = log-variance / 2 = sum log|A| in ``cum`` (read only where a sum
+    of two variances leaves float64's range). Returns whether all is finite in float32, as the reference's must be."""
     n, finite = len(slots), True
     for d in range(len(mean)):
         mean[d] = means[n - 1, d] if n else 0.0
@@ -172,10 +154,9 @@ def _final(slots, a, means, variances, mean, var, cum) -> bool:
 
 @njit(**_jit)
 def _similarity(mean1, var1, cum1, mean2, var2, cum2, terms) -> float:
-    """d = log N(0; mu1 - mu2, S1 + S2), as :func:`probsent.gaussian.expected_inner_product`
-    (the quadratic term divides by max(s1 + s2, e^-80)). Keeps per dimension, in ``terms``
-    [5, dim], what its gradient needs: u = mu1 - mu2, 1 / max(s1 + s2, e^-80), dd/dlog(s1 + s2),
-    and the shares s1 / (s1 + s2), s2 / (s1 + s2) (= d log(s1 + s2) / d log s)."""
+    """d = log N(0; mu1 - mu2, S1 + S2), as :func:`probsent.gaussian.expected_inner_product` (the quadratic
+    term divides by max(s1 + s2, e^-80)). Keeps in ``terms`` [5, dim] what the gradient needs: u = mu1 - mu2,
+    1 / max(s1 + s2, e^-80), dd/dlog(s1 + s2) and the shares s_j / (s1 + s2) (= d log(s1 + s2) / d log s_j)."""
     total = 0.0
     for d in range(mean1.shape[0]):
         t = var1[d] + var2[d]
@@ -215,17 +196,13 @@ def _add_similarity_gradient(weight, terms, g_mean1, g_cum1, g_mean2, g_cum2):
 @njit(**_jit)
 def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, buffers,
               grad_a, grad_b):
-    """Adjoint sweep of one sentence, whose prefixes :func:`_forward` wrote into ``means`` and
-    ``variances``; adds the gradients to the rows of its words' slots.
-
-    With lambda the adjoint of mu_i and sigma that of S_i, from the last word back:
-    lambda += g_kl mu_i and sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then
-    dL/dB_i = A_i lambda, dL/dA_i = lambda (mu_{i-1} + B_i) + sigma / A_i, lambda <- A_i lambda.
-    """
+    """Adjoint sweep of one sentence (prefixes as :func:`_forward` wrote them), adding to its words' gradient rows.
+    With lambda the adjoint of mu_i and sigma that of S_i, from the last word back: lambda += g_kl mu_i,
+    sigma += g_kl (sigma^2_i - 1) (the prefix's KL), then dL/dB_i = A_i lambda,
+    dL/dA_i = lambda (mu_{i-1} + B_i) + sigma / A_i, lambda <- A_i lambda."""
     one, weight = REAL(1.0), REAL(kl_weight)
     var, adjoint_mean, adjoint_cum = buffers[1], buffers[3], buffers[4]
-    dim = len(var)
-    n = len(slots)
+    dim, n = len(var), len(slots)
     for d in range(dim):
         adjoint_mean[d], adjoint_cum[d] = g_mean[d], g_cum[d]
         buffers[2 * (n & 1), d] = means[n - 1, d] if n else 0.0  # buffers 0 and 2 take turns: mu_i, mu_{i-1}
@@ -246,9 +223,8 @@ def _backward(slots, a, b, inv_a, means, variances, g_mean, g_cum, kl_weight, bu
 
 @njit(**_jit)
 def _lazy_adam(table, exp_avg, exp_avg_sq, grads, touched, count, step_size, beta1, beta2, eps):
-    """SparseAdam's update (in float32, as the reference) of the rows ``touched[:count]`` with
-    their gradients: m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v),
-    w <- w - step_size m / (sqrt(v) + eps)."""
+    """SparseAdam's update of the rows ``touched[:count]``, in float32 as the reference:
+    m <- m + (1 - b1)(g - m), v <- v + (1 - b2)(g^2 - v), w <- w - step_size m / (sqrt(v) + eps)."""
     one_minus_beta1, one_minus_beta2 = np.float32(1.0 - beta1), np.float32(1.0 - beta2)
     step32, eps32 = np.float32(step_size), np.float32(eps)
     for slot in range(count):
@@ -268,22 +244,17 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
                 slot_of, anchor_weight, anchor_targets):
     """Run consecutive WLO training steps, updating weights and Adam moments in place.
 
-    Step k trains on ``step_pairs[k]`` = r pairs whose 4r sentences (s1 rows, s2 rows, n1
-    rows, n2 rows, each already scrambled) follow the previous step's in ``starts`` /
-    ``lengths``. Its loss is the reference's:
+    Step k trains on ``step_pairs[k]`` = r pairs, whose 4r scrambled sentences (s1, s2, n1, n2 rows)
+    follow the previous step's in ``starts`` / ``lengths``, with the reference's loss:
     mean over rows of [max(0, m - d(s1,s2) + d(s1,n1)) + max(0, m - d(s1,s2) + d(s2,n2))]
-    + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I)),
+    + prior_weight / r * (sum over the 4r sentences and their prefixes of KL to N(0, I))
     + anchor_weight / r * sum over the step's distinct words w of 1/2 (T_w - anchor_targets[w])^2,
     T_w = sum_d log|A_w,d| (``--rarity-anchor``; 0: off, and ``anchor_targets`` may be empty).
-    ``first_step`` is the optimizer's step count before the first step (Adam's bias
-    correction); ``slot_of`` is scratch, -1 everywhere (and left so). Adam is lazy: it moves
-    only the rows a step touches (the paper's sparse updates).
-
-    Returns (losses, steps done): a step whose loss, or a final mean or variance in float32,
-    is not finite stops the run before its update.
-
-    One thread: a step is a few milliseconds, and parallel regions that short stall whenever
-    the other core is busy (measured: 5 to 10 times slower, against 20% faster when idle).
+    ``first_step`` is the optimizer's step count before (Adam's bias correction); ``slot_of`` is
+    scratch, -1 everywhere (and left so). Returns (losses, steps done): a step whose loss, or a final
+    mean or variance in float32, is not finite stops the run before its update. One thread: a step is
+    a few milliseconds, and parallel regions that short stall whenever the other core is busy
+    (measured: 5 to 10 times slower, against 20% faster when idle).
     """
     dim = scale.shape[1]
     steps = len(step_pairs)
@@ -360,8 +331,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         loss = hinge / r + prior_weight * prior / r + anchor_weight * pulled / r
         losses[k] = loss
         if not finite[:size].all() or not abs(prior) <= 3.4e38 or not math.isfinite(loss):  # as float32
-            for slot in range(count):
-                slot_of[touched[slot]] = -1
+            slot_of[touched[:count]] = -1
             return losses, k
         # backward, then lazy Adam on the touched rows
         for s in range(size):
@@ -377,22 +347,19 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
         step_size = lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
         _lazy_adam(scale, scale_avg, scale_avg_sq, grad_a, touched, count, step_size, beta1, beta2, eps)
         _lazy_adam(shift, shift_avg, shift_avg_sq, grad_b, touched, count, step_size, beta1, beta2, eps)
-        for slot in range(count):
-            slot_of[touched[slot]] = -1
+        slot_of[touched[:count]] = -1
         first += size
     return losses, steps
 
 
 @njit(**_jit)
 def pack_scrambled(ids, offsets, sentences, batch_rows, widths, uniforms, probability):
-    """The tokens of corpus ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``)
-    one after the other, each in the order :func:`probsent.training.trainer.scramble` gives.
-
-    The sentences come in padded batches of ``batch_rows`` rows and ``widths`` columns; per
-    batch, scramble draws ``rows`` uniforms (the row is shuffled where one is below
-    ``probability``), then ``rows x width`` keys: the words of a shuffled row are sorted by the
-    first ``length`` keys of its padded row. ``uniforms`` holds every draw of every batch in
-    that order (empty when ``probability`` <= 0: nothing is shuffled). Returns (tokens, starts).
+    """(tokens, starts): the tokens of corpus ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``)
+    one after the other, each in the order :func:`probsent.training.trainer.scramble` gives. They come in
+    padded batches of ``batch_rows`` rows and ``widths`` columns; per batch, scramble draws ``rows``
+    uniforms (a row is shuffled where its one is below ``probability``), then ``rows x width`` keys
+    (a shuffled row's words sorted by the first ``length`` keys of its padded row). ``uniforms`` holds
+    every batch's draws in that order (empty when ``probability`` <= 0: nothing is shuffled).
     """
     n = len(sentences)
     starts = np.zeros(n, np.int64)
