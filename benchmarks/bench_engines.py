@@ -29,6 +29,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import probsent.training.negatives as negatives_module  # noqa: E402
 import probsent.training.trainer as trainer_module  # noqa: E402
 from experiments.plan import MAIN_WLO, MIXTURE, PAIRS  # noqa: E402
 from probsent.training.config import TrainConfig  # noqa: E402
@@ -54,11 +55,11 @@ def run(engine: str, data: str, steps: int, workdir: Path) -> tuple[float, dict[
                          eval_every=10**9, engine=engine, **MIXTURE, **MAIN_WLO)
     trainer = Trainer(config, progress=False, log=lambda _: None)
     seconds: dict[str, float] = defaultdict(float)
-    originals = (trainer_module.encode_by_length, trainer_module.mine_negatives)
-    if engine == "torch":  # the parts, timed where the reference trainer calls them
-        trainer_module.encode_by_length = timed(seconds, "", originals[0], key=lambda *a, **k:
-                                                "steps" if k.get("with_kl") else "encoding")
-        trainer_module.mine_negatives = timed(seconds, "mining", originals[1])
+    originals = (trainer_module.encode_by_length, negatives_module.encode_by_length, negatives_module.mine_fastest)
+    if engine == "torch":  # the parts, timed where the reference trainer and its miner call them
+        trainer_module.encode_by_length = timed(seconds, "steps", originals[0])
+        negatives_module.encode_by_length = timed(seconds, "encoding", originals[1])
+        negatives_module.mine_fastest = timed(seconds, "mining", originals[2])
         backward, step = torch.Tensor.backward, trainer.optimizer.step
         torch.Tensor.backward = timed(seconds, "steps", backward)  # type: ignore[method-assign]
         trainer.optimizer.step = timed(seconds, "steps", step)
@@ -66,7 +67,7 @@ def run(engine: str, data: str, steps: int, workdir: Path) -> tuple[float, dict[
     try:
         trainer.train()
     finally:
-        trainer_module.encode_by_length, trainer_module.mine_negatives = originals
+        trainer_module.encode_by_length, negatives_module.encode_by_length, negatives_module.mine_fastest = originals
         if engine == "torch":
             torch.Tensor.backward = backward  # type: ignore[method-assign]
     total = time.perf_counter() - start

@@ -17,9 +17,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from probsent.gaussian import LOG_2PI, VARIANCE_FLOOR_LOG
+from probsent.gaussian import LOG_2PI, SCALE_FLOOR, VARIANCE_FLOOR_LOG
 
-TINY_SCALE = 1e-30  # log|A| clamps |A| here (as the reference): no gradient through it below
 LOG_FLOAT32_MAX = math.log(float(np.finfo(np.float32).max))
 
 # the working precision of the per-token loops (float32, as the reference's tensors);
@@ -53,7 +52,7 @@ def encode_final(ids, starts, lengths, scale, shift):
             else:
                 total = 0.0
                 for p in range(starts[k], starts[k] + lengths[k]):
-                    total += math.log(max(abs(np.float64(scale[ids[p], d])), TINY_SCALE))
+                    total += math.log(max(abs(np.float64(scale[ids[p], d])), SCALE_FLOOR))
                 logvar_out[k, d] = 2.0 * total
     return mean_out, logvar_out
 
@@ -64,12 +63,12 @@ def _sum_log_abs(row) -> float:
     leaves float64's normal range (never, for scales of realistic size)."""
     product = 1.0
     for value in row:
-        product *= max(abs(np.float64(value)), TINY_SCALE)
+        product *= max(abs(np.float64(value)), SCALE_FLOOR)
     if 1e-300 < product < 1e300:
         return math.log(product)
     total = 0.0
     for value in row:
-        total += math.log(max(abs(np.float64(value)), TINY_SCALE))
+        total += math.log(max(abs(np.float64(value)), SCALE_FLOOR))
     return total
 
 
@@ -102,7 +101,7 @@ def _load_rows(touched, first, end, scale, shift, a, b, inv_a, log_a_sum, grad_a
             grad_a_row[d] = 0.0
             grad_b_row[d] = 0.0
         for d in range(len(a_row)):
-            if not abs(a_row[d]) >= TINY_SCALE:  # log|A| is clamped there: no gradient
+            if not abs(a_row[d]) >= SCALE_FLOOR:  # log|A| is clamped there: no gradient
                 inv_row[d] = 0.0
 
 
@@ -143,7 +142,7 @@ def _final(slots, a, means, variances, mean, var, cum) -> bool:
         if not 1e-37 < var[d] < 1e37:
             cum[d] = 0.0
             for slot in slots:
-                cum[d] += math.log(max(abs(np.float64(a[slot, d])), TINY_SCALE))
+                cum[d] += math.log(max(abs(np.float64(a[slot, d])), SCALE_FLOOR))
             var[d] = math.exp(2.0 * cum[d])
             if 2.0 * cum[d] > LOG_FLOAT32_MAX:
                 finite = False

@@ -10,10 +10,10 @@ Reference: this project's recipe study (docs/EXPERIMENTS.md); not in the paper.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from torch import Tensor
+
+from probsent.gaussian import log_abs_scale
 
 NAME = "rarity-anchor"
 
@@ -30,7 +30,7 @@ def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
 def rarity_anchor_targets(counts: np.ndarray, rarity_init: float, dim: int, scale_init_mean: float) -> np.ndarray:
     """t_w of every word (float64): the term ``--rarity-init`` starts it at, less the
     initialization noise: dim x log|scale_init_mean| plus its rarity term."""
-    start = dim * math.log(max(abs(scale_init_mean), 1e-30))
+    start = dim * float(log_abs_scale(np.float64(scale_init_mean)))
     return rarity_terms(counts, rarity_init).astype(np.float64) + start
 
 
