@@ -7,18 +7,9 @@ import copy
 import torch
 
 from probsent.models import WLO, build_model
-from probsent.training.checkpoint import _optimizer_tensors
+from probsent.data.vocab import Vocabulary
+from probsent.training.checkpoint import LAST, load_checkpoint, save_checkpoint
 from probsent.training.optimizer import WordAwareAdam
-
-
-def _as_checkpoint_gives_it_back(optimizer: WordAwareAdam) -> dict:
-    """The state as load_checkpoint hands it over: every slot a tensor (the step too)."""
-    tensors, groups = _optimizer_tensors(optimizer)
-    slots: dict[str, dict[str, torch.Tensor]] = {}
-    for name, value in tensors.items():
-        index, key = name.split("/", 1)
-        slots.setdefault(index, {})[key] = value
-    return {"state": slots, "param_groups": copy.deepcopy(groups)}
 
 
 def test_lazy_adam_moves_only_the_rows_a_step_uses() -> None:
@@ -40,10 +31,10 @@ def test_lazy_adam_moves_only_the_rows_a_step_uses() -> None:
             assert torch.equal(param[rows], start[rows]) and not moments["exp_avg"][rows].any()
 
 
-def test_word_aware_adam_resumes_from_a_checkpoints_state_bit_for_bit() -> None:
+def test_word_aware_adam_resumes_from_a_checkpoint_bit_for_bit(tmp_path) -> None:
     # an LSTM model has both kinds of weights: a sparse word table (lazy Adam) and dense ones
-    # (Adam); a fresh optimizer given the state as a checkpoint gives it back (tensors, the step
-    # too) continues exactly as the one that saved it
+    # (Adam); the model and optimizer read back from a checkpoint (every slot a tensor there, the
+    # step too) continue exactly as the ones that saved it
     torch.manual_seed(3)
     models = [build_model({"type": "lstmavg", "vocab_size": 50, "dim": 4, "hidden": 3}) for _ in range(2)]
     models[1].load_state_dict(models[0].state_dict())
@@ -57,8 +48,10 @@ def test_word_aware_adam_resumes_from_a_checkpoints_state_bit_for_bit() -> None:
             model(ids, lengths).mean.square().sum().backward()
             optimizer.step()
         if step == 1:
-            optimizers[1] = WordAwareAdam(models[1], lr=0.01)
-            optimizers[1].load_state_dict(_as_checkpoint_gives_it_back(optimizers[0]))
+            vocab = Vocabulary(["<unk>"] + [f"w{i}" for i in range(1, 50)])
+            save_checkpoint(tmp_path, models[0], vocab, optimizers[0], torch.Generator(), {}, {})
+            models[1], _, optimizers[1], _, _ = load_checkpoint(tmp_path / LAST,
+                                                                lambda encoder: WordAwareAdam(encoder, lr=0.01))
     assert all(torch.equal(p, q) for p, q in zip(models[0].parameters(), models[1].parameters()))
     assert not any(torch.equal(start[k], v) for k, v in models[0].state_dict().items())  # every weight moved
 
