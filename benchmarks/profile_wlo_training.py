@@ -67,7 +67,7 @@ def main() -> None:
           f"mixture, untrained start): {pairs / total:,.0f} pairs/s\n")
     print("| part | seconds per mega-batch |")
     print("|---|---:|")
-    for name in ("encoding the mega-batch", "mining", "mining: bound product", "mining: exact values",
+    for name in ("encoding the mega-batch", "mining",
                  "steps: forward", "steps: backward", "steps: optimizer"):
         print(f"| {name} | {SECONDS[name] / megabatches:.3f} |")
     print(f"| everything (loop, checkpoint at the end included) | {total / megabatches:.3f} |")
