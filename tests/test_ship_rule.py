@@ -88,7 +88,7 @@ def test_a_diagnostic_stage_reads_the_runs_the_rounds_data_file_names(tmp_path, 
             else:  # one run, at the rarity weight it was started from
                 (model_dir, weight), = read
                 assert record["model"] == f"runs/{names[0]}/best" == f"runs/{model_dir.parent.name}/best"
-                assert weight == record["rarity_weight"] == sr.design_run_named(names[0]).flags["rarity_init"]
+                assert weight == record["rarity_weight"] == 0.3  # the pre-registered --rarity-init
     capsys.readouterr()
     without = min(n for n, round_ in DESIGN_ROUNDS.items() if "similarity" not in round_.diagnostic_runs)
     with pytest.raises(SystemExit, match=f"design round {without} names no runs for --stage similarity"):

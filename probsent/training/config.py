@@ -107,8 +107,8 @@ class TrainConfig:
             if problem:
                 raise InvalidValueError(f"{flag_name(spec.name)}: {problem}")
         if self.min_overlap > self.max_overlap:
-            raise InvalidValueError(f"--min-overlap {self.min_overlap} is above --max-overlap {self.max_overlap}: "
-                                    f"no pair could be kept")
+            raise InvalidValueError(f"{flag_name('min_overlap')} {self.min_overlap} is above "
+                                    f"{flag_name('max_overlap')} {self.max_overlap}: no pair could be kept")
         if self.source_caps is not None:
             try:
                 parse_source_caps(self.source_caps)
