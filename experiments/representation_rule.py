@@ -37,7 +37,8 @@ import numpy as np
 from experiments.design_rounds import REPRESENTATION_ROUNDS
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments.plan import PAIRS, Run
-from experiments.ship_rule import RECORDS, dev_measures, last_diagnostics, shared_floors, training_vocabulary_size
+from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, last_diagnostics, seed_means,
+                                   shared_floors, similarity_diagnostic, training_vocabulary_size)
 from experiments.stage_helpers import SEEDS, seed_name, train, with_seed
 from probsent.io import write_json
 
@@ -138,41 +139,20 @@ def reference_record() -> dict[str, Any]:
 
 def own_similarity_parts(model_dir: Path) -> dict[str, float]:
     """STS-B dev Pearson x100 of the model's own similarity, log N(0; mu1 - mu2, S1 + S2), and of its
-    distance and log-determinant parts, with the variances its similarity compares: what a round-A
-    candidate did to the similarity it trained. (The wlo2v candidates' second-scale variances were
-    read at the tag issue34-round-a, where ``--model wlo2v`` still exists; the record keeps them.)"""
-    import probsent
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation.metrics import pearson
-    from probsent.evaluation.tables import gaussians
-
-    model = probsent.load(model_dir)
-    dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
-    (m1, l1), (m2, l2) = gaussians(model, dev.first), gaussians(model, dev.second)
-    both = np.exp(l1) + np.exp(l2)
-    distance, spread = -0.5 * ((m1 - m2) ** 2 / both).sum(1), -0.5 * np.log(both).sum(1)
-    return {"own_similarity": 100.0 * pearson(distance + spread, dev.scores),
-            "own_distance_part": 100.0 * pearson(distance, dev.scores),
-            "own_log_determinant_part": 100.0 * pearson(spread, dev.scores)}
+    distance and log-determinant parts, with the variances its similarity compares
+    (:func:`experiments.ship_rule.similarity_diagnostic`): what a round-A candidate did to the
+    similarity it trained. (The wlo2v candidates' second-scale variances were read at the tag
+    issue34-round-a, where ``--model wlo2v`` still exists; the record keeps them.)"""
+    measured = similarity_diagnostic(model_dir)
+    return {"own_similarity": measured["expected_inner_product"],
+            **{key: measured[key] for key in ("own_distance_part", "own_log_determinant_part")}}
 
 
 def pooled_distance_diagnostic(model_dir: Path) -> dict[str, float]:
-    """Round A's diagnostic (STS-B dev, Pearson x100): the model's own distance part against the
-    pooled distance, alone and with the log-determinant part."""
-    import probsent
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation.metrics import pearson
-    from probsent.evaluation.tables import gaussians
-
-    model = probsent.load(model_dir)
-    dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
-    (m1, l1), (m2, l2) = gaussians(model, dev.first), gaussians(model, dev.second)
-    both = np.exp(l1) + np.exp(l2)
-    own = -0.5 * ((m1 - m2) ** 2 / both).sum(1)
-    pooled = -0.5 * ((m1 - m2) ** 2).sum(1) / both.mean(1)
-    return {"own_distance_part": 100.0 * pearson(own, dev.scores),
-            "pooled_distance": 100.0 * pearson(pooled, dev.scores),
-            "pooled_with_log_determinant": 100.0 * pearson(pooled - 0.5 * np.log(both).sum(1), dev.scores)}
+    """Round A's diagnostic (STS-B dev, Pearson x100; :func:`experiments.ship_rule.similarity_diagnostic`):
+    the model's own distance part against the pooled distance, alone and with the log-determinant part."""
+    measured = similarity_diagnostic(model_dir)
+    return {key: measured[key] for key in ("own_distance_part", "pooled_distance", "pooled_with_log_determinant")}
 
 
 SIMPLIFICATION_SOURCES = ("asset_simplification", "turkcorpus_simplification")
@@ -227,6 +207,19 @@ def train_and_write(run: Run) -> Path:
         source = RUNS_DIR / run.name / "best"
         export_model(probsent.load(source), target, source=str(source.relative_to(REPO)), start_variance=SHIPPED_UNIT)
     return target
+
+
+def select(record: dict[str, Any], names: list[str]) -> None:
+    """The choice, into ``record``: the finalists (the best FINALISTS of the candidates ``names``
+    that pass, by seed-1 C), the three-seed mean C of each finalist whose seeds are all recorded
+    and pass, the winner (the highest) and whether it ships (at least SHIP_MARGIN)."""
+    scored = {run: {**r, "score": r["gains"]["C"]} for run, r in record["runs"].items()}
+    record["finalists"] = finalists(scored, names, FINALISTS)
+    seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
+    complete = {n: runs for n, runs in seeds.items() if all(r in scored for r in runs)}
+    record["three_seed_C"] = seed_means(scored, complete)
+    record["winner"] = choose(scored, complete)
+    record["ships"] = bool(record["winner"]) and record["three_seed_C"][record["winner"]] >= SHIP_MARGIN
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,16 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = [n for n in names if n not in record["runs"]]
         if missing:
             raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
-        passing = [n for n in names if not record["runs"][n]["missed"]]
-        record["finalists"] = sorted(passing, key=lambda n: -record["runs"][n]["gains"]["C"])[:FINALISTS]
-        seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
-        complete = {n: runs for n, runs in seeds.items() if all(r in record["runs"] for r in runs)}
-        eligible = {n: float(np.mean([record["runs"][r]["gains"]["C"] for r in [n, *runs]]))
-                    for n, runs in complete.items() if all(not record["runs"][r]["missed"] for r in [n, *runs])}
-        record["three_seed_C"] = eligible
-        winner = max(eligible, key=eligible.get) if eligible else None
-        record["winner"] = winner
-        record["ships"] = bool(winner) and eligible[winner] >= SHIP_MARGIN
+        select(record, names)
         write_json(path, record)
         print(json.dumps({k: record[k] for k in ("finalists", "three_seed_C", "winner", "ships")}, indent=1))
     if args.stage == "test":

@@ -190,10 +190,9 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     """Development only (STS Benchmark dev): Pearson x100 of the cosine of concat(mean, var),
     of the means alone and of the variances alone, and the median share of the variance half
     in the norm of concat(mean, var): what the paper's similarity read-out is made of; and of
-    the model's own similarity, log N(0; mu1 - mu2, S1 + S2) (what ``similarity()`` returns)."""
-
-    import torch
-
+    the model's own similarity, log N(0; mu1 - mu2, S1 + S2), its distance and log-determinant
+    parts, and the pooled distance (the squared gap over the mean summed variance), alone and with
+    the log-determinant part."""
     import probsent
     from probsent.evaluation import datasets as ds
     from probsent.evaluation.metrics import pearson
@@ -206,14 +205,17 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     var1, var2 = np.exp(logvar1), np.exp(logvar2)
     concat1, concat2 = np.hstack([mean1, var1]), np.hstack([mean2, var2])
     share = np.linalg.norm(var1, axis=1) / np.linalg.norm(concat1, axis=1)
-    own = expected_inner_product(*(torch.from_numpy(x) for x in (mean1, logvar1, mean2, logvar2))).numpy()
+    own = expected_inner_product(mean1, logvar1, mean2, logvar2)
     # its two parts (less a constant): -1/2 sum_d (mu1 - mu2)^2 / (S1 + S2) and -1/2 log|S1 + S2|
     both = var1 + var2
     distance, spread = -0.5 * ((mean1 - mean2) ** 2 / both).sum(1), -0.5 * np.log(both).sum(1)
+    pooled = -0.5 * ((mean1 - mean2) ** 2).sum(1) / both.mean(1)
     return {"concat": 100.0 * pearson(rows_cosine(concat1, concat2), dev.scores),
             "expected_inner_product": 100.0 * pearson(own, dev.scores),
             "own_distance_part": 100.0 * pearson(distance, dev.scores),
             "own_log_determinant_part": 100.0 * pearson(spread, dev.scores),
+            "pooled_distance": 100.0 * pearson(pooled, dev.scores),
+            "pooled_with_log_determinant": 100.0 * pearson(pooled + spread, dev.scores),
             "means": 100.0 * pearson(rows_cosine(mean1, mean2), dev.scores),
             "variances": 100.0 * pearson(rows_cosine(var1, var2), dev.scores),
             "variance_share": float(np.median(share))}
@@ -262,9 +264,15 @@ def choose(records: dict[str, dict[str, Any]], seeds: dict[str, list[str]], key:
     """The winner: among finalists (keys of ``seeds``: name -> its seed runs' names) whose every
     seed passes the floors, the highest mean of ``key`` (the rule's score) over the seeds; None
     if none passes."""
-    passing = {name: [records[r][key] for r in [name, *runs]] for name, runs in seeds.items()
-               if all(not records[r]["missed"] for r in [name, *runs])}
-    return max(passing, key=lambda name: np.mean(passing[name])) if passing else None
+    means = seed_means(records, seeds, key)
+    return max(means, key=means.get) if means else None
+
+
+def seed_means(records: dict[str, dict[str, Any]], seeds: dict[str, list[str]], key: str = "score") -> dict[str, float]:
+    """The mean of ``key`` over the seeds of each finalist (keys of ``seeds``) whose every seed
+    passes the floors."""
+    return {name: float(np.mean([records[r][key] for r in [name, *runs]])) for name, runs in seeds.items()
+            if all(not records[r]["missed"] for r in [name, *runs])}
 
 
 def finalists(records: dict[str, dict[str, Any]], names: list[str], count: int = 2) -> list[str]:

@@ -67,3 +67,22 @@ def test_every_candidate_of_round_a_departs_from_the_shipped_recipe_by_one_named
         changed = {k for k, v in run.flags.items() if SHIPPED_RECIPE.get(k) != v}
         assert changed and changed <= {"similarity_distance", "model", "rarity_anchor"}
         assert run.flags["engine"] == "torch" and run.flags["rarity_init"] == 0.3
+
+
+def test_the_choice_among_finalists_by_hand() -> None:
+    def run(c: float, missed: tuple[str, ...] = ()) -> dict:
+        return {"gains": {"C": c}, "missed": list(missed)}
+
+    runs = {"a": run(0.9), "b": run(2.0, ("news-train",)), "c": run(0.5), "d": run(0.1)}
+    record = {"runs": dict(runs)}
+    rule.select(record, ["a", "b", "c", "d"])  # b fails a floor: a and c are the finalists
+    assert record["finalists"] == ["a", "c"][:rule.FINALISTS]
+    assert record["three_seed_C"] == {} and record["winner"] is None and not record["ships"]  # no seeds yet
+    # a's seeds: 0.9, 0.3, 0.3 (mean 0.5); c's: 0.5, 0.8, 0.8 (mean 0.7): c wins, and ships if 0.7 is enough
+    record["runs"].update({"a-seed2": run(0.3), "a-seed3": run(0.3), "c-seed2": run(0.8), "c-seed3": run(0.8)})
+    rule.select(record, ["a", "b", "c", "d"])
+    assert record["three_seed_C"] == pytest.approx({"a": 0.5, "c": 0.7})
+    assert record["winner"] == "c" and record["ships"] == (0.7 >= rule.SHIP_MARGIN)
+    record["runs"]["c-seed3"] = run(0.8, ("equal_length",))  # a seed below a floor: c is out
+    rule.select(record, ["a", "b", "c", "d"])
+    assert record["winner"] == "a" and record["three_seed_C"] == pytest.approx({"a": 0.5})
