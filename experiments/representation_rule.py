@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.design_rounds import REPRESENTATION_ROUNDS
+from experiments.design_rounds import REPRESENTATION_ROUNDS, design_run_named
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments.plan import PAIRS, Run
 from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, last_diagnostics, seed_means,
@@ -47,7 +47,6 @@ SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and 
 MOST_LOSS = -1.0  # a floor: neither gain (noise units) below this
 FINALISTS = 2  # the best this many seed-1 candidates that pass get seeds 2 and 3
 GOALS = {"stsb_test_concat": 70.0, "snli_test_entailment": 72.0}  # issue 34's goals for the model that ships
-SHIPPED_UNIT = 0.015625  # the start variance the shipped model was written with (round 4)
 SPECIFICITY = ("news_length_groups", "equal_length", "one_word_explain", "shorter_specific")
 SHIP_MARGIN = 0.5
 
@@ -205,8 +204,13 @@ def train_and_write(run: Run) -> Path:
     if not target.is_dir():  # train (resumed if cut off), then write the shipped unit
         train(run)
         source = RUNS_DIR / run.name / "best"
-        export_model(probsent.load(source), target, source=str(source.relative_to(REPO)), start_variance=SHIPPED_UNIT)
+        export_model(probsent.load(source), target, source=str(source.relative_to(REPO)), start_variance=shipped_unit())
     return target
+
+
+def shipped_unit() -> float:
+    """The start variance the shipped model was written with: its run's, as the shipped choice names it."""
+    return design_run_named(json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))["run"]).flags["start_variance"]
 
 
 def select(record: dict[str, Any], names: list[str]) -> None:

@@ -2,13 +2,14 @@
 the gains C, every floor, and the choice among finalists."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from experiments import representation_rule as rule
 from experiments.design_rounds import REPRESENTATION_ROUNDS
-from experiments.design_rounds.base_recipe import SHIPPED_RECIPE
+from experiments.paths import REPO
 
 REFERENCE = {
     "shipped": {"news_length_groups": 66.0, "equal_length": 100.0, "one_word_explain": 80.0, "shorter_specific": 95.0,
@@ -62,11 +63,15 @@ def test_each_floor_refuses_by_name(changes, missed) -> None:
     assert len(found) >= 1 and any(missed in line for line in found), found
 
 
-def test_every_candidate_of_round_a_departs_from_the_shipped_recipe_by_one_named_option() -> None:
+def test_every_candidate_of_round_a_departs_from_the_shipped_models_recipe_by_named_options() -> None:
+    # the recipe the shipped model recorded it was trained with (its config.json), not the rounds' own constant
+    recorded = json.loads((REPO / "probsent" / "pretrained" / "wlo" / "config.json").read_text())["training"]["config"]
+    assert rule.shipped_unit() == 0.015625  # round 4's pre-registered unit (results/shipped/choice.json's run)
     for run in REPRESENTATION_ROUNDS["A"].candidates:
-        changed = {k for k, v in run.flags.items() if SHIPPED_RECIPE.get(k) != v}
-        assert changed and changed <= {"similarity_distance", "model", "rarity_anchor"}
-        assert run.flags["engine"] == "torch" and run.flags["rarity_init"] == 0.3
+        changed = {k for k in ("model", "hardness_cap", "rarity_init", "rarity_anchor", "similarity_distance")
+                   if run.flags.get(k, recorded.get(k, "own")) != recorded.get(k, "own")}
+        assert changed and changed <= {"similarity_distance", "model", "rarity_anchor"}, (run.name, changed)
+        assert run.flags["engine"] == "torch" and run.flags["rarity_init"] == recorded["rarity_init"]
 
 
 def test_the_choice_among_finalists_by_hand() -> None:
