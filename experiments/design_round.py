@@ -17,7 +17,8 @@ from experiments.plan import Run
 @dataclass(frozen=True)
 class DesignRound:
     """One pre-registered design round: its hypothesis and its candidates (seed 1). The fields
-    after ``record_notes`` are the ship rule's; issue 34's rule reads the first four."""
+    after ``record_notes`` are the ship rule's; issue 34's rule reads the first four and
+    ``protocol_commit``."""
 
     number: int | str  # the ship rule's rounds are numbered (1, 2, ...), issue 34's lettered (A, B, C)
     hypothesis: str

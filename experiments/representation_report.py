@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from experiments.design_rounds import REPRESENTATION_ROUNDS
-from experiments.representation_rule import (DIRECTION_DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, REFERENCE,
-                                             SHIP_MARGIN, SHIPPED_CHOICE, SPECIFICITY, direction_noise, noise_units)
+from experiments.representation_rule import (DIRECTION_DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, PROTOCOL_COMMITS,
+                                             REFERENCE, SHIP_MARGIN, SHIPPED_CHOICE, SPECIFICITY, direction_noise,
+                                             noise_units)
 from experiments.paths import REPO, RESULTS_DIR
 from experiments.ship_rule import RECORDS, STS17_FLOOR, STSB_DEV_FLOOR
 from experiments.stage_helpers import SEEDS, seed_name
 
-PROTOCOL_COMMITS = "2ecfa54, fba1be3 and 836d9d0"  # docs/EXPERIMENTS.md's "Issue 34" section
 COLUMNS = (("news_length_groups", "News groups"), ("equal_length", "Equal-length"),
            ("one_word_explain", "One-word explain"), ("shorter_specific", "Shorter-specific"),
            ("stsb_dev_concat", "STS-B dev concat"), ("stsb_dev_means", "STS-B dev means"))

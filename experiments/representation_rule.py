@@ -1,6 +1,6 @@
 """Issue 34's rule and its design rounds: similarity and entailment from the same Gaussians.
 
-The rule is docs/EXPERIMENTS.md's section "Issue 34" (committed in fba1be3 / 836d9d0, before
+The rule is docs/EXPERIMENTS.md's section "Issue 34" (committed in ``PROTOCOL_COMMITS``, before
 any run): floors that keep every specificity development measure of the shipped model within
 its recipe's seed sd and beat the information-content baseline on the news training rows, and a
 choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entailment.
@@ -44,6 +44,7 @@ from probsent.io import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
 SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and the record that measured its seeds
+PROTOCOL_COMMITS = "2ecfa54, fba1be3 and 836d9d0"  # the rule's pre-registration and its two wording fixes
 MOST_LOSS = -1.0  # a floor: neither gain (noise units) below this
 FINALISTS = 2  # the best this many seed-1 candidates that pass get seeds 2 and 3
 GOALS = {"stsb_test_concat": 70.0, "snli_test_entailment": 72.0}  # issue 34's goals for the model that ships

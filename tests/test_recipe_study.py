@@ -102,7 +102,7 @@ def test_recipe_goals_are_computed_from_the_numbers() -> None:
 
 
 def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
-    """RecipeRound 3 adds no combination; both earlier combinations compete; a selected run of an
+    """Recipe round 3 adds no combination; both earlier combinations compete; a selected run of an
     earlier round is neither trained nor evaluated again (its round's records are used)."""
     from experiments.protocol import candidate_names, candidates, earlier_round_of, evaluation_dir, extra_runs
     from experiments.rounds import RECIPE_ROUNDS, round_3

@@ -1,4 +1,4 @@
-"""RecipeRound 1: one change at a time against the paper's recipe (prior weight, rarity
+"""Recipe round 1: one change at a time against the paper's recipe (prior weight, rarity
 initialization, minimum count, re-mined false negatives, close pairs), and their combination.
 
 Some runs use --false-negatives remine, which left ``probsent train`` after the study (issue 35): this

@@ -1,4 +1,4 @@
-"""RecipeRound 2: the causes round 1 left untested (mini-batch negatives, mining on the means, a
+"""Recipe round 2: the causes round 1 left untested (mini-batch negatives, mining on the means, a
 hardness cap, three epochs, no image captions, dense Adam), and a combination of both rounds.
 
 Some runs use --mine-by means and --adam dense, which left ``probsent train`` after the study (issue 35): this

@@ -1,4 +1,4 @@
-"""RecipeRound 3: the loose-then-close curriculum, and the hardness cap with one more change.
+"""Recipe round 3: the loose-then-close curriculum, and the hardness cap with one more change.
 
 Some runs use --then-min-overlap, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.

@@ -1,4 +1,4 @@
-"""RecipeRound 4: the paper's prior on top of the rarity initialization (round 3's best-STS run)."""
+"""Recipe round 4: the paper's prior on top of the rarity initialization (round 3's best-STS run)."""
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_3
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records

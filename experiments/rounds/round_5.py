@@ -1,4 +1,4 @@
-"""RecipeRound 5: rounds 3-4's two best-STS recipes over three epochs."""
+"""Recipe round 5: rounds 3-4's two best-STS recipes over three epochs."""
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_4
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records

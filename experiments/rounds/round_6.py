@@ -1,4 +1,4 @@
-"""RecipeRound 6: a prior on the variances alone (the means left free), so that the margin is met by
+"""Recipe round 6: a prior on the variances alone (the means left free), so that the margin is met by
 the means and not by shrinking every variance.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this

@@ -1,4 +1,4 @@
-"""RecipeRound 7: round 6's best-STS run (the prior on the variances alone) over three epochs.
+"""Recipe round 7: round 6's best-STS run (the prior on the variances alone) over three epochs.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.

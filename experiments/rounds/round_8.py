@@ -1,4 +1,4 @@
-"""RecipeRound 8: paraphrases made by translation (the Bible verse versions) in place of the image
+"""Recipe round 8: paraphrases made by translation (the Bible verse versions) in place of the image
 captions, or beside them (every pair of the file)."""
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_7

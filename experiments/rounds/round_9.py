@@ -1,4 +1,4 @@
-"""RecipeRound 9: the whole file (round 8's one change that raised news-dev) over three epochs."""
+"""Recipe round 9: the whole file (round 8's one change that raised news-dev) over three epochs."""
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_8
 from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
