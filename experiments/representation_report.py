@@ -53,7 +53,7 @@ def _header() -> list[str]:
 
 def reference_lines(reference: dict[str, Any]) -> list[str]:
     units = noise_units(reference)
-    shipped = {"stsb_dev_means": None, "sts17": None, **reference["shipped"], "snli_dev": reference["snli_dev"]}
+    shipped = {**reference["shipped"], "snli_dev": reference["snli_dev"]}
     sd = reference["sd"]
     return ["Reference (`python -m experiments.representation_rule --stage reference`): the shipped model's "
             "development numbers, and the sample sd over its recipe's three seeds in "
@@ -86,13 +86,15 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                 f"`{diagnostic['model']}`): " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}"
                                                           for k, v in diagnostic["measures"].items()) + ".", ""]
     runs = record.get("runs", {})
+    first = [r.name for r in round_.candidates if r.name in runs]  # seed 1; the others are seeds 2-3
     if runs:
         out += ["Development numbers (seed 1; `--stage dev`):", "", *_header(),
-                *[_row(run, runs[run]) for run in runs if "-seed" not in run], "",
+                *[_row(run, runs[run]) for run in first], "",
                 "Diagnostics of each run's last validation (`log.jsonl`): "
-                + "; ".join(f"`{run}` Spearman(term, log count) {r['diagnostics'].get('term_count_spearman', 0):.2f}, "
-                            f"active hinge {r['diagnostics'].get('active_hinge', 0):.2f}"
-                            for run, r in runs.items() if "-seed" not in run) + ".", ""]
+                + "; ".join(f"`{run}` Spearman(term, log count) "
+                            f"{_f(runs[run]['diagnostics'].get('term_count_spearman'), 2)}, "
+                            f"active hinge {_f(runs[run]['diagnostics'].get('active_hinge'), 2)}" for run in first)
+                + ".", ""]
     parts = record.get("similarity_parts")
     if parts:
         out += [f"What each candidate did to the similarity it trained (`--round {name} --stage similarity-parts`, "
@@ -104,7 +106,7 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
     if unmeasured:
         out += [f"Not measured yet: {', '.join(f'`{n}`' for n in unmeasured)} (in training or to train; the "
                 "round's choice waits for every candidate).", ""]
-    seeds = [run for run in runs if "-seed" in run]
+    seeds = [run for run in runs if run not in first]
     if seeds:
         out += ["Seeds 2 and 3 of the finalists (`--stage seeds`):", "", *_header(), *[_row(r, runs[r]) for r in seeds], ""]
     if "finalists" in record:
