@@ -123,6 +123,30 @@ class ShorterSpecific:
 
 
 @dataclass
+class GeneralityShare:
+    """% of WordNet hypernym pairs whose specific word scores higher, by the system and by the
+    baselines on the same pairs (ties half)."""
+
+    n: int
+    model: float
+    information_content_wordfreq: float
+    wordfreq_rank: float
+    information_content_training: float | None = None  # None: the training counts were not at hand
+
+
+@dataclass
+class Generality:
+    """Lexical generality (:mod:`probsent.evaluation.generality`): each half of the WordNet split,
+    over all its pairs and over those whose general word is the rarer one in general English."""
+
+    dev: GeneralityShare
+    dev_general_rarer: GeneralityShare
+    test: GeneralityShare
+    test_general_rarer: GeneralityShare
+    vocabulary: str = ""  # whose entries the pairs' words have
+
+
+@dataclass
 class StsTable:
     """Pearson r x100 of one similarity measure on every STS set."""
 
@@ -234,6 +258,7 @@ class SystemResult:
     length_normalized_news: LengthNormalizedNews | None = None
     snli: SnliEntailment | None = None
     shorter_specific: ShorterSpecific | None = None
+    generality: Generality | Skipped | None = None
     sts: Sts | None = None
     lexical: Lexical | Skipped | None = None
     sentential: Sentential | Skipped | None = None

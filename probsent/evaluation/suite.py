@@ -22,8 +22,11 @@ from tqdm import tqdm
 from probsent.api import SentenceModel
 from probsent.evaluation import datasets as ds
 from probsent.evaluation import tables
+from probsent.evaluation import baselines as bl
+from probsent.evaluation.generality import model_generality
+from probsent.evaluation.wordnet import HypernymPair, hypernym_pairs
 from probsent.evaluation.lexical import WordTable, lexical_analysis
-from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Lexical, Results,
+from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Generality, Lexical, Results,
                                          Sentential, Skipped, SystemResult)
 from probsent.evaluation.sentential import sentential_analysis
 from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
@@ -81,6 +84,13 @@ class TrainingCorpora:
         self.options = options
         self.data_root = data_root
         self._loaded: dict[str, TrainingCorpus] = {}
+        self._hypernym_pairs: list[HypernymPair] | None = None
+
+    def hypernym_pairs(self, data: ds.DataDir) -> list[HypernymPair]:
+        """WordNet's direct hypernym pairs, read once."""
+        if self._hypernym_pairs is None:
+            self._hypernym_pairs = hypernym_pairs(data)
+        return self._hypernym_pairs
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
         settings = trained_with(model.config) or TrainConfig()
@@ -133,8 +143,17 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
             return Skipped(loaded.note)
         return Diagnostics(**model_diagnostics(model, loaded.corpus), corpus=loaded.note)
 
+    def generality() -> Generality:
+        loaded = corpora.get(model)
+        information = None
+        if loaded.corpus is not None:
+            mixture = training_mixture(model, loaded.corpus)
+            information = bl.CountInformation(mixture.words, mixture.counts, loaded.note)
+        return model_generality(model, corpora.hypernym_pairs(data), information)
+
     if model.encoder.has_word_entropy_terms:
         tasks.append(("lexical", lexical))
+    tasks.append(("generality", generality))
     tasks.append(("sentential", sentential))
     tasks.append(("diagnostics", diagnostics))
     return tasks
