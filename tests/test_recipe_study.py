@@ -281,3 +281,29 @@ def test_training_gains_of_the_shown_runs_that_recorded_them() -> None:
                                                                                      ("b", 66.4, 67.8)]
     assert [gain for *_, gain in gains] == pytest.approx([-1.15, 1.4])
     assert training_gains({"candidates": [{"name": "c", "news_dev": 70.0}]}, {"c"}) == []
+
+
+def test_rarity_from_a_file_by_hand(tmp_path) -> None:
+    from probsent.data.vocab import Vocabulary
+    from probsent.errors import InvalidValueError, MissingFileError
+    from probsent.training.losses.rarity_anchor import read_log_frequencies
+
+    vocab = Vocabulary(["<unk>", "the", "cat", "zebra"])
+    counts = np.array([4, 100, 10, 1])
+    listed = tmp_path / "freq.tsv"
+    listed.write_text("# a comment\nthe\t2.5\r\nzebra\t-1\n<unk>\t99\nnot-in-vocab\t7\n", encoding="utf-8")
+    log_frequencies = read_log_frequencies(listed, vocab, counts)
+    # listed words take the file's value (CRLF allowed), others keep log count; <unk> (even when listed)
+    # is the average token of the known words, weighted by their training counts
+    known = np.array([2.5, np.log(10), -1.0])
+    assert log_frequencies[1:] == pytest.approx(known)
+    assert log_frequencies[0] == pytest.approx(np.sum(counts[1:] * known) / counts[1:].sum())
+    terms = rarity_terms(counts, 0.3, log_frequencies)
+    assert terms[0] == pytest.approx(0.0, abs=1e-6)  # an unknown word adds nothing
+    assert terms[3] < terms[2] < terms[1]  # zebra listed as the rarest: the lowest entropy term, the most specific
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("the\t1\ncat\tinf\n", encoding="utf-8")
+    with pytest.raises(InvalidValueError, match=r"bad\.tsv:2: expected word<TAB>log frequency"):
+        read_log_frequencies(bad, vocab, counts)
+    with pytest.raises(MissingFileError, match="--rarity-from: no such file"):
+        read_log_frequencies(tmp_path / "missing.tsv", vocab, counts)

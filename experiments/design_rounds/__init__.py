@@ -1,12 +1,13 @@
 """The design rounds, one file each (``design_<N>.py``; what a round holds is
 ``experiments/design_round.py``): the ship rule's (``experiments/ship_rule.py``), numbered, and
-issue 34's (``experiments/representation_rule.py``), lettered.
+issue 34's (``experiments/representation_rule.py``), lettered, and issue 41's
+(``experiments/generality_rule.py``), G1, G2, ...
 
 A new design round: ``design_<N>.py`` with its ``ROUND``, one line below, committed before any of
 its runs is trained.
 """
 from experiments.design_round import DesignRound
-from experiments.design_rounds import design_1, design_2, design_3, design_4, design_A
+from experiments.design_rounds import design_1, design_2, design_3, design_4, design_A, design_G1
 from experiments.plan import Run
 
 # under the ship rule
@@ -14,11 +15,13 @@ DESIGN_ROUNDS: dict[int, DesignRound] = {module.ROUND.number: module.ROUND for m
     design_1, design_2, design_3, design_4)}
 # under issue 34's rule (similarity and entailment in noise units, the specificity floors)
 REPRESENTATION_ROUNDS: dict[str, DesignRound] = {module.ROUND.number: module.ROUND for module in (design_A,)}
+# under issue 41's rule (generality: SNLI dev entailment and WordNet pairs of unseen words, the floors)
+GENERALITY_ROUNDS: dict[str, DesignRound] = {module.ROUND.number: module.ROUND for module in (design_G1,)}
 
 
 def design_run_named(name: str) -> Run:
     """The seed-1 candidate named ``name`` of any design round."""
-    found = [run for round_ in (*DESIGN_ROUNDS.values(), *REPRESENTATION_ROUNDS.values())
+    found = [run for round_ in (*DESIGN_ROUNDS.values(), *REPRESENTATION_ROUNDS.values(), *GENERALITY_ROUNDS.values())
              for run in round_.candidates if run.name == name]
     if not found:
         raise SystemExit(f"no design round has a candidate named {name}")

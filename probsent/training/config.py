@@ -85,6 +85,10 @@ class TrainConfig:
                                        "term --rarity-init starts it at, t_w = --rarity-init x (log count - the "
                                        "average token's) + dim x log|--scale-init-mean|; 0 = off (the paper)",
                                   low=0.0, high=1e6)
+    rarity_from: str | None = option(None, "WLO (ours): a TSV file of word<TAB>log frequency that --rarity-init "
+                                           "and --rarity-anchor read in place of the words' log training counts "
+                                           "(a word it does not list keeps its own); <unk> then counts as the "
+                                           "average token, adding nothing; default: the training counts")
     hardness_cap: float | None = option(None, "(ours) a mined negative may score at most this much above "
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",

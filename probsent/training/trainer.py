@@ -30,7 +30,7 @@ from probsent.training.training_data import build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
 from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
-from probsent.training.losses.rarity_anchor import rarity_anchor_targets, rarity_terms
+from probsent.training.losses.rarity_anchor import read_log_frequencies, rarity_anchor_targets, rarity_terms
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
@@ -88,6 +88,8 @@ class Trainer:
         data = build_training_data(config, self.log, self.progress)
         self.corpus: PairCorpus = data.corpus
         self.vocab, self.word_counts, self.ids = data.vocab, data.word_counts, data.ids
+        rarity_log = (read_log_frequencies(config.rarity_from, self.vocab, self.word_counts)
+                      if config.rarity_from else None)  # None: the log training counts
         self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)
@@ -105,13 +107,14 @@ class Trainer:
             self.encoder = build_encoder(config, len(self.vocab))
             if config.rarity_init:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
-                terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
+                terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init,
+                                                                         rarity_log)))
             self.optimizer = self._optimizer(self.encoder)
         self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
         if config.rarity_anchor:
             with_word_entropy_terms(self.encoder, "--rarity-anchor")
             self.anchor_targets = rarity_anchor_targets(self.word_counts, config.rarity_init, config.dim,
-                                                        config.scale_init_mean)
+                                                        config.scale_init_mean, rarity_log)
         self.margin = config.margin if config.margin is not None else self.encoder.default_margin
         self.fast = self._fast_engine()
 

@@ -3,35 +3,77 @@
     R = w / B sum_{w in the step's distinct words} 1/2 (T_w - t_w)^2
 
 T_w = sum_d log|A_w,d| is the word's entropy term, w the ``--rarity-anchor`` weight, B the pairs of
-the step and t_w the term ``--rarity-init`` starts the word at (:func:`rarity_anchor_targets`).
+the step and t_w the term ``--rarity-init`` starts the word at (:func:`rarity_anchor_targets`), read
+from the words' log training counts or, with ``--rarity-from FILE``, from the log frequencies the
+file lists (:func:`read_log_frequencies`).
 Added to the margin loss (:mod:`probsent.training.losses.margin`).
 
 Reference: this project's recipe study (docs/EXPERIMENTS.md); not in the paper.
 """
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 from torch import Tensor
 
+from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.errors import InvalidValueError, MissingFileError
 from probsent.gaussian import log_abs_scale
 
 NAME = "rarity-anchor"
 
 
-def rarity_terms(counts: np.ndarray, weight: float) -> np.ndarray:
-    """``--rarity-init``'s shift of each word's entropy term: ``weight`` x (log count - the average
-    token's log count), so a typical token adds nothing, a frequent word makes a sentence more
-    general and a rare one more specific."""
-    log_counts = np.log(np.maximum(counts, 1).astype(np.float64))
+def rarity_terms(counts: np.ndarray, weight: float, log_frequencies: np.ndarray | None = None) -> np.ndarray:
+    """``--rarity-init``'s shift of each word's entropy term: ``weight`` x (log frequency - the
+    average token's), so a typical token adds nothing, a frequent word makes a sentence more
+    general and a rare one more specific. The log frequency is the log training count, or
+    ``log_frequencies`` (``--rarity-from``); the average token is weighted by the training counts."""
+    log_counts = np.log(np.maximum(counts, 1).astype(np.float64)) if log_frequencies is None else log_frequencies
     average = float(np.sum(counts * log_counts) / max(1, int(np.sum(counts))))
     return (weight * (log_counts - average)).astype(np.float32)
 
 
-def rarity_anchor_targets(counts: np.ndarray, rarity_init: float, dim: int, scale_init_mean: float) -> np.ndarray:
+def rarity_anchor_targets(counts: np.ndarray, rarity_init: float, dim: int, scale_init_mean: float,
+                          log_frequencies: np.ndarray | None = None) -> np.ndarray:
     """t_w of every word (float64): the term ``--rarity-init`` starts it at, less the
     initialization noise: dim x log|scale_init_mean| plus its rarity term."""
     start = dim * float(log_abs_scale(np.float64(scale_init_mean)))
-    return rarity_terms(counts, rarity_init).astype(np.float64) + start
+    return rarity_terms(counts, rarity_init, log_frequencies).astype(np.float64) + start
+
+
+def read_log_frequencies(path: str | os.PathLike[str], vocab: Vocabulary, counts: np.ndarray) -> np.ndarray:
+    """``--rarity-from``'s log frequency of every vocabulary word (float64): the file's value for a
+    word it lists (``word<TAB>log frequency`` a line, ``#`` lines skipped), the log training count
+    for one it does not, and for ``<unk>`` the average token's (so that an unknown word starts and
+    is anchored at a term of zero). A bad line is a one-line error naming the file and line."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+    except FileNotFoundError:
+        raise MissingFileError(f"--rarity-from: no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidValueError(f"--rarity-from {path}: cannot be read as UTF-8 text ({exc})") from None
+    log_frequencies = np.log(np.maximum(counts, 1).astype(np.float64))
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        word, _, value = line.partition("\t")
+        try:
+            log_frequency = float(value)
+        except ValueError:
+            log_frequency = math.nan
+        if not math.isfinite(log_frequency) or abs(log_frequency) > 1e6:
+            raise InvalidValueError(f"{path}:{number}: expected word<TAB>log frequency (a finite number), "
+                                    f"got {line[:80]!r}")
+        at = vocab.index.get(word) if word != UNKNOWN else None
+        if at is not None and at > 0:
+            log_frequencies[at] = log_frequency
+    average = float(np.sum(counts[1:] * log_frequencies[1:]) / max(1, int(np.sum(counts[1:]))))
+    log_frequencies[0] = average
+    return log_frequencies
 
 
 def rarity_anchor_penalty(terms: Tensor, targets: Tensor, weight: float, batch: int) -> Tensor:

@@ -1,0 +1,206 @@
+"""Issue 41's rule and its design rounds: an entropy that reads how specific English is.
+
+The rule is docs/EXPERIMENTS.md's section "Generality rounds" (committed before any run): the
+shipped model's development numbers kept within its recipe's seed sd, and a choice by C, the mean
+gain in noise units of SNLI dev equal-length entailment and of the WordNet development pairs of
+*unseen* words (both words outside the half the generality targets were fitted on), over all such
+pairs and over those whose general word is the rarer in English.
+
+    python -m experiments.generality_rule --stage diagnostic          # the shipped model, dev only
+    python -m experiments.generality_rule --round G1 --stage dev      # train the candidates (seed 1)
+    python -m experiments.generality_rule --round G1 --stage seeds    # seeds 2-3 of the finalist
+    python -m experiments.generality_rule --round G1 --stage select   # the choice (dev numbers only)
+    python -m experiments.generality_rule --round G1 --stage test     # test sets, once per finalist
+
+The rounds are data files (``experiments/design_rounds/design_G<N>.py``, in ``GENERALITY_ROUNDS``).
+The reference is the shipped model and its recipe's three seeds as issue 34's rule recorded them
+(``results/design/representation-reference.json``, development numbers only).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from experiments.design_rounds import GENERALITY_ROUNDS
+from experiments.generality_targets import held_out
+from experiments.paths import REPO, RUNS_DIR, SHIPPED
+from experiments.representation_rule import REFERENCE, SPECIFICITY, direction_noise, measure, train_and_write
+from experiments.ship_rule import (RECORDS, choose, finalists, last_diagnostics, seed_means, shared_floors,
+                                   training_vocabulary_size)
+from experiments.stage_helpers import SEEDS, seed_name, with_seed
+from probsent.io import write_json
+
+DIAGNOSTIC = RECORDS / "generality-diagnostic.json"
+MOST_LOSS = -1.0  # a floor: no gain (noise units) below this
+FINALISTS = 1  # the best this many seed-1 candidates that pass get seeds 2 and 3
+SHIP_MARGIN = 0.5  # the winner's three-seed mean C must reach this to ship
+CHOICE = ("snli_dev_entailment", "wordnet_dev_unseen", "wordnet_dev_unseen_general_rarer")
+GOALS = {"wordnet_test": 75.0, "wordnet_test_general_rarer": 60.0, "snli_test_entailment": 72.0,
+         "snli_test_other": (45.0, 60.0), "news": 77.4}
+
+
+def generality_measures(model: Any) -> dict[str, Any]:
+    """The WordNet development numbers (%, and pair counts): every dev pair with both words in the
+    model's vocabulary, and those whose two words are both unseen by the generality fit."""
+    from probsent.evaluation.datasets import as_data_dir
+    from probsent.evaluation.generality import model_generality
+    from probsent.evaluation.wordnet import hypernym_pairs
+
+    dev = [pair for pair in hypernym_pairs(as_data_dir(None)) if pair.half == "dev"]
+    unseen = [pair for pair in dev if held_out(pair.specific) and held_out(pair.general)]
+    every, unseen_only = model_generality(model, dev), model_generality(model, unseen)
+    return {"wordnet_dev": every.dev.model, "wordnet_dev_general_rarer": every.dev_general_rarer.model,
+            "wordnet_dev_unseen": unseen_only.dev.model,
+            "wordnet_dev_unseen_general_rarer": unseen_only.dev_general_rarer.model,
+            "wordnet_n": {"dev": every.dev.n, "dev_general_rarer": every.dev_general_rarer.n,
+                          "dev_unseen": unseen_only.dev.n, "dev_unseen_general_rarer": unseen_only.dev_general_rarer.n},
+            "wordnet_dev_unseen_baselines": {
+                "all": {k: v for k, v in unseen_only.dev.__dict__.items() if k not in ("n", "model")},
+                "general_rarer": {k: v for k, v in unseen_only.dev_general_rarer.__dict__.items()
+                                  if k not in ("n", "model")}}}
+
+
+def rule_measures(model_dir: Path) -> dict[str, Any]:
+    """Every development number the rule reads, for one model directory."""
+    import probsent
+
+    record = measure(model_dir)  # issue 34's: the specificity measures, STS, SNLI dev, news-train, IC
+    record["snli_dev_entailment"] = record["snli_dev"]["entailment"]
+    record.update(generality_measures(probsent.load(model_dir)))
+    return record
+
+
+def noise_unit(share: float, pairs: int) -> float:
+    """The binomial sd of a share (%) of ``pairs`` pairs, in points."""
+    p = share / 100.0
+    return 100.0 * math.sqrt(p * (1.0 - p) / pairs)
+
+
+def units(diagnostic: dict[str, Any]) -> dict[str, float]:
+    """Each chosen measure's noise unit: the binomial sd of the shipped model's share."""
+    shipped = diagnostic["shipped"]
+    pairs = {"snli_dev_entailment": shipped["snli_dev"]["n"]["entailment"],
+             "wordnet_dev_unseen": shipped["wordnet_n"]["dev_unseen"],
+             "wordnet_dev_unseen_general_rarer": shipped["wordnet_n"]["dev_unseen_general_rarer"]}
+    return {name: noise_unit(shipped[name], pairs[name]) for name in CHOICE}
+
+
+def gains(record: dict[str, Any], diagnostic: dict[str, Any]) -> dict[str, float]:
+    """Each chosen measure's gain over the shipped model in noise units, and their mean, C."""
+    unit = units(diagnostic)
+    gained = {name: (record[name] - diagnostic["shipped"][name]) / unit[name] for name in CHOICE}
+    return {**gained, "C": sum(gained.values()) / len(CHOICE)}
+
+
+def floors(record: dict[str, Any], diagnostic: dict[str, Any], reference: dict[str, Any],
+           trained_vocabulary: int) -> list[str]:
+    """The rule's floors a candidate misses (empty: it may ship)."""
+    missed = shared_floors(record, trained_vocabulary)
+    for name in SPECIFICITY:
+        floor = reference["shipped"][name] - reference["sd"][name]
+        if not record[name] >= floor:
+            missed.append(f"{name} {record[name]:.1f} < {floor:.1f}")
+    stsb_floor = reference["shipped"]["stsb_dev_concat"] - reference["sd"]["stsb_dev_concat"]
+    if not record["stsb_dev_concat"] >= stsb_floor:
+        missed.append(f"STS-B dev concat {record['stsb_dev_concat']:.1f} < {stsb_floor:.1f}")
+    for name, gain in gains(record, diagnostic).items():
+        if name != "C" and gain < MOST_LOSS:
+            missed.append(f"{name} gain {gain:.2f} < {MOST_LOSS:g} noise unit")
+    gap = record["snli_dev"]["entailment"] - record["snli_dev"]["neutral"]
+    shipped_gap = reference["snli_dev"]["entailment"] - reference["snli_dev"]["neutral"]
+    if not gap >= shipped_gap - direction_noise(reference):
+        missed.append(f"SNLI dev entailment - neutral {gap:.1f} < {shipped_gap - direction_noise(reference):.1f}")
+    return missed
+
+
+def select(record: dict[str, Any], names: list[str]) -> None:
+    """The choice, into ``record``: the finalist(s), their three-seed mean C, the winner, whether it ships."""
+    scored = {run: {**r, "score": r["gains"]["C"]} for run, r in record["runs"].items()}
+    record["finalists"] = finalists(scored, names, FINALISTS)
+    seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
+    complete = {n: runs for n, runs in seeds.items() if all(r in scored for r in runs)}
+    record["three_seed_C"] = seed_means(scored, complete)
+    record["winner"] = choose(scored, complete)
+    record["ships"] = bool(record["winner"]) and record["three_seed_C"][record["winner"]] >= SHIP_MARGIN
+
+
+def test_record(model_dir: Path) -> dict[str, Any]:
+    """The test sets, once, for one finalist's model: the four specificity sets, STS-B test, SNLI
+    test per label and the WordNet test half (all pairs and pairs of unseen words)."""
+    import probsent
+    from probsent.evaluation.datasets import as_data_dir
+    from probsent.evaluation.generality import model_generality
+    from probsent.evaluation.tables import snli_entailment
+    from probsent.evaluation.wordnet import hypernym_pairs
+    from experiments.ship_rule import test_measures
+
+    model = probsent.load(model_dir)
+    test = [pair for pair in hypernym_pairs(as_data_dir(None)) if pair.half == "test"]
+    every = model_generality(model, test)
+    unseen = model_generality(model, [p for p in test if held_out(p.specific) and held_out(p.general)])
+    return {**test_measures(model_dir), "snli_test": snli_entailment(model, as_data_dir(None)).__dict__,
+            "wordnet_test": every.test.__dict__, "wordnet_test_general_rarer": every.test_general_rarer.__dict__,
+            "wordnet_test_unseen": unseen.test.__dict__,
+            "wordnet_test_unseen_general_rarer": unseen.test_general_rarer.__dict__}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--round", choices=sorted(GENERALITY_ROUNDS))
+    parser.add_argument("--stage", choices=("diagnostic", "dev", "seeds", "select", "test"), required=True)
+    parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
+    args = parser.parse_args(argv)
+    if args.stage == "diagnostic":
+        write_json(DIAGNOSTIC, {"model": SHIPPED.relative_to(REPO).as_posix(), "shipped": rule_measures(SHIPPED)})
+        print(DIAGNOSTIC.read_text(encoding="utf-8"))
+        return 0
+    if args.round is None:
+        parser.error(f"--stage {args.stage} needs --round")
+    round_ = GENERALITY_ROUNDS[args.round]
+    path = RECORDS / f"generality-round{round_.number}.json"
+    diagnostic = json.loads(DIAGNOSTIC.read_text(encoding="utf-8"))
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+
+    def current() -> dict[str, Any]:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+
+    if args.stage in ("dev", "seeds"):
+        runs = (round_.candidates if args.stage == "dev"
+                else [with_seed(r, s) for r in round_.candidates if r.name in current().get("finalists", [])
+                      for s in SEEDS])
+        for run in runs:
+            if args.only and run.name != args.only:
+                continue
+            model_dir = train_and_write(run)
+            measured = rule_measures(model_dir)
+            measured["gains"] = gains(measured, diagnostic)
+            measured["missed"] = floors(measured, diagnostic, reference, training_vocabulary_size(RUNS_DIR / run.name))
+            measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
+            measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
+            record = current()
+            record["runs"][run.name] = measured
+            write_json(path, record)
+            print(run.name, json.dumps({k: measured[k] for k in ("gains", "missed")}), flush=True)
+    record = current()
+    if args.stage == "select":
+        names = [r.name for r in round_.candidates]
+        missing = [n for n in names if n not in record["runs"]]
+        if missing:
+            raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
+        select(record, names)
+        write_json(path, record)
+        print(json.dumps({k: record[k] for k in ("finalists", "three_seed_C", "winner", "ships")}, indent=1))
+    if args.stage == "test":
+        tested = {run: test_record(RUNS_DIR / run / "shipped-unit")
+                  for name in record.get("finalists", []) for run in [name, *(seed_name(name, s) for s in SEEDS)]
+                  if (RUNS_DIR / run / "shipped-unit").is_dir()}
+        write_json(RECORDS / f"generality-round{round_.number}-test.json", tested)
+        print(json.dumps(tested, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
