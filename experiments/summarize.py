@@ -26,6 +26,7 @@ from probsent.training.config import TrainConfig
 from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.design_report import render as design_section
+from experiments.generality_report import generality_section
 from experiments.representation_report import render as representation_section
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
@@ -610,6 +611,7 @@ def render() -> str:
     lines += ["## The shipped model", ""] + _shipped_lines() + [""] + similarity_readout_lines()
     lines += design_section().splitlines() + [""]
     lines += representation_section()
+    lines += generality_section()
     lines += ["Some rounds on this page (the recipe study's rounds 1, 2, 3, 6 and 7, and the ship rule's resampling "
               "rounds) used `probsent train` settings that have since left the product; their records stay "
               "here as they were, and they are trained again at the annotated git tag `study-2026-11`: "

@@ -82,6 +82,23 @@ def test_json_holds_every_part(full_run):
     assert systems["Majority"].specificity.news.accuracy == pytest.approx(54.576, abs=0.01)
 
 
+def test_every_model_has_a_generality_row_with_its_baselines(full_run):
+    _, out = full_run
+    evaluation = load_evaluation(out / JSON_NAME)
+    systems = evaluation.results.systems
+    for name in ("WLO", "Wordsum"):
+        generality = systems[name].generality
+        assert generality.dev.n + generality.test.n > 0, name  # the toy words have WordNet hypernyms
+        assert generality.dev_general_rarer.n <= generality.dev.n
+        assert generality.dev.information_content_training is not None  # the toy pairs' counts
+    assert systems["Length"].generality is None  # baselines are read on each model's own pairs
+    text = (out / REPORT_NAME).read_text()
+    section = text[text.index("## Lexical generality"):]
+    half = "dev" if systems["WLO"].generality.dev.n else "test"
+    share = getattr(systems["WLO"].generality, half)
+    assert f"| WLO | {half}, all | {share.n:,} | {share.model:.1f} |" in section
+
+
 def test_report_has_the_tables_in_order_beside_the_paper(full_run):
     _, out = full_run
     text = (out / REPORT_NAME).read_text()

@@ -60,7 +60,7 @@ def test_shares_by_hand() -> None:
     general = np.array([1.0, 2.0, 2.0, 0.0])
     # right, wrong, tie (half), no value (half): (1 + 0 + 0.5 + 0.5) / 4
     assert share_right(specific, general) == pytest.approx(50.0)
-    assert np.isnan(share_right(np.zeros(0), np.zeros(0)))
+    assert share_right(np.zeros(0), np.zeros(0)) is None
 
 
 def test_the_experiment_against_hand_counts() -> None:

@@ -44,4 +44,4 @@ ROUND = DesignRound(
                     rarity_from=_relative(GENERALITY_TARGETS))],
     ["The targets are files written by `python -m experiments.generality_targets` (results/generality/), "
      "committed with this round, before any run."],
-    protocol_commit="")
+    protocol_commit="702065d")

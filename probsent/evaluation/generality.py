@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 WordScore = Callable[[Sequence[str]], np.ndarray]
 
 
-def share_right(specific: np.ndarray, general: np.ndarray) -> float:
-    """% of pairs whose specific word scores higher (ties, and pairs a score has no value for, half)."""
+def share_right(specific: np.ndarray, general: np.ndarray) -> float | None:
+    """% of pairs whose specific word scores higher (ties, and pairs a score has no value for,
+    half); None for no pairs."""
     if len(specific) == 0:
-        return float("nan")
+        return None
     known = ~(np.isnan(specific) | np.isnan(general))
     right = np.where(known, (specific > general) + 0.5 * (specific == general), 0.5)
     return 100.0 * float(np.mean(right))

@@ -282,6 +282,42 @@ def _shorter_specific(evaluation: EvaluationRun) -> str:
         _table(["System", "Specific one ranked higher (%)", "Pairs"], rows)])
 
 
+GENERALITY_SUBSETS = [("dev", "dev, all"), ("dev_general_rarer", "dev, general word rarer"),
+                      ("test", "test, all"), ("test_general_rarer", "test, general word rarer")]
+
+
+def generality_rows(name: str, generality: Any) -> list[list[str]]:
+    """One row per subset of a model's :class:`~probsent.evaluation.results.Generality`: the model's
+    share and the baselines' on the same pairs."""
+    rows = []
+    for key, label in GENERALITY_SUBSETS:
+        share = getattr(generality, key)
+        rows.append([name, label, f"{share.n:,}", _num(share.model), _num(share.information_content_training),
+                     _num(share.information_content_wordfreq), _num(share.wordfreq_rank)])
+    return rows
+
+
+GENERALITY_HEADER = ["System", "WordNet half, pairs", "Pairs", "System (%)", "Information content, training counts (%)",
+                     "Information content, wordfreq (%)", "wordfreq rank (%)"]
+
+
+def _generality(evaluation: EvaluationRun) -> str:
+    systems = {name: entry.generality for name, entry in _systems(evaluation, "generality").items()
+               if not isinstance(entry.generality, Skipped)}
+    if not systems:
+        return ""
+    rows = [row for name, result in systems.items() for row in generality_rows(name, result)]
+    return "\n".join([
+        "## Lexical generality: a word against its WordNet hypernym (not in the paper)", "",
+        "% of WordNet 3.0's direct hypernym pairs of single-word nouns and verbs (arm/limb, Africa/continent)"
+        " in which the word scores more specific than its hypernym, each word scored alone (ties half), on"
+        " the pairs whose two words both have an entry in the model's vocabulary; the baselines on the same"
+        " pairs. The split is by synset: choose on dev, read test once. Where the general word is the rarer"
+        " in English (wordfreq), word rarity points the wrong way: wordfreq's information content is right"
+        " there only by ties (probsent.evaluation.generality).", "",
+        _table(GENERALITY_HEADER, rows)])
+
+
 DIAGNOSTICS = [("term_count_spearman", "Spearman(word term, log count)", 3),
                ("frequent_term", "mean term of the 20 most frequent words", 3),
                ("negatives_sharing_more", "negatives sharing more words than the partner", 3),
@@ -309,7 +345,8 @@ def _diagnostics(evaluation: EvaluationRun) -> str:
 def _timings(evaluation: EvaluationRun) -> str:
     seconds = evaluation.results.seconds
     seconds = {name: seconds[name] for name in [*_systems(evaluation), *seconds] if name in seconds}
-    steps = ["specificity", "length_normalized_news", "snli", "shorter_specific", "sts", "lexical", "sentential",
+    steps = ["specificity", "length_normalized_news", "snli", "shorter_specific", "sts", "lexical", "generality",
+             "sentential",
              "diagnostics", "ablation", "total"]
     rows = [[name] + [_num(times.get(step)) for step in steps] for name, times in seconds.items()]
     return "\n".join(["## Running time (seconds)", "", _table(["System", *steps], rows)])
@@ -326,5 +363,5 @@ def render_report(evaluation: EvaluationRun) -> str:
     """The whole Markdown report of a ``probsent eval`` run."""
     parts = [_header(evaluation), _table2(evaluation), _table3(evaluation), _table4(evaluation),
              _table5(evaluation), _table6(evaluation), _table7(evaluation), _table8(evaluation),
-             _shorter_specific(evaluation), _diagnostics(evaluation), _timings(evaluation), _plots(evaluation)]
+             _shorter_specific(evaluation), _generality(evaluation), _diagnostics(evaluation), _timings(evaluation), _plots(evaluation)]
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -128,10 +128,10 @@ class GeneralityShare:
     baselines on the same pairs (ties half)."""
 
     n: int
-    model: float
-    information_content_wordfreq: float
-    wordfreq_rank: float
-    information_content_training: float | None = None  # None: the training counts were not at hand
+    model: float | None  # None: no pairs
+    information_content_wordfreq: float | None
+    wordfreq_rank: float | None
+    information_content_training: float | None = None  # None also: the training counts were not at hand
 
 
 @dataclass

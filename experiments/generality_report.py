@@ -1,0 +1,155 @@
+"""RESULTS' section on the generality rounds: every number read from ``results/design/generality-*.json``,
+``results/generality/fit.json`` and the rule's constants (experiments/generality_rule.py).
+
+    python -m experiments.summarize   # writes docs/RESULTS.md, this section included
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from experiments.design_rounds import GENERALITY_ROUNDS
+from experiments.generality_rule import (CHOICE, DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, SHIP_MARGIN, units)
+from experiments.generality_targets import FIT_RECORD
+from experiments.representation_rule import REFERENCE, SPECIFICITY
+from experiments.ship_rule import RECORDS
+from experiments.stage_helpers import SEEDS, seed_name
+
+COLUMNS = (("wordnet_dev_unseen", "WordNet dev, unseen words"),
+           ("wordnet_dev_unseen_general_rarer", "… general word rarer"),
+           ("wordnet_dev", "WordNet dev, all words"), ("wordnet_dev_general_rarer", "… general word rarer"),
+           ("news_length_groups", "News groups"), ("equal_length", "Equal-length"),
+           ("one_word_explain", "One-word explain"), ("shorter_specific", "Shorter-specific"),
+           ("stsb_dev_concat", "STS-B dev concat"))
+CHOICE_LABELS = {"snli_dev_entailment": "SNLI dev entailment", "wordnet_dev_unseen": "WordNet dev (unseen words)",
+                 "wordnet_dev_unseen_general_rarer": "WordNet dev (unseen words, general word rarer)"}
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _header() -> list[str]:
+    names = [label for _, label in COLUMNS] + ["SNLI dev E / N / C", "News-train vs information content",
+                                               "STS 2017", "`<unk>` term", "Gains E / W / W-rarer: C (noise units)",
+                                               "Floors missed"]
+    return ["| Run | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+
+
+def _row(name: str, r: dict[str, Any]) -> str:
+    snli = r["snli_dev"]
+    cells = [_f(r[key]) for key, _ in COLUMNS]
+    cells += [f"{_f(snli['entailment'])} / {_f(snli['neutral'])} / {_f(snli['contradiction'])}",
+              f"{_f(r['news_train'])} vs {_f(r['information_content_news_train'])}", _f(r["sts17"], 3),
+              _f(r.get("unk_term"), 2)]
+    if "gains" in r:
+        g = r["gains"]
+        cells += [" / ".join(f"{g[name]:+.2f}" for name in CHOICE) + f": **{g['C']:+.2f}**",
+                  "; ".join(r["missed"]) or "none"]
+    else:
+        cells += ["(reference)", "—"]
+    return f"| `{name}` | " + " | ".join(cells) + " |"
+
+
+def diagnostic_lines(diagnostic: dict[str, Any], fit: dict[str, Any] | None) -> list[str]:
+    shipped = diagnostic["shipped"]
+    unit = units(diagnostic)
+    n = shipped["wordnet_n"]
+    lines = ["Diagnostic (`python -m experiments.generality_rule --stage diagnostic`, development sets only): the "
+             "shipped model's numbers, which the rule's gains are measured from. WordNet dev: the development "
+             f"half's pairs with both words in the vocabulary ({n['dev']:,}; {n['dev_general_rarer']:,} with the "
+             f"general word rarer in English), and of them the pairs of *unseen* words, both outside the half the "
+             f"generality fit saw ({n['dev_unseen']:,}; {n['dev_unseen_general_rarer']:,}). Noise units (binomial "
+             "sd of the shipped model's share): "
+             + ", ".join(f"{CHOICE_LABELS[name]} {unit[name]:.2f}" for name in CHOICE) + ".", "",
+             *_header(), _row("shipped (probsent/pretrained/wlo)", shipped), ""]
+    baselines = shipped["wordnet_dev_unseen_baselines"]
+    lines += ["On the same unseen words' pairs, information content from wordfreq ranks "
+              f"{_f(baselines['all']['information_content_wordfreq'])} % right over all and "
+              f"{_f(baselines['general_rarer']['information_content_wordfreq'])} % where the general word is "
+              "rarer (right only by ties there, by construction)."]
+    if fit:
+        lines[-1] += (f" The generality score (`python -m experiments.generality_targets`, `results/generality/fit.json`), "
+                      f"fitted on {fit['fitted_pairs']:,} development pairs of the anchor half's words, ranks "
+                      f"{fit['judged_held_out_dev_pairs']:,} development pairs of unseen words with GloVe vectors "
+                      f"{_f(fit['score_on_held_out_dev_pairs'])} % right ("
+                      f"{_f(fit['score_on_held_out_dev_general_rarer'])} % where the general word is rarer): the "
+                      "signal a candidate can learn, before any training.")
+    return lines + [""]
+
+
+def round_lines(name: str, record: dict[str, Any] | None) -> list[str]:
+    round_ = GENERALITY_ROUNDS[name]
+    out = [f"### Round {name}", "",
+           f"Entry committed in `{round_.protocol_commit}`, before any of its runs. Hypothesis: {round_.hypothesis}", ""]
+    out += [f"- `{run.name}`: {run.note}" for run in round_.candidates] + [""]
+    if not record or not record.get("runs"):
+        return out + ["No run of this round has been measured yet.", ""]
+    out += [f"Command: `python -m experiments.generality_rule --round {name} --stage dev` (then `--stage seeds`, "
+            f"`--stage select`); record `results/design/generality-round{name}.json`.", "", *_header()]
+    out += [_row(run, r) for run, r in record["runs"].items()] + [""]
+    if "finalists" in record:
+        finalists = record["finalists"]
+        out.append(f"Finalist (the best {FINALISTS} seed-1 candidate that passes the floors): "
+                   + (", ".join(f"`{f}`" for f in finalists) if finalists else "none, so no test split was read")
+                   + ".")
+        for finalist, mean in record.get("three_seed_C", {}).items():
+            out.append(f"`{finalist}`'s three seeds (1, {', '.join(str(s) for s in SEEDS)}) all pass; mean C "
+                       f"{mean:+.2f}.")
+        winner = record.get("winner")
+        out.append(f"Winner: `{winner}`; it {'ships' if record.get('ships') else 'does not ship'} "
+                   f"(the rule asks a three-seed mean C of at least {SHIP_MARGIN})." if winner else
+                   "No winner: the shipped model stays.")
+        out.append("")
+    return out
+
+
+def test_lines(name: str) -> list[str]:
+    tested = _read(RECORDS / f"generality-round{name}-test.json")
+    if not tested:
+        return []
+    out = [f"Test sets, read once after the choice (`python -m experiments.generality_rule --round {name} "
+           f"--stage test`): News accuracy, Twitter / Yelp / Movie ρ, STS-B test concat, SNLI test E / N / C, "
+           "WordNet test (all pairs / general word rarer; then unseen words only).", "",
+           "| Run | News | Twitter | Yelp | Movie | STS-B test concat | SNLI test E / N / C | WordNet test | "
+           "WordNet test, unseen words |", "|---|---|---|---|---|---|---|---|---|"]
+    for run, t in tested.items():
+        e, s = t["entropy"], t["snli_test"]
+        out.append(f"| `{run}` | {_f(e['news'])} | {_f(e['twitter'])} | {_f(e['yelp'])} | {_f(e['movie'])} | "
+                   f"{_f(t['stsb_test_concat'])} | {_f(s['entailment'])} / {_f(s['neutral'])} / "
+                   f"{_f(s['contradiction'])} | {_f(t['wordnet_test']['model'])} / "
+                   f"{_f(t['wordnet_test_general_rarer']['model'])} | {_f(t['wordnet_test_unseen']['model'])} / "
+                   f"{_f(t['wordnet_test_unseen_general_rarer']['model'])} |")
+    return out + [""]
+
+
+def generality_section() -> list[str]:
+    """RESULTS' section on the generality rounds, from the records."""
+    diagnostic = _read(DIAGNOSTIC)
+    out = ["## Generality: an entropy that reads how specific English is", "",
+           "Issue 41's rule (docs/EXPERIMENTS.md, \"Generality rounds\"; `experiments/generality_rule.py`), committed "
+           "before any run: every specificity development measure of the shipped model kept within its recipe's "
+           f"three-seed sd ({', '.join(name.replace('_', ' ') for name in SPECIFICITY)}), STS-B dev concat within "
+           f"one sd, the SNLI dev direction floor and no gain below {MOST_LOSS:g} noise unit; the choice by C, the "
+           "mean gain in noise units of "
+           + ", ".join(CHOICE_LABELS[name] for name in CHOICE)
+           + f". Issue 41's goals for a model that ships: WordNet test >= {GOALS['wordnet_test']:g} % over all pairs "
+           f"and >= {GOALS['wordnet_test_general_rarer']:g} % where the general word is rarer; SNLI test entailment "
+           f">= {GOALS['snli_test_entailment']:g} with neutral and contradiction within "
+           f"{GOALS['snli_test_other'][0]:g}-{GOALS['snli_test_other'][1]:g}; News >= {GOALS['news']:g} (the "
+           "paper's).", ""]
+    if diagnostic is None:
+        return out + ["No diagnostic record yet.", ""]
+    out += diagnostic_lines(diagnostic, _read(FIT_RECORD))
+    for name in GENERALITY_ROUNDS:
+        out += round_lines(name, _read(RECORDS / f"generality-round{name}.json")) + test_lines(name)
+    reference = _read(REFERENCE)
+    if reference:
+        out += [f"The recipe's three-seed sds behind the floors are issue 34's reference record "
+                f"(`{REFERENCE.relative_to(REFERENCE.parents[2]).as_posix()}`).", ""]
+    return out
