@@ -137,6 +137,25 @@ def _similarity_lines(evaluation) -> list[str]:
               f"{pearson['expected_inner_product']:.1f}."]
 
 
+def generality_lines(evaluation) -> list[str]:
+    """The lexical generality rows of the model (WordNet hypernym pairs, with the baselines on the
+    same pairs), from its ``probsent eval`` record; nothing if it has none."""
+    from probsent.evaluation.report import GENERALITY_HEADER, generality_rows
+    from probsent.evaluation.results import Generality
+
+    entry = evaluation.results.first_model()
+    if not isinstance(entry.generality, Generality):
+        return []
+    rows = generality_rows("this model", entry.generality)
+    return ["", "Lexical generality (not in the paper): % of WordNet 3.0's direct hypernym pairs of single-word nouns "
+                "and verbs (arm/limb, Africa/continent) in which the word scores more specific than its hypernym, each "
+                "scored alone; pairs split by synset into a development and a test half, each also over the pairs whose "
+                "general word is the rarer in English (wordfreq), where word rarity points the wrong way. "
+                f"{entry.generality.vocabulary[:1].upper()}{entry.generality.vocabulary[1:]}.", "",
+            "| " + " | ".join(GENERALITY_HEADER) + " |", "|" + "---|" * len(GENERALITY_HEADER),
+            *("| " + " | ".join(row) + " |" for row in rows)]
+
+
 def _unit_sentence(model: probsent.SentenceModel, export: dict) -> str:
     """The unit the shipped model writes its means and variances in, where it is not the paper's
     (and the trained model it was rewritten from, where the export record says)."""
@@ -263,6 +282,7 @@ def render(data_dir: Path) -> str:
                       f"{systems['SPECITELLER'].specificity.news.accuracy:.1f} on News."]
     lines += _information_content_lines(spec, information)
     lines += _similarity_lines(evaluation)
+    lines += generality_lines(evaluation)
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",

@@ -27,6 +27,7 @@ from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.design_report import render as design_section
 from experiments.generality_report import generality_section
+from experiments.model_card import generality_lines
 from experiments.representation_report import render as representation_section
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
 from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
@@ -137,7 +138,7 @@ def _shipped_lines() -> list[str]:
             f"News accuracy {_fmt(news)}, Twitter / Yelp / Movie ρ {' / '.join(_fmt(r) for r in rho)}; "
             f"STS12-16 mean r {_fmt(_sts_test(entry))}. Its model card is "
             f"`probsent/pretrained/wlo/MODEL_CARD.md`.{_shipped_engine_note(entry)}",
-            *_word_count_rows(evaluation), *_first_rule_lines()]
+            *_word_count_rows(evaluation), *generality_lines(evaluation), *_first_rule_lines()]
 
 
 def similarity_readout_lines() -> list[str]:
