@@ -595,10 +595,12 @@ class SentenceModel:
         return self._term_table("explain").explain(sentence)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model directory atomically: config.json, model.safetensors, vocab.txt, and the
-        calibration and percentile table where the model has them. An existing model directory
-        (or an empty directory) is replaced whole; any other existing path is refused (nothing of
-        it is touched). Needs torch.
+        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
+        and percentile table where the model has them (a new directory is written atomically).
+        In an existing model directory (or an empty directory) only those five names are
+        replaced, or removed where the model has no such part; everything else there (a README,
+        a model card, a folder of results) is kept. Any other existing path is refused (nothing
+        of it is touched). Needs torch.
 
         Parameters
         ----------

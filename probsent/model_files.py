@@ -19,8 +19,8 @@ from safetensors.torch import save_file
 from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.io import atomic_path
-from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
+from probsent.io import atomic_path, files_into
+from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
 from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.config import check_model_settings
@@ -65,21 +65,31 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: Path, metadata: di
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
                training: dict[str, Any] | None = None, extras: Sequence[Any] = ()) -> None:
-    """Save atomically: ``path`` is either the complete new model or untouched. ``extras``
+    """Save the model's files (:data:`probsent.model_paths.MODEL_FILES`): into a new directory
+    ``path`` atomically, or into an existing model directory (or empty directory), where only
+    those names are replaced (and a calibration or percentile table the model no longer has is
+    removed, so that it is never paired with other weights) and everything else is kept. ``extras``
     (a calibration, a percentile table: anything with ``save(directory)``) are written with it.
 
-    An existing ``path`` is replaced only if it is a model directory (it has a probsent
-    config.json) or an empty directory; a file or any other directory is refused, so nothing a
+    Any other existing path (a file, a directory that is not a model's) is refused, so nothing a
     user wrote is lost."""
     target = Path(path)
-    if os.path.lexists(target) and not (_is_model_dir(target) or _is_empty_dir(target)):
+
+    def write(directory: Path) -> None:
+        write_model_dir(directory, encoder, vocab, training)
+        for extra in extras:
+            extra.save(directory)
+
+    if not os.path.lexists(target):
+        with atomic_path(target, replace=False) as tmp:  # a directory made meanwhile is not replaced
+            tmp.mkdir()
+            write(tmp)
+        return
+    if not (_is_model_dir(target) or _is_empty_dir(target)):
         raise InvalidValueError(f"{target}: exists and is not a probsent model directory; "
                                 f"save to a new path (nothing was written)")
-    with atomic_path(path) as tmp:
-        tmp.mkdir()
-        write_model_dir(tmp, encoder, vocab, training)
-        for extra in extras:
-            extra.save(tmp)
+    with files_into(target, MODEL_FILES) as staging:
+        write(staging)
 
 
 def _is_empty_dir(path: Path) -> bool:

@@ -14,6 +14,10 @@ from probsent.io import set_aside
 FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
+CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
+# Every file a model directory's model is made of: what ``save`` writes, and the only names it
+# ever replaces or removes in an existing directory (anything else there is the user's).
+MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
 DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 
 

@@ -30,11 +30,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from probsent.errors import InvalidValueError
+from probsent.model_paths import PERCENTILES
 from probsent.io import write_text
 from probsent.model_reading import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
 
-FILE = "percentiles.json"
+FILE = PERCENTILES
 PER_SOURCE = 2_000  # reference sentences drawn from each source corpus of the pairs file
 PER_BIN = 100  # sorted scores kept per length bin
 MIN_PER_BIN = 100  # a bin groups consecutive lengths until it holds this many sentences
