@@ -704,8 +704,8 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
 def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device" = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
-    With no argument, or ``"default"`` (unless a directory of that name exists), the WLO model
-    that ships inside the package (see its MODEL_CARD.md). A missing model is a
+    With no argument, or the name ``"default"``, the WLO model that ships inside the package
+    (whatever the working directory holds: a directory named default is ``"./default"``) (see its MODEL_CARD.md). A missing model is a
     MissingFileError (a FileNotFoundError), a damaged one an InvalidValueError (a ValueError).
 
     ``device``: where the model encodes, with the torch engine's rules of ``probsent train

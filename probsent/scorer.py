@@ -10,7 +10,6 @@ offer ``specificity``, ``require_calibration`` and ``path``, and give the same s
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from probsent.model_paths import resolve_model_dir
@@ -36,7 +35,7 @@ def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
 
 def cached_scorer(path: str | os.PathLike[str] | None) -> Scorer:
     """:func:`load_scorer`, once per process and directory (None: the shipped model)."""
-    key = str(Path(path).resolve()) if path is not None else ""
+    key = str(resolve_model_dir(path).resolve())
     if key not in _SCORERS:
         _SCORERS[key] = load_scorer(path)
     return _SCORERS[key]
