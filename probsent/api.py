@@ -15,11 +15,12 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
-                                       unit_means, vector_norms)
+                                       saturated_variance, unit_means, vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
 from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
+from probsent.model_reading import read_consistently
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
@@ -75,8 +76,18 @@ class SentenceModel:
         self.calibration = calibration
         self.percentiles = percentiles  # the percentile table for the sentence's length, if any
         self.path = path  # the directory it was loaded from, if any
+        self.source_files: tuple | None = None  # its files' identity when loaded (model_reading.files_identity)
         self._token_ids = TokenIds(vocab.index, MAX_TOKENS)
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A frozen copy for another process (corpus scoring's workers): the model, without the
+        tokenizer's caches and lock and the term table, which the copy builds again."""
+        return {**self.__dict__, "_token_ids": None, "_terms": None, "_torch_encoder": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._token_ids = TokenIds(self.vocab.index, MAX_TOKENS)
 
     @property
     def encoder(self) -> "SentenceEncoder":
@@ -256,8 +267,7 @@ class SentenceModel:
         mean = enc.mean
         spread = None
         if self.probabilistic:
-            with np.errstate(over="ignore"):  # saturated
-                spread = enc.logvar if log_variance else saturated(np.exp(enc.logvar.astype(np.float64)))
+            spread = enc.logvar if log_variance else saturated_variance(enc.logvar)
         if given.any_missing:
             mean[given.missing] = 0.0
             if spread is not None:
@@ -447,7 +457,7 @@ class SentenceModel:
 
     def _operand(self, given: Sentences | Encoded, batch_size: int, show_progress_bar: bool | None) -> "_Operand":
         """Sentences encoded, or encodings given by the caller, as one side of a similarity."""
-        if isinstance(given, tuple) or (isinstance(given, np.ndarray) and given.dtype.kind in "fiu"):
+        if _is_encoding_tuple(given) or (isinstance(given, np.ndarray) and given.dtype.kind in "fiu"):
             return _Operand.of_arrays(given, self.probabilistic)
         side = texts(given)
         return _Operand(self._encode_chunks(side.items, batch_size, show_progress_bar), side.missing, side.single,
@@ -629,6 +639,12 @@ class SentenceModel:
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
 
 
+def _is_encoding_tuple(given: Any) -> bool:
+    """Whether ``given`` is the (mean, variance) tuple encode returns (arrays or tensors), not a
+    tuple of sentences."""
+    return isinstance(given, tuple) and len(given) > 0 and all(hasattr(x, "shape") for x in given)
+
+
 class _Operand:
     """One side of a similarity: its encoding (NumPy, float32 or wider), which rows are missing,
     whether it was a single item, and the sentences it came from (None for given encodings)."""
@@ -734,10 +750,16 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     True
     """
     path = resolve_model_dir(path)
+    model, model.source_files = read_consistently(path, lambda: _read_model(path, device))
+    return model
+
+
+def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
+    """:func:`load` of the model directory ``path``, read once."""
     light = read_array_model(path) if isinstance(device, str) and device == "cpu" else None
     if light is not None:  # WLO, Wordavg, Wordsum on the CPU: NumPy, no torch
         return SentenceModel(light[0], light[1], light[2], Calibration.load(path), path, PercentileTable.load(path))
-    require_torch(f"{path} (a model other than a sound WLO, Wordavg or Wordsum directory, or a device other than cpu)")
+    require_torch(f"{path} (a model other than a WLO, Wordavg or Wordsum, or a device other than cpu)")
     target = resolve_device(device)  # checked before reading the model
     from probsent.model_files import read_model_dir
 

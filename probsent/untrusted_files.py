@@ -11,6 +11,7 @@ should hold. Every failure, parsing included (deep nesting, a 5,000-digit number
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -77,12 +78,17 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str = "fil
     past it while being read is refused too)."""
     with open_regular_file(path, limit, what) as handle:
         try:
-            data = handle.read(limit + 1)
+            size, data = os.fstat(handle.fileno()).st_size, bytearray()
+            while len(data) <= limit:  # what the file holds (not a buffer of the limit's size), at most limit + 1
+                part = handle.read(min(limit + 1 - len(data), max(size + 1 - len(data), 1 << 20)))
+                if not part:
+                    break
+                data += part
         except OSError as exc:
             raise _refuse(Path(path), what, exc.strerror or type(exc).__name__) from None
     if len(data) > limit:
         raise _refuse(Path(path), what, f"more than the {limit:,} bytes it can hold")
-    return data
+    return bytes(data)
 
 
 def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> Any:
@@ -90,7 +96,8 @@ def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file")
     failure to parse it, a nesting too deep for Python's parser included, is one line."""
     data = read_regular_file(path, limit, what)
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), parse_int=_float_sized_int, parse_float=_finite_float,
+                          parse_constant=_no_constant)
     except UnicodeDecodeError:
         raise _refuse(Path(path), what, "not valid UTF-8") from None
     except RecursionError:
@@ -98,6 +105,27 @@ def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file")
     except ValueError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _refuse(Path(path), what, reason) from None
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused where float64 cannot hold it (1e400)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is beyond float64's range")
+    return value
+
+
+def _float_sized_int(text: str) -> int:
+    """A JSON integer, refused where float64 cannot hold it (10**400: every number read from a
+    model's files is used as a float somewhere)."""
+    if len(text.lstrip("-")) > 308:
+        raise ValueError(f"the integer of {len(text.lstrip('-'))} digits is beyond float64's range")
+    return int(text)
+
+
+def _no_constant(text: str) -> float:
+    """NaN and Infinity, which are not JSON: refused."""
+    raise ValueError(f"{text} is not a JSON number")
 
 
 def bounded_lines(stream: BinaryIO, name: str, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
