@@ -14,13 +14,14 @@ import json
 import math
 import os
 import stat
+import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 
-__all__ = ["MAX_LINE_BYTES", "UntrustedFileError", "bounded_lines", "open_regular_file", "read_json_file",
-           "read_regular_file"]
+__all__ = ["MAX_LINE_BYTES", "UntrustedFileError", "bounded_lines", "iter_lines", "not_regular", "open_input", "open_regular_file",
+           "read_json_file", "read_regular_file", "standard_input", "without_bom"]
 
 # The longest input line read (text, JSON Lines, training pairs): 64 MiB, so that a file with
 # no line break (``--input /dev/zero``) is one line of error, not all the memory there is.
@@ -34,7 +35,7 @@ _KINDS = [(stat.S_ISDIR, "Is a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_I
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """What a file of this mode is, when it is not a regular file."""
     if stat.S_ISREG(mode):
         return None
@@ -46,7 +47,7 @@ def _refuse(path: Path, what: str, reason: str) -> UntrustedFileError:
 
 
 def _check(path: Path, what: str, status: os.stat_result, limit: int) -> None:
-    kind = _not_regular(status.st_mode)
+    kind = not_regular(status.st_mode)
     if kind is not None:
         raise _refuse(path, what, f"{kind}, not a regular file")
     if status.st_size > limit:
@@ -96,8 +97,7 @@ def read_json_file(path: str | os.PathLike[str], limit: int, what: str = "file")
     failure to parse it, a nesting too deep for Python's parser included, is one line."""
     data = read_regular_file(path, limit, what)
     try:
-        return json.loads(data.decode("utf-8"), parse_int=_float_sized_int, parse_float=_finite_float,
-                          parse_constant=_no_constant)
+        return json.loads(data.decode("utf-8"), parse_int=_float_sized_int, parse_float=_finite_float)
     except UnicodeDecodeError:
         raise _refuse(Path(path), what, "not valid UTF-8") from None
     except RecursionError:
@@ -123,11 +123,6 @@ def _float_sized_int(text: str) -> int:
     return int(text)
 
 
-def _no_constant(text: str) -> float:
-    """NaN and Infinity, which are not JSON: refused."""
-    raise ValueError(f"{text} is not a JSON number")
-
-
 def bounded_lines(stream: BinaryIO, name: str, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of a binary stream (with their line ends), each read only up to ``limit``
     bytes: a longer line is a one-line error naming ``name`` and the line's number."""
@@ -138,3 +133,41 @@ def bounded_lines(stream: BinaryIO, name: str, limit: int = MAX_LINE_BYTES) -> I
             raise ProbsentError(f"{name}:{number}: a line longer than {limit:,} bytes (the limit of one "
                                 f"line; split it)")
         yield line
+
+
+def standard_input() -> BinaryIO:
+    """Standard input's bytes; a one-line error where the program started with it closed (``<&-``)."""
+    if sys.stdin is None:
+        raise ProbsentError("standard input is closed; give sentences as arguments or --input FILE")
+    return sys.stdin.buffer
+
+
+def open_input(path: str) -> BinaryIO:
+    """A user's input file (``-``: standard input) opened for reading, by lines of a bounded
+    length (:func:`iter_lines`); a one-line error where it cannot be opened."""
+    if path == "-":
+        return standard_input()
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ProbsentError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines, each without a leading UTF-8 byte-order mark (a file's first line has one
+    from its editor; a later line, from files joined with ``cat``)."""
+    for line in lines:
+        yield line[len(_BOM):] if line.startswith(_BOM) else line
+
+
+def iter_lines(stream: BinaryIO, name: str = "standard input") -> Iterator[str]:
+    """Decoded lines of a binary stream, without their line ends and without a leading
+    byte-order mark (undecodable bytes become U+FFFD, so no line is lost; ``\\r\\n`` is
+    accepted); a line longer than ``MAX_LINE_BYTES`` is a one-line error naming ``name``."""
+    for raw in without_bom(bounded_lines(stream, name)):
+        yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
