@@ -38,7 +38,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 
 import numpy as np
 
-from probsent.errors import MissingFileError, ProbsentError
+from probsent.errors import ProbsentError
 from probsent.output_files import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.untrusted_files import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,

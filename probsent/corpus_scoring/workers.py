@@ -16,11 +16,11 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
+from probsent.model_paths import resolve_model_dir
 from probsent.scorer import Scorer
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts
@@ -39,7 +39,7 @@ def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
     per process: for encoding (scoring needs only :func:`probsent.scorer.cached_scorer`)."""
     from probsent.api import load
 
-    key = str(Path(path).resolve()) if path is not None else ""
+    key = str(resolve_model_dir(path).resolve())
     if key not in _MODELS:
         _MODELS[key] = load(path)
     return _MODELS[key]
