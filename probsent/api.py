@@ -220,8 +220,9 @@ class SentenceModel:
 
         With ``log_variance``, the tuple holds the log-variance instead of the variance. Every
         value is finite: one beyond float32's range (the variance, or WLO's mean, of a long
-        sentence of strongly scaling words) is saturated at +-3.4e38; the log-variance is
-        exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
+        sentence of strongly scaling words) is saturated at +-3.4e38, and a variance below
+        float32's smallest positive number (a long document's) at that number, 1.4e-45, never 0;
+        the log-variance is exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
         A null item (None, NaN) gets a zero vector (mean), and a NaN variance and log-variance.
 
         The keywords mean what they mean in sentence-transformers' ``encode``:

@@ -148,7 +148,9 @@ def test_encode_equals_the_reference(wlo_dir, sentences, reference_ids) -> None:
         means.append(enc.mean.numpy())
         logvars.append(enc.logvar.numpy())
     mean, variance = model.encode(items)
-    expected_variance = saturated(np.exp(np.concatenate(logvars).astype(np.float64)))
+    # saturated at both ends of float32's positive range (a variance below it is its smallest number, never 0)
+    expected_variance = np.maximum(saturated(np.exp(np.concatenate(logvars).astype(np.float64))),
+                                   np.finfo(np.float32).smallest_subnormal)
     expected_mean = saturated(np.concatenate(means))
     # the API computes in float64 (probsent.inference), the torch module in float32: each mean
     # within 1e-6 of its row's size (a mean element that cancels has fewer correct digits in float32)

@@ -16,7 +16,9 @@ their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probabili
 text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
 ``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
 more specific) and ``token._.specificity_share`` (the same number, its older name).
-Probabilities are None unless the model is calibrated.
+Probabilities are None unless the model is calibrated. ``nlp.to_disk`` keeps the model's name
+as "default" (the shipped model, whatever the working directory holds) or an absolute path, so
+``spacy.load`` from any directory scores with the same model.
 
 Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
 sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
