@@ -15,11 +15,12 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
-                                       unit_means, vector_norms)
+                                       saturated_variance, unit_means, vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
 from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
+from probsent.model_reading import read_consistently
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
@@ -75,8 +76,18 @@ class SentenceModel:
         self.calibration = calibration
         self.percentiles = percentiles  # the percentile table for the sentence's length, if any
         self.path = path  # the directory it was loaded from, if any
+        self.source_files: tuple | None = None  # its files' identity when loaded (model_reading.files_identity)
         self._token_ids = TokenIds(vocab.index, MAX_TOKENS)
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A frozen copy for another process (corpus scoring's workers): the model, without the
+        tokenizer's caches and lock and the term table, which the copy builds again."""
+        return {**self.__dict__, "_token_ids": None, "_terms": None, "_torch_encoder": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._token_ids = TokenIds(self.vocab.index, MAX_TOKENS)
 
     @property
     def encoder(self) -> "SentenceEncoder":
@@ -209,8 +220,9 @@ class SentenceModel:
 
         With ``log_variance``, the tuple holds the log-variance instead of the variance. Every
         value is finite: one beyond float32's range (the variance, or WLO's mean, of a long
-        sentence of strongly scaling words) is saturated at +-3.4e38; the log-variance is
-        exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
+        sentence of strongly scaling words) is saturated at +-3.4e38, and a variance below
+        float32's smallest positive number (a long document's) at that number, 1.4e-45, never 0;
+        the log-variance is exact for every length. A sentence counts only its first MAX_TOKENS (10,000) tokens.
         A null item (None, NaN) gets a zero vector (mean), and a NaN variance and log-variance.
 
         The keywords mean what they mean in sentence-transformers' ``encode``:
@@ -256,8 +268,7 @@ class SentenceModel:
         mean = enc.mean
         spread = None
         if self.probabilistic:
-            with np.errstate(over="ignore"):  # saturated
-                spread = enc.logvar if log_variance else saturated(np.exp(enc.logvar.astype(np.float64)))
+            spread = enc.logvar if log_variance else saturated_variance(enc.logvar)
         if given.any_missing:
             mean[given.missing] = 0.0
             if spread is not None:
@@ -447,7 +458,7 @@ class SentenceModel:
 
     def _operand(self, given: Sentences | Encoded, batch_size: int, show_progress_bar: bool | None) -> "_Operand":
         """Sentences encoded, or encodings given by the caller, as one side of a similarity."""
-        if isinstance(given, tuple) or (isinstance(given, np.ndarray) and given.dtype.kind in "fiu"):
+        if _is_encoding_tuple(given) or (isinstance(given, np.ndarray) and given.dtype.kind in "fiu"):
             return _Operand.of_arrays(given, self.probabilistic)
         side = texts(given)
         return _Operand(self._encode_chunks(side.items, batch_size, show_progress_bar), side.missing, side.single,
@@ -595,10 +606,12 @@ class SentenceModel:
         return self._term_table("explain").explain(sentence)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model directory atomically: config.json, model.safetensors, vocab.txt, and the
-        calibration and percentile table where the model has them. An existing model directory
-        (or an empty directory) is replaced whole; any other existing path is refused (nothing of
-        it is touched). Needs torch.
+        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
+        and percentile table where the model has them (a new directory is written atomically).
+        In an existing model directory (or an empty directory) only those five names are
+        replaced, or removed where the model has no such part; everything else there (a README,
+        a model card, a folder of results) is kept. Any other existing path is refused (nothing
+        of it is touched). Needs torch.
 
         Parameters
         ----------
@@ -625,6 +638,12 @@ class SentenceModel:
         module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
         save_model(path, module, self.vocab, self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+
+
+def _is_encoding_tuple(given: Any) -> bool:
+    """Whether ``given`` is the (mean, variance) tuple encode returns (arrays or tensors), not a
+    tuple of sentences."""
+    return isinstance(given, tuple) and len(given) > 0 and all(hasattr(x, "shape") for x in given)
 
 
 class _Operand:
@@ -702,8 +721,8 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
 def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device" = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
-    With no argument, or ``"default"`` (unless a directory of that name exists), the WLO model
-    that ships inside the package (see its MODEL_CARD.md). A missing model is a
+    With no argument, or the name ``"default"``, the WLO model that ships inside the package
+    (whatever the working directory holds: a directory named default is ``"./default"``) (see its MODEL_CARD.md). A missing model is a
     MissingFileError (a FileNotFoundError), a damaged one an InvalidValueError (a ValueError).
 
     ``device``: where the model encodes, with the torch engine's rules of ``probsent train
@@ -732,10 +751,16 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     True
     """
     path = resolve_model_dir(path)
+    model, model.source_files = read_consistently(path, lambda: _read_model(path, device))
+    return model
+
+
+def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
+    """:func:`load` of the model directory ``path``, read once."""
     light = read_array_model(path) if isinstance(device, str) and device == "cpu" else None
     if light is not None:  # WLO, Wordavg, Wordsum on the CPU: NumPy, no torch
         return SentenceModel(light[0], light[1], light[2], Calibration.load(path), path, PercentileTable.load(path))
-    require_torch(f"{path} (a model other than a sound WLO, Wordavg or Wordsum directory, or a device other than cpu)")
+    require_torch(f"{path} (a model other than a WLO, Wordavg or Wordsum, or a device other than cpu)")
     target = resolve_device(device)  # checked before reading the model
     from probsent.model_files import read_model_dir
 

@@ -215,11 +215,15 @@ def _explain_sentences(args: argparse.Namespace) -> list[str]:
         return [_argv_text(s) for s in args.sentences]
     if not args.input:
         raise ProbsentError("no sentence to explain: give one as an argument or with --input FILE")
-    if args.input == "-":
-        text = sys.stdin.buffer.read().decode("utf-8", "replace")
-    else:
-        text = Path(args.input).read_bytes().decode("utf-8", "replace")
-    return [line for line in text.splitlines() if line.strip()]
+    from probsent.untrusted_files import iter_lines, open_input
+
+    stream = open_input(args.input)  # standard input for "-"; lines read within MAX_LINE_BYTES each
+    try:
+        return [line for line in iter_lines(stream, "standard input" if args.input == "-" else args.input)
+                if line.strip()]
+    finally:
+        if args.input != "-":
+            stream.close()
 
 
 def _run_explain(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, ProbsentError
 from probsent.signals import signals_held
 
 
@@ -52,6 +52,40 @@ def atomic_path(target: str | os.PathLike[str], replace: bool = True) -> Iterato
             fsync_path(target.parent)
         finally:
             remove_quietly(tmp)
+
+
+@contextmanager
+def files_into(directory: Path, owned: tuple[str, ...]) -> Iterator[Path]:
+    """Yield an empty staging directory inside the existing ``directory``; on success, move each
+    file written there into ``directory``, and remove the names of ``owned`` that were not written.
+
+    Only the names in ``owned`` are ever replaced or removed: everything else in ``directory``
+    (a README, a folder of results) is left as it is. Every file is complete and flushed before
+    the first rename, and the renames are one step that a stop signal waits for
+    (:func:`probsent.signals.signals_held`). On error nothing in ``directory`` has changed and
+    the staging directory is removed.
+    """
+    staging = Path(temporary_beside(directory / "probsent-save", directory=True))
+    try:
+        yield staging
+        written = sorted(os.listdir(staging))
+        if not set(written) <= set(owned):
+            raise ValueError(f"files_into: {sorted(set(written) - set(owned))} are not among {owned}")
+        in_the_way = [name for name in owned if (directory / name).is_dir() and not (directory / name).is_symlink()]
+        if in_the_way:
+            raise InvalidValueError(f"{directory / in_the_way[0]}: is a directory where a model file goes; "
+                                f"move it away (nothing was written)")
+        _usual_permissions(staging)
+        _fsync_tree(staging)
+        with signals_held():
+            for name in written:
+                os.replace(staging / name, directory / name)
+            for name in set(owned) - set(written):
+                if os.path.lexists(directory / name):
+                    os.unlink(directory / name)
+        fsync_path(directory)
+    finally:
+        remove_quietly(staging)
 
 
 @contextmanager

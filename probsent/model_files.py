@@ -18,10 +18,10 @@ from safetensors.torch import save_file
 
 from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
-from probsent.errors import InvalidValueError, MissingFileError
-from probsent.io import atomic_path
-from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, VOCAB, WEIGHTS
-from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
+from probsent.errors import InvalidValueError
+from probsent.io import atomic_path, files_into
+from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
+from probsent.model_reading import read_model_config, read_model_parts
 from probsent.models import SentenceEncoder, build_model
 from probsent.training.config import check_model_settings
 
@@ -65,21 +65,31 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: Path, metadata: di
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
                training: dict[str, Any] | None = None, extras: Sequence[Any] = ()) -> None:
-    """Save atomically: ``path`` is either the complete new model or untouched. ``extras``
+    """Save the model's files (:data:`probsent.model_paths.MODEL_FILES`): into a new directory
+    ``path`` atomically, or into an existing model directory (or empty directory), where only
+    those names are replaced (and a calibration or percentile table the model no longer has is
+    removed, so that it is never paired with other weights) and everything else is kept. ``extras``
     (a calibration, a percentile table: anything with ``save(directory)``) are written with it.
 
-    An existing ``path`` is replaced only if it is a model directory (it has a probsent
-    config.json) or an empty directory; a file or any other directory is refused, so nothing a
+    Any other existing path (a file, a directory that is not a model's) is refused, so nothing a
     user wrote is lost."""
     target = Path(path)
-    if os.path.lexists(target) and not (_is_model_dir(target) or _is_empty_dir(target)):
+
+    def write(directory: Path) -> None:
+        write_model_dir(directory, encoder, vocab, training)
+        for extra in extras:
+            extra.save(directory)
+
+    if not os.path.lexists(target):
+        with atomic_path(target, replace=False) as tmp:  # a directory made meanwhile is not replaced
+            tmp.mkdir()
+            write(tmp)
+        return
+    if not (_is_model_dir(target) or _is_empty_dir(target)):
         raise InvalidValueError(f"{target}: exists and is not a probsent model directory; "
                                 f"save to a new path (nothing was written)")
-    with atomic_path(path) as tmp:
-        tmp.mkdir()
-        write_model_dir(tmp, encoder, vocab, training)
-        for extra in extras:
-            extra.save(tmp)
+    with files_into(target, MODEL_FILES) as staging:
+        write(staging)
 
 
 def _is_empty_dir(path: Path) -> bool:
@@ -105,17 +115,7 @@ def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocab
     """Load and check a model directory: MissingFileError (a FileNotFoundError) if it or a part
     is missing, InvalidValueError (a ValueError) for anything wrong in it; both ProbsentErrors."""
     path = Path(path)
-    if not path.is_dir():
-        raise MissingFileError(f"{path}: no such model directory")
-    for name in (CONFIG, WEIGHTS, VOCAB):
-        if not (path / name).exists():  # present, of any kind: the reader names a wrong kind
-            raise MissingFileError(f"{path}: not a complete probsent model ({name} is missing)")
-    config = read_config(path)
-    if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
-        raise InvalidValueError(f"{path / CONFIG}: not a probsent model config")
-    if config.get("format_version") != FORMAT_VERSION:
-        raise InvalidValueError(f"{path / CONFIG}: model format version {config.get('format_version')} "
-                                f"is not supported by probsent {__version__}")
+    config = read_model_config(path)
     problem = check_model_settings(config.get("model"))
     if problem:
         raise InvalidValueError(f"{path / CONFIG}: {problem}")
@@ -124,16 +124,7 @@ def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocab
             expected = {k: tuple(v.shape) for k, v in build_model(config["model"]).state_dict().items()}
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise InvalidValueError(f"{path / CONFIG}: invalid model settings ({str(exc).splitlines()[0]})") from None
-    weights_header(path, expected, config["model"]["type"])  # the config against the weights' header
-    vocab = read_vocabulary(path, config["model"]["vocab_size"])
-    if config["model"].get("vocab_size") != len(vocab):  # before any table of that size is made
-        raise InvalidValueError(f"{path / VOCAB}: {len(vocab)} words, but {path / CONFIG} says "
-                                f"model.vocab_size {config['model'].get('vocab_size')!r}")
-    weights = {name: torch.from_numpy(array) for name, array in
-               read_weights(path, expected, config["model"]["type"]).items()}
+    vocab, weights = read_model_parts(path, config["model"], expected)
     encoder = build_model(config["model"])
-    for name, tensor in weights.items():
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            raise InvalidValueError(f"{path / WEIGHTS}: {name} contains NaN or infinite values")
-    encoder.load_state_dict({k: v.float() for k, v in weights.items()})
+    encoder.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
     return encoder.eval(), vocab, config

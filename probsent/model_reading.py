@@ -15,21 +15,24 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 
 from probsent.data.vocab import Vocabulary
-from probsent.errors import InvalidValueError
-from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
+from probsent.errors import InvalidValueError, MissingFileError
+from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
 from probsent.untrusted_files import open_regular_file, read_json_file, read_regular_file
+from probsent.version import __version__
 
-__all__ = ["MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_WORD_BYTES", "read_config", "read_vocabulary",
-           "read_weights", "weights_header"]
+__all__ = ["MAX_HEADER_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_JSON_BYTES", "MAX_WORD_BYTES", "files_identity", "read_config", "read_consistently", "read_model_config",
+           "read_model_parts", "read_vocabulary", "read_weights", "weights_header"]
 
 MAX_JSON_BYTES = 8 * 2**20  # config.json, calibration.json, percentiles.json
 MAX_WORD_BYTES = 1024  # vocab.txt: at most this many bytes per word, on average
+MAX_MODEL_FILE_BYTES = 2**34  # any model file read whole (Spark's archive): 16 GiB
 MAX_HEADER_BYTES = 2**20  # the safetensors header (JSON: each tensor's dtype, shape, offsets)
+T = TypeVar("T")
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
            "U8": "u1", "BOOL": "?"}
 
@@ -37,6 +40,80 @@ _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4",
 def read_config(directory: Path) -> Any:
     """The JSON value of ``config.json`` (a one-line "damaged config" error otherwise)."""
     return read_json_file(directory / CONFIG, MAX_JSON_BYTES, "config")
+
+
+def read_model_config(directory: Path) -> dict[str, Any]:
+    """config.json's value, once the directory is checked to be a complete probsent model of this
+    format: MissingFileError (a FileNotFoundError) for it or a part missing, InvalidValueError
+    for a config of another kind or version. Every reader starts here."""
+    if not directory.is_dir():
+        raise MissingFileError(f"{directory}: no such model directory")
+    for name in (CONFIG, WEIGHTS, VOCAB):
+        if not (directory / name).exists():  # present, of any kind: the reader names a wrong kind
+            raise MissingFileError(f"{directory}: not a complete probsent model ({name} is missing)")
+    config = read_config(directory)
+    if not isinstance(config, dict) or config.get("format") != FORMAT_NAME:
+        raise InvalidValueError(f"{directory / CONFIG}: not a probsent model config")
+    if config.get("format_version") != FORMAT_VERSION:
+        raise InvalidValueError(f"{directory / CONFIG}: model format version {config.get('format_version')} "
+                                f"is not supported by probsent {__version__}")
+    return config
+
+
+def read_consistently(directory: Path, read: Callable[[], T]) -> tuple[T, tuple]:
+    """``read()`` of the model directory ``directory``, checked to have read one version of its
+    files: each model file's identity (inode, size, modification time) is the same before and
+    after, so a directory replaced or rewritten meanwhile never gives weights of one model with
+    the vocabulary, calibration or percentile table of another: (what it read, the files'
+    identity, :func:`files_identity`). Read again if it changed (three tries), then a one-line
+    error."""
+    for _ in range(3):
+        before = files_identity(directory)
+        value = read()
+        if files_identity(directory) == before:
+            return value, before
+    raise InvalidValueError(f"{directory}: the model directory kept changing while it was read; try again "
+                            f"once it is written")
+
+
+def files_identity(directory: Path) -> tuple:
+    """(name, inode, size, modification time) of each model file there, and the directory's own."""
+    found = []
+    for name in ("", *MODEL_FILES):
+        try:
+            status = os.stat(directory / name)
+        except OSError:
+            found.append((name, None))
+            continue
+        found.append((name, status.st_ino, status.st_size, status.st_mtime_ns))
+    return tuple(found)
+
+
+def read_model_parts(directory: Path, model: Mapping[str, Any],
+                     expected: Mapping[str, tuple[int, ...]]) -> tuple[Vocabulary, dict[str, np.ndarray]]:
+    """The vocabulary and the float32 weights of a model directory whose config.json "model"
+    section is ``model`` (checked) and whose tensors should have the ``expected`` names and shapes:
+    the one check of the files that every reader uses (the NumPy readers, the torch reader).
+
+    The weights' header is checked before anything else is read; the vocabulary must hold
+    exactly ``vocab_size`` words; every tensor must be stored as a floating-point type and be
+    finite as the model computes, in float32 (a float64 weight beyond float32's range is refused,
+    not turned into an infinity)."""
+    weights_header(directory, expected, model["type"])  # before the vocabulary or any table is read
+    vocab = read_vocabulary(directory, model["vocab_size"])
+    if model["vocab_size"] != len(vocab):  # before any table of that size is made
+        raise InvalidValueError(f"{directory / VOCAB}: {len(vocab)} words, but {directory / CONFIG} says "
+                                f"model.vocab_size {model['vocab_size']!r}")
+    weights = {}
+    for name, array in read_weights(directory, expected, model["type"]).items():
+        if array.dtype.kind != "f":
+            raise InvalidValueError(f"{directory / WEIGHTS}: {name} is stored as {array.dtype}, not as floating point")
+        with np.errstate(over="ignore"):
+            weights[name] = array.astype(np.float32)
+        if not np.isfinite(weights[name]).all():
+            raise InvalidValueError(f"{directory / WEIGHTS}: {name} contains NaN or infinite values "
+                                    f"(in float32, as the model computes)")
+    return vocab, weights
 
 
 def read_vocabulary(directory: Path, size: int) -> Vocabulary:

@@ -81,6 +81,8 @@ def check_output_target(path: str, input_path: str | None, force: bool) -> Outpu
     ``force``."""
     if not path:  # before any work: "" is no file, and would mean the current directory
         raise ProbsentError("--output: an empty path; name a file, or - for standard output")
+    if path.endswith("/") or path.endswith(os.sep):  # "newdir/" is a directory, never a file named newdir
+        raise ProbsentError(f"{path}: names a directory (it ends with /); name a file in it")
     target = inspect_output(path)
     if target.kind == FILE and input_path not in (None, "-") and os.path.exists(input_path) \
             and os.path.samefile(target.real, input_path):

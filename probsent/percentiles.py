@@ -30,11 +30,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from probsent.errors import InvalidValueError
+from probsent.model_paths import PERCENTILES
 from probsent.io import write_text
 from probsent.model_reading import MAX_JSON_BYTES
-from probsent.untrusted_files import read_json_file
+from probsent.untrusted_files import iter_lines, read_json_file
 
-FILE = "percentiles.json"
+FILE = PERCENTILES
 PER_SOURCE = 2_000  # reference sentences drawn from each source corpus of the pairs file
 PER_BIN = 100  # sorted scores kept per length bin
 MIN_PER_BIN = 100  # a bin groups consecutive lengths until it holds this many sentences
@@ -114,9 +115,9 @@ def reference_sample(pairs_file: str | os.PathLike[str], per_source: int = PER_S
     seen: set[str] = set()
     with open(pairs_file, "rb") as head:
         opener = gzip.open if head.read(2) == b"\x1f\x8b" else open
-    with opener(pairs_file, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            fields = line.rstrip("\n").split("\t")
+    with opener(pairs_file, "rb") as handle:  # lines of a bounded length: /dev/zero is one line of error
+        for line in iter_lines(handle, str(pairs_file)):
+            fields = line.split("\t")
             if len(fields) < 2 or not fields[0].strip() or fields[0] in seen:
                 continue
             seen.add(fields[0])

@@ -10,10 +10,10 @@ offer ``specificity``, ``require_calibration`` and ``path``, and give the same s
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from probsent.model_paths import resolve_model_dir
+from probsent.model_reading import read_consistently
 from probsent.word_terms import WordTermTable, read_word_terms
 
 if TYPE_CHECKING:
@@ -26,8 +26,10 @@ _SCORERS: dict[str, Scorer] = {}  # this process's scorers, by resolved director
 
 def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
     """The scorer of the model ``path`` names (as :func:`probsent.load` reads it)."""
-    table = read_word_terms(resolve_model_dir(path))
+    directory = resolve_model_dir(path)
+    table, identity = read_consistently(directory, lambda: read_word_terms(directory))
     if table is not None:
+        table.source_files = identity
         return table
     from probsent.api import load  # torch: only for models without a term table
 
@@ -36,7 +38,7 @@ def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
 
 def cached_scorer(path: str | os.PathLike[str] | None) -> Scorer:
     """:func:`load_scorer`, once per process and directory (None: the shipped model)."""
-    key = str(Path(path).resolve()) if path is not None else ""
+    key = str(resolve_model_dir(path).resolve())
     if key not in _SCORERS:
         _SCORERS[key] = load_scorer(path)
     return _SCORERS[key]

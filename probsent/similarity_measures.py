@@ -76,8 +76,8 @@ def _log_kernel(mean_a, logvar_a, mean_b, logvar_b) -> np.ndarray:
     """The normalized kernel's exponent averaged over dimensions (<= 0), broadcasting."""
     log_sum = np.logaddexp(logvar_a, logvar_b)
     spread = log_sum - np.log(2.0) - 0.5 * (logvar_a + logvar_b)  # log(s / (2 sqrt(S_a S_b))) >= 0
-    with np.errstate(over="ignore"):
-        gap = np.square(mean_a - mean_b) * np.exp(-log_sum)
+    with np.errstate(over="ignore", divide="ignore"):  # (mu_a - mu_b)^2 / s in log space: 0 / tiny is 0, not NaN
+        gap = np.exp(2.0 * np.log(np.abs(mean_a - mean_b)) - log_sum)
     return -0.5 * np.mean(np.maximum(spread, 0.0) + gap, axis=-1)
 
 

@@ -34,15 +34,12 @@ from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calib
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.data.vocab import Vocabulary
 from probsent.explanation import Attribution, Explanation
-from probsent.inference.array_encoder import plain_settings
+from probsent.inference.array_encoder import read_array_model
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
-from probsent.model_paths import FORMAT_NAME, FORMAT_VERSION
-from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
 from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.untrusted_files import UntrustedFileError
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
 
@@ -76,7 +73,17 @@ class WordTermTable:
         self.calibration = calibration
         self.percentiles = percentiles
         self.path = path  # the model directory, if read from one
+        self.source_files: tuple | None = None  # its files' identity when read (model_reading.files_identity)
         self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A frozen copy for another process (corpus scoring's workers): the tables, without the
+        tokenizer's caches and lock, which the copy builds again."""
+        return {**self.__dict__, "token_ids": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.token_ids = TokenIds(self.vocab.index, MAX_TOKENS)
 
     # -- scores ------------------------------------------------------------------------------
 
@@ -144,41 +151,15 @@ class WordTermTable:
 
 # -- reading a model directory without torch ---------------------------------------------------
 
-# The model settings this reader accepts without the full check (probsent.model_files, which
-# needs torch): WLO's, each within the range that training/config.py allows
-# (probsent.inference.array_encoder.plain_settings; a test keeps the two in step). Anything else
-# returns None, and the caller loads the model fully, which either works or names the problem.
-_OPTIONAL_WLO_SETTINGS = {"start_variance": 1.0}  # absent from the files of older models: its default
-
-
-def _plain_wlo(model: Any) -> bool:
-    """Whether config.json's "model" section is a WLO's with every setting in range."""
-    return plain_settings(model, ("wlo",))
-
 
 def read_word_terms(path: Path) -> WordTermTable | None:
-    """The term table of the WLO model directory ``path``, read with NumPy; None where the
-    directory is anything but a complete, sound WLO model (the full reader then decides)."""
-    try:
-        config = read_config(path)  # each part a regular file, read within a bound (probsent.model_reading)
-        if (not isinstance(config, dict) or config.get("format") != FORMAT_NAME
-                or config.get("format_version") != FORMAT_VERSION or not _plain_wlo(config.get("model"))):
-            return None
-        shapes = dict.fromkeys(("scale.weight", "shift.weight"), (config["model"]["vocab_size"], config["model"]["dim"]))
-        weights_header(path, shapes, "wlo")  # before the vocabulary or any table is read
-        vocab = read_vocabulary(path, config["model"]["vocab_size"])
-        weights = read_weights(path, shapes, "wlo")
-    except UntrustedFileError:  # a FIFO, a device, too large, unparsable: the full reader says the same
-        raise
-    except Exception:  # noqa: BLE001 - whatever it is, the full reader names it
+    """The term table of the WLO model directory ``path``, read with NumPy
+    (:func:`probsent.inference.array_encoder.read_array_model`: a one-line error for anything
+    wrong with it); None where it holds a model of another type (the caller loads it fully)."""
+    light = read_array_model(path)
+    if light is None or not light[0].has_word_entropy_terms:
         return None
-    dim, size = config["model"]["dim"], len(vocab)
-    if config["model"]["vocab_size"] != size or set(weights) != {"scale.weight", "shift.weight"}:
-        return None
-    if any(w.shape != (size, dim) or w.dtype.kind != "f" or not np.isfinite(w).all() for w in weights.values()):
-        return None
-    shift = weights["shift.weight"].astype(np.float32)
-    norms = np.sqrt(np.square(shift).sum(-1, dtype=np.float32)).astype(np.float64)
-    start_variance = config["model"].get("start_variance", _OPTIONAL_WLO_SETTINGS["start_variance"])
-    return WordTermTable(vocab, wlo_word_terms(weights["scale.weight"]), prior_entropy(dim, start_variance), norms,
-                         Calibration.load(path), path, percentiles=PercentileTable.load(path))
+    encoder, vocab, _ = light
+    return WordTermTable(vocab, encoder.word_entropy_terms(), prior_entropy(encoder.dim, encoder.start_variance),
+                         encoder.word_shift_norms(), Calibration.load(path), path,
+                         percentiles=PercentileTable.load(path))

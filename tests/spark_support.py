@@ -144,10 +144,10 @@ def model_planted_in_tmp(model: Path, archive: str, forged: Path) -> Iterator[No
     import hashlib
     import tempfile
 
-    from probsent.corpus_scoring.spark import _MODEL_FILES
+    from probsent.model_paths import MODEL_FILES
 
     old = hashlib.sha256()
-    for name in _MODEL_FILES:
+    for name in MODEL_FILES:
         if (model / name).is_file():
             old.update(name.encode() + b"\0" + (model / name).read_bytes())
     shared = Path(tempfile.gettempdir())

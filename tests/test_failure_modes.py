@@ -55,10 +55,10 @@ def with_file_size_limit(limit: int):
 
 # -- finding 9 and 18: export's start variance and a dangling --out --------------------------
 
-@pytest.mark.parametrize("value", ["1e300", "1e7", "inf"])
+@pytest.mark.parametrize("value", ["1e300", "1e7", "inf", "1e-300", "0"])
 def test_export_refuses_a_start_variance_no_model_may_hold(big_model, tmp_path, capsys, value) -> None:
     assert main(["export", "--model", big_model, "--out", str(tmp_path / "x"), "--start-variance", value]) == 2
-    one_line(capsys.readouterr().err, "--start-variance must be a positive number (above 0, at most 1e+06)")
+    one_line(capsys.readouterr().err, "--start-variance must be a positive number (from 1e-30 to 1e+06)")
     assert not (tmp_path / "x").exists()
 
 

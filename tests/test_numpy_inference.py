@@ -16,6 +16,7 @@ import torch
 from probsent.api import SentenceModel, load
 from probsent.calibration import Calibration
 from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
@@ -172,7 +173,8 @@ def test_similarity_blocks_equal_pairs_without_the_kernel() -> None:
 
 
 def test_reader_declines_what_it_does_not_know(tmp_path: Path) -> None:
-    """An LSTM directory, or a damaged WLO one, is left to the full reader."""
+    """An LSTM directory is left to the full reader; a damaged WLO one is the full reader's
+    one-line error (one check of the files, not a blame on torch)."""
     vocab = Vocabulary([UNKNOWN, "a"])
     for kind in ("lstmavg", "wlo"):
         path = tmp_path / kind
@@ -180,7 +182,11 @@ def test_reader_declines_what_it_does_not_know(tmp_path: Path) -> None:
         write_model_dir(path, build_model({"type": kind, "vocab_size": 2, "dim": 4}), vocab)
         assert (read_array_model(path) is None) == (kind == "lstmavg")
     (tmp_path / "wlo" / "model.safetensors").write_bytes(b"damaged")
-    assert read_array_model(tmp_path / "wlo") is None
+    with pytest.raises(InvalidValueError, match="damaged weights file") as numpy_reader:
+        read_array_model(tmp_path / "wlo")
+    with pytest.raises(InvalidValueError) as full_reader:
+        read_model_dir(tmp_path / "wlo")
+    assert str(numpy_reader.value) == str(full_reader.value)
 
 
 def test_encoding_the_module_after_touching_it() -> None:

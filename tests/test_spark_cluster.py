@@ -154,12 +154,12 @@ def test_a_directory_with_calibration_and_percentiles_gives_every_column(spark, 
     travel in the archive, so P(specific), the percentile and the coverage are the API's."""
     import shutil
 
-    from probsent.corpus_scoring.spark import _MODEL_FILES
+    from probsent.model_paths import MODEL_FILES
     from probsent.spark import add_specificity
 
     source = Path(probsent.__file__).parent / "pretrained" / "wlo"
     (tmp_path / "copy").mkdir()
-    for name in _MODEL_FILES:
+    for name in MODEL_FILES:
         shutil.copyfile(source / name, tmp_path / "copy" / name)
     model = probsent.load(tmp_path / "copy")
     rows = sorted(add_specificity(frame(spark), model=tmp_path / "copy", probability=True, percentile=True,

@@ -38,10 +38,11 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 
 import numpy as np
 
-from probsent.errors import MissingFileError, ProbsentError
+from probsent.errors import ProbsentError
 from probsent.output_files import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.untrusted_files import bounded_lines
+from probsent.untrusted_files import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
+                                     without_bom)
 
 
 class _OnFirstUse:
@@ -57,6 +58,7 @@ class _OnFirstUse:
 
 pa = _OnFirstUse("pyarrow")
 pq = _OnFirstUse("pyarrow.parquet")
+pc = _OnFirstUse("pyarrow.compute")
 
 SCORE, PROBABILITY = "specificity", "probability"
 PERCENTILE, COVERAGE = "percentile", "coverage"
@@ -133,13 +135,13 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
         if column is not None:
             raise ProbsentError(f"{path or 'standard input'}: --column needs Parquet (.parquet) "
                                 f"or JSON Lines (.jsonl) input, not one sentence a line")
-        stream = (stdin or _standard_input()) if path in (None, "-") else _open_binary(path)
+        stream = (stdin or standard_input()) if path in (None, "-") else open_input(path)
         name = "standard input" if path in (None, "-") else path
         return Corpus(path or "-", kind, text_chunks(iter_lines(stream, name), chunk, stream))
     column = column or "text"
     if kind == "jsonl":
         _check_json_field(path, column)
-        return Corpus(path, kind, _jsonl_chunks(path, _open_binary(path), column, chunk))
+        return Corpus(path, kind, _jsonl_chunks(path, open_input(path), column, chunk))
     schema, batches = _open_parquet(path, chunk)
     _check_text_column(path, schema, column)
     return Corpus(path, kind, _parquet_chunks(path, batches, column), schema)
@@ -147,30 +149,6 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
 
 # In a TSV row the sentence is one field on one line: its tabs and line breaks become spaces.
 _ONE_FIELD = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
-
-
-def _standard_input() -> BinaryIO:
-    if sys.stdin is None:  # started with standard input closed (`<&-`)
-        raise ProbsentError("standard input is closed; give sentences as arguments or --input FILE")
-    return sys.stdin.buffer
-
-
-_BOM = b"\xef\xbb\xbf"
-
-
-def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines, each without a leading UTF-8 byte-order mark (a file's first line has one
-    from its editor; a later line, from files joined with ``cat``)."""
-    for line in lines:
-        yield line[len(_BOM):] if line.startswith(_BOM) else line
-
-
-def iter_lines(stream: BinaryIO, name: str = "standard input") -> Iterator[str]:
-    """Decoded lines of a binary stream, without their line ends and without a leading
-    byte-order mark (undecodable bytes become U+FFFD, so no line is lost; ``\\r\\n`` is
-    accepted); a line longer than ``MAX_LINE_BYTES`` is a one-line error naming ``name``."""
-    for raw in without_bom(bounded_lines(stream, name)):
-        yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
 def text_chunks(lines: Iterable[str], chunk: int = CHUNK, stream: BinaryIO | None = None) -> Iterator[Chunk]:
@@ -184,15 +162,6 @@ def text_chunks(lines: Iterable[str], chunk: int = CHUNK, stream: BinaryIO | Non
             stream.close()
 
 
-def _open_binary(path: str) -> BinaryIO:
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise MissingFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ProbsentError(f"{path}: cannot read ({exc.strerror})") from None
-
-
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -203,6 +172,8 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
     files starting with ``_`` or ``.`` left out), read as one table."""
     if not Path(path).exists():
         raise ProbsentError(f"{path}: cannot read (no such file)")
+    if not Path(path).is_dir():
+        _check_regular(path)  # Arrow would block on a FIFO, beyond the reach of SIGTERM and Ctrl-C
     try:
         if Path(path).is_dir():
             import pyarrow.dataset as ds
@@ -217,6 +188,14 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
         return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
     except (pa.ArrowException, OSError) as exc:
         raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
+
+
+def _check_regular(path: str) -> None:
+    """A one-line error unless ``path`` is a regular file (or a link to one): a FIFO, a device
+    or a socket is never handed to Arrow."""
+    kind = not_regular(os.stat(path).st_mode)
+    if kind is not None:
+        raise ProbsentError(f"{path}: {kind}, not a Parquet file")
 
 
 def _dataset_schema(path: str, files: list[str]) -> pa.Schema:
@@ -267,8 +246,24 @@ def _parquet_chunks(path: str, batches: Iterator[pa.RecordBatch], column: str) -
                                 f"({_first_line(exc)})") from None
         if batch is None:
             return
+        _check_cell_sizes(path, batch.column(column), done)
         yield Chunk(Utf8Texts.from_arrow(batch.column(column)), batch, path)
         done += batch.num_rows
+
+
+def _check_cell_sizes(path: str, texts: pa.Array, done: int) -> None:
+    """A one-line error for a text longer than MAX_LINE_BYTES (the limit of one sentence a line and
+    of a JSON Lines row), before anything is made of it."""
+    if pa.types.is_dictionary(texts.type):
+        texts = texts.dictionary_decode()
+    if pa.types.is_null(texts.type) or not len(texts):
+        return
+    lengths = pc.binary_length(texts.cast(pa.large_string()) if pa.types.is_string_view(texts.type) else texts)
+    longest = pc.max(lengths).as_py()
+    if longest is not None and longest > MAX_LINE_BYTES:
+        row = done + int(pc.index(lengths, longest).as_py()) + 1
+        raise ProbsentError(f"{path}: row {row:,}: a text of {longest:,} bytes, longer than the limit of one "
+                            f"sentence ({MAX_LINE_BYTES:,} bytes); split it")
 
 
 def _jsonl_chunks(path: str, stream: BinaryIO, column: str, chunk: int) -> Iterator[Chunk]:
@@ -302,7 +297,7 @@ def _check_json_field(path: str, column: str) -> None:
     if not os.path.isfile(path):  # a FIFO or a device: opened once only, by the reader
         return
     rows = 0
-    with _open_binary(path) as stream:
+    with open_input(path) as stream:
         for number, line in enumerate(without_bom(bounded_lines(stream, path)), 1):
             if line.strip():
                 rows += 1

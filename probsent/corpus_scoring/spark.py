@@ -32,6 +32,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple, Union
@@ -43,12 +44,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from probsent.calibration import FILE as CALIBRATION
-from probsent.percentiles import FILE as PERCENTILES
 from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
-from probsent.model_paths import CONFIG, VOCAB, WEIGHTS
+from probsent.model_paths import MODEL_FILES, resolve_model_dir
+from probsent.model_reading import MAX_MODEL_FILE_BYTES, read_consistently
+from probsent.untrusted_files import read_regular_file
 from probsent.scorer import Scorer, cached_scorer
 from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 Model = Union[str, os.PathLike, "SentenceModel", None]
-_MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
 
 
 def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
@@ -210,26 +210,43 @@ class Shipped(NamedTuple):
 
 
 def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[Shipped | None, Scorer]:
-    """(what the executors find the model by, None for the shipped model; the model loaded
-    here by ``loader``, or the one given, for its type and calibration)."""
+    """(what the executors find the model by, None for the shipped model; the model the driver
+    reads its type and calibration from). The files are read once, and the executors get those
+    bytes: for a directory, the driver's model is read from the same bytes (a copy in the
+    private staging directory, named by their SHA-256), never from a model cached earlier; a
+    loaded model must still be what its directory holds (a one-line error otherwise)."""
     if model is None:
         return None, loader(None)
-    local = loader(model) if isinstance(model, (str, os.PathLike)) else model
-    if local.path is None:
+    given = not isinstance(model, (str, os.PathLike))
+    if given and model.path is None:
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
-    contents = {f: (local.path / f).read_bytes() for f in _MODEL_FILES if (local.path / f).is_file()}
+    directory = model.path if given else resolve_model_dir(model)
+    contents, identity = read_consistently(directory, lambda: _model_files(directory))
+    if given and model.source_files is not None and model.source_files != identity:
+        raise ProbsentError(f"{directory}: the model directory changed after this model was loaded; load it "
+                            f"again (the executors would read the directory's new files)")
     sha256 = _digest(contents)
     shipped = Shipped(f"probsent-model-{sha256[:16]}.zip", tuple(contents), sha256)  # two runs' best/ differ
-    session = df.sparkSession
-    key = (_session_key(session), shipped.archive)
-    if key not in _SENT:
-        _send(session, _archive(shipped, contents))
-        _SENT.add(key)
+    with _SHIPPING:  # one session, several threads: each archive made and sent once
+        local = model if given else loader(_snapshot(shipped, contents))
+        session = df.sparkSession
+        key = (_session_key(session), shipped.archive)
+        if key not in _SENT:
+            _send(session, _archive(shipped, contents))
+            _SENT.add(key)
     return shipped, local
 
 
 _SENT: set[tuple[str, str]] = set()  # (session, archive) pairs this process has sent
 _STAGING: list[Path] = []  # this process's private staging directory, once made
+_SHIPPING = threading.Lock()
+
+
+def _model_files(directory: Path) -> dict[str, bytes]:
+    """The bytes of the model files there (:data:`probsent.model_paths.MODEL_FILES`), each a
+    regular file read within a bound."""
+    return {name: read_regular_file(directory / name, MAX_MODEL_FILE_BYTES, "model file")
+            for name in MODEL_FILES if os.path.lexists(directory / name)}
 
 
 def _digest(contents: dict[str, bytes]) -> str:
@@ -257,18 +274,40 @@ def _staging() -> Path:
     return path
 
 
+def _staged(path: Path, write: Callable[[Path], None]) -> Path:
+    """``path`` in the staging directory, written by ``write`` at a temporary name of its own
+    and renamed into place, unless it is there already (its name is its content's hash)."""
+    if not path.exists():
+        partial = Path(tempfile.mkdtemp(prefix=path.name + ".", suffix=".partial", dir=path.parent))
+        try:
+            write(partial / path.name)
+            os.replace(partial / path.name, path)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return path
+
+
 def _archive(shipped: Shipped, contents: dict[str, bytes]) -> Path:
     """The zip archive of ``contents`` in the private staging directory, written from the
     bytes that were hashed (so the archive holds what the SHA-256 says)."""
-    path = _staging() / shipped.archive
-    if not path.is_file():
-        partial = path.with_name(path.name + ".partial")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+    def write(path: Path) -> None:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, data in contents.items():
                 archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data,
                                  compress_type=zipfile.ZIP_DEFLATED)
-        os.replace(partial, path)
-    return path
+
+    return _staged(_staging() / shipped.archive, write)
+
+
+def _snapshot(shipped: Shipped, contents: dict[str, bytes]) -> Path:
+    """The model directory of ``contents`` in the private staging directory: what the driver
+    reads, the same bytes as the archive the executors unpack."""
+    def write(path: Path) -> None:
+        path.mkdir()
+        for name, data in contents.items():
+            (path / name).write_bytes(data)
+
+    return _staged(_staging() / shipped.archive.removesuffix(".zip"), write)
 
 
 def _is_connect(session: SparkSession) -> bool:
@@ -364,6 +403,8 @@ def _check_column(df: DataFrame, column: str, adding: list[str]) -> None:
 
 
 def _with_fields(df: DataFrame, struct: Column) -> DataFrame:
-    """``df``'s columns, then the fields of ``struct`` (computed once per row)."""
-    hidden = "__probsent__"
+    """``df``'s columns, then the fields of ``struct`` (computed once per row, in a column whose
+    name is none of ``df``'s)."""
+    hidden = next(name for name in (f"__probsent__{k or ''}" for k in range(len(df.columns) + 1))
+                  if name not in df.columns)
     return df.withColumn(hidden, struct).select(*[F.col(_quoted(c)) for c in df.columns], f"{hidden}.*")

@@ -2,9 +2,9 @@
 
 The one place where a list of texts becomes specificity scores: ``probsent specificity``
 (one process or ``--workers N``) and ``probsent.spark`` both call :func:`sentence_scores`, so
-every path gives the same numbers. A worker process loads its scorer once (see
-:func:`probsent.scorer.cached_scorer`: a WLO model's term table, read without torch) and then
-scores chunk after chunk.
+every path gives the same numbers. A worker process gets the parent's scorer (a WLO model's
+term table, read without torch: :func:`probsent.scorer.load_scorer`) when it starts and then
+scores chunk after chunk with it.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from probsent.scorer import Scorer, cached_scorer
+from probsent.model_paths import resolve_model_dir
+from probsent.scorer import Scorer
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.word_terms import WordTermTable
@@ -39,7 +39,7 @@ def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
     per process: for encoding (scoring needs only :func:`probsent.scorer.cached_scorer`)."""
     from probsent.api import load
 
-    key = str(Path(path).resolve()) if path is not None else ""
+    key = str(resolve_model_dir(path).resolve())
     if key not in _MODELS:
         _MODELS[key] = load(path)
     return _MODELS[key]
@@ -98,17 +98,20 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _start_worker(model_path: str, parent: int) -> None:
+_WORKER_SCORER: list[Scorer] = []  # a worker process's scorer: the parent's, handed over at its start
+
+
+def _start_worker(model: Scorer, parent: int) -> None:
     die_with_parent(parent)  # never outlive the parent, however it ends
     for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
         signal.signal(signum, signal.SIG_IGN)
-    cached_scorer(model_path)
+    _WORKER_SCORER[:] = [model]
     if "torch" in sys.modules:  # a model without a term table: one core per worker
         sys.modules["torch"].set_num_threads(1)
 
 
-def _score_in_worker(model_path: str, texts: list[str | None], batch_size: int) -> np.ndarray:
-    return scores_and_coverage(cached_scorer(model_path), texts, batch_size)
+def _score_in_worker(texts: list[str | None], batch_size: int) -> np.ndarray:
+    return scores_and_coverage(_WORKER_SCORER[0], texts, batch_size)
 
 
 def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
@@ -116,8 +119,9 @@ def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
     is :func:`scores_and_coverage`'s [2, n] array.
 
-    With ``workers`` > 1 the texts go to that many worker processes (each loads
-    ``model.path`` once and uses one thread); payloads stay here. At most ``2 * workers``
+    With ``workers`` > 1 the texts go to that many worker processes, each given a frozen copy
+    of ``model`` itself when it starts (never the model directory again, which may have changed
+    since: a run scores with one model) and using one thread; payloads stay here. At most ``2 * workers``
     chunks are in flight, so memory does not grow with the input. An input of a single
     chunk is scored here, without starting processes.
     """
@@ -128,16 +132,13 @@ def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
             for payload, texts in chain(head, items):
                 yield payload, scores_and_coverage(model, texts, batch_size)
         return
-    if model.path is None:
-        raise ValueError("scoring with several workers needs a model loaded from a directory")
-    path = str(model.path)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(path, os.getpid()))
+                               initializer=_start_worker, initargs=(model, os.getpid()))
     try:
         pending: deque = deque()
         for payload, texts in chain(head, items):
             texts = texts if isinstance(texts, Utf8Texts) else list(texts)  # (Utf8Texts: three arrays)
-            pending.append((payload, pool.submit(_score_in_worker, path, texts, batch_size)))
+            pending.append((payload, pool.submit(_score_in_worker, texts, batch_size)))
             if len(pending) >= 2 * workers:
                 payload, future = pending.popleft()
                 yield payload, future.result()

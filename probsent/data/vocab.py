@@ -75,7 +75,7 @@ class Vocabulary:
     def from_text(cls, text: str, path: str | os.PathLike[str]) -> "Vocabulary":
         """The vocabulary in ``text`` (a file's content, as :meth:`save` writes it; ``path``
         names it in errors)."""
-        words = text.split("\n")
+        words = text.replace("\r\n", "\n").split("\n")  # a file saved with CRLF line ends (no word holds a \r)
         if words and words[-1] == "":
             words.pop()
         if not words or words[0] != UNKNOWN:

@@ -1,9 +1,9 @@
 """The encoders of WLO, Wordavg and Wordsum as NumPy tables, read from a model directory
 without torch (safetensors' NumPy loader), encoding through :mod:`probsent.inference.closed_form`.
 
-:func:`read_array_model` accepts a complete, sound directory of one of those models and
-returns None for anything else: the full reader (:func:`probsent.model_files.read_model_dir`,
-with torch) then loads it or names what is wrong.
+:func:`read_array_model` reads a directory of one of those models, or names what is wrong with
+it in one line, as the full reader would; it returns None only for a model of another type
+(an LSTM), which the full reader (:func:`probsent.model_files.read_model_dir`, with torch) loads.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from probsent.data.vocab import Vocabulary
-from probsent.inference.arrays import ArrayEncoding
+from probsent.errors import InvalidValueError
+from probsent.inference.arrays import ArrayEncoding, vector_norms
 from probsent.inference.closed_form import pooled_encoding, wlo_encoding, wlo_word_terms
-from probsent.model_paths import FORMAT_NAME, FORMAT_VERSION
-from probsent.model_reading import read_config, read_vocabulary, read_weights, weights_header
-from probsent.untrusted_files import UntrustedFileError
+from probsent.model_paths import CONFIG
+from probsent.model_reading import read_model_config, read_model_parts
 
 # Each batch's work arrays hold about this many float64 numbers (positions x dim), or one sentence.
 MAX_BATCH_NUMBERS = 1 << 20
@@ -36,21 +36,27 @@ MODELS = {
 }
 
 
-def plain_settings(model: Any, types: tuple[str, ...] = tuple(MODELS)) -> bool:
-    """Whether config.json's "model" section is one of ``types``' with every setting in range."""
-    if not isinstance(model, dict) or model.get("type") not in types:
-        return False
+def settings_problem(model: dict[str, Any]) -> str | None:
+    """What is wrong with config.json's "model" section of a WLO, Wordavg or Wordsum (its
+    ``type`` one of MODELS), or None: every setting known to that model and within the range
+    training/config.py allows (a test keeps the two equal)."""
     _, _, _, names, optional = MODELS[model["type"]]
-    if not set(names) - set(optional) <= set(model) - {"type", "vocab_size"} <= set(names):
-        return False
+    unknown = sorted(set(model) - {"type", "vocab_size"} - set(names))
+    if unknown:
+        return f"model.{unknown[0]} is not a setting of a {model['type']} model"
     for name in names:
         kind, low, high = LIMITS[name]
+        if name not in model and name not in optional:
+            return f"model.{name} is missing"
         value = model.get(name, optional.get(name))
         if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-            return False
+            return f"model.{name} must be {'a number' if kind is float else 'an integer'}, not {value!r}"
         if not (math.isfinite(value) and low <= value <= high):
-            return False
-    return isinstance(model.get("vocab_size"), int) and not isinstance(model["vocab_size"], bool)
+            return f"model.{name} must be from {low:g} to {high:g}, not {value!r}"
+    size = model.get("vocab_size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        return f"model.vocab_size must be a positive integer, not {size!r}"
+    return None
 
 
 class ArrayEncoder:
@@ -101,8 +107,7 @@ class ArrayEncoder:
 
     def word_shift_norms(self) -> np.ndarray:
         """WLO: each word's ||B_w|| (how far it moves the mean), float64."""
-        shift = self.weights["shift.weight"].astype(np.float32)
-        return np.sqrt(np.square(shift).sum(-1, dtype=np.float32)).astype(np.float64)
+        return vector_norms(self.weights["shift.weight"])
 
 
 def padded_batches(ids: np.ndarray, offsets: np.ndarray,
@@ -128,30 +133,19 @@ def padded_batches(ids: np.ndarray, offsets: np.ndarray,
 
 
 def read_array_model(path: Path) -> tuple[ArrayEncoder, Vocabulary, dict[str, Any]] | None:
-    """The NumPy encoder, vocabulary and config of the model directory ``path``; None where it is
-    anything but a complete, sound WLO, Wordavg or Wordsum directory (the full reader decides).
-    Every file is read as untrusted input (:mod:`probsent.model_reading`: regular files only,
-    bounded reads, the weights' header checked against the config before anything of the
-    model's size is read); such a failure is the one-line error the full reader would give."""
-    try:
-        config = read_config(path)
-        if (not isinstance(config, dict) or config.get("format") != FORMAT_NAME
-                or config.get("format_version") != FORMAT_VERSION or not plain_settings(config.get("model"))):
-            return None
-        model = config["model"]
-        shapes = dict.fromkeys(MODELS[model["type"]][2], (model["vocab_size"], model["dim"]))
-        weights_header(path, shapes, model["type"])  # before the vocabulary or any table is read
-        vocab = read_vocabulary(path, model["vocab_size"])
-        weights = read_weights(path, shapes, model["type"])
-    except UntrustedFileError:  # a FIFO, a device, too large, unparsable: the full reader says the same
-        raise
-    except Exception:  # noqa: BLE001 - whatever it is, the full reader names it
+    """The NumPy encoder, vocabulary and config of the model directory ``path``; None where it
+    holds a model of another type (an LSTM: the full reader, with torch, reads it). Anything
+    wrong with a WLO, Wordavg or Wordsum directory is the one-line error the full reader gives
+    (:func:`probsent.model_reading.read_model_parts`, the one check of the files every reader
+    uses: regular files only, bounded reads, the weights' header checked against the config
+    before anything of the model's size is read, finite float32 weights)."""
+    config = read_model_config(path)
+    model = config.get("model")
+    if not isinstance(model, dict) or model.get("type") not in MODELS:
         return None
-    model = config["model"]
-    if model["vocab_size"] != len(vocab) or set(weights) != set(MODELS[model["type"]][2]):
-        return None
-    for tensor in weights.values():
-        if tensor.shape != (len(vocab), model["dim"]) or tensor.dtype.kind != "f" or not np.isfinite(tensor).all():
-            return None
-    # as the torch model computes: float32 weights (a float16 file holds the same values)
-    return ArrayEncoder(model, {k: v.astype(np.float32) for k, v in weights.items()}), vocab, config
+    problem = settings_problem(model)
+    if problem:
+        raise InvalidValueError(f"{path / CONFIG}: {problem}")
+    shapes = dict.fromkeys(MODELS[model["type"]][2], (model["vocab_size"], model["dim"]))
+    vocab, weights = read_model_parts(path, model, shapes)
+    return ArrayEncoder(model, weights), vocab, config

@@ -8,6 +8,7 @@ import numpy as np
 from probsent.gaussian import entropy
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_SMALLEST = np.float32(np.finfo(np.float32).smallest_subnormal)  # the smallest positive float32
 
 
 def saturated(values: np.ndarray) -> np.ndarray:
@@ -18,6 +19,15 @@ def saturated(values: np.ndarray) -> np.ndarray:
     """
     wide = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX)
     return np.clip(wide, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
+
+
+def saturated_variance(logvar: np.ndarray) -> np.ndarray:
+    """exp(``logvar``) as float32, saturated at both ends: beyond float32's range at
+    FLOAT32_MAX, and below its smallest positive number at that number (1.4e-45), so that a
+    variance is never 0 (a long document's can be e^-1000) and is accepted back as a variance."""
+    with np.errstate(over="ignore", under="ignore"):
+        variance = saturated(np.exp(np.asarray(logvar, dtype=np.float64)))
+    return np.where(np.isnan(variance), variance, np.maximum(variance, FLOAT32_SMALLEST))
 
 
 @dataclass

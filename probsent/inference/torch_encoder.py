@@ -46,7 +46,7 @@ class TorchEncoder:
     def word_shift_norms(self) -> np.ndarray:
         """Each word's ||B_w||, float64."""
         with torch.no_grad():
-            return with_word_entropy_terms(self.module, "explain").word_shifts().norm(dim=-1).double().cpu().numpy()
+            return with_word_entropy_terms(self.module, "explain").word_shifts().double().norm(dim=-1).cpu().numpy()
 
 
 def torch_module(encoder: Any) -> SentenceEncoder:

@@ -16,7 +16,9 @@ their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probabili
 text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
 ``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
 more specific) and ``token._.specificity_share`` (the same number, its older name).
-Probabilities are None unless the model is calibrated.
+Probabilities are None unless the model is calibrated. ``nlp.to_disk`` keeps the model's name
+as "default" (the shipped model, whatever the working directory holds) or an absolute path, so
+``spacy.load`` from any directory scores with the same model.
 
 Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
 sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
@@ -30,7 +32,9 @@ entry point, without any import.
 from __future__ import annotations
 
 import bisect
+import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -39,7 +43,11 @@ from spacy.tokens import Doc, Span, Token
 from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
-from probsent.errors import ProbsentError
+from probsent.errors import InvalidValueError, ProbsentError
+from probsent.io import write_json
+from probsent.model_paths import DEFAULT_NAME
+from probsent.model_reading import MAX_JSON_BYTES
+from probsent.untrusted_files import read_json_file
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
@@ -49,6 +57,7 @@ ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "s
               "span": ("specificity", "probability", "percentile", "coverage"),
               "token": ("entropy_share", "specificity_share")}
 # the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)
+_SOURCE_FILE = "model.json"  # in the pipe's folder of a saved pipeline: {"model": source}
 _QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
 
 
@@ -94,18 +103,55 @@ def token_starts(text: str, tokens: list[str]) -> list[int]:
 
 
 class SpecificityComponent:
-    """The ``probsent`` pipe: scores each doc (and its sentences) with a probsent model."""
+    """The ``probsent`` pipe: scores each doc (and its sentences) with a probsent model.
 
-    def __init__(self, model: SentenceModel, batch_size: int = 256) -> None:
-        self.model = model
+    ``source`` names the model for ``nlp.to_disk``: "default" (the shipped model) or an absolute
+    path, which the saved pipeline keeps, so that ``spacy.load`` from any directory reads the
+    same model (a relative name in its config.cfg is read against the directory it was saved
+    from, by :meth:`from_disk`)."""
+
+    def __init__(self, model: SentenceModel | None = None, batch_size: int = 256, source: str = DEFAULT_NAME) -> None:
+        self._model = model
+        self.source = source
         self.batch_size = batch_size
-        self.terms = None  # float64 entropy term of every vocabulary word (WLO), for the shares
-        if model.probabilistic:
-            try:
-                self.terms = model._term_table("token shares").terms
-            except ProbsentError:  # no per-word terms (LSTMGaussian)
-                pass
+        self._terms: np.ndarray | None | bool = False  # float64 entropy term per word (WLO); False: not read yet
         _register_extensions()
+
+    @property
+    def model(self) -> SentenceModel:
+        """The model, read on first use (or after :meth:`from_disk` named another)."""
+        if self._model is None:
+            self._model = _shared_model(self.source)
+        return self._model
+
+    @property
+    def terms(self) -> np.ndarray | None:
+        """Each vocabulary word's float64 entropy term (WLO), for the token shares; None for
+        models without per-word terms."""
+        if self._terms is False:
+            self._terms = None
+            if self.model.probabilistic:
+                try:
+                    self._terms = self.model._term_table("token shares").terms
+                except ProbsentError:  # no per-word terms (LSTMGaussian)
+                    pass
+        return self._terms
+
+    def to_disk(self, path: str | os.PathLike[str], exclude: Iterable[str] = ()) -> None:
+        """Write which model the pipe scores with (``source``) into its folder of a saved pipeline."""
+        Path(path).mkdir(parents=True, exist_ok=True)
+        write_json(Path(path) / _SOURCE_FILE, {"model": self.source})
+
+    def from_disk(self, path: str | os.PathLike[str], exclude: Iterable[str] = ()) -> "SpecificityComponent":
+        """Score with the model the saved pipeline named (a pipeline saved without it keeps its config's)."""
+        saved = Path(path) / _SOURCE_FILE
+        if saved.is_file():
+            source = read_json_file(saved, MAX_JSON_BYTES, "probsent pipe settings")
+            if not (isinstance(source, dict) and isinstance(source.get("model"), str)):
+                raise InvalidValueError(f"{saved}: damaged probsent pipe settings (no model name)")
+            if source["model"] != self.source:
+                self.source, self._model, self._terms = source["model"], None, False
+        return self
 
     def __call__(self, doc: Doc) -> Doc:
         """Annotate one doc."""
@@ -161,5 +207,9 @@ class SpecificityComponent:
                   assigns=[f"{owner}._.{name}" for owner, names in ATTRIBUTES.items() for name in names])
 def make_probsent(nlp: Language, name: str, model: str, batch_size: int) -> SpecificityComponent:
     """spaCy's factory for the ``probsent`` pipe: ``model`` is a model directory or "default"
-    (the shipped WLO), loaded once per process and name."""
-    return SpecificityComponent(_shared_model(model), batch_size)
+    (the shipped WLO), loaded once per process and name. A relative directory is read against
+    the working directory and stored as an absolute path, so ``nlp.to_disk`` keeps it; it is read
+    on first use (``spacy.load`` then reads the path the saved pipeline names)."""
+    if model == DEFAULT_NAME or Path(model).is_absolute():
+        return SpecificityComponent(_shared_model(model), batch_size, model)
+    return SpecificityComponent(None, batch_size, str(Path(model).absolute()))

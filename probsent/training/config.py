@@ -139,7 +139,7 @@ class ModelFileSettings:
 
     hidden: int = option(100, "LSTM hidden size", low=1, high=4096)
     init_std: float = option(0.1, "word vector initialization std (other models)", low=0.0, high=1e3)
-    start_variance: float = option(1.0, "WLO: a sentence starts as z_0 ~ N(0, S I)", above=0.0, high=1e6)
+    start_variance: float = option(1.0, "WLO: a sentence starts as z_0 ~ N(0, S I)", low=1e-30, high=1e6)
 
 
 _DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields(ModelFileSettings)}}
