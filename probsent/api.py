@@ -21,6 +21,7 @@ from probsent.inference.torch_required import require_torch, tensor_converter
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readings import notes, percentiles_read, withheld
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
@@ -458,10 +459,12 @@ class SentenceModel:
         return made_by_calibrate(self.calibration, self.path, CALIBRATION)
 
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
-        """P(specific) from the model's calibration (``probsent calibrate``): a logistic function
-        of the score fitted on news sentences, so in the same order as :meth:`specificity`;
-        see :mod:`probsent.calibration` for what it means on other text. NaN for a null or
-        blank item; a pandas Series gives a Series with its index.
+        """P(specific) for the sentence's length, from the model's calibration (``probsent
+        calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
+        the percentile's order, short sentences and long alike; see :mod:`probsent.calibration`.
+        NaN for a null or blank item, and where the percentile is withheld (:meth:`note` says
+        why); a pandas Series gives a Series with its index. The probability of the raw score on
+        news's scale is :meth:`news_probability`.
 
         Parameters
         ----------
@@ -482,16 +485,77 @@ class SentenceModel:
         --------
         >>> model = load()
         >>> p = model.probability(["Einstein published relativity in 1905.", "Something happened."])
-        >>> bool(0 < p[1] < p[0] < 1)
+        >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
         self.require_calibration()
         return self._values(sentences, "probability", lambda items: self.probability_of_scores(
+            self._specificity_values(items, batch_size), items), show_progress_bar)
+
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """P(specific) for their length of sentences already scored by :meth:`specificity`."""
+        return self.require_calibration().for_length(self.percentile_of_scores(scores, sentences))
+
+    def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
+                         show_progress_bar: bool | None = None):
+        """The news-threshold probability: a logistic function of the raw score fitted on the news
+        labels, in the score's order, read as if every sentence were a news sentence (they
+        average 22 tokens, so most short sentences come out general however precise). It is the
+        paper's News-accuracy reading; for what a person reads, use :meth:`probability`. NaN
+        for a null or blank item.
+
+        Parameters
+        ----------
+        sentences : str, iterable of str, or pandas Series
+            The sentences; a null or blank item gives NaN.
+        batch_size : int, default 256
+            Sentences per batch.
+        show_progress_bar : bool, optional
+            A tqdm bar on standard error (default: only when it is a terminal).
+
+        Returns
+        -------
+        numpy.ndarray, float or pandas.Series
+            float64 between 0 and 1, in the order of :meth:`specificity`.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.news_probability("Einstein published relativity in 1905.") < 0.5
+        True
+        """
+        calibration = self.require_calibration()
+        return self._values(sentences, "news_probability", lambda items: calibration.probability(
             self._specificity_values(items, batch_size)), show_progress_bar)
 
-    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) of sentences already scored by :meth:`specificity`."""
-        return self.require_calibration().probability(scores)
+    def note(self, sentences: Sentences):
+        """Why each sentence's :meth:`percentile` and :meth:`probability` are withheld (NaN):
+        "low coverage", "repetition", "too short" or "no tokens"; "" where they are given (the
+        rules and their thresholds: :mod:`probsent.readings`). A null item gives "no tokens".
+
+        Parameters
+        ----------
+        sentences : str, iterable of str, or pandas Series
+            The sentences.
+
+        Returns
+        -------
+        list of str, str or pandas.Series
+            One note per sentence ("" for a sentence that is read).
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.note(["Einstein published relativity in 1905.", "the " * 50, "lol ok", "Der Hund bellt laut."])
+        ['', 'repetition', 'too short', 'low coverage']
+        """
+        given = texts(sentences)
+        found = notes(withheld(self._token_ids, given.items)[0])
+        if given.single:
+            return found[0]
+        if given.index is not None:
+            return sys.modules["pandas"].Series(found, index=given.index, name="note")
+        return found
 
     def require_percentiles(self) -> PercentileTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
@@ -501,7 +565,10 @@ class SentenceModel:
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
         see :mod:`probsent.percentiles`). Comparable across kinds of text, unlike the raw score.
-        NaN for a null or blank item; a pandas Series gives a Series with its index.
+        NaN for a null or blank item, and withheld (NaN) for text that is no sentence of the
+        reference's kind: mostly unknown words, mostly repetition, or fewer than three words
+        (:meth:`note` says which; :mod:`probsent.readings`). A pandas Series gives a Series
+        with its index.
 
         Parameters
         ----------
@@ -530,7 +597,7 @@ class SentenceModel:
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """The percentile of sentences already scored by :meth:`specificity`."""
-        return self.require_percentiles().percentile(scores, self.token_counts(sentences))
+        return percentiles_read(self.require_percentiles(), self._token_ids, scores, sentences)
 
     def coverage(self, sentences: Sentences):
         """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their

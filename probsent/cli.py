@@ -118,12 +118,14 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
-                        help="also write P(specific): a logistic function of the score fitted on news "
-                             "sentences (probsent calibrate), in the score's order; on other text read "
-                             "it as a rescaled score (tsv: score, probability, ..., sentence)")
+                        help="also write P(specific) for the sentence's length: a logistic function of the "
+                             "percentile fitted on news labels (probsent calibrate), in the percentile's "
+                             "order; withheld (nan) with it (tsv: score, probability, ..., sentence)")
     parser.add_argument("--percentile", action="store_true",
                         help="also write the percentile for the sentence's length, 0-100: the share of "
-                             "the model's reference sentences with as many tokens that score lower")
+                             "the model's reference sentences with as many tokens that score lower; nan "
+                             "for text mostly of unknown words, mostly repetition or under three words "
+                             "(a warning counts them)")
     parser.add_argument("--coverage", action="store_true",
                         help="also write the share of the sentence's tokens with an entry of their own "
                              "(0-1); below 0.5 the score says little (a warning counts such sentences)")
@@ -133,12 +135,13 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="fit P(specific) and the percentile table of a model",
-                            description="Fit P(specific) = sigmoid(a * score + b) by maximum likelihood "
-                                        "on the labelled news training sentences (rows 0..2795 minus "
-                                        "those equal to test sentences), and build the percentile "
-                                        "table for the sentence's length from a fixed sample of "
-                                        "training sentences (--reference); store both in the model "
-                                        "directory (calibration.json, percentiles.json).")
+                            description="Build the percentile table for the sentence's length from a "
+                                        "fixed sample of training sentences (--reference), then fit, by "
+                                        "maximum likelihood on the labelled news training sentences (rows "
+                                        "0..2795 minus those equal to test sentences), P(specific) = "
+                                        "sigmoid(a * percentile + b) and the news-threshold probability "
+                                        "sigmoid(c * score + d); store them in the model directory "
+                                        "(percentiles.json, calibration.json).")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--data-dir", help="evaluation data root (default: $PROBSENT_DATA_DIR or ../shared/data)")
     parser.add_argument("--reference", help="paraphrase pairs file whose first sides are the percentile "
@@ -151,10 +154,13 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
     model = load(args.model)
     calibration, table = calibrate(model, args.data_dir, args.reference)
-    print(f"P(specific) = sigmoid({calibration.slope:.4f} * score {'-' if calibration.intercept < 0 else '+'} "
-          f"{abs(calibration.intercept):.4f}) from {calibration.sentences:,} sentences (accuracy at 0.5 on them: "
-          f"{100 * calibration.accuracy_at_half:.1f} %); percentiles from {sum(map(len, table.scores)):,} reference "
-          f"sentences in {len(table.starts)} length bins; written to {model.path}")
+    print(f"P(specific) = sigmoid({calibration.percentile_slope:.4f} * percentile "
+          f"{'-' if calibration.percentile_intercept < 0 else '+'} {abs(calibration.percentile_intercept):.4f}); "
+          f"news-threshold probability = sigmoid({calibration.slope:.4f} * score "
+          f"{'-' if calibration.intercept < 0 else '+'} {abs(calibration.intercept):.4f}) (accuracy at 0.5: "
+          f"{100 * calibration.accuracy_at_half:.1f} %), both from {calibration.sentences:,} news sentences; "
+          f"percentiles from {sum(map(len, table.scores)):,} reference sentences in {len(table.starts)} length bins; "
+          f"written to {model.path}")
     return 0
 
 
@@ -186,6 +192,10 @@ def _run_specificity(args: argparse.Namespace) -> int:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
               f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, code?); "
               f"their scores say little (see --coverage)", file=sys.stderr)
+    if scored.withheld:
+        print(f"probsent: warning: {scored.withheld:,} of {scored.rows:,} sentences have no percentile or "
+              f"P(specific) (nan): mostly unknown words, mostly repetition, or fewer than three words "
+              f"(probsent.load().note(sentences) says which)", file=sys.stderr)
     return 0
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readings import percentiles_read
 from probsent.data.vocab import Vocabulary
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import plain_settings
@@ -113,18 +114,20 @@ class WordTermTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
         return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
 
-    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) of sentences already scored by :meth:`specificity`, from the model's
-        calibration (a logistic function of the score: the same order)."""
-        return self.require_calibration().probability(scores)
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """P(specific) for their length of sentences already scored by :meth:`specificity`: the
+        calibration's function of :meth:`percentile_of_scores` (the same order; NaN where withheld)."""
+        calibration = self.require_calibration()
+        return calibration.for_length(self.percentile_of_scores(scores, sentences))
 
     def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """P(specific) from the model's calibration."""
-        return self.probability_of_scores(self.specificity(sentences, batch_size))
+        """P(specific) for the sentence's length, from the model's calibration."""
+        return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already scored."""
-        return self.require_percentiles().percentile(scores, self.token_ids.counts(sentences))
+        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already
+        scored, NaN where :mod:`probsent.readings` withholds it."""
+        return percentiles_read(self.require_percentiles(), self.token_ids, scores, sentences)
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""

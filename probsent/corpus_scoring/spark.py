@@ -114,7 +114,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
         columns = {SCORE: values}
         if probability:
-            columns[PROBABILITY] = executor_model.probability_of_scores(values)
+            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
         if percentile:
             columns[PERCENTILE] = executor_model.percentile_of_scores(values, sentences)
         if coverage:

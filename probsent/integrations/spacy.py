@@ -122,7 +122,7 @@ class SpecificityComponent:
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         coverage = np.atleast_1d(self.model.coverage(texts))
         calibrated = self.model.calibration is not None
-        probabilities = self.model.probability_of_scores(scores) if calibrated else None
+        probabilities = self.model.probability_of_scores(scores, texts) if calibrated else None
         tabled = self.model.percentiles is not None
         percentiles = self.model.percentile_of_scores(scores, texts) if tabled else None
         start = len(docs)
