@@ -659,7 +659,7 @@ class SentenceModel:
         """
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        return self._term_table("explain").explain(sentence)
+        return self._term_table("explain").explain(sentence, reader=self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model directory atomically: config.json, model.safetensors, vocab.txt, and the

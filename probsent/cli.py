@@ -238,6 +238,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     from probsent.explanation import explanations_page
     from probsent.output_files import check_output_target, writing_output
     from probsent.scorer import load_scorer
+    from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
     sentences = _explain_sentences(args)
@@ -255,17 +256,19 @@ def _run_explain(args: argparse.Namespace) -> int:
         if number:
             out.write("\n")
         if len(explanations) > 1:
-            out.write(f"{explanation.sentence}\n")
+            out.write(f"{printable(explanation.sentence)}\n")
         out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
                   f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
         out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
                   + (" (below half: the score says little about this text)\n"
                      if explanation.coverage < LOW_COVERAGE else "\n"))
-        out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
-        for word in sorted(explanation.words, key=lambda w: w.entropy):
-            name = word.token if word.word is not None else f"{word.token} (<unk>)"
+        out.write(explanation.summary() + "\n")
+        names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
+        width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
+        out.write(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
+        for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
             term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
-            out.write(f"{name:<24}{term}{word.shift_norm:>10.3f}\n")
+            out.write(f"{fitted(name, width)}{term}{word.shift_norm:>10.3f}\n")
     if args.html:
         with writing_output(args.html, args.force) as path:
             path.write_text(explanations_page(explanations), encoding="utf-8")

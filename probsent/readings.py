@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from probsent.percentiles import PercentileTable
     from probsent.text.token_ids import TokenIds
 
-__all__ = ["LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read", "withheld",
+__all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read", "withheld",
            "withheld_codes"]
 
 MIN_WORDS = 3  # fewer words than this: "too short"
@@ -47,6 +47,8 @@ MAX_REPEATED = 0.5  # at least this share of a text's trigrams repeating an earl
 
 READ = ""  # the note of a sentence whose percentile and P(specific) are given
 NOTES = (READ, "no tokens", "low coverage", "repetition", "too short")  # indexed by withheld_codes
+EXPLAINED = {"no tokens": "no words", "low coverage": "fewer than half its words are in the model's vocabulary",
+             "repetition": "mostly the same words said again", "too short": f"fewer than {MIN_WORDS} words"}
 
 # odd 64-bit multipliers that mix a trigram's three ids into one key (collisions: ~2^-64 a pair)
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))

@@ -40,6 +40,7 @@ from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
 from probsent.errors import ProbsentError
+from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
@@ -48,10 +49,6 @@ ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "s
                       "probability_mean"),
               "span": ("specificity", "probability", "percentile", "coverage"),
               "token": ("entropy_share", "specificity_share")}
-# the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)
-_QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
-
-
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs)."""
     for owner, names in ((Doc, ATTRIBUTES["doc"]), (Span, ATTRIBUTES["span"]), (Token, ATTRIBUTES["token"])):
@@ -67,30 +64,9 @@ def _shared_model(name: str) -> SentenceModel:
 
 
 def token_starts(text: str, tokens: list[str]) -> list[int]:
-    """The character offset in ``text`` where each of its probsent ``tokens`` starts.
-
-    Tokens are found in order in the lowercased text (a Treebank quote matches any double
-    quote form); a token not found (a lowercasing that changes a character's length, say)
-    is placed where the previous one ended, so every token still gets one offset.
-    """
-    lowered = text.lower()
-    origin: list[int] | None = None  # lowered offset -> text offset, where lowercasing changes lengths
-    if len(lowered) != len(text):
-        pieces = [c.lower() for c in text]
-        lowered = "".join(pieces)
-        origin = [i for i, piece in enumerate(pieces) for _ in piece]
-    starts, cursor = [], 0
-    for token in tokens:
-        found = [p for p in (lowered.find(f, cursor) for f in _QUOTE_FORMS.get(token, (token,))) if p >= 0]
-        if found:
-            start = min(found)
-            form_length = next(len(f) for f in _QUOTE_FORMS.get(token, (token,)) if lowered.startswith(f, start))
-            cursor = start + form_length
-        else:
-            start = cursor
-        start = min(start, max(len(lowered) - 1, 0))
-        starts.append(origin[start] if origin else start)
-    return starts
+    """The character offset in ``text`` where each of its probsent ``tokens`` starts
+    (:func:`probsent.text.token_spans.token_spans`)."""
+    return [start for start, _ in token_spans(text, tokens)]
 
 
 class SpecificityComponent:
