@@ -164,3 +164,17 @@ def test_cli_explain_errors_are_one_line(argv, message, capsys) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_text_output_escapes_control_sequences_and_aligns_columns(model, capsys) -> None:
+    from probsent.terminal_text import display_width, fitted, printable
+
+    sentence = "Evil \x1b]0;pwned\x07 \x1b[31mred\x1b[0m 日本語の文 😀😀 \u202eword and a-very-long-token-" + "x" * 60 + "."
+    assert main(["explain", sentence, "It is good."]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out  # nothing a terminal would run
+    assert "\\x1b]0;pwned\\x07" in out and "\\u202e" in out  # shown, escaped
+    table = out.split("\n\n")[0].splitlines()[4:]  # the header, then one row a token
+    assert len({display_width(line) for line in table}) == 1  # every row as wide: the columns line up
+    assert printable("a\tb\x00c") == "a\tb\\x00c" and display_width("日本😀e\u0301") == 7  # a combining mark takes no cell
+    assert fitted("日本語", 5) == "日本…" and fitted("ab", 4) == "ab  "

@@ -15,8 +15,13 @@ their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probabili
 ``span._.percentile`` and ``span._.coverage`` when the pipeline has split sentences. A blank
 text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
 ``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
-more specific) and ``token._.specificity_share`` (the same number, its older name).
-Probabilities are None unless the model is calibrated.
+more specific), ``token._.specificity_share`` (minus it: its share of ``span._.specificity``,
+positive makes the sentence more specific, the same sign as the score), and
+``token._.specificity_rank`` (where that share falls among the terms of the model's own
+vocabulary, 0-1: the scale ``explain`` colours on, so the same word has the same rank in every
+sentence; None for a token that starts no probsent token) and ``token._.unknown`` (True where
+one of its probsent tokens has no entry of its own). Probabilities and percentiles are None
+unless the model is calibrated, and NaN where :mod:`probsent.readings` withholds them.
 
 Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
 sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
@@ -48,7 +53,7 @@ FACTORY = "probsent"
 ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "specificity_mean", "specificity_total",
                       "probability_mean"),
               "span": ("specificity", "probability", "percentile", "coverage"),
-              "token": ("entropy_share", "specificity_share")}
+              "token": ("entropy_share", "specificity_share", "specificity_rank", "unknown")}
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs)."""
     for owner, names in ((Doc, ATTRIBUTES["doc"]), (Span, ATTRIBUTES["span"]), (Token, ATTRIBUTES["token"])):
@@ -76,11 +81,14 @@ class SpecificityComponent:
         self.model = model
         self.batch_size = batch_size
         self.terms = None  # float64 entropy term of every vocabulary word (WLO), for the shares
+        self.scale = None  # the model's term scale (probsent.explanation.TermScale), for the ranks
         if model.probabilistic:
             try:
-                self.terms = model._term_table("token shares").terms
+                table = model._term_table("token shares")
             except ProbsentError:  # no per-word terms (LSTMGaussian)
                 pass
+            else:
+                self.terms, self.scale = table.terms, table.scale
         _register_extensions()
 
     def __call__(self, doc: Doc) -> Doc:
@@ -123,14 +131,18 @@ class SpecificityComponent:
     def _assign_shares(self, span: Span) -> None:
         """Each token of ``span`` gets the entropy terms of the probsent tokens starting in it."""
         tokens = tokenize(span.text)[:MAX_TOKENS]
-        terms = self.terms[self.model.vocab.ids(tokens)]
+        ids = self.model.vocab.ids(tokens)
         token_offsets = [token.idx - span.start_char for token in span]
-        owners = [max(bisect.bisect_right(token_offsets, start) - 1, 0)
-                  for start in token_starts(span.text, tokens)]
-        shares = np.zeros(len(span))
-        np.add.at(shares, np.asarray(owners, dtype=np.int64), terms)
-        for token, share in zip(span, shares):
-            token._.entropy_share = token._.specificity_share = float(share)
+        owners = np.asarray([max(bisect.bisect_right(token_offsets, start) - 1, 0)
+                             for start in token_starts(span.text, tokens)], dtype=np.int64)
+        shares, owned, unknown = np.zeros(len(span)), np.zeros(len(span), dtype=bool), np.zeros(len(span), dtype=bool)
+        np.add.at(shares, owners, self.terms[ids])
+        owned[owners] = True
+        unknown[owners[ids == 0]] = True
+        for token, share, has, missing in zip(span, shares.tolist(), owned.tolist(), unknown.tolist()):
+            token._.entropy_share, token._.specificity_share = share, -share
+            token._.specificity_rank = self.scale.rank(share) if has else None
+            token._.unknown = missing
 
 
 @Language.factory(FACTORY, default_config={"model": "default", "batch_size": 256},
