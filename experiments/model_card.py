@@ -82,16 +82,24 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
     return found
 
 
+def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
+    """(words, unknown): the distinct words of the example sentences (tokens with a letter or digit,
+    as coverage counts them) and those ``explain`` marks ``<unk>``, each sorted."""
+    from probsent.text.token_ids import counts_for_coverage
+
+    explained = [w for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
+                 for w in model.explain(s).words]
+    words = sorted({w.token for w in explained if counts_for_coverage(w.word) and any(c.isalnum() for c in w.token)})
+    return words, sorted({w.token for w in explained if w.word is None})
+
+
 def _unknown_words_line(model: probsent.SentenceModel) -> str:
     """How many distinct words of the example sentences the model knows (the rest share <unk>)."""
-    from probsent.text.tokenize import tokenize
-
-    words = sorted({t for s in EXAMPLES.read_text(encoding="utf-8").splitlines() for t in tokenize(s) if t.isalpha()})
-    unknown = [w for w in words if w not in model.vocab.index]
-    shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 5 else ""
+    words, unknown = unknown_words(model)
+    shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
     return (f"- Words of `examples/sentences.txt` with no entry of their own, which share the `<unk>` term (so "
             f"`explain` cannot point at them and `similarity` cannot tell them apart): {len(unknown)} of its "
-            f"{len(words)} distinct words{shown}.")
+            f"{len(words)} distinct words, numbers included{shown}.")
 
 
 def _calibration_label(rows: dict) -> str:

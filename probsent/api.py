@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, Union
@@ -17,7 +18,7 @@ from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
                                        unit_means, vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
-from probsent.inference.torch_required import require_torch, tensor_converter
+from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
@@ -119,6 +120,7 @@ class SentenceModel:
     def to(self, device: "str | torch.device") -> "SentenceModel":
         """Move the model to ``device`` (see :func:`load`); returns the model itself. "cpu" keeps a
         model read without torch as it is."""
+        device = _available_device(device)
         if self._arrays is not None and isinstance(device, str) and device == "cpu":
             return self
         self.encoder.to(resolve_device(device))
@@ -217,7 +219,8 @@ class SentenceModel:
         The keywords mean what they mean in sentence-transformers' ``encode``:
         ``show_progress_bar``: a tqdm bar on standard error (default: only when it is a
         terminal). ``convert_to_tensor``: one torch tensor (per output) instead of an array;
-        ``convert_to_numpy=False``: a list of one tensor per sentence (both need torch).
+        ``convert_to_numpy=False``: a list of one tensor per sentence, and for a probabilistic
+        model a (means, variances) pair of such lists (both need torch).
         ``device``: move the model there first (:meth:`to`). ``normalize_embeddings``: each
         mean scaled to length 1 (a zero mean stays zero); a Gaussian's variance scales with it
         (by 1 / |mean|^2), so it stays the same distribution in the new unit.
@@ -237,7 +240,9 @@ class SentenceModel:
         -------
         numpy.ndarray or tuple of numpy.ndarray
             float32 [n, dim] vectors, or (mean, variance) [n, dim] each; [dim] for a single
-            string.
+            string. With ``convert_to_tensor`` torch tensors of those shapes; with
+            ``convert_to_numpy=False`` lists of [dim] tensors (a pair of lists for a
+            probabilistic model).
 
         Examples
         --------
@@ -766,6 +771,24 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
     return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
 
 
+def _available_device(device: "str | torch.device") -> "str | torch.device":
+    """``device``, or "cpu" where it names a GPU torch cannot reach from here: "auto" without
+    torch or without CUDA, and "cuda" (or "cuda:N") without torch; a note (a warning) says so
+    where a GPU was named and torch is missing. Torch is imported only for "auto" with torch
+    installed."""
+    if not isinstance(device, str) or device.split(":", 1)[0] not in ("auto", "cuda"):
+        return device
+    if not torch_installed():
+        warnings.warn(f"probsent: device {device!r}: PyTorch is not installed, so the model runs on the CPU "
+                      f"(NumPy); for a GPU: {INSTALL_TRAIN}", stacklevel=3)
+        return "cpu"
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
 def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device" = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
@@ -775,7 +798,9 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
 
     ``device``: where the model encodes, with the torch engine's rules of ``probsent train
     --device``: "cpu" (the default), "cuda" or "cuda:N" (a one-line error where torch has no
-    CUDA), "auto" (CUDA when available). Results come back as CPU arrays wherever it runs.
+    CUDA), "auto" (CUDA when available, else the CPU). Without torch (the core install),
+    "auto", "cuda" and "cuda:N" run on the CPU with NumPy, with one warning saying so.
+    Results come back as CPU arrays wherever it runs.
 
     Parameters
     ----------
@@ -799,6 +824,7 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     True
     """
     path = resolve_model_dir(path)
+    device = _available_device(device)
     light = read_array_model(path) if isinstance(device, str) and device == "cpu" else None
     if light is not None:  # WLO, Wordavg, Wordsum on the CPU: NumPy, no torch
         return SentenceModel(light[0], light[1], light[2], Calibration.load(path), path, PercentileTable.load(path))

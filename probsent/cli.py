@@ -11,6 +11,7 @@ from typing import NoReturn, Sequence
 from probsent.arguments import positive_int
 from probsent.version import __version__
 from probsent.errors import ProbsentError
+from probsent.extras import install_line
 from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
@@ -341,8 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C, SIGTERM and SIGHUP print one line and exit with 128 + the signal."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["train"], ["eval"]) and not torch_installed():
-        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: {INSTALL_TRAIN}",
-              file=sys.stderr)
+        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: "
+              f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:

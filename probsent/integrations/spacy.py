@@ -39,9 +39,13 @@ from functools import lru_cache
 from typing import Iterable, Iterator
 
 import numpy as np
-from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
-from spacy.util import minibatch
+
+from probsent.extras import needs_extra
+
+with needs_extra("spacy", "probsent's spaCy component"):
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
+    from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
 from probsent.errors import ProbsentError

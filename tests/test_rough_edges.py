@@ -1,0 +1,33 @@
+"""The core install's last rough edges (issue 44, item 3): the device "auto" on a machine without
+CUDA, the API's type errors in plain English, what the model card counts as unknown."""
+from __future__ import annotations
+
+import pytest
+
+import probsent
+from probsent.inference.array_encoder import ArrayEncoder
+
+
+def test_auto_without_cuda_is_the_numpy_model(monkeypatch) -> None:
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    model = probsent.load(device="auto")
+    assert isinstance(model._arrays, ArrayEncoder)  # the CPU, read with NumPy: no torch module built
+    assert model.specificity("It is good.") == probsent.load().specificity("It is good.")
+
+
+@pytest.mark.parametrize("item,kind", [(1, "int"), (b"x", "bytes"), (["a"], "list")])
+def test_a_sentence_of_the_wrong_type_is_named_plainly(item, kind) -> None:
+    with pytest.raises(TypeError, match=rf"^sentence 1 is of type {kind}, not str$"):
+        probsent.load().specificity(["fine", item])
+
+
+def test_the_model_card_counts_the_unknown_words_explain_shows() -> None:
+    from experiments.model_card import EXAMPLES, unknown_words
+
+    model = probsent.load()
+    words, unknown = unknown_words(model)
+    marked = {w.token for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()
+              for w in model.explain(line).words if w.word is None}
+    assert unknown == sorted(marked) and set(unknown) <= set(words)
+    assert "2019" in unknown and "10,421.67" in unknown  # numbers count, as coverage counts them
