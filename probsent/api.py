@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
@@ -26,6 +27,7 @@ from probsent.readings import notes, percentiles_read, withheld
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
+from probsent.util import CORPUS_CHUNK, TopHits
 from probsent.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
 
 if TYPE_CHECKING:
@@ -401,6 +403,57 @@ class SentenceModel:
             return float(matrix[0, 0]) if side_b.single else matrix[0]
         return matrix[:, 0] if side_b.single else matrix
 
+    def semantic_search(self, queries: Sentences | Encoded, corpus: Sentences | Encoded, top_k: int = 10,
+                        batch_size: int = 256, measure: str | None = None, *,
+                        corpus_chunk_size: int = CORPUS_CHUNK) -> list[list[dict[str, Any]]]:
+        """The ``top_k`` corpus sentences most similar to each query, as sentence-transformers'
+        ``util.semantic_search``, streaming over the corpus.
+
+        Parameters
+        ----------
+        queries : str, iterable of str, or encodings
+            The queries (a single str is one query), or what :meth:`encode` returned for them.
+        corpus : iterable of str, or encodings
+            Any iterable (a generator, a file's lines), read and encoded ``corpus_chunk_size``
+            sentences at a time, or :meth:`encode`'s output for it. A null or blank sentence is
+            never a hit.
+        top_k : int, default 10
+            Hits per query.
+        batch_size : int, default 256
+            Sentences encoded together.
+        measure : str, optional
+            As in :meth:`similarity` (default: the cosine of the means).
+        corpus_chunk_size : int, default 8192
+            Corpus sentences encoded and compared at a time (the hits never depend on it).
+
+        Returns
+        -------
+        list of list of dict
+            Per query, ``{"corpus_id": int, "score": float}``, highest score first (ties: the
+            lower corpus id first); corpus ids count the corpus's items from 0, nulls included.
+            The similarity is a bag of words' (docs/USE_WITH.md#what-similarity-cannot-do).
+
+        Examples
+        --------
+        >>> model = load()
+        >>> corpus = ["Stocks fell sharply on Monday.", "A man plays a guitar.", "A cat sleeps."]
+        >>> model.semantic_search("A man is playing the guitar.", corpus, top_k=1)[0][0]["corpus_id"]
+        1
+        """
+        if isinstance(queries, str):
+            queries = [queries]
+        query_side = self._operand(queries, batch_size, None)
+        encoded = (query_side.encoding.mean, None if query_side.encoding.logvar is None
+                   else np.exp(query_side.encoding.logvar.astype(np.float64)))
+        encoded = encoded[0] if encoded[1] is None else encoded
+        hits = TopHits(len(query_side.missing), top_k)
+        for chunk in _corpus_chunks(corpus, max(1, int(corpus_chunk_size))):
+            block = np.atleast_2d(self.similarity(encoded, chunk, batch_size, measure))
+            block = block.reshape(len(query_side.missing), -1)
+            block[query_side.missing, :] = np.nan
+            hits.add(block)
+        return hits.hits()
+
     def similarity_pairwise(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
                             measure: str | None = None, *, show_progress_bar: bool | None = None):
         """``measure`` of a_i with b_i for every pair i (the diagonal of :meth:`similarity`).
@@ -489,7 +542,7 @@ class SentenceModel:
         Examples
         --------
         >>> model = load()
-        >>> p = model.probability(["Einstein published relativity in 1905.", "Something happened."])
+        >>> p = model.probability(["Einstein published relativity in 1905.", "It is good."])
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
@@ -769,6 +822,21 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
 
     resolved = torch_engine_device(name, "torch")
     return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
+
+
+def _corpus_chunks(corpus: Sentences | Encoded, size: int) -> Iterable[Any]:
+    """The corpus ``size`` items at a time: rows of encodings, or lists of an iterable's items."""
+    if isinstance(corpus, tuple) or (isinstance(corpus, np.ndarray) and corpus.dtype.kind in "fiu"):
+        rows = len(corpus[0]) if isinstance(corpus, tuple) else len(corpus)
+        for start in range(0, rows, size):
+            yield (tuple(np.asarray(part)[start:start + size] for part in corpus) if isinstance(corpus, tuple)
+                   else corpus[start:start + size])
+        return
+    if isinstance(corpus, str):
+        corpus = [corpus]
+    items = iter(corpus)
+    while chunk := list(islice(items, size)):
+        yield chunk
 
 
 def _available_device(device: "str | torch.device") -> "str | torch.device":

@@ -9,6 +9,7 @@ from typing import NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
+from probsent.similarity_measures import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
 from probsent.extras import install_line
@@ -17,7 +18,7 @@ from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
 # and evaluation commands, whose flags come from modules that import torch (about 2 s).
-SCORING_COMMANDS = ("specificity", "explain")
+SCORING_COMMANDS = ("specificity", "explain", "similarity")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -226,11 +227,16 @@ def _explain_sentences(args: argparse.Namespace) -> list[str]:
         return [_argv_text(s) for s in args.sentences]
     if not args.input:
         raise ProbsentError("no sentence to explain: give one as an argument or with --input FILE")
-    if args.input == "-":
+    return _lines(args.input)
+
+
+def _lines(path: str) -> list[str]:
+    """The non-blank lines of a file ('-': standard input), undecodable bytes as U+FFFD."""
+    if path == "-":
         text = sys.stdin.buffer.read().decode("utf-8", "replace")
     else:
-        text = Path(args.input).read_bytes().decode("utf-8", "replace")
-    return [line for line in text.splitlines() if line.strip()]
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    return [line.removeprefix("\ufeff") for line in text.splitlines() if line.strip()]
 
 
 def _run_explain(args: argparse.Namespace) -> int:
@@ -273,6 +279,59 @@ def _run_explain(args: argparse.Namespace) -> int:
     if args.html:
         with writing_output(args.html, args.force) as path:
             path.write_text(explanations_page(explanations), encoding="utf-8")
+    return 0
+
+
+def _add_similarity(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("similarity", help="the corpus sentences most similar to each query",
+                            description="Semantic search: for each query, the --top-k sentences of the corpus "
+                                        "(text, one sentence a line; JSON Lines; Parquet) of highest similarity, "
+                                        "reading the corpus chunk by chunk. Output: one hit a line, query number, "
+                                        "rank, corpus row (from 0), score, query and sentence, tab-separated; or "
+                                        "one JSON object a line per query with --format json. The similarity is a "
+                                        "bag of words': word order and negation barely move it (docs/USE_WITH.md).")
+    parser.add_argument("queries", nargs="*", help="the queries (default: one a line from --queries)")
+    parser.add_argument("--queries", dest="queries_file", metavar="FILE",
+                        help="a file of queries, one a line ('-' for stdin); blank lines are skipped")
+    parser.add_argument("--corpus", required=True, help="the corpus: a text file (one sentence a line), "
+                                                        ".jsonl or .parquet (or a Parquet directory)")
+    parser.add_argument("--column", help="the text field of a JSON Lines or Parquet corpus (default: text)")
+    parser.add_argument("--top-k", type=positive_int, default=10, help="hits per query (default: %(default)s)")
+    parser.add_argument("--measure", choices=MEASURE_NAMES, default=None,
+                        help="the similarity (default: the model's default, the cosine of the means)")
+    parser.add_argument("--model", help="a model directory or probsent train output directory "
+                                        "(default: the model shipped with probsent)")
+    parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
+    parser.add_argument("--output", help="write to this file (atomically) instead of standard output")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+    parser.add_argument("--batch-size", type=positive_int, default=256,
+                        help="sentences encoded together (default: %(default)s)")
+
+
+def _run_similarity(args: argparse.Namespace) -> int:
+    from probsent.api import load
+    from probsent.corpus_scoring.formats import open_corpus
+    from probsent.corpus_scoring.search import search_corpus, write_hits
+    from probsent.output_files import check_output_target, writing_output
+
+    if args.queries and args.queries_file:
+        raise ProbsentError("give queries as arguments or with --queries, not both")
+    if args.queries:
+        queries = [_argv_text(q) for q in args.queries]
+    elif args.queries_file:
+        queries = _lines(args.queries_file)
+    else:
+        raise ProbsentError("no query: give one as an argument or with --queries FILE")
+    if args.output:
+        check_output_target(args.output, args.corpus, args.force)  # before any work
+    corpus = open_corpus(args.corpus, args.column)
+    model = load(args.model)
+    hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size)
+    if args.output:
+        with writing_output(args.output, args.force) as path, open(path, "w", encoding="utf-8") as out:
+            write_hits(out, queries, hits, args.format)
+    else:
+        write_hits(sys.stdout, queries, hits, args.format)
     return 0
 
 
@@ -332,6 +391,7 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
         add_eval_parser(sub)
     _add_specificity(sub)
     _add_explain(sub)
+    _add_similarity(sub)
     _add_calibrate(sub)
     _add_export(sub)
     return parser
@@ -348,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
         with stopping_on_signals():
-            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
+            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         try:
