@@ -15,8 +15,11 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 import probsent
 from experiments.paths import REPO, RESULTS_DIR
+from experiments import similarity_limits
 from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
@@ -103,9 +106,10 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
 
 
 def _calibration_label(rows: dict) -> str:
-    """How the shipped rows' P(specific) was fitted: from the score alone (now), or with the
-    token count (the records written before the score-only fit)."""
-    return "a logistic fit of the score" if rows.get("calibration") == "score" else "calibrated with length"
+    """How the shipped rows' P(specific) was fitted: of the percentile for the length (now), of the
+    score alone, or with the token count (records written before)."""
+    return {"percentile": "for the sentence's length", "score": "a logistic fit of the score"}.get(
+        rows.get("calibration"), "calibrated with length")
 
 
 def _information_content(systems) -> tuple[str, object] | None:
@@ -175,10 +179,11 @@ def _rarity_line(model: probsent.SentenceModel) -> str:
 
 def example_rows(model: probsent.SentenceModel) -> list[str]:
     sentences = [s for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()]
-    entropy = model.entropy(sentences)
-    probability = model.probability(sentences)
-    rows = sorted(zip(sentences, entropy, probability), key=lambda r: r[1])
-    return [f"| {s} | {h:.3f} | {p:.3f} |" for s, h, p in rows]
+    entropy, percentile = model.entropy(sentences), model.percentile(sentences)
+    probability, notes = model.probability(sentences), model.note(sentences)
+    rows = sorted(zip(sentences, entropy, percentile, probability, notes), key=lambda r: r[1])
+    return [f"| {s} | {h:.3f} | " + (f"{c:.0f} | {p:.3f} |" if not note else f"– ({note}) | – |")
+            for s, h, c, p, note in rows]
 
 
 def render(data_dir: Path) -> str:
@@ -203,7 +208,8 @@ def render(data_dir: Path) -> str:
         "exact term per word, sum_d log|A_w,d|: low entropy = specific.", "",
         "```python", "import probsent", "model = probsent.load()           # this model",
         "model.specificity(\"The Dow fell 2.3 % on Tuesday.\")   # -entropy: higher = more specific",
-        "model.probability(\"It is good.\")  # P(specific), calibrated on the news training rows", "```", "",
+        "model.probability(\"It is good.\")  # P(specific) for its length, calibrated on the news training rows",
+        "model.note(\"lol ok\")  # why a percentile and P(specific) are withheld: 'too short'", "```", "",
         "## Intended use and licence", "",
         "Research on sentence specificity and sentence representations. **Not for commercial use**: "
         "the model is derived from paraphrase corpora of which several are licensed for "
@@ -242,6 +248,9 @@ def render(data_dir: Path) -> str:
     if probability:
         lines.append(f"| this model, P(specific) ({_calibration_label(rows)}) | " + " | ".join(
             f"{probability[d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
+    if rows and "news_probability" in rows["measures"]:
+        lines.append("| this model, news-threshold probability | " + " | ".join(
+            f"{rows['measures']['news_probability'][d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
                      f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
@@ -274,13 +283,19 @@ def render(data_dir: Path) -> str:
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
-              f"`probsent specificity --probability` and `model.probability()` give "
-              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score {_signed(calibration.intercept)}))), "
-              f"score = -entropy: a logistic fit on the {calibration.sentences:,} cleaned news training rows "
-              f"(as SPECITELLER reports probabilities), so it is in the score's order. It means the share of "
-              f"news sentences with that score that annotators call specific; on other text (tweets, reviews, "
-              f"short examples) read it as a rescaled score, and use the percentile for the sentence's length "
-              f"to compare.", "",
+              f"`probsent specificity --probability` and `model.probability()` give P(specific) for the "
+              f"sentence's length = 1 / (1 + exp(-({calibration.percentile_slope:.5f} x percentile "
+              f"{_signed(calibration.percentile_intercept)}))): a logistic fit of the percentile for the "
+              f"sentence's length (below) on the {calibration.sentences:,} cleaned news training rows, so it is "
+              f"in the percentile's order, short sentences and long alike; it runs from "
+              f"{calibration.for_length(np.array([0.0]))[0]:.2f} (the least specific for its length) to "
+              f"{calibration.for_length(np.array([100.0]))[0]:.2f} (the most). `model.news_probability()` gives "
+              f"the news-threshold probability 1 / (1 + exp(-({calibration.slope:.4f} x score "
+              f"{_signed(calibration.intercept)}))), score = -entropy, fitted on the same rows: the share of "
+              f"news sentences with that score that annotators call specific, which calls most short "
+              f"sentences general however precise (news sentences average 22 tokens). Both are withheld "
+              f"(NaN), with the percentile, for text with fewer than three words, fewer than half its words "
+              f"in the vocabulary, or mostly repetition; `model.note()` says which.", "",
               "## Percentile for the sentence's length", "",
               f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
               f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "
@@ -291,8 +306,12 @@ def render(data_dir: Path) -> str:
               f"{model.percentile('Einstein published relativity in 1905.'):.0f}.", "",
               "## Example scores", "",
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
-              "| Sentence | Entropy | P(specific) |", "|---|---|---|"]
+              "| Sentence | Entropy | Percentile | P(specific) |", "|---|---|---|---|"]
     lines += example_rows(model)
+    lines += ["", "## What similarity cannot do", "",
+              "Measured with this model's default similarity, the cosine of the means "
+              "(`python -m experiments.similarity_limits`; also in docs/USE_WITH.md):", ""]
+    lines += similarity_limits.render(model)
     lines += ["", "## Limitations", "", _unknown_words_line(model), _rarity_line(model),
               "- Trained on far less and different data than the paper (no ParaNMT; three fifths of the "
               "shared pairs are Bible verse versions, a quarter image captions) and for a CPU budget; see "

@@ -30,11 +30,11 @@ def _probsent(*args: str) -> list[str]:
 def render() -> list[str]:
     """The block's lines: the most and least specific example sentences (score, P(specific),
     percentile for the length, sentence, as ``sort -gr`` orders them), then the head of the
-    explanation (entropy, coverage, column names, words)."""
+    explanation (entropy, coverage, score with percentile and P(specific), column names, words)."""
     scored = sorted(_probsent("specificity", "--probability", "--percentile", "--input", str(EXAMPLES)),
                     key=lambda line: -float(line.split("\t")[0]))
     explained = _probsent("explain", EXPLAINED)
-    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:3 + WORD_ROWS], "..."]
+    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:4 + WORD_ROWS], "..."]
 
 
 def _block_span(lines: list[str]) -> tuple[int, int]:

@@ -131,3 +131,15 @@ def test_cli_on_text_jsonl_and_parquet(model, tmp_path: Path, capsys) -> None:
 def test_cli_errors_are_one_line_with_status_2(argv, message) -> None:
     out = subprocess.run([sys.executable, "-m", "probsent", *argv], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_what_similarity_cannot_do_is_measured_and_current() -> None:
+    from experiments import similarity_limits
+
+    block = similarity_limits.render()
+    assert similarity_limits.shown() == block  # docs/USE_WITH.md shows what the shipped model measures
+    model = probsent.load()
+    closer = sum(model.similarity(s, n) > model.similarity(s, p) for s, p, n in similarity_limits.NEGATION_GROUPS)
+    assert f"closer than the paraphrase in {closer} of {len(similarity_limits.NEGATION_GROUPS)}" in "\n".join(block)
+    card = (REPO / "probsent" / "pretrained" / "wlo" / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "\n".join(block) in card
