@@ -564,12 +564,8 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null or blank item gives NaN.
-        batch_size : int, default 256
-            Sentences per batch.
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        sentences, batch_size, show_progress_bar
+            As in :meth:`probability`.
 
         Returns
         -------
