@@ -111,10 +111,16 @@ def test_the_same_word_has_the_same_colour_in_every_sentence(model) -> None:
     assert strongest[0] < 0.5 < strongest[1]
 
 
-def test_withheld_numbers_say_why_in_the_html(model) -> None:
+def test_withheld_numbers_say_why_in_the_html_and_json(model, capsys) -> None:
     (stats,) = _parsed(model.explain("lol ok")._repr_html_()).stats
     assert stats["data-percentile"] == "nan" and stats["data-note"] == "too short"
     assert "too short" in model.explain("lol ok").summary()
+    assert main(["explain", "--format", "json", "lol ok", "It is good."]) == 0
+    withheld, read = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (withheld["percentile"], withheld["probability"], withheld["note"]) == (None, None, "too short")
+    assert read["percentile"] == pytest.approx(model.percentile("It is good.")) and read["note"] == ""
+    assert read["probability"] == pytest.approx(model.probability("It is good."))
+    assert [w["text"] for w in read["words"]] == ["It", "is", "good", "."]
 
 
 def test_rows_and_frame(model) -> None:
