@@ -50,30 +50,40 @@ NOTES = (READ, "no tokens", "low coverage", "repetition", "too short")  # indexe
 EXPLAINED = {"no tokens": "no words", "low coverage": "fewer than half its words are in the model's vocabulary",
              "repetition": "mostly the same words said again", "too short": f"fewer than {MIN_WORDS} words"}
 
-# odd 64-bit multipliers that mix a trigram's three ids into one key (collisions: ~2^-64 a pair)
+# odd 64-bit multipliers that mix a trigram's three ids into one hash, of which the top _HASH_BITS are kept
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+_HASH_BITS = 40
+_SENTENCES_PER_SORT = 1 << (64 - _HASH_BITS - 1)  # the sentence's number fits the key's high bits
 
 
 def repeated_trigram_share(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Each sentence's share of token trigrams that equal an earlier trigram of the same
     sentence (0 for a sentence of fewer than three tokens), from the flat ids and offsets of
-    :class:`probsent.text.token_ids.TokenIds`; one sort, no loop over sentences."""
+    :class:`probsent.text.token_ids.TokenIds`; one sort, no loop over sentences.
+
+    Each trigram is a 64-bit key: its sentence's number in the high bits, a 40-bit hash of its
+    three ids below (two different trigrams of one sentence share a hash with odds of 2^-40 a
+    pair), so that equal keys are equal trigrams of one sentence; a batch of more than 2^23
+    sentences is taken in parts."""
     ids = np.asarray(ids, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
     counts = np.diff(offsets)
     trigrams = np.maximum(counts - 2, 0)
     repeated = np.zeros(len(counts))
-    if not trigrams.any():
-        return repeated
-    owner = np.repeat(np.arange(len(counts)), trigrams)
-    starts = np.repeat(offsets[:-1], trigrams) + (np.arange(int(trigrams.sum()))
-                                                  - np.repeat(np.cumsum(trigrams) - trigrams, trigrams))
     word = ids.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        keys = word[starts] * _MIX[0] ^ word[starts + 1] * _MIX[1] ^ word[starts + 2] * _MIX[2]
-    order = np.lexsort((keys, owner))
-    same = (owner[order][1:] == owner[order][:-1]) & (keys[order][1:] == keys[order][:-1])
-    repeated += np.bincount(owner[order][1:][same], minlength=len(counts))
+    for first in range(0, len(counts), _SENTENCES_PER_SORT):
+        part = slice(first, first + _SENTENCES_PER_SORT)
+        per = trigrams[part]
+        if not per.any():
+            continue
+        owner = np.repeat(np.arange(len(per), dtype=np.uint64), per)
+        starts = np.repeat(offsets[part.start:part.start + len(per)], per) + (
+            np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
+        with np.errstate(over="ignore"):
+            mixed = word[starts] * _MIX[0] ^ word[starts + 1] * _MIX[1] ^ word[starts + 2] * _MIX[2]
+        keys = np.sort((owner << np.uint64(_HASH_BITS)) | (mixed >> np.uint64(64 - _HASH_BITS)))
+        same = keys[1:] == keys[:-1]
+        repeated[part] = np.bincount((keys[1:][same] >> np.uint64(_HASH_BITS)).astype(np.int64), minlength=len(per))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(trigrams > 0, repeated / np.maximum(trigrams, 1), 0.0)
 
