@@ -212,7 +212,8 @@ def _page_style(scale: TermScale | None = None) -> str:
 def legend_html(scale: TermScale | None) -> str:
     """The legend of the colour scale, in the model's terms where its scale is known."""
     unit = (scale or _UNSCALED).unit
-    typical = f" A typical word of this model has the term {scale.term_at(0.5):+.2f}." if scale is not None else ""
+    typical = (f" The median term over the model's vocabulary entries, most of them rare words, is "
+               f"{scale.term_at(0.5):+.2f}." if scale is not None else "")
     return ('<div class="probsent-legend">'
             f'<span class="probsent-tick">term {unit:+.2f}: more general</span> <span class="probsent-bar"></span> '
             f'<span class="probsent-tick">{-unit:+.2f}: more specific</span> '
