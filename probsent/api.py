@@ -390,6 +390,15 @@ class SentenceModel:
         measure = check_measure(measure, self.probabilistic)
         side_a = self._operand(a, batch_size, show_progress_bar)
         side_b = self._operand(b, batch_size, show_progress_bar)
+        matrix = self._matrix(side_a, side_b, measure)
+        if side_a.single:
+            return float(matrix[0, 0]) if side_b.single else matrix[0]
+        return matrix[:, 0] if side_b.single else matrix
+
+    @staticmethod
+    def _matrix(side_a: "_Operand", side_b: "_Operand", measure: str) -> np.ndarray:
+        """The float32 (N, M) matrix of a checked ``measure`` between two operands, NaN in the
+        rows and columns of missing items."""
         if measure == "expected_inner_product":
             matrix = np.empty((len(side_a.missing), len(side_b.missing)), dtype=np.float32)
             for rows, columns, block in similarity_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
@@ -399,13 +408,11 @@ class SentenceModel:
                                     MAX_SIMILARITY_CELLS).astype(np.float32)
         matrix[side_a.missing, :] = np.nan
         matrix[:, side_b.missing] = np.nan
-        if side_a.single:
-            return float(matrix[0, 0]) if side_b.single else matrix[0]
-        return matrix[:, 0] if side_b.single else matrix
+        return matrix
 
     def semantic_search(self, queries: Sentences | Encoded, corpus: Sentences | Encoded, top_k: int = 10,
                         batch_size: int = 256, measure: str | None = None, *,
-                        corpus_chunk_size: int = CORPUS_CHUNK) -> list[list[dict[str, Any]]]:
+                        corpus_chunk_size: int = CORPUS_CHUNK, with_text: bool = False) -> list[list[dict[str, Any]]]:
         """The ``top_k`` corpus sentences most similar to each query, as sentence-transformers'
         ``util.semantic_search``, streaming over the corpus.
 
@@ -425,12 +432,15 @@ class SentenceModel:
             As in :meth:`similarity` (default: the cosine of the means).
         corpus_chunk_size : int, default 8192
             Corpus sentences encoded and compared at a time (the hits never depend on it).
+        with_text : bool, default False
+            Each hit of a corpus of sentences also holds its ``"text"``.
 
         Returns
         -------
         list of list of dict
-            Per query, ``{"corpus_id": int, "score": float}``, highest score first (ties: the
-            lower corpus id first); corpus ids count the corpus's items from 0, nulls included.
+            Per query, ``{"corpus_id": int, "score": float}`` (and ``"text"``), highest score
+            first (ties: the lower corpus id first); corpus ids count the corpus's items from 0,
+            nulls included.
             The similarity is a bag of words' (docs/USE_WITH.md#what-similarity-cannot-do).
 
         Examples
@@ -440,18 +450,13 @@ class SentenceModel:
         >>> model.semantic_search("A man is playing the guitar.", corpus, top_k=1)[0][0]["corpus_id"]
         1
         """
-        if isinstance(queries, str):
-            queries = [queries]
-        query_side = self._operand(queries, batch_size, None)
-        encoded = (query_side.encoding.mean, None if query_side.encoding.logvar is None
-                   else np.exp(query_side.encoding.logvar.astype(np.float64)))
-        encoded = encoded[0] if encoded[1] is None else encoded
+        measure = check_measure(measure, self.probabilistic)
+        query_side = self._operand([queries] if isinstance(queries, str) else queries, batch_size, None)
         hits = TopHits(len(query_side.missing), top_k)
         for chunk in _corpus_chunks(corpus, max(1, int(corpus_chunk_size))):
-            block = np.atleast_2d(self.similarity(encoded, chunk, batch_size, measure))
-            block = block.reshape(len(query_side.missing), -1)
-            block[query_side.missing, :] = np.nan
-            hits.add(block)
+            corpus_side = self._operand(chunk, batch_size, None)
+            texts = corpus_side.texts.items if with_text and corpus_side.texts is not None else None
+            hits.add(self._matrix(query_side, corpus_side, measure), texts)
         return hits.hits()
 
     def similarity_pairwise(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,

@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-import numpy as np
-
 from probsent.corpus_scoring.formats import Chunk
-from probsent.util import TopHits
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -28,18 +25,11 @@ _ONE_FIELD = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
 
 def search_corpus(model: "SentenceModel", queries: list[str], chunks: Iterable[Chunk], top_k: int,
                   measure: str | None = None, batch_size: int = 256) -> list[list[dict[str, Any]]]:
-    """Each query's ``top_k`` hits in the corpus's chunks, with their texts (``"text"``): the
-    queries encoded once, each chunk encoded and compared as it is read."""
-    hits = TopHits(len(queries), top_k)
-    encoded = model.encode(queries, batch_size)
-    blank = np.array([not q.strip() for q in queries], dtype=bool)
-    for chunk in chunks:
-        texts = list(chunk.texts)
-        block = np.asarray(model.similarity(encoded, texts, batch_size, measure), dtype=np.float64)
-        block = block.reshape(len(queries), len(texts))
-        block[blank, :] = np.nan  # a blank query has no hit
-        hits.add(block, texts)
-    return hits.hits()
+    """Each query's ``top_k`` hits in the corpus's chunks, with their texts (``"text"``), by
+    :meth:`probsent.api.SentenceModel.semantic_search`: the queries encoded once, the corpus
+    encoded and compared chunk by chunk as it is read."""
+    rows = (text for chunk in chunks for text in chunk.texts)
+    return model.semantic_search(queries, rows, top_k, batch_size, measure, with_text=True)
 
 
 def write_hits(out: TextIO, queries: list[str], hits: list[list[dict[str, Any]]], fmt: str = "tsv") -> None:
