@@ -12,10 +12,12 @@ the most specific there is:
     model learnt from rare training words, so an unknown word reads as a rare, specific one.
 ``repetition``
     at least ``MAX_REPEATED`` (half) of its token trigrams repeat an earlier trigram of the
-    same text ("the the the ...", one sentence said six times): each word adds its term again
-    however often it is said, so a repetition scores as a long, specific sentence, which it
-    is not. Ordinary sentences repeat almost no trigram (words like "the" repeat, trigrams
-    seldom); the check reads vocabulary entries, so unknown words count as one.
+    same text (one sentence said six times), or at least half of its tokens repeat the token
+    just before them ("yes yes yes", "the the the ..."): each word adds its term again however
+    often it is said, so a repetition scores as a long, specific sentence, which it is not.
+    Ordinary sentences repeat almost no trigram (words like "the" repeat, trigrams seldom) and
+    seldom a word twice in a row ("very very" is a third of "very very good"); the check reads
+    vocabulary entries, so unknown words count as one.
 ``too short``
     fewer than ``MIN_WORDS`` (three) words (tokens with a letter or digit, or unknown): the
     score of one or two words is how rare those words were in the training text ("lol ok":
@@ -39,8 +41,8 @@ if TYPE_CHECKING:
     from probsent.percentiles import PercentileTable
     from probsent.text.token_ids import TokenIds
 
-__all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read", "withheld",
-           "withheld_codes"]
+__all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read",
+           "repeated_trigram_share", "stutter_share", "withheld", "withheld_codes"]
 
 MIN_WORDS = 3  # fewer words than this: "too short"
 MAX_REPEATED = 0.5  # at least this share of a text's trigrams repeating an earlier one: "repetition"
@@ -88,6 +90,19 @@ def repeated_trigram_share(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return np.where(trigrams > 0, repeated / np.maximum(trigrams, 1), 0.0)
 
 
+def stutter_share(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each sentence's share of tokens equal to the token just before them (0 without tokens)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    counts = np.diff(offsets)
+    same = np.zeros(len(ids) + 1, dtype=np.int64)
+    same[2:] = np.cumsum(ids[1:] == ids[:-1])  # same[k]: repeats among positions 1..k-1
+    # a sentence's own repeats: positions start+1 .. end-1 (its first token repeats nothing before it)
+    inside = same[offsets[1:]] - same[np.minimum(offsets[:-1] + 1, offsets[1:])]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, inside / np.maximum(counts, 1), 0.0)
+
+
 def withheld_codes(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Each sentence's index into :data:`NOTES` (0: read) from its token ids and offsets and the
     model's coverage codes (:func:`probsent.text.token_ids.coverage_codes`); the first rule
@@ -97,8 +112,9 @@ def withheld_codes(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> n
     with np.errstate(invalid="ignore", divide="ignore"):
         coverage = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
     out = np.zeros(len(tokens), dtype=np.int8)
+    repeated = np.maximum(repeated_trigram_share(ids, offsets), stutter_share(ids, offsets))
     rules = ((tokens == 0, "no tokens"), (coverage < LOW_COVERAGE, "low coverage"),
-             (repeated_trigram_share(ids, offsets) >= MAX_REPEATED, "repetition"), (counted < MIN_WORDS, "too short"))
+             (repeated >= MAX_REPEATED, "repetition"), (counted < MIN_WORDS, "too short"))
     for applies, note in reversed(rules):  # the first rule that applies is written last
         out[applies] = NOTES.index(note)
     return out

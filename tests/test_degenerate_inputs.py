@@ -15,7 +15,7 @@ import probsent
 from probsent.calibration import Calibration
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.readings import MAX_REPEATED, MIN_WORDS, NOTES, repeated_trigram_share, withheld_codes
+from probsent.readings import MAX_REPEATED, MIN_WORDS, NOTES, repeated_trigram_share, stutter_share, withheld_codes
 from probsent.text.token_ids import LOW_COVERAGE, coverage_codes
 
 # a development list of my own making: short facts, and short sentences that say little
@@ -31,7 +31,8 @@ SHORT_VAGUE = ["It is good.", "Things happen sometimes.", "She said it was fine.
 # the degenerate inputs of issue 41 (and the reason each is withheld)
 DEGENERATE = {"the " * 2000: "repetition", "Things happen. " * 6: "repetition", "lol ok": "too short",
               "https://www.example.com/path/to/page?id=42": "low coverage",
-              "Der Hund läuft schnell über die Straße und bellt laut.": "low coverage", "Stuff.": "too short"}
+              "Der Hund läuft schnell über die Straße und bellt laut.": "low coverage", "Stuff.": "too short",
+              "yes yes yes": "repetition", "no no no no , thanks": "repetition"}
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +60,19 @@ def test_repeated_trigram_share_by_hand() -> None:
     assert got.tolist() == pytest.approx([_naive_repeated_share(s) for s in randoms])
 
 
+def test_stutter_share_by_hand() -> None:
+    sentences = [[5, 5, 5], [1, 2, 2, 3], [], [7], [7, 7], [1, 2, 3, 4]]  # 7 then 7: a new sentence's first token
+    offsets = np.cumsum([0] + [len(s) for s in sentences])
+    got = stutter_share(np.array([i for s in sentences for i in s], dtype=np.int64), offsets)
+    assert got.tolist() == pytest.approx([2 / 3, 1 / 4, 0.0, 0.0, 1 / 2, 0.0])
+
+
 def test_withheld_codes_by_hand() -> None:
     index = {"<unk>": 0, "the": 1, "cat": 2, "sat": 3, ".": 4, "on": 5, "mat": 6}
     codes = coverage_codes(index)
     sentences = {"": "no tokens", "the cat sat .": "", "cat .": "too short", "xx the cat .": "",
-                 "xx yy zz the .": "low coverage", "the cat the cat the cat the cat .": "repetition", ". . .": "too short"}
+                 "xx yy zz the .": "low coverage", "the cat the cat the cat the cat .": "repetition", ". . .": "repetition", "cat . !": "too short",
+                 "the cat sat sat sat .": "", "the the the the cat .": "repetition"}
     ids = [[index.get(t, 0) for t in s.split()] for s in sentences]
     offsets = np.cumsum([0] + [len(i) for i in ids])
     got = withheld_codes(np.array([i for s in ids for i in s], dtype=np.int64), offsets, codes)
