@@ -295,7 +295,9 @@ def render(data_dir: Path) -> str:
               f"news sentences with that score that annotators call specific, which calls most short "
               f"sentences general however precise (news sentences average 22 tokens). Both are withheld "
               f"(NaN), with the percentile, for text with fewer than three words, fewer than half its words "
-              f"in the vocabulary, or mostly repetition; `model.note()` says which.", "",
+              f"in the vocabulary, or mostly repetition; `model.note()` says which. Chat words that the "
+              f"training text seldom has still read as specific in a text of three or more words: the "
+              f"score reads how rare its words were in the training text.", "",
               "## Percentile for the sentence's length", "",
               f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
               f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "

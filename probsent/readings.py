@@ -23,7 +23,10 @@ the most specific there is:
     score of one or two words is how rare those words were in the training text ("lol ok":
     both rare there), not how specific a sentence is.
 
-A text without tokens (blank) has no score at all: its note is ``no tokens``. The rules read
+A text without tokens (blank) has no score at all: its note is ``no tokens``. What the rules
+do not catch: a sentence of three or more words that are common in chat but rare in the
+training text (Bible verses, captions, news) still reads as specific ("lol ok thanks"), because
+the score reads how rare its words were there; the model card and docs/USE_WITH.md say so. The rules read
 the text only (its tokens and which have an entry), never a model's weights, so they hold for
 any model. Every number here is documented in docs/RELIABILITY.md and tested in
 tests/test_degenerate_inputs.py.
