@@ -44,6 +44,10 @@ train-demo: setup
 	PROBSENT_DATA_DIR=$(DATA) $(BIN)/probsent train --model wlo --data $(DATA)/paraphrase/pairs.tsv.gz \
 		--out $(DEMO) --source-caps '*=20000' --resume
 	$(BIN)/probsent specificity --model $(DEMO) --input examples/sentences.txt | sort -t'	' -k1,1 -gr
+	@echo "(These scores are in the paper's unit, a sentence starting as N(0, I). The shipped model is written with" \
+	      "probsent export --start-variance S (its config.json's start_variance), which moves every score by" \
+	      "-dim/2 x log S (+104 for its S = 1/64 and dim 50) and changes no ranking: compare rankings or" \
+	      "percentiles across models, not raw scores.)"
 
 # Retrain and re-evaluate every run of experiments/plan.py and the ship rule's design rounds,
 # ship the rule's winner into the package and regenerate docs/RESULTS.md, the model card and

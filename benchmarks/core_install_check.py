@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,10 @@ def main() -> int:
     assert 0 <= model.probability(sentences[0]) <= 1
     assert model.explain(sentences[0]).words
     assert np.isfinite(model.similarity(sentences, sentences[:1])).all()
+    with warnings.catch_warnings(record=True) as caught:  # no torch: "auto" runs on the CPU, with one note
+        warnings.simplefilter("always")
+        assert probsent.load(device="auto").device == "cpu"
+    assert len(caught) == 1 and "PyTorch is not installed" in str(caught[0].message), caught
     for name in ("torch", "pyspark", "spacy"):
         assert name not in sys.modules, name
     out = subprocess.run([sys.executable, "-m", "probsent", "train", "--help"], capture_output=True, text=True)

@@ -15,8 +15,11 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 import probsent
 from experiments.paths import REPO, RESULTS_DIR
+from experiments import similarity_limits
 from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
@@ -82,22 +85,31 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
     return found
 
 
+def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
+    """(words, unknown): the distinct words of the example sentences (tokens with a letter or digit,
+    as coverage counts them) and those ``explain`` marks ``<unk>``, each sorted."""
+    from probsent.text.token_ids import counts_for_coverage
+
+    explained = [w for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
+                 for w in model.explain(s).words]
+    words = sorted({w.token for w in explained if counts_for_coverage(w.word) and any(c.isalnum() for c in w.token)})
+    return words, sorted({w.token for w in explained if w.word is None})
+
+
 def _unknown_words_line(model: probsent.SentenceModel) -> str:
     """How many distinct words of the example sentences the model knows (the rest share <unk>)."""
-    from probsent.text.tokenize import tokenize
-
-    words = sorted({t for s in EXAMPLES.read_text(encoding="utf-8").splitlines() for t in tokenize(s) if t.isalpha()})
-    unknown = [w for w in words if w not in model.vocab.index]
-    shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 5 else ""
+    words, unknown = unknown_words(model)
+    shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
     return (f"- Words of `examples/sentences.txt` with no entry of their own, which share the `<unk>` term (so "
             f"`explain` cannot point at them and `similarity` cannot tell them apart): {len(unknown)} of its "
-            f"{len(words)} distinct words{shown}.")
+            f"{len(words)} distinct words, numbers included{shown}.")
 
 
 def _calibration_label(rows: dict) -> str:
-    """How the shipped rows' P(specific) was fitted: from the score alone (now), or with the
-    token count (the records written before the score-only fit)."""
-    return "a logistic fit of the score" if rows.get("calibration") == "score" else "calibrated with length"
+    """How the shipped rows' P(specific) was fitted: of the percentile for the length (now), of the
+    score alone, or with the token count (records written before)."""
+    return {"percentile": "for the sentence's length", "score": "a logistic fit of the score"}.get(
+        rows.get("calibration"), "calibrated with length")
 
 
 def _information_content(systems) -> tuple[str, object] | None:
@@ -186,10 +198,11 @@ def _rarity_line(model: probsent.SentenceModel) -> str:
 
 def example_rows(model: probsent.SentenceModel) -> list[str]:
     sentences = [s for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()]
-    entropy = model.entropy(sentences)
-    probability = model.probability(sentences)
-    rows = sorted(zip(sentences, entropy, probability), key=lambda r: r[1])
-    return [f"| {s} | {h:.3f} | {p:.3f} |" for s, h, p in rows]
+    entropy, percentile = model.entropy(sentences), model.percentile(sentences)
+    probability, notes = model.probability(sentences), model.note(sentences)
+    rows = sorted(zip(sentences, entropy, percentile, probability, notes), key=lambda r: r[1])
+    return [f"| {s} | {h:.3f} | " + (f"{c:.0f} | {p:.3f} |" if not note else f"– ({note}) | – |")
+            for s, h, c, p, note in rows]
 
 
 def render(data_dir: Path) -> str:
@@ -214,7 +227,8 @@ def render(data_dir: Path) -> str:
         "exact term per word, sum_d log|A_w,d|: low entropy = specific.", "",
         "```python", "import probsent", "model = probsent.load()           # this model",
         "model.specificity(\"The Dow fell 2.3 % on Tuesday.\")   # -entropy: higher = more specific",
-        "model.probability(\"It is good.\")  # P(specific), calibrated on the news training rows", "```", "",
+        "model.probability(\"It is good.\")  # P(specific) for its length, calibrated on the news training rows",
+        "model.note(\"lol ok\")  # why a percentile and P(specific) are withheld: 'too short'", "```", "",
         "## Intended use and licence", "",
         "Research on sentence specificity and sentence representations. **Not for commercial use**: "
         "the model is derived from paraphrase corpora of which several are licensed for "
@@ -253,6 +267,9 @@ def render(data_dir: Path) -> str:
     if probability:
         lines.append(f"| this model, P(specific) ({_calibration_label(rows)}) | " + " | ".join(
             f"{probability[d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
+    if rows and "news_probability" in rows["measures"]:
+        lines.append("| this model, news-threshold probability | " + " | ".join(
+            f"{rows['measures']['news_probability'][d]:.1f}" for d in ("news", "twitter", "yelp", "movie")) + " |")
     if length:
         lines.append(f"| Length baseline (computed) | {length.news.accuracy:.1f} | "
                      f"{length.twitter.spearman:.1f} | {length.yelp.spearman:.1f} | "
@@ -286,13 +303,21 @@ def render(data_dir: Path) -> str:
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
-              f"`probsent specificity --probability` and `model.probability()` give "
-              f"P(specific) = 1 / (1 + exp(-({calibration.slope:.4f} x score {_signed(calibration.intercept)}))), "
-              f"score = -entropy: a logistic fit on the {calibration.sentences:,} cleaned news training rows "
-              f"(as SPECITELLER reports probabilities), so it is in the score's order. It means the share of "
-              f"news sentences with that score that annotators call specific; on other text (tweets, reviews, "
-              f"short examples) read it as a rescaled score, and use the percentile for the sentence's length "
-              f"to compare.", "",
+              f"`probsent specificity --probability` and `model.probability()` give P(specific) for the "
+              f"sentence's length = 1 / (1 + exp(-({calibration.percentile_slope:.5f} x percentile "
+              f"{_signed(calibration.percentile_intercept)}))): a logistic fit of the percentile for the "
+              f"sentence's length (below) on the {calibration.sentences:,} cleaned news training rows, so it is "
+              f"in the percentile's order, short sentences and long alike; it runs from "
+              f"{calibration.for_length(np.array([0.0]))[0]:.2f} (the least specific for its length) to "
+              f"{calibration.for_length(np.array([100.0]))[0]:.2f} (the most). `model.news_probability()` gives "
+              f"the news-threshold probability 1 / (1 + exp(-({calibration.slope:.4f} x score "
+              f"{_signed(calibration.intercept)}))), score = -entropy, fitted on the same rows: the share of "
+              f"news sentences with that score that annotators call specific, which calls most short "
+              f"sentences general however precise (news sentences average 22 tokens). Both are withheld "
+              f"(NaN), with the percentile, for text with fewer than three words, fewer than half its words "
+              f"in the vocabulary, or mostly repetition; `model.note()` says which. Chat words that the "
+              f"training text seldom has still read as specific in a text of three or more words: the "
+              f"score reads how rare its words were in the training text.", "",
               "## Percentile for the sentence's length", "",
               f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
               f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "
@@ -303,8 +328,12 @@ def render(data_dir: Path) -> str:
               f"{model.percentile('Einstein published relativity in 1905.'):.0f}.", "",
               "## Example scores", "",
               "`examples/sentences.txt`, lowest entropy (most specific) first:", "",
-              "| Sentence | Entropy | P(specific) |", "|---|---|---|"]
+              "| Sentence | Entropy | Percentile | P(specific) |", "|---|---|---|---|"]
     lines += example_rows(model)
+    lines += ["", "## What similarity cannot do", "",
+              "Measured with this model's default similarity, the cosine of the means "
+              "(`python -m experiments.similarity_limits`; also in docs/USE_WITH.md):", ""]
+    lines += similarity_limits.render(model)
     lines += ["", "## Limitations", "", _unknown_words_line(model), _rarity_line(model),
               "- Trained on far less and different data than the paper (no ParaNMT; three fifths of the "
               "shared pairs are Bible verse versions, a quarter image captions) and for a CPU budget; see "

@@ -6,13 +6,12 @@ two commands with the shipped model.
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
+from experiments.generated_block import GeneratedBlock
 from experiments.paths import REPO
-from probsent.io import write_text
 
 README = REPO / "README.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -30,40 +29,23 @@ def _probsent(*args: str) -> list[str]:
 def render() -> list[str]:
     """The block's lines: the most and least specific example sentences (score, P(specific),
     percentile for the length, sentence, as ``sort -gr`` orders them), then the head of the
-    explanation (entropy, coverage, column names, words)."""
+    explanation (entropy, coverage, score with percentile and P(specific), column names, words)."""
     scored = sorted(_probsent("specificity", "--probability", "--percentile", "--input", str(EXAMPLES)),
                     key=lambda line: -float(line.split("\t")[0]))
     explained = _probsent("explain", EXPLAINED)
-    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:3 + WORD_ROWS], "..."]
+    return [*scored[:SCORE_ROWS], "...", scored[-1], *explained[:4 + WORD_ROWS], "..."]
 
 
-def _block_span(lines: list[str]) -> tuple[int, int]:
-    """(first, end) line indices of the block's content, between its fences after the marker."""
-    if MARKER not in lines:
-        raise SystemExit(f"{README}: no line {MARKER!r}")
-    start = lines.index(MARKER) + 2  # the marker, then the opening fence
-    return start, lines.index("```", start)
+BLOCK = GeneratedBlock(README, MARKER, "```", skip=2)  # the marker, then the opening fence
 
 
 def shown() -> list[str]:
     """The block README.md shows now."""
-    lines = README.read_text(encoding="utf-8").splitlines()
-    first, end = _block_span(lines)
-    return lines[first:end]
+    return BLOCK.shown()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="only compare; exit 1 on a difference")
-    args = parser.parse_args(argv)
-    block = render()
-    if args.check:
-        return 0 if shown() == block else 1
-    lines = README.read_text(encoding="utf-8").splitlines()
-    first, end = _block_span(lines)
-    write_text(README, "\n".join(lines[:first] + block + lines[end:]) + "\n")
-    print(f"wrote {README.relative_to(REPO)}")
-    return 0
+    return BLOCK.main(render, __doc__.split("\n")[0], argv)
 
 
 if __name__ == "__main__":

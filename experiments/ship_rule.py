@@ -307,8 +307,22 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     stsb = ds.load_sts_benchmark(ds.as_data_dir(None), "test")
     similarities = sts_similarities(model, stsb, probabilistic=True)
     return {"entropy": specificity_row(model), "probability": specificity_row(ProbabilityScorer(model)),
+            "news_probability": specificity_row(ProbabilityScorer(model, "news_probability")),
+            "withheld": withheld_shares(model),
             "stsb_test_concat": 100.0 * pearson(similarities["cosine"], stsb.scores),
             "stsb_test_means": 100.0 * pearson(similarities["cosine_mean"], stsb.scores)}
+
+
+def withheld_shares(model) -> dict[str, float]:
+    """The share (%) of each test set's sentences whose percentile and P(specific) the API
+    withholds (probsent.readings: low coverage, repetition, under three words)."""
+    from probsent.evaluation import datasets as ds
+
+    data = ds.as_data_dir(None)
+    sets = {"news": ds.load_news_test(data).sentences,
+            **{d: ds.load_ko2019(data, d).sentences for d in ("twitter", "yelp", "movie")}}
+    return {name: 100.0 * sum(note != "" for note in model.note(list(sentences))) / len(sentences)
+            for name, sentences in sets.items()}
 
 
 def write_test_record(round_: DesignRound, record: dict[str, Any]) -> dict[str, Any]:
@@ -366,10 +380,11 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 
 
 def write_shipped_rows() -> dict[str, Any]:
-    """The shipped model's entropy and calibrated P(specific) rows on the test sets, and Length's."""
+    """The shipped model's rows on the test sets (its entropy, P(specific) for the length, the
+    news-threshold probability, the share withheld), and Length's."""
     from probsent.evaluation.baselines import LengthScorer
 
-    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "score",
+    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "percentile",
             "measures": test_measures(SHIPPED), "length": specificity_row(LengthScorer())}
     write_json(SHIPPED_ROWS, rows)
     return rows

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
@@ -17,14 +19,16 @@ from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
                                        saturated_variance, unit_means, vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
-from probsent.inference.torch_required import require_torch, tensor_converter
+from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.model_reading import read_consistently
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readings import notes, percentiles_read, withheld
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
+from probsent.util import CORPUS_CHUNK, TopHits
 from probsent.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
 
 if TYPE_CHECKING:
@@ -129,6 +133,7 @@ class SentenceModel:
     def to(self, device: "str | torch.device") -> "SentenceModel":
         """Move the model to ``device`` (see :func:`load`); returns the model itself. "cpu" keeps a
         model read without torch as it is."""
+        device = _available_device(device)
         if self._arrays is not None and isinstance(device, str) and device == "cpu":
             return self
         self.encoder.to(resolve_device(device))
@@ -228,7 +233,8 @@ class SentenceModel:
         The keywords mean what they mean in sentence-transformers' ``encode``:
         ``show_progress_bar``: a tqdm bar on standard error (default: only when it is a
         terminal). ``convert_to_tensor``: one torch tensor (per output) instead of an array;
-        ``convert_to_numpy=False``: a list of one tensor per sentence (both need torch).
+        ``convert_to_numpy=False``: a list of one tensor per sentence, and for a probabilistic
+        model a (means, variances) pair of such lists (both need torch).
         ``device``: move the model there first (:meth:`to`). ``normalize_embeddings``: each
         mean scaled to length 1 (a zero mean stays zero); a Gaussian's variance scales with it
         (by 1 / |mean|^2), so it stays the same distribution in the new unit.
@@ -248,7 +254,9 @@ class SentenceModel:
         -------
         numpy.ndarray or tuple of numpy.ndarray
             float32 [n, dim] vectors, or (mean, variance) [n, dim] each; [dim] for a single
-            string.
+            string. With ``convert_to_tensor`` torch tensors of those shapes; with
+            ``convert_to_numpy=False`` lists of [dim] tensors (a pair of lists for a
+            probabilistic model).
 
         Examples
         --------
@@ -393,6 +401,15 @@ class SentenceModel:
         measure = check_measure(measure, self.probabilistic)
         side_a = self._operand(a, batch_size, show_progress_bar)
         side_b = self._operand(b, batch_size, show_progress_bar)
+        matrix = self._matrix(side_a, side_b, measure)
+        if side_a.single:
+            return float(matrix[0, 0]) if side_b.single else matrix[0]
+        return matrix[:, 0] if side_b.single else matrix
+
+    @staticmethod
+    def _matrix(side_a: "_Operand", side_b: "_Operand", measure: str) -> np.ndarray:
+        """The float32 (N, M) matrix of a checked ``measure`` between two operands, NaN in the
+        rows and columns of missing items."""
         if measure == "expected_inner_product":
             matrix = np.empty((len(side_a.missing), len(side_b.missing)), dtype=np.float32)
             for rows, columns, block in similarity_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
@@ -402,9 +419,56 @@ class SentenceModel:
                                     MAX_SIMILARITY_CELLS).astype(np.float32)
         matrix[side_a.missing, :] = np.nan
         matrix[:, side_b.missing] = np.nan
-        if side_a.single:
-            return float(matrix[0, 0]) if side_b.single else matrix[0]
-        return matrix[:, 0] if side_b.single else matrix
+        return matrix
+
+    def semantic_search(self, queries: Sentences | Encoded, corpus: Sentences | Encoded, top_k: int = 10,
+                        batch_size: int = 256, measure: str | None = None, *,
+                        corpus_chunk_size: int = CORPUS_CHUNK, with_text: bool = False) -> list[list[dict[str, Any]]]:
+        """The ``top_k`` corpus sentences most similar to each query, as sentence-transformers'
+        ``util.semantic_search``, streaming over the corpus.
+
+        Parameters
+        ----------
+        queries : str, iterable of str, or encodings
+            The queries (a single str is one query), or what :meth:`encode` returned for them.
+        corpus : iterable of str, or encodings
+            Any iterable (a generator, a file's lines), read and encoded ``corpus_chunk_size``
+            sentences at a time, or :meth:`encode`'s output for it. A null or blank sentence is
+            never a hit.
+        top_k : int, default 10
+            Hits per query.
+        batch_size : int, default 256
+            Sentences encoded together.
+        measure : str, optional
+            As in :meth:`similarity` (default: the cosine of the means).
+        corpus_chunk_size : int, default 8192
+            Corpus sentences encoded and compared at a time (the hits never depend on it).
+        with_text : bool, default False
+            Each hit of a corpus of sentences also holds its ``"text"``.
+
+        Returns
+        -------
+        list of list of dict
+            Per query, ``{"corpus_id": int, "score": float}`` (and ``"text"``), highest score
+            first (ties: the lower corpus id first); corpus ids count the corpus's items from 0,
+            nulls included.
+            The similarity is a bag of words' (docs/USE_WITH.md#what-similarity-cannot-do).
+
+        Examples
+        --------
+        >>> model = load()
+        >>> corpus = ["Stocks fell sharply on Monday.", "A man plays a guitar.", "A cat sleeps."]
+        >>> model.semantic_search("A man is playing the guitar.", corpus, top_k=1)[0][0]["corpus_id"]
+        1
+        """
+        measure = check_measure(measure, self.probabilistic)
+        query_side = self._operand([queries] if isinstance(queries, str) else queries, batch_size, None)
+        hits = TopHits(len(query_side.missing), top_k)
+        for chunk in _corpus_chunks(corpus, max(1, int(corpus_chunk_size))):
+            corpus_side = self._operand(chunk, batch_size, None)
+            texts = corpus_side.texts.items if with_text and corpus_side.texts is not None else None
+            hits.add(self._matrix(query_side, corpus_side, measure), texts)
+        return hits.hits()
 
     def similarity_pairwise(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
                             measure: str | None = None, *, show_progress_bar: bool | None = None):
@@ -469,10 +533,12 @@ class SentenceModel:
         return made_by_calibrate(self.calibration, self.path, CALIBRATION)
 
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
-        """P(specific) from the model's calibration (``probsent calibrate``): a logistic function
-        of the score fitted on news sentences, so in the same order as :meth:`specificity`;
-        see :mod:`probsent.calibration` for what it means on other text. NaN for a null or
-        blank item; a pandas Series gives a Series with its index.
+        """P(specific) for the sentence's length, from the model's calibration (``probsent
+        calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
+        the percentile's order, short sentences and long alike; see :mod:`probsent.calibration`.
+        NaN for a null or blank item, and where the percentile is withheld (:meth:`note` says
+        why); a pandas Series gives a Series with its index. The probability of the raw score on
+        news's scale is :meth:`news_probability`.
 
         Parameters
         ----------
@@ -492,17 +558,74 @@ class SentenceModel:
         Examples
         --------
         >>> model = load()
-        >>> p = model.probability(["Einstein published relativity in 1905.", "Something happened."])
-        >>> bool(0 < p[1] < p[0] < 1)
+        >>> p = model.probability(["Einstein published relativity in 1905.", "It is good."])
+        >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
         self.require_calibration()
         return self._values(sentences, "probability", lambda items: self.probability_of_scores(
+            self._specificity_values(items, batch_size), items), show_progress_bar)
+
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
+        """P(specific) for their length of sentences already scored by :meth:`specificity`."""
+        return self.require_calibration().for_length(self.percentile_of_scores(scores, sentences))
+
+    def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
+                         show_progress_bar: bool | None = None):
+        """The news-threshold probability: a logistic function of the raw score fitted on the news
+        labels, in the score's order, read as if every sentence were a news sentence (they
+        average 22 tokens, so most short sentences come out general however precise). It is the
+        paper's News-accuracy reading; for what a person reads, use :meth:`probability`. NaN
+        for a null or blank item.
+
+        Parameters
+        ----------
+        sentences, batch_size, show_progress_bar
+            As in :meth:`probability`.
+
+        Returns
+        -------
+        numpy.ndarray, float or pandas.Series
+            float64 between 0 and 1, in the order of :meth:`specificity`.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.news_probability("Einstein published relativity in 1905.") < 0.5
+        True
+        """
+        calibration = self.require_calibration()
+        return self._values(sentences, "news_probability", lambda items: calibration.probability(
             self._specificity_values(items, batch_size)), show_progress_bar)
 
-    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) of sentences already scored by :meth:`specificity`."""
-        return self.require_calibration().probability(scores)
+    def note(self, sentences: Sentences):
+        """Why each sentence's :meth:`percentile` and :meth:`probability` are withheld (NaN):
+        "low coverage", "repetition", "too short" or "no tokens"; "" where they are given (the
+        rules and their thresholds: :mod:`probsent.readings`). A null item gives "no tokens".
+
+        Parameters
+        ----------
+        sentences : str, iterable of str, or pandas Series
+            The sentences.
+
+        Returns
+        -------
+        list of str, str or pandas.Series
+            One note per sentence ("" for a sentence that is read).
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.note(["Einstein published relativity in 1905.", "the " * 50, "lol ok", "Der Hund bellt laut."])
+        ['', 'repetition', 'too short', 'low coverage']
+        """
+        given = texts(sentences)
+        found = notes(withheld(self._token_ids, given.items)[0])
+        if given.single:
+            return found[0]
+        if given.index is not None:
+            return sys.modules["pandas"].Series(found, index=given.index, name="note")
+        return found
 
     def require_percentiles(self) -> PercentileTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
@@ -512,7 +635,10 @@ class SentenceModel:
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
         see :mod:`probsent.percentiles`). Comparable across kinds of text, unlike the raw score.
-        NaN for a null or blank item; a pandas Series gives a Series with its index.
+        NaN for a null or blank item, and withheld (NaN) for text that is no sentence of the
+        reference's kind: mostly unknown words, mostly repetition, or fewer than three words
+        (:meth:`note` says which; :mod:`probsent.readings`). A pandas Series gives a Series
+        with its index.
 
         Parameters
         ----------
@@ -541,7 +667,7 @@ class SentenceModel:
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
         """The percentile of sentences already scored by :meth:`specificity`."""
-        return self.require_percentiles().percentile(scores, self.token_counts(sentences))
+        return percentiles_read(self.require_percentiles(), self._token_ids, scores, sentences)
 
     def coverage(self, sentences: Sentences):
         """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
@@ -603,7 +729,7 @@ class SentenceModel:
         """
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        return self._term_table("explain").explain(sentence)
+        return self._term_table("explain").explain(sentence, reader=self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
@@ -718,6 +844,39 @@ def resolve_device(device: "str | torch.device") -> "torch.device":
     return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
 
 
+def _corpus_chunks(corpus: Sentences | Encoded, size: int) -> Iterable[Any]:
+    """The corpus ``size`` items at a time: rows of encodings, or lists of an iterable's items."""
+    if isinstance(corpus, tuple) or (isinstance(corpus, np.ndarray) and corpus.dtype.kind in "fiu"):
+        rows = len(corpus[0]) if isinstance(corpus, tuple) else len(corpus)
+        for start in range(0, rows, size):
+            yield (tuple(np.asarray(part)[start:start + size] for part in corpus) if isinstance(corpus, tuple)
+                   else corpus[start:start + size])
+        return
+    if isinstance(corpus, str):
+        corpus = [corpus]
+    items = iter(corpus)
+    while chunk := list(islice(items, size)):
+        yield chunk
+
+
+def _available_device(device: "str | torch.device") -> "str | torch.device":
+    """``device``, or "cpu" where it names a GPU torch cannot reach from here: "auto" without
+    torch or without CUDA, and "cuda" (or "cuda:N") without torch; a note (a warning) says so
+    where a GPU was named and torch is missing. Torch is imported only for "auto" with torch
+    installed."""
+    if not isinstance(device, str) or device.split(":", 1)[0] not in ("auto", "cuda"):
+        return device
+    if not torch_installed():
+        warnings.warn(f"probsent: device {device!r}: PyTorch is not installed, so the model runs on the CPU "
+                      f"(NumPy); for a GPU: {INSTALL_TRAIN}", stacklevel=3)
+        return "cpu"
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
 def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device" = "cpu") -> SentenceModel:
     """Load a model directory, or the best model of a ``probsent train`` output directory.
 
@@ -727,7 +886,9 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
 
     ``device``: where the model encodes, with the torch engine's rules of ``probsent train
     --device``: "cpu" (the default), "cuda" or "cuda:N" (a one-line error where torch has no
-    CUDA), "auto" (CUDA when available). Results come back as CPU arrays wherever it runs.
+    CUDA), "auto" (CUDA when available, else the CPU). Without torch (the core install),
+    "auto", "cuda" and "cuda:N" run on the CPU with NumPy, with one warning saying so.
+    Results come back as CPU arrays wherever it runs.
 
     Parameters
     ----------
@@ -751,6 +912,7 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     True
     """
     path = resolve_model_dir(path)
+    device = _available_device(device)
     model, model.source_files = read_consistently(path, lambda: _read_model(path, device))
     return model
 

@@ -1,20 +1,29 @@
-"""P(specific | score): a logistic fit on labelled sentences, monotone in the score.
+"""P(specific): logistic fits on labelled news sentences, each monotone in what it reads.
 
 SPECITELLER reports probabilities; probsent's scores are entropies or norms. A model is
-calibrated by fitting P(specific) = sigmoid(slope * score + intercept) by maximum likelihood
-on the cleaned news training sentences (general/specific labels, rows 0..2795 without the test
-sentences), and the fit is stored beside the model as ``calibration.json``.
+calibrated (``probsent calibrate``) on the cleaned news training sentences (general/specific
+labels, rows 0..2795 without the test sentences), and both fits are stored beside the model
+as ``calibration.json``:
 
-What it means: on news-like text, the share of sentences with that score that annotators
-called specific. The fit reads the score alone, so the probabilities are in the same order as
-the scores (a test checks it for any fit: the slope of a sensible model is positive). On other
-text (tweets, reviews, one-line examples) the news labels' base rate does not hold: read the
-probability as a rescaled score there, and use the percentile for the sentence's length
-(:mod:`probsent.percentiles`) to compare within one kind of text.
+- **P(specific) for the sentence's length** (``model.probability``, the command line's
+  ``--probability``): sigmoid(``percentile_slope`` x percentile + ``percentile_intercept``), a
+  function of the percentile for the sentence's length (:mod:`probsent.percentiles`), so it is
+  in the percentile's order for any sentences, short or long. It means: the share of news
+  sentences *at that percentile for their length* that annotators called specific. A short
+  precise sentence at the top of its length reads as specific (the fit's value at 100), a
+  vague one at the bottom as general; it is withheld (NaN) with the percentile, for the text
+  :mod:`probsent.readings` names.
+- **the news-threshold probability** (``model.news_probability``): sigmoid(``slope`` x score +
+  ``intercept``), of the raw score, in the score's order: the share of *news* sentences with
+  that score called specific. News sentences average 22 tokens, so it calls most short
+  sentences general however precise; it is the number behind the paper's News accuracy
+  (a threshold on the score), kept by that name.
 
-An earlier version also fed the token count to the fit, which could put a long general
-sentence above a short specific one; a calibration file with a ``length_slope`` other than 0
-is refused with the command that makes a new one.
+Files written before the length fit have no ``percentile_slope``: their news probability
+still works, and P(specific) for the length names the command that adds it. An earlier
+version also fed the token count to the score's fit, which could put a long general sentence
+above a short specific one; a calibration file with a ``length_slope`` other than 0 is
+refused with the command that makes a new one.
 """
 from __future__ import annotations
 
@@ -45,11 +54,13 @@ def made_by_calibrate(part, model_dir, file: str):
 
 
 def _expit(values: np.ndarray) -> np.ndarray:
-    """The logistic sigmoid, scipy's (imported here: its 0.4 s are P(specific)'s cost alone,
-    not every scoring run's)."""
-    from scipy.special import expit
-
-    return expit(values)
+    """The logistic sigmoid 1 / (1 + exp(-x)) in NumPy (no SciPy import on the scoring path:
+    ``explain`` prints P(specific) too), without overflow: exp of a negative number only; NaN
+    stays NaN."""
+    values = np.asarray(values, dtype=np.float64)
+    small = np.exp(-np.abs(values))  # in (0, 1]
+    with np.errstate(invalid="ignore"):
+        return np.where(values >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
 
 
 def logistic(slope: float, intercept: float, scores: np.ndarray) -> np.ndarray:
@@ -103,11 +114,13 @@ def fit_logistic_features(features: np.ndarray, labels: np.ndarray,
 class Calibration:
     """A fitted logistic map from specificity score to P(specific)."""
 
-    slope: float
+    slope: float  # the news-threshold probability: sigmoid(slope * score + intercept)
     intercept: float
     fitted_on: str
     sentences: int
-    accuracy_at_half: float  # on the sentences it was fitted on
+    accuracy_at_half: float  # of the news-threshold probability, on the sentences it was fitted on
+    percentile_slope: float | None = None  # P(specific) for the length: sigmoid(. * percentile + .)
+    percentile_intercept: float | None = None  # (None in files written before the length fit)
 
     def probability(self, scores: np.ndarray) -> np.ndarray:
         """P(specific) for each score (NaN for a NaN score), in the scores' order; never NaN for
@@ -122,6 +135,15 @@ class Calibration:
             logit[inexact] = [self._exact_logit(score) for score in scores[inexact]]
         return _expit(logit)
 
+    def for_length(self, percentiles: np.ndarray) -> np.ndarray:
+        """P(specific) for the sentence's length of each percentile (0-100; NaN stays NaN), in
+        the percentiles' order; a one-line error for a file without the length fit."""
+        if self.percentile_slope is None or self.percentile_intercept is None:
+            raise ProbsentError("this calibration has no fit for the sentence's length (written by an earlier "
+                                "probsent); run: probsent calibrate --model DIR (model.news_probability() "
+                                "gives the news-threshold probability meanwhile)")
+        return logistic(self.percentile_slope, self.percentile_intercept, percentiles)
+
     def _exact_logit(self, score: float) -> float:
         """slope * score + intercept in exact arithmetic, where float64 overflows (a slope of
         1e308) or cancels (1e308 - 1e308 hides the rest), clamped to +-1e300, where the sigmoid
@@ -131,7 +153,7 @@ class Calibration:
 
     def save(self, model_dir: str | os.PathLike[str]) -> None:
         """Write ``calibration.json`` into the model directory, atomically."""
-        write_json(Path(model_dir) / FILE, asdict(self))
+        write_json(Path(model_dir) / FILE, {k: v for k, v in asdict(self).items() if v is not None})
 
     @classmethod
     def load(cls, model_dir: str | os.PathLike[str]) -> "Calibration | None":
@@ -150,8 +172,10 @@ class Calibration:
 
 
 _FIELDS = {"slope": float, "intercept": float, "fitted_on": str, "sentences": int, "accuracy_at_half": float,
-           "length_slope": float}
-_OPTIONAL = {"length_slope"}  # only in files of the earlier length-aware fit (refused unless 0)
+           "length_slope": float, "percentile_slope": float, "percentile_intercept": float}
+# length_slope: only in files of the earlier length-aware fit (refused unless 0); the percentile
+# fit: absent from files written before it
+_OPTIONAL = {"length_slope", "percentile_slope", "percentile_intercept"}
 
 
 def _calibration_problem(fields: object) -> str | None:
@@ -164,6 +188,8 @@ def _calibration_problem(fields: object) -> str | None:
     unknown = [name for name in fields if name not in _FIELDS]
     if missing or unknown:
         return f"missing field {missing[0]!r}" if missing else f"unknown field {unknown[0]!r}"
+    if ("percentile_slope" in fields) != ("percentile_intercept" in fields):
+        return "percentile_slope and percentile_intercept come together"
     for name, kind in _FIELDS.items():
         if name not in fields:
             continue

@@ -9,14 +9,16 @@ from typing import NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
+from probsent.similarity_measures import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
+from probsent.extras import install_line
 from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
 # and evaluation commands, whose flags come from modules that import torch (about 2 s).
-SCORING_COMMANDS = ("specificity", "explain")
+SCORING_COMMANDS = ("specificity", "explain", "similarity")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,12 +120,14 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
-                        help="also write P(specific): a logistic function of the score fitted on news "
-                             "sentences (probsent calibrate), in the score's order; on other text read "
-                             "it as a rescaled score (tsv: score, probability, ..., sentence)")
+                        help="also write P(specific) for the sentence's length: a logistic function of the "
+                             "percentile fitted on news labels (probsent calibrate), in the percentile's "
+                             "order; withheld (nan) with it (tsv: score, probability, ..., sentence)")
     parser.add_argument("--percentile", action="store_true",
                         help="also write the percentile for the sentence's length, 0-100: the share of "
-                             "the model's reference sentences with as many tokens that score lower")
+                             "the model's reference sentences with as many tokens that score lower; nan "
+                             "for text mostly of unknown words, mostly repetition or under three words "
+                             "(a warning counts them)")
     parser.add_argument("--coverage", action="store_true",
                         help="also write the share of the sentence's tokens with an entry of their own "
                              "(0-1); below 0.5 the score says little (a warning counts such sentences)")
@@ -133,12 +137,13 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="fit P(specific) and the percentile table of a model",
-                            description="Fit P(specific) = sigmoid(a * score + b) by maximum likelihood "
-                                        "on the labelled news training sentences (rows 0..2795 minus "
-                                        "those equal to test sentences), and build the percentile "
-                                        "table for the sentence's length from a fixed sample of "
-                                        "training sentences (--reference); store both in the model "
-                                        "directory (calibration.json, percentiles.json).")
+                            description="Build the percentile table for the sentence's length from a "
+                                        "fixed sample of training sentences (--reference), then fit, by "
+                                        "maximum likelihood on the labelled news training sentences (rows "
+                                        "0..2795 minus those equal to test sentences), P(specific) = "
+                                        "sigmoid(a * percentile + b) and the news-threshold probability "
+                                        "sigmoid(c * score + d); store them in the model directory "
+                                        "(percentiles.json, calibration.json).")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--data-dir", help="evaluation data root (default: $PROBSENT_DATA_DIR or ../shared/data)")
     parser.add_argument("--reference", help="paraphrase pairs file whose first sides are the percentile "
@@ -151,10 +156,13 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
     model = load(args.model)
     calibration, table = calibrate(model, args.data_dir, args.reference)
-    print(f"P(specific) = sigmoid({calibration.slope:.4f} * score {'-' if calibration.intercept < 0 else '+'} "
-          f"{abs(calibration.intercept):.4f}) from {calibration.sentences:,} sentences (accuracy at 0.5 on them: "
-          f"{100 * calibration.accuracy_at_half:.1f} %); percentiles from {sum(map(len, table.scores)):,} reference "
-          f"sentences in {len(table.starts)} length bins; written to {model.path}")
+    print(f"P(specific) = sigmoid({calibration.percentile_slope:.4f} * percentile "
+          f"{'-' if calibration.percentile_intercept < 0 else '+'} {abs(calibration.percentile_intercept):.4f}); "
+          f"news-threshold probability = sigmoid({calibration.slope:.4f} * score "
+          f"{'-' if calibration.intercept < 0 else '+'} {abs(calibration.intercept):.4f}) (accuracy at 0.5: "
+          f"{100 * calibration.accuracy_at_half:.1f} %), both from {calibration.sentences:,} news sentences; "
+          f"percentiles from {sum(map(len, table.scores)):,} reference sentences in {len(table.starts)} length bins; "
+          f"written to {model.path}")
     return 0
 
 
@@ -186,6 +194,10 @@ def _run_specificity(args: argparse.Namespace) -> int:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
               f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, code?); "
               f"their scores say little (see --coverage)", file=sys.stderr)
+    if scored.withheld:
+        print(f"probsent: warning: {scored.withheld:,} of {scored.rows:,} sentences have no percentile or "
+              f"P(specific) (nan): mostly unknown words, mostly repetition, or fewer than three words "
+              f"(probsent.load().note(sentences) says which)", file=sys.stderr)
     return 0
 
 
@@ -215,14 +227,19 @@ def _explain_sentences(args: argparse.Namespace) -> list[str]:
         return [_argv_text(s) for s in args.sentences]
     if not args.input:
         raise ProbsentError("no sentence to explain: give one as an argument or with --input FILE")
+    return _lines(args.input)
+
+
+def _lines(path: str) -> list[str]:
+    """The non-blank lines of a file ('-': standard input), each read within MAX_LINE_BYTES
+    (:mod:`probsent.untrusted_files`), undecodable bytes as U+FFFD."""
     from probsent.untrusted_files import iter_lines, open_input
 
-    stream = open_input(args.input)  # standard input for "-"; lines read within MAX_LINE_BYTES each
+    stream = open_input(path)
     try:
-        return [line for line in iter_lines(stream, "standard input" if args.input == "-" else args.input)
-                if line.strip()]
+        return [line for line in iter_lines(stream, "standard input" if path == "-" else path) if line.strip()]
     finally:
-        if args.input != "-":
+        if path != "-":
             stream.close()
 
 
@@ -232,6 +249,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     from probsent.explanation import explanations_page
     from probsent.output_files import check_output_target, writing_output
     from probsent.scorer import load_scorer
+    from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
     sentences = _explain_sentences(args)
@@ -249,20 +267,75 @@ def _run_explain(args: argparse.Namespace) -> int:
         if number:
             out.write("\n")
         if len(explanations) > 1:
-            out.write(f"{explanation.sentence}\n")
+            out.write(f"{printable(explanation.sentence)}\n")
         out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
                   f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
         out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
                   + (" (below half: the score says little about this text)\n"
                      if explanation.coverage < LOW_COVERAGE else "\n"))
-        out.write(f"{'word':<24}{'entropy term':>14}{'||B||':>10}\n")
-        for word in sorted(explanation.words, key=lambda w: w.entropy):
-            name = word.token if word.word is not None else f"{word.token} (<unk>)"
+        out.write(explanation.summary() + "\n")
+        names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
+        width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
+        out.write(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
+        for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
             term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
-            out.write(f"{name:<24}{term}{word.shift_norm:>10.3f}\n")
+            out.write(f"{fitted(name, width)}{term}{word.shift_norm:>10.3f}\n")
     if args.html:
         with writing_output(args.html, args.force) as path:
             path.write_text(explanations_page(explanations), encoding="utf-8")
+    return 0
+
+
+def _add_similarity(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("similarity", help="the corpus sentences most similar to each query",
+                            description="Semantic search: for each query, the --top-k sentences of the corpus "
+                                        "(text, one sentence a line; JSON Lines; Parquet) of highest similarity, "
+                                        "reading the corpus chunk by chunk. Output: one hit a line, query number, "
+                                        "rank, corpus row (from 0), score, query and sentence, tab-separated; or "
+                                        "one JSON object a line per query with --format json. The similarity is a "
+                                        "bag of words': word order and negation barely move it (docs/USE_WITH.md).")
+    parser.add_argument("queries", nargs="*", help="the queries (default: one a line from --queries)")
+    parser.add_argument("--queries", dest="queries_file", metavar="FILE",
+                        help="a file of queries, one a line ('-' for stdin); blank lines are skipped")
+    parser.add_argument("--corpus", required=True, help="the corpus: a text file (one sentence a line), "
+                                                        ".jsonl or .parquet (or a Parquet directory)")
+    parser.add_argument("--column", help="the text field of a JSON Lines or Parquet corpus (default: text)")
+    parser.add_argument("--top-k", type=positive_int, default=10, help="hits per query (default: %(default)s)")
+    parser.add_argument("--measure", choices=MEASURE_NAMES, default=None,
+                        help="the similarity (default: the model's default, the cosine of the means)")
+    parser.add_argument("--model", help="a model directory or probsent train output directory "
+                                        "(default: the model shipped with probsent)")
+    parser.add_argument("--format", choices=["tsv", "json"], default="tsv", help="output format (default: tsv)")
+    parser.add_argument("--output", help="write to this file (atomically) instead of standard output")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+    parser.add_argument("--batch-size", type=positive_int, default=256,
+                        help="sentences encoded together (default: %(default)s)")
+
+
+def _run_similarity(args: argparse.Namespace) -> int:
+    from probsent.api import load
+    from probsent.corpus_scoring.formats import open_corpus
+    from probsent.corpus_scoring.search import search_corpus, write_hits
+    from probsent.output_files import check_output_target, writing_output
+
+    if args.queries and args.queries_file:
+        raise ProbsentError("give queries as arguments or with --queries, not both")
+    if args.queries:
+        queries = [_argv_text(q) for q in args.queries]
+    elif args.queries_file:
+        queries = _lines(args.queries_file)
+    else:
+        raise ProbsentError("no query: give one as an argument or with --queries FILE")
+    if args.output:
+        check_output_target(args.output, args.corpus, args.force)  # before any work
+    corpus = open_corpus(args.corpus, args.column)
+    model = load(args.model)
+    hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size)
+    if args.output:
+        with writing_output(args.output, args.force) as path, open(path, "w", encoding="utf-8") as out:
+            write_hits(out, queries, hits, args.format)
+    else:
+        write_hits(sys.stdout, queries, hits, args.format)
     return 0
 
 
@@ -322,6 +395,7 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
         add_eval_parser(sub)
     _add_specificity(sub)
     _add_explain(sub)
+    _add_similarity(sub)
     _add_calibrate(sub)
     _add_export(sub)
     return parser
@@ -332,13 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C, SIGTERM and SIGHUP print one line and exit with 128 + the signal."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["train"], ["eval"]) and not torch_installed():
-        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: {INSTALL_TRAIN}",
-              file=sys.stderr)
+        print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: "
+              f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
         with stopping_on_signals():
-            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
+            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         try:

@@ -93,6 +93,6 @@ def texts(sentences: Any) -> Texts:
                           count=len(raw))
     for i, s in enumerate(raw):
         if not isinstance(s, str) and not missing[i]:
-            raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str")
+            raise TypeError(f"sentence {i} is of type {type(s).__name__}, not str")
     items = [str(s) if not m else "" for s, m in zip(raw, missing)]  # np.str_ -> str
     return Texts(items, missing, single=False, index=index)

@@ -1,5 +1,6 @@
-"""Calibrating a model: P(specific) from the news labels and the percentile table for the
-sentence's length from reference training sentences (``probsent calibrate``, ``export``).
+"""Calibrating a model: the percentile table for the sentence's length from reference training
+sentences, then P(specific) from the news labels, as a function of that percentile (and the
+news-threshold probability, of the raw score) (``probsent calibrate``, ``export``).
 
 Both read the model's specificity only; both are written into the model directory
 (``calibration.json``, ``percentiles.json``), atomically, and kept by ``SentenceModel.save``.
@@ -22,14 +23,19 @@ PAIRS = "paraphrase/pairs.tsv.gz"  # the reference's default, under the data dir
 FITTED_ON = "news-train rows 0..2795 without test overlaps"
 
 
-def fit_calibration(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None) -> Calibration:
-    """The score-only logistic fit of P(specific) on the cleaned news training rows."""
+def fit_calibration(model: "SentenceModel", table: PercentileTable,
+                    data_dir: str | os.PathLike[str] | None = None) -> Calibration:
+    """Both logistic fits on the cleaned news training rows: of the score (the news-threshold
+    probability) and of the percentile for the sentence's length in ``table`` (P(specific);
+    the rows whose percentile is withheld, :mod:`probsent.readings`, are left out of it)."""
     from probsent.evaluation.datasets import DataDir, load_news_train
 
     news = load_news_train(DataDir(data_dir))
     scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
     slope, intercept = fit_logistic(scores, news.specific)
-    calibration = Calibration(slope, intercept, FITTED_ON, len(scores), 0.0)
+    percentiles = table.percentile(scores, model.token_counts(news.sentences))  # news rows are sentences: all read
+    percentile_slope, percentile_intercept = fit_logistic(percentiles, news.specific)
+    calibration = Calibration(slope, intercept, FITTED_ON, len(scores), 0.0, percentile_slope, percentile_intercept)
     calibration.accuracy_at_half = float(((calibration.probability(scores) > 0.5) == news.specific).mean())
     return calibration
 
@@ -50,9 +56,9 @@ def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = 
     """Fit both, attach them to ``model`` and write them into its directory (``model.path``)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
-    calibration = fit_calibration(model, data_dir)
     table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), model.token_counts,
                       reference_pairs(data_dir, reference))
+    calibration = fit_calibration(model, table, data_dir)
     calibration.save(model.path)
     table.save(model.path)
     model.calibration, model.percentiles = calibration, table

@@ -15,7 +15,10 @@ Bible versions are 61 % of the shared pairs — sets the scale alone). The table
 ``PER_BIN`` reference sentences of that length, rounded to ``DECIMALS`` decimals (about 30 KB). Lengths are grouped into bins of consecutive
 token counts with at least ``MIN_PER_BIN`` sentences each; a sentence shorter than the first
 bin uses the first, a longer one the last ("long sentences share the last bin"), so every
-length has a percentile. A blank sentence (no tokens) has none: NaN.
+length has a percentile. A blank sentence (no tokens) has none: NaN. The API, the command
+line, Spark and spaCy also withhold it (NaN) for text that is no sentence of the reference's
+kind: mostly unknown words, mostly repetition, or fewer than three words
+(:mod:`probsent.readings`).
 """
 from __future__ import annotations
 

@@ -6,6 +6,9 @@
 """
 from __future__ import annotations
 
-from probsent.corpus_scoring.spark import LOCAL_SETTINGS, add_encoding, add_specificity, local_session
+from probsent.extras import needs_extra
+
+with needs_extra("spark", "probsent.spark"):  # pandas and pyspark: the [spark] extra
+    from probsent.corpus_scoring.spark import LOCAL_SETTINGS, add_encoding, add_specificity, local_session
 
 __all__ = ["LOCAL_SETTINGS", "add_encoding", "add_specificity", "local_session"]

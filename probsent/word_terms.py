@@ -32,13 +32,15 @@ import numpy as np
 
 from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readings import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary
-from probsent.explanation import Attribution, Explanation
+from probsent.explanation import Attribution, Explanation, TermScale
 from probsent.inference.array_encoder import read_array_model
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds, known_share
+from probsent.text.token_spans import typed_tokens
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
@@ -75,6 +77,7 @@ class WordTermTable:
         self.path = path  # the model directory, if read from one
         self.source_files: tuple | None = None  # its files' identity when read (model_reading.files_identity)
         self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
+        self._scale: TermScale | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """A frozen copy for another process (corpus scoring's workers): the tables, without the
@@ -120,33 +123,58 @@ class WordTermTable:
         """The model's percentile table; a one-line error saying how to make one if it has none."""
         return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
 
-    def probability_of_scores(self, scores: np.ndarray) -> np.ndarray:
-        """P(specific) of sentences already scored by :meth:`specificity`, from the model's
-        calibration (a logistic function of the score: the same order)."""
-        return self.require_calibration().probability(scores)
+    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
+        """P(specific) for their length of sentences already scored by :meth:`specificity`: the
+        calibration's function of :meth:`percentile_of_scores` (the same order; NaN where withheld)."""
+        calibration = self.require_calibration()
+        return calibration.for_length(self.percentile_of_scores(scores, sentences))
 
     def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """P(specific) from the model's calibration."""
-        return self.probability_of_scores(self.specificity(sentences, batch_size))
+        """P(specific) for the sentence's length, from the model's calibration."""
+        return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already scored."""
-        return self.require_percentiles().percentile(scores, self.token_ids.counts(sentences))
+        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already
+        scored, NaN where :mod:`probsent.readings` withholds it."""
+        return percentiles_read(self.require_percentiles(), self.token_ids, scores, sentences)
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
         return self.token_ids.coverage(sentences)
 
-    def explain(self, sentence: str) -> Explanation:
-        """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS)."""
+    def note(self, sentences: Sequence[str | None] | Utf8Texts) -> list[str]:
+        """Why each sentence's percentile and P(specific) are withheld ("" where they are given;
+        :mod:`probsent.readings`)."""
+        return notes(withheld(self.token_ids, sentences)[0])
+
+    @property
+    def scale(self) -> TermScale:
+        """The model's own term distribution, on which ``explain`` colours words (made once)."""
+        if self._scale is None:
+            self._scale = TermScale(self.terms)
+        return self._scale
+
+    def explain(self, sentence: str, reader: Any = None) -> Explanation:
+        """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS), as
+        typed, with its place on the model's scale, and the sentence's percentile, P(specific)
+        and note as ``reader`` (this table, or the model it belongs to) gives them."""
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
+        reader = self if reader is None else reader
         tokens = self.token_ids.tokens(sentence)
         ids = self.vocab.ids(tokens)
         norms = self.shift_norms[ids] if self.shift_norms is not None else np.full(len(ids), math.nan)
-        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n))
-                 for t, i, h, n in zip(tokens, ids.tolist(), self.terms[ids], norms)]
-        return Explanation(sentence, self.prior_entropy, words)
+        scale = self.scale
+        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n), typed, scale.rank(float(h)))
+                 for t, typed, i, h, n in zip(tokens, typed_tokens(sentence, tokens), ids.tolist(), self.terms[ids],
+                                              norms)]
+        explanation = Explanation(sentence, self.prior_entropy, words, scale, note=reader.note([sentence])[0])
+        score = np.array([explanation.specificity])
+        if reader.percentiles is not None:
+            explanation.percentile = float(reader.percentile_of_scores(score, [sentence])[0])
+            if reader.calibration is not None and reader.calibration.percentile_slope is not None:
+                explanation.probability = float(reader.calibration.for_length(np.array([explanation.percentile]))[0])
+        return explanation
 
 
 # -- reading a model directory without torch ---------------------------------------------------

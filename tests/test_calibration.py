@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from probsent.api import load as probsent_load
 from probsent.calibration import fit_logistic
 from probsent.cli import main
 
@@ -42,10 +43,16 @@ def test_calibrate_then_probability(tmp_path, capsys, make_model, data_dir) -> N
     saved = json.loads((tmp_path / "m" / "calibration.json").read_text())
     assert saved["sentences"] == 2730 and "length_slope" not in saved
     capsys.readouterr()
-    assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat", "the dog"]) == 0
+    assert main(["specificity", "--model", str(tmp_path / "m"), "--probability", "a cat", "the dog",
+                 "a man is playing a guitar ."]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    for score, probability, sentence in rows:  # a function of the score alone
-        expected = 1 / (1 + np.exp(-(saved["slope"] * float(score) + saved["intercept"])))
+    model = probsent_load(tmp_path / "m")
+    for score, probability, sentence in rows:  # a function of the percentile for the length alone
+        percentile = model.percentile(sentence)
+        if np.isnan(percentile):  # withheld (too short, or words the toy model lacks): so is P
+            assert probability == "nan"
+            continue
+        expected = 1 / (1 + np.exp(-(saved["percentile_slope"] * percentile + saved["percentile_intercept"])))
         assert float(probability) == pytest.approx(expected, abs=1e-3)
 
 
@@ -82,7 +89,7 @@ def test_the_probability_is_in_the_score_order_for_any_fit(slope) -> None:
     assert (steps >= 0).all() if slope > 0 else (steps <= 0).all()  # monotone: never reorders
 
 
-def test_the_shipped_probability_follows_the_score() -> None:
+def test_the_shipped_probabilities_follow_the_score_and_the_percentile() -> None:
     from probsent.api import load
 
     model = load()
@@ -91,7 +98,10 @@ def test_the_shipped_probability_follows_the_score() -> None:
     sentences += ["Things happen.", "She said it was fine.", "Tokyo's population reached 37 million.",
                   "Many people think that a lot of things are often not really very good at all."]
     order = np.argsort(model.specificity(sentences), kind="stable")
-    assert (np.diff(np.asarray(model.probability(sentences))[order]) >= 0).all()
+    assert (np.diff(np.asarray(model.news_probability(sentences))[order]) >= 0).all()
+    read = [s for s in sentences if model.note(s) == ""]
+    order = np.argsort(model.percentile(read), kind="stable")  # P(specific) follows the percentile for the length
+    assert (np.diff(np.asarray(model.probability(read))[order]) >= 0).all()
 
 
 def test_a_length_aware_calibration_file_is_refused_with_the_command(tmp_path) -> None:

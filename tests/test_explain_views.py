@@ -19,29 +19,36 @@ SENTENCES = ["The Dow fell 2.3 % to 10,421.67 on Tuesday.", "It is good.", TRICK
 
 
 class _Spans(HTMLParser):
-    """The token spans (their text, title and background alpha) and the texts of a page."""
+    """The token spans (their text, data and background colour) and the texts of a page."""
 
     def __init__(self) -> None:
         super().__init__()
         self.spans: list[dict] = []
         self.tags: list[str] = []
         self.totals: list[str] = []
+        self.stats: list[dict] = []
         self._in: str | None = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         attrs = dict(attrs)
-        if attrs.get("class") == "probsent-token":
-            alpha = float(re.search(r"rgba\([^)]*, ([0-9.]+)\)", attrs["style"]).group(1))
-            self.spans.append({"text": "", "entropy": float(attrs["data-entropy"]), "alpha": alpha,
-                               "green": "0, 160, 0" in attrs["style"]})
+        classes = (attrs.get("class") or "").split()
+        if "probsent-token" in classes and "data-entropy" in attrs:
+            color = re.search(r"background: (rgb\([^)]*\))", attrs["style"]).group(1)
+            self.spans.append({"text": "", "entropy": float(attrs["data-entropy"]), "color": color,
+                               "unknown": attrs["data-unknown"] == "true" and "probsent-unknown" in classes})
             self._in = "span"
-        elif attrs.get("class") == "probsent-total":
+        elif "probsent-total" in classes:
             self.totals.append("")
             self._in = "total"
+        elif "probsent-stats" in classes and "data-specificity" in attrs:
+            self.stats.append(attrs)
+        elif tag != "sup":
+            self._in = None
 
     def handle_endtag(self, tag):
-        self._in = None
+        if tag != "sup":
+            self._in = None
 
     def handle_data(self, data):
         if self._in == "span":
@@ -62,18 +69,58 @@ def model():
     return probsent.load()
 
 
-def test_html_is_escaped_shaded_and_totalled(model) -> None:
+def _typed(explanation) -> list[str]:
+    return [w.typed + ("?" if w.word is None else "") for w in explanation.words]
+
+
+def test_html_is_escaped_on_one_scale_and_totalled(model) -> None:
     explanation = model.explain(TRICKY)
     parsed = _parsed(explanation._repr_html_())
     assert "script" not in parsed.tags and "b" not in parsed.tags  # the sentence's markup is text
-    assert [s["text"] for s in parsed.spans] == [w.token for w in explanation.words]
+    assert [s["text"] for s in parsed.spans] == _typed(explanation)  # as typed; unknown words marked "?"
+    assert "<script>alert(1)</script" in "".join(s["text"] for s in parsed.spans)  # shown as typed, as text
     assert [s["entropy"] for s in parsed.spans] == [w.entropy for w in explanation.words]
-    assert all(s["green"] == (s["entropy"] < 0) for s in parsed.spans)
-    by_size = sorted(parsed.spans, key=lambda s: abs(s["entropy"]))
-    assert [s["alpha"] for s in by_size] == sorted(s["alpha"] for s in by_size)  # shaded by share
-    assert by_size[-1]["alpha"] == pytest.approx(0.7)
+    assert [s["unknown"] for s in parsed.spans] == [w.word is None for w in explanation.words]
+    unit = explanation.scale.unit
+    for span in parsed.spans:  # the colour is the term itself on the model's unit, by hand
+        strength = min(1.0, abs(span["entropy"]) / unit)
+        end = (67, 147, 195) if span["entropy"] < 0 else (214, 96, 77)
+        expected = tuple(round(n + (e - n) * strength) for n, e in zip((247, 247, 247), end))
+        assert span["color"] == "rgb({}, {}, {})".format(*expected)
     (total,) = parsed.totals
     assert f"entropy {explanation.entropy:.3f}" in total and f"prior {explanation.prior_entropy:.3f}" in total
+    (stats,) = parsed.stats
+    assert float(stats["data-specificity"]) == pytest.approx(model.specificity(TRICKY))
+    assert float(stats["data-percentile"]) == pytest.approx(model.percentile(TRICKY))
+    assert float(stats["data-probability"]) == pytest.approx(model.probability(TRICKY))
+    assert "font-family" in explanation._repr_html_() and "probsent-legend" in explanation._repr_html_()
+
+
+def test_the_same_word_has_the_same_colour_in_every_sentence(model) -> None:
+    vague = "There are many things that people do in many different ways every day."
+    precise = "Einstein published relativity in 1905 in different ways."
+    spans = {}
+    for sentence in (vague, precise, vague):
+        for span in _parsed(model.explain(sentence)._repr_html_()).spans:
+            spans.setdefault(span["text"], set()).add(span["color"])
+    assert all(len(colors) == 1 for colors in spans.values())
+    scale = model.explain(vague).scale
+    assert scale.unit == pytest.approx(-scale.term_at(0.9)) and scale.unit > 0
+    # the vague sentence's strongest colour is paler than the precise one's: one scale, not each its own
+    strongest = [max(abs(w.entropy) for w in model.explain(s).words) / scale.unit for s in (vague, precise)]
+    assert strongest[0] < 0.5 < strongest[1]
+
+
+def test_withheld_numbers_say_why_in_the_html_and_json(model, capsys) -> None:
+    (stats,) = _parsed(model.explain("lol ok")._repr_html_()).stats
+    assert stats["data-percentile"] == "nan" and stats["data-note"] == "too short"
+    assert "too short" in model.explain("lol ok").summary()
+    assert main(["explain", "--format", "json", "lol ok", "It is good."]) == 0
+    withheld, read = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (withheld["percentile"], withheld["probability"], withheld["note"]) == (None, None, "too short")
+    assert read["percentile"] == pytest.approx(model.percentile("It is good.")) and read["note"] == ""
+    assert read["probability"] == pytest.approx(model.probability("It is good."))
+    assert [w["text"] for w in read["words"]] == ["It", "is", "good", "."]
 
 
 def test_rows_and_frame(model) -> None:
@@ -82,8 +129,8 @@ def test_rows_and_frame(model) -> None:
     assert [r["token"] for r in rows] == [w.token for w in explanation.words]
     assert any(r["unknown"] and r["word"] is None for r in rows)
     frame = explanation.to_frame()
-    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "word", "unknown", "entropy",
-                                                                       "shift_norm"]
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "text", "word", "unknown", "entropy",
+                                                                       "rank", "shift_norm"]
     assert explanation.prior_entropy + frame["entropy"].sum() == pytest.approx(model.entropy(TRICKY), abs=1e-9)
 
 
@@ -109,7 +156,7 @@ def test_cli_writes_the_html_page(model, capsys, tmp_path: Path) -> None:
     page = tmp_path / "explain.html"
     assert main(["explain", *SENTENCES, "--html", str(page)]) == 0
     parsed = _parsed(page.read_text(encoding="utf-8"))
-    assert [s["text"] for s in parsed.spans] == [w.token for s in SENTENCES for w in model.explain(s).words]
+    assert [s["text"] for s in parsed.spans] == [t for s in SENTENCES for t in _typed(model.explain(s))]
     assert len(parsed.totals) == 3 and "script" not in parsed.tags
     assert main(["explain", "It is good.", "--html", str(page)]) == 2  # never overwritten without --force
     assert "already exists" in capsys.readouterr().err
@@ -123,3 +170,17 @@ def test_cli_explain_errors_are_one_line(argv, message, capsys) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_text_output_escapes_control_sequences_and_aligns_columns(model, capsys) -> None:
+    from probsent.terminal_text import display_width, fitted, printable
+
+    sentence = "Evil \x1b]0;pwned\x07 \x1b[31mred\x1b[0m 日本語の文 😀😀 \u202eword and a-very-long-token-" + "x" * 60 + "."
+    assert main(["explain", sentence, "It is good."]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out  # nothing a terminal would run
+    assert "\\x1b]0;pwned\\x07" in out and "\\u202e" in out  # shown, escaped
+    table = out.split("\n\n")[0].splitlines()[4:]  # the header, then one row a token
+    assert len({display_width(line) for line in table}) == 1  # every row as wide: the columns line up
+    assert printable("a\tb\x00c") == "a\tb\\x00c" and display_width("日本😀e\u0301") == 7  # a combining mark takes no cell
+    assert fitted("日本語", 5) == "日本…" and fitted("ab", 4) == "ab  "

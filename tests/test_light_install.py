@@ -50,7 +50,6 @@ print("ok")
     ("probsent.load().encode('x', convert_to_tensor=True)", "convert_to_tensor"),
     ("probsent.load().encoder", "torch module"),
     ("probsent.load().save(sys.argv[1] + '-copy')", "save"),
-    ("probsent.load(device='cuda')", "device"),
 ])
 def test_torch_paths_say_so_in_one_line(tmp_path: Path, call: str, needs: str) -> None:
     from probsent.data.vocab import UNKNOWN, Vocabulary
@@ -75,11 +74,46 @@ except ProbsentError as exc:
     assert needs in lines[0] and "pip install 'probsent[train]'" in lines[0]
 
 
-@pytest.mark.parametrize("command", ["train", "eval"])
-def test_training_commands_say_so_without_torch(command: str) -> None:
+@pytest.mark.parametrize("command,extra", [("train", "train"), ("eval", "eval")])
+def test_training_commands_say_so_without_torch(command: str, extra: str) -> None:
     out = _python(WITHOUT_TORCH + "from probsent.cli import main; sys.exit(main(sys.argv[1:]))", command, "--help")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert f"probsent {command} needs PyTorch" in out.stderr and "pip install 'probsent[train]'" in out.stderr
+    assert f"probsent {command} needs PyTorch" in out.stderr and f"pip install 'probsent[{extra}]'" in out.stderr
+
+
+def test_a_gpu_device_without_torch_runs_on_the_cpu_with_one_note() -> None:
+    code = WITHOUT_TORCH + """
+import warnings
+import probsent
+for device in ("auto", "cuda", "cuda:1"):
+    for call in (lambda: probsent.load(device=device), lambda: probsent.load().to(device)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = call()
+        assert model.device == "cpu" and model.specificity("It is good.") > 0
+        assert len(caught) == 1 and "PyTorch is not installed" in str(caught[0].message), [str(w.message) for w in caught]
+        assert caught[0].filename != probsent.api.__file__  # the note points at the caller's line
+        assert sys.modules.get("torch") is None
+print("ok")
+"""
+    out = _python(code)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("blocked,code,extra", [
+    ("pandas", "import probsent.spark", "spark"),
+    ("pyspark", "import probsent.spark", "spark"),
+    ("spacy", "import probsent.integrations.spacy", "spacy"),
+])
+def test_an_extras_import_error_names_the_extra(blocked: str, code: str, extra: str) -> None:
+    out = _python(f"import sys; sys.modules[{blocked!r}] = None\n" + f"""
+try:
+    {code}
+except ModuleNotFoundError as exc:
+    print(exc)
+""")
+    assert out.returncode == 0 and out.stdout.count("\n") == 1, out.stderr
+    assert blocked in out.stdout and f"pip install 'probsent[{extra}]'" in out.stdout
 
 
 def test_python_dash_m_probsent_is_the_command() -> None:

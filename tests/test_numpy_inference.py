@@ -15,6 +15,7 @@ import torch
 
 from probsent.api import SentenceModel, load
 from probsent.calibration import Calibration
+from probsent.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
@@ -88,7 +89,7 @@ def _both(path: Path) -> tuple[SentenceModel, SentenceModel]:
     fast = load(path)
     assert isinstance(fast._arrays, ArrayEncoder)
     encoder, vocab, config = read_model_dir(path)
-    return fast, SentenceModel(encoder, vocab, config, Calibration.load(path), path)
+    return fast, SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path))
 
 
 @pytest.fixture(scope="module")

@@ -48,25 +48,39 @@ def test_doc_sentence_and_token_scores_add_up_to_the_models_entropy(model) -> No
         assert np.isnan(doc._.specificity) == (not text.strip())  # blank: NaN, as in the API
         for sentence in doc.sents:
             assert sentence._.specificity == pytest.approx(model.specificity(sentence.text), abs=1e-12)
-            assert sentence._.percentile == pytest.approx(model.percentile(sentence.text), abs=1e-12)
+            assert sentence._.percentile == pytest.approx(model.percentile(sentence.text), abs=1e-12, nan_ok=True)
             assert sentence._.coverage == pytest.approx(model.coverage(sentence.text), abs=1e-12)
-            shares = [token._.specificity_share for token in sentence]
+            shares = [token._.entropy_share for token in sentence]
             assert prior + sum(shares) == pytest.approx(model.entropy(sentence.text), abs=1e-9)
+            # the specificity's shares have the score's sign: they add up to the specificity
+            assert -prior + sum(t._.specificity_share for t in sentence) == pytest.approx(sentence._.specificity)
     # without sentences: the doc's text is the unit, and no span is scored
     doc = pipeline(sentences=False)(TEXTS[0])
     assert not doc.has_annotation("SENT_START")
-    assert prior + sum(t._.specificity_share for t in doc) == pytest.approx(model.entropy(TEXTS[0]), abs=1e-9)
+    assert prior + sum(t._.entropy_share for t in doc) == pytest.approx(model.entropy(TEXTS[0]), abs=1e-9)
     assert doc[:]._.specificity is None
 
 
 def test_each_share_goes_to_the_token_where_its_words_start(model) -> None:
     doc = pipeline()('He said "I can\'t go."')
     explained = model.explain(doc.text)  # the same text: one sentence
-    by_token = {t.text: t._.specificity_share for t in doc}
+    by_token = {t.text: t._.entropy_share for t in doc}
     words = {w.token: w.entropy for w in explained.words}
     assert by_token["ca"] == pytest.approx(words["ca"]) and by_token["said"] == pytest.approx(words["said"])
-    assert doc[2]._.specificity_share == pytest.approx(words["``"])  # the opening quote
-    assert doc[-1]._.specificity_share == pytest.approx(words["''"])  # the closing one
+    assert doc[2]._.entropy_share == pytest.approx(words["``"])  # the opening quote
+    assert doc[-1]._.entropy_share == pytest.approx(words["''"])  # the closing one
+    ranks = {w.token: w.rank for w in explained.words}  # the explanation's scale, token by token
+    assert {t.text: t._.specificity_rank for t in doc}["said"] == ranks["said"]
+    assert all(t._.unknown is False for t in doc)
+
+
+def test_unknown_words_and_ranks_are_the_explanations(model) -> None:
+    text = "Zzqxv published relativity in 1905."
+    doc = pipeline()(text)
+    explained = model.explain(text)
+    assert [t._.unknown for t in doc] == [w.word is None for w in explained.words]
+    assert [t._.specificity_rank for t in doc] == [w.rank for w in explained.words]
+    assert [t._.specificity_share for t in doc] == [-w.entropy for w in explained.words]
 
 
 def test_token_starts_are_character_offsets() -> None:
@@ -102,7 +116,7 @@ def test_uncalibrated_and_deterministic_models(tmp_path, make_model) -> None:
     doc = pipeline(model=str(tmp_path / "wordavg"))("a cat sat. the dog ran.")
     assert doc._.probability is None  # no calibration.json
     assert doc._.specificity == pytest.approx(float(np.linalg.norm(wordavg.encode(doc.text))), rel=1e-5)
-    assert all(t._.specificity_share is None for t in doc)  # no per-word entropy terms
+    assert all(t._.specificity_share is None and t._.specificity_rank is None for t in doc)  # no per-word terms
 
 
 def test_entry_point_registers_the_factory_without_an_import(tmp_path) -> None:

@@ -53,7 +53,7 @@ def test_sentence_probability_and_token_shares(nlp, model) -> None:
     assert [s._.probability for s in sentences] == pytest.approx(model.probability([s.text for s in sentences]))
     prior = model.explain("").prior_entropy
     for sentence in sentences:
-        assert all(t._.entropy_share == t._.specificity_share for t in sentence)
+        assert all(t._.entropy_share == -t._.specificity_share for t in sentence)
         assert prior + sum(t._.entropy_share for t in sentence) == pytest.approx(model.entropy(sentence.text), abs=1e-9)
 
 

@@ -67,9 +67,11 @@ def test_probability_percentile_and_coverage_with_the_shipped_model(spark) -> No
     present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
     scores = model.specificity([SENTENCES[i] for i in present])
     np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
-    c = model.calibration  # a logistic function of the score
+    c = model.calibration  # a logistic function of the percentile for the length
+    percentile = model.percentile([SENTENCES[i] for i in present])
     np.testing.assert_allclose([rows[i].probability for i in present],
-                               1 / (1 + np.exp(-(c.slope * scores + c.intercept))), rtol=0, atol=1e-6)
+                               1 / (1 + np.exp(-(c.percentile_slope * percentile + c.percentile_intercept))),
+                               rtol=0, atol=1e-6)
     np.testing.assert_allclose([rows[i].percentile for i in present],
                                model.percentile([SENTENCES[i] for i in present]), rtol=0, atol=1e-9)
     np.testing.assert_allclose([rows[i].coverage for i in present],

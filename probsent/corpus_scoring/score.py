@@ -28,6 +28,7 @@ class Scored:
 
     rows: int = 0
     low_coverage: int = 0
+    withheld: int = 0  # sentences with a score whose percentile or P(specific), asked for, is withheld (NaN)
 
 
 def score_columns(probability: bool = False, percentile: bool = False, coverage: bool = False) -> list[str]:
@@ -57,10 +58,13 @@ def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: in
     try:
         for chunk, (scores, shares) in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
+            if probability or percentile:
+                percentiles = model.percentile_of_scores(scores, chunk.texts)
+                scored.withheld += int(np.count_nonzero(np.isnan(percentiles) & ~np.isnan(scores)))
             if probability:
-                columns[PROBABILITY] = model.probability_of_scores(scores)
+                columns[PROBABILITY] = model.require_calibration().for_length(percentiles)
             if percentile:
-                columns[PERCENTILE] = model.percentile_of_scores(scores, chunk.texts)
+                columns[PERCENTILE] = percentiles
             if coverage:
                 columns[COVERAGE] = shares
             sink.write(chunk, columns)

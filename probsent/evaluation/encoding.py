@@ -48,16 +48,28 @@ def natural_measure(mean: np.ndarray, logvar: np.ndarray | None) -> tuple[str, n
 
 
 class ProbabilityScorer:
-    """A model's calibrated P(specific) as a scorer (length-aware where its calibration is)."""
+    """A model's calibrated probability as a scorer: ``"probability"``, P(specific) for the
+    sentence's length (the calibration's function of the percentile; here every sentence is
+    read, none withheld, so that a test set is scored whole), or ``"news_probability"``, the
+    news-threshold probability of the raw score."""
 
-    name = "P(specific)"
+    READINGS = {"probability": "P(specific) for the length", "news_probability": "news-threshold probability"}
 
-    def __init__(self, model: SentenceModel) -> None:
-        self.model = model
+    def __init__(self, model: SentenceModel, reading: str = "probability") -> None:
+        if reading not in self.READINGS:
+            raise ValueError(f"reading must be one of {', '.join(self.READINGS)}, not {reading!r}")
+        self.model, self.reading = model, reading
+        self.name = self.READINGS[reading]
 
     def specificity(self, sentences: list[str]) -> np.ndarray:
-        """P(specific) of each sentence."""
-        return np.asarray(self.model.probability(list(sentences)), dtype=np.float64).reshape(len(sentences))
+        """The probability of each sentence."""
+        sentences = list(sentences)
+        scores = np.asarray(self.model.specificity(sentences), dtype=np.float64).reshape(len(sentences))
+        calibration = self.model.require_calibration()
+        if self.reading == "news_probability":
+            return calibration.probability(scores)
+        percentiles = self.model.require_percentiles().percentile(scores, self.model.token_counts(sentences))
+        return calibration.for_length(percentiles)
 
 
 class ModelScorer:

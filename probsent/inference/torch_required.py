@@ -6,8 +6,9 @@ import sys
 from typing import Any, Callable
 
 from probsent.errors import ProbsentError
+from probsent.extras import install_line
 
-INSTALL_TRAIN = "pip install 'probsent[train]'"
+INSTALL_TRAIN = install_line("train")
 
 
 def torch_installed() -> bool:

@@ -15,10 +15,15 @@ their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probabili
 ``span._.percentile`` and ``span._.coverage`` when the pipeline has split sentences. A blank
 text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
 ``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
-more specific) and ``token._.specificity_share`` (the same number, its older name).
-Probabilities are None unless the model is calibrated. ``nlp.to_disk`` keeps the model's name
-as "default" (the shipped model, whatever the working directory holds) or an absolute path, so
-``spacy.load`` from any directory scores with the same model.
+more specific), ``token._.specificity_share`` (minus it: its share of ``span._.specificity``,
+positive makes the sentence more specific, the same sign as the score), and
+``token._.specificity_rank`` (where that share falls among the terms of the model's own
+vocabulary, 0-1: the scale ``explain`` colours on, so the same word has the same rank in every
+sentence; None for a token that starts no probsent token) and ``token._.unknown`` (True where
+one of its probsent tokens has no entry of its own). Probabilities and percentiles are None
+unless the model is calibrated, and NaN where :mod:`probsent.readings` withholds them.
+``nlp.to_disk`` keeps the model's name as "default" (the shipped model, whatever the working
+directory holds) or an absolute path, so ``spacy.load`` from any directory scores with the same model.
 
 Tokens: probsent scores text with its own Treebank tokenizer, never spaCy's tokens. Each
 sentence's text (or the whole text where no sentence was split) is tokenized by probsent, and
@@ -38,9 +43,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
-from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
-from spacy.util import minibatch
+
+from probsent.extras import needs_extra
+
+with needs_extra("spacy", "probsent's spaCy component"):
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
+    from spacy.util import minibatch
 
 from probsent.api import MAX_TOKENS, SentenceModel, load
 from probsent.errors import InvalidValueError, ProbsentError
@@ -48,6 +57,7 @@ from probsent.io import write_json
 from probsent.model_paths import DEFAULT_NAME
 from probsent.model_reading import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
+from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
@@ -55,10 +65,8 @@ FACTORY = "probsent"
 ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "specificity_mean", "specificity_total",
                       "probability_mean"),
               "span": ("specificity", "probability", "percentile", "coverage"),
-              "token": ("entropy_share", "specificity_share")}
-# the Treebank tokenizer writes a double quote as `` (opening) or '' (closing)
+              "token": ("entropy_share", "specificity_share", "specificity_rank", "unknown")}
 _SOURCE_FILE = "model.json"  # in the pipe's folder of a saved pipeline: {"model": source}
-_QUOTE_FORMS = {"``": ("``", '"', "''"), "''": ("''", '"', "``")}
 
 
 def _register_extensions() -> None:
@@ -76,30 +84,9 @@ def _shared_model(name: str) -> SentenceModel:
 
 
 def token_starts(text: str, tokens: list[str]) -> list[int]:
-    """The character offset in ``text`` where each of its probsent ``tokens`` starts.
-
-    Tokens are found in order in the lowercased text (a Treebank quote matches any double
-    quote form); a token not found (a lowercasing that changes a character's length, say)
-    is placed where the previous one ended, so every token still gets one offset.
-    """
-    lowered = text.lower()
-    origin: list[int] | None = None  # lowered offset -> text offset, where lowercasing changes lengths
-    if len(lowered) != len(text):
-        pieces = [c.lower() for c in text]
-        lowered = "".join(pieces)
-        origin = [i for i, piece in enumerate(pieces) for _ in piece]
-    starts, cursor = [], 0
-    for token in tokens:
-        found = [p for p in (lowered.find(f, cursor) for f in _QUOTE_FORMS.get(token, (token,))) if p >= 0]
-        if found:
-            start = min(found)
-            form_length = next(len(f) for f in _QUOTE_FORMS.get(token, (token,)) if lowered.startswith(f, start))
-            cursor = start + form_length
-        else:
-            start = cursor
-        start = min(start, max(len(lowered) - 1, 0))
-        starts.append(origin[start] if origin else start)
-    return starts
+    """The character offset in ``text`` where each of its probsent ``tokens`` starts
+    (:func:`probsent.text.token_spans.token_spans`)."""
+    return [start for start, _ in token_spans(text, tokens)]
 
 
 class SpecificityComponent:
@@ -115,6 +102,7 @@ class SpecificityComponent:
         self.source = source
         self.batch_size = batch_size
         self._terms: np.ndarray | None | bool = False  # float64 entropy term per word (WLO); False: not read yet
+        self.scale = None  # the model's term scale (probsent.explanation.TermScale), for the ranks
         _register_extensions()
 
     @property
@@ -126,15 +114,17 @@ class SpecificityComponent:
 
     @property
     def terms(self) -> np.ndarray | None:
-        """Each vocabulary word's float64 entropy term (WLO), for the token shares; None for
-        models without per-word terms."""
+        """Each vocabulary word's float64 entropy term (WLO), for the token shares (and, once read,
+        ``scale`` for their ranks); None for models without per-word terms."""
         if self._terms is False:
             self._terms = None
             if self.model.probabilistic:
                 try:
-                    self._terms = self.model._term_table("token shares").terms
+                    table = self.model._term_table("token shares")
                 except ProbsentError:  # no per-word terms (LSTMGaussian)
                     pass
+                else:
+                    self._terms, self.scale = table.terms, table.scale
         return self._terms
 
     def to_disk(self, path: str | os.PathLike[str], exclude: Iterable[str] = ()) -> None:
@@ -168,7 +158,7 @@ class SpecificityComponent:
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         coverage = np.atleast_1d(self.model.coverage(texts))
         calibrated = self.model.calibration is not None
-        probabilities = self.model.probability_of_scores(scores) if calibrated else None
+        probabilities = self.model.probability_of_scores(scores, texts) if calibrated else None
         tabled = self.model.percentiles is not None
         percentiles = self.model.percentile_of_scores(scores, texts) if tabled else None
         start = len(docs)
@@ -193,14 +183,18 @@ class SpecificityComponent:
     def _assign_shares(self, span: Span) -> None:
         """Each token of ``span`` gets the entropy terms of the probsent tokens starting in it."""
         tokens = tokenize(span.text)[:MAX_TOKENS]
-        terms = self.terms[self.model.vocab.ids(tokens)]
+        ids = self.model.vocab.ids(tokens)
         token_offsets = [token.idx - span.start_char for token in span]
-        owners = [max(bisect.bisect_right(token_offsets, start) - 1, 0)
-                  for start in token_starts(span.text, tokens)]
-        shares = np.zeros(len(span))
-        np.add.at(shares, np.asarray(owners, dtype=np.int64), terms)
-        for token, share in zip(span, shares):
-            token._.entropy_share = token._.specificity_share = float(share)
+        owners = np.asarray([max(bisect.bisect_right(token_offsets, start) - 1, 0)
+                             for start in token_starts(span.text, tokens)], dtype=np.int64)
+        shares, owned, unknown = np.zeros(len(span)), np.zeros(len(span), dtype=bool), np.zeros(len(span), dtype=bool)
+        np.add.at(shares, owners, self.terms[ids])
+        owned[owners] = True
+        unknown[owners[ids == 0]] = True
+        for token, share, has, missing in zip(span, shares.tolist(), owned.tolist(), unknown.tolist()):
+            token._.entropy_share, token._.specificity_share = share, -share
+            token._.specificity_rank = self.scale.rank(share) if has else None
+            token._.unknown = missing
 
 
 @Language.factory(FACTORY, default_config={"model": "default", "batch_size": 256},

@@ -25,7 +25,8 @@ from probsent.text.fast_tokenize import PieceTokenizer
 from probsent.text.token_cap import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["COMPILED_BATCH", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "known_share"]
+__all__ = ["COMPILED_BATCH", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",
+           "known_share"]
 
 COMPILED_BATCH = 1024  # batches at least this large go to the compiled tokenizer
 # Below this share of tokens with an entry of their own (known_share), a score says little
@@ -40,14 +41,20 @@ def known_share(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.n
     share of a sentence in another language. A sentence of known punctuation only has 1; one
     without tokens NaN. Both counts come from one gather and one running sum (corpus scoring's
     hot path: about a twentieth of tokenizing)."""
-    running = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(codes[ids], out=running[1:])
-    both = running[offsets[1:]] - running[offsets[:-1]]
-    counted, known = both & _COUNT_MASK, both >> _KNOWN_SHIFT
+    counted, known = coverage_counts(ids, offsets, codes)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
     share[offsets[1:] == offsets[:-1]] = np.nan
     return share
+
+
+def coverage_counts(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(counted, known) int64 per sentence: how many of its tokens coverage counts
+    (:func:`counts_for_coverage`), and how many of those have an entry of their own."""
+    running = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(codes[ids], out=running[1:])
+    both = running[offsets[1:]] - running[offsets[:-1]]
+    return both & _COUNT_MASK, both >> _KNOWN_SHIFT
 
 
 def counts_for_coverage(word: str | None) -> bool:
