@@ -25,9 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.paths import RESULTS_DIR, SHIPPED
+from experiments.paths import GENERALITY_TARGETS_DIR as TARGETS_DIR, SHIPPED
 
-TARGETS_DIR = RESULTS_DIR / "generality"
 WORDFREQ_TARGETS = TARGETS_DIR / "english-log-frequencies.tsv"
 GENERALITY_TARGETS = TARGETS_DIR / "generality-log-frequencies.tsv"
 FIT_RECORD = TARGETS_DIR / "fit.json"  # what the generality fit saw and how it ranks unseen words' pairs

@@ -9,8 +9,7 @@ change: ``--rarity-from FILE`` (``<unk>`` then counts as the average token).
 """
 from experiments.design_round import DesignRound
 from experiments.design_rounds.base_recipe import BASE
-from experiments.generality_targets import EMPTY_TARGETS, GENERALITY_TARGETS, WORDFREQ_TARGETS
-from experiments.paths import REPO
+from experiments.paths import GENERALITY_TARGETS_DIR, REPO
 from experiments.plan import Run
 
 RECIPE = {**BASE, "rarity_anchor": 1.0, "engine": "fast"}  # the shipped recipe, by the engine that trained it
@@ -21,8 +20,9 @@ def generality_run(name: str, note: str, **change: object) -> Run:
     return Run(name, "generality", {**RECIPE, **change}, note)
 
 
-def _relative(path) -> str:
-    return path.relative_to(REPO).as_posix()
+def _relative(name: str) -> str:
+    """A target list of experiments/generality_targets.py, relative to the repository."""
+    return (GENERALITY_TARGETS_DIR / name).relative_to(REPO).as_posix()
 
 
 ROUND = DesignRound(
@@ -37,11 +37,11 @@ ROUND = DesignRound(
     "mixture's biases (chat words, Bible words) and keep the specificity floors; targets read from the "
     "generality score also move generality on words the fit never saw, and SNLI dev entailment with it.",
     [generality_run("g1-unk-average", "the shipped recipe with --rarity-from an empty list: only <unk> moves "
-                    "(to the average token)", rarity_from=_relative(EMPTY_TARGETS)),
+                    "(to the average token)", rarity_from=_relative("no-words.tsv")),
      generality_run("g1-english", "the shipped recipe with --rarity-from wordfreq's English log frequencies",
-                    rarity_from=_relative(WORDFREQ_TARGETS)),
+                    rarity_from=_relative("english-log-frequencies.tsv")),
      generality_run("g1-generality", "the shipped recipe with --rarity-from the WordNet-fitted generality score",
-                    rarity_from=_relative(GENERALITY_TARGETS))],
+                    rarity_from=_relative("generality-log-frequencies.tsv"))],
     ["The targets are files written by `python -m experiments.generality_targets` (results/generality/), "
      "committed with this round, before any run."],
     protocol_commit="702065d")
