@@ -7,8 +7,10 @@ gain in noise units of SNLI dev equal-length entailment and of the WordNet devel
 pairs and over those whose general word is the rarer in English.
 
     python -m experiments.generality_rule --stage diagnostic          # the shipped model, dev only
+    python -m experiments.generality_rule --stage targets             # each word list alone, before training
     python -m experiments.generality_rule --round G1 --stage dev      # train the candidates (seed 1)
     python -m experiments.generality_rule --round G1 --stage seeds    # seeds 2-3 of the finalist
+        [--every-candidate]   # or of every candidate, beside seed 1 (only the finalist's count)
     python -m experiments.generality_rule --round G1 --stage select   # the choice (dev numbers only)
     python -m experiments.generality_rule --round G1 --stage test     # test sets, once per finalist
 
@@ -147,15 +149,72 @@ def test_record(model_dir: Path) -> dict[str, Any]:
             "wordnet_test_unseen_general_rarer": unseen.test_general_rarer.__dict__}
 
 
+TARGETS_DIAGNOSTIC = RECORDS / "generality-targets-diagnostic.json"
+
+
+def targets_diagnostic() -> dict[str, Any]:
+    """Each word list alone, before any training (development sets only): every vocabulary word of the
+    shipped model scored by its list's log frequency (lower = more specific; a word the list does not
+    name keeps its log training count, ``<unk>`` the rarest kept word's), read on the WordNet dev pairs of
+    unseen words and on the one-word explain set (the word of lowest value named most specific)."""
+    import numpy as np
+    import probsent
+    import wordfreq
+    from probsent.data.corpus import load_corpus
+    from probsent.evaluation.datasets import as_data_dir
+    from probsent.evaluation.generality import share_right
+    from probsent.evaluation.length_controlled import ONE_WORD, load_one_word
+    from probsent.evaluation.wordnet import hypernym_pairs
+    from probsent.text.tokenize import tokenize
+    from experiments.generality_targets import EMPTY_TARGETS, TARGETS_DIR
+    from experiments.plan import PAIRS
+
+    words = probsent.load(SHIPPED).vocab.words[1:]
+    corpus = load_corpus(REPO / PAIRS, progress=False)
+    counts = dict(zip(corpus.words, corpus.counts.tolist()))
+    trained = {w: float(np.log(max(counts.get(w, 1), 1))) for w in words}
+    rarest = trained[words[-1]]
+    pairs = [p for p in hypernym_pairs(as_data_dir(None)) if p.half == "dev" and p.specific in trained
+             and p.general in trained and held_out(p.specific) and held_out(p.general)]
+    rarer = np.array([wordfreq.word_frequency(p.general, "en") < wordfreq.word_frequency(p.specific, "en")
+                      for p in pairs])
+    sentences, marked = load_one_word(ONE_WORD)
+    lists = {"training counts": None, **{path.name: path for path in sorted(TARGETS_DIR.glob("*.tsv"))
+                                         if path != EMPTY_TARGETS}}
+    record: dict[str, Any] = {}
+    for name, path in lists.items():
+        values = dict(trained)
+        if path is not None:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line and not line.startswith("#"):
+                    word, value = line.split("\t")
+                    values[word] = float(value)
+        value = lambda w: values.get(w, rarest)  # noqa: E731
+        specific = -np.array([value(p.specific) for p in pairs])
+        general = -np.array([value(p.general) for p in pairs])
+        hits = [min(tokenize(sentence), key=value) == word for sentence, word in zip(sentences, marked)]
+        record[name] = {"wordnet_dev_unseen": share_right(specific, general),
+                        "wordnet_dev_unseen_general_rarer": share_right(specific[rarer], general[rarer]),
+                        "one_word_explain": 100.0 * float(np.mean(hits))}
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--round", choices=sorted(GENERALITY_ROUNDS))
-    parser.add_argument("--stage", choices=("diagnostic", "dev", "seeds", "select", "test"), required=True)
+    parser.add_argument("--stage", choices=("diagnostic", "targets", "dev", "seeds", "select", "test"), required=True)
     parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
+    parser.add_argument("--every-candidate", action="store_true",
+                        help="with --stage seeds: seeds 2-3 of every candidate, trained beside seed 1 before the "
+                             "choice (only the finalist's count; round G2's entry says why)")
     args = parser.parse_args(argv)
     if args.stage == "diagnostic":
         write_json(DIAGNOSTIC, {"model": SHIPPED.relative_to(REPO).as_posix(), "shipped": rule_measures(SHIPPED)})
         print(DIAGNOSTIC.read_text(encoding="utf-8"))
+        return 0
+    if args.stage == "targets":
+        write_json(TARGETS_DIAGNOSTIC, targets_diagnostic())
+        print(TARGETS_DIAGNOSTIC.read_text(encoding="utf-8"))
         return 0
     if args.round is None:
         parser.error(f"--stage {args.stage} needs --round")
@@ -169,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.stage in ("dev", "seeds"):
         runs = (round_.candidates if args.stage == "dev"
-                else [with_seed(r, s) for r in round_.candidates if r.name in current().get("finalists", [])
-                      for s in SEEDS])
+                else [with_seed(r, s) for r in round_.candidates
+                      if args.every_candidate or r.name in current().get("finalists", []) for s in SEEDS])
         for run in runs:
             if args.only and run.name != args.only:
                 continue

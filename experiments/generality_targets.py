@@ -1,12 +1,16 @@
 """The word targets of the generality rounds (``--rarity-from FILE``) and the word halves they keep apart.
 
-Three target files, each ``word<TAB>log frequency`` for the shipped model's vocabulary words:
+The target files, each ``word<TAB>log frequency`` for the shipped model's vocabulary words:
 
 - **wordfreq** (``english-log-frequencies.tsv``): log(p_wordfreq(w) x N), p from wordfreq's English
   frequencies and N the training mixture's token count, so that the values sit on the scale of
   the log training counts they replace; words wordfreq gives no frequency (punctuation, tokens it
   does not know) are not listed and keep their training counts.
 - **none** (``no-words.tsv``): no word listed, so that only ``<unk>`` moves (the option's own part);
+- **correction** (``generality-correction-<weight>.tsv``, round G2): for WordNet's single-word noun
+  and verb lemmas only (the words the generality score was fitted on the kind of), the log training
+  count plus ``weight`` x (generality - English log frequency): the mixture's rarity kept, and the part
+  of generality that frequency does not say added; other words keep their training counts;
 - **generality** (``generality-log-frequencies.tsv``): a linear score s(w) = v . [GloVe(w), zipf(w)]
   fitted (logistic loss, L2) so that s(specific) > s(general) on the WordNet hypernym pairs of the
   benchmark's *development* half whose two words are both in the *anchor half* of the words
@@ -15,7 +19,7 @@ Three target files, each ``word<TAB>log frequency`` for the shipped model's voca
   sd of the wordfreq values over the same words, weighted by training counts); a word without a
   GloVe vector keeps its wordfreq value (or its training count).
 
-    python -m experiments.generality_targets  # writes all three into results/generality/
+    python -m experiments.generality_targets  # writes them all into results/generality/
 """
 from __future__ import annotations
 
@@ -30,7 +34,13 @@ from experiments.paths import GENERALITY_TARGETS_DIR as TARGETS_DIR, SHIPPED
 WORDFREQ_TARGETS = TARGETS_DIR / "english-log-frequencies.tsv"
 GENERALITY_TARGETS = TARGETS_DIR / "generality-log-frequencies.tsv"
 FIT_RECORD = TARGETS_DIR / "fit.json"  # what the generality fit saw and how it ranks unseen words' pairs
-EMPTY_TARGETS = TARGETS_DIR / "no-words.tsv"  # lists no word: with --rarity-from only <unk> moves
+EMPTY_TARGETS = TARGETS_DIR / "no-words.tsv"  # lists no word (round G1: only <unk> moved then)
+CORRECTION_WEIGHTS = (0.25, 0.5)  # round G2's lists: the training count's log plus this much of (generality - English)
+
+
+def correction_targets(weight: float) -> Path:
+    """Round G2's list with the generality correction at ``weight``."""
+    return TARGETS_DIR / f"generality-correction-{weight:g}.tsv"
 GLOVE = "glove/glove.6B.50d.txt.gz"
 ANCHOR_HALF = 0  # a word w is in the anchor half when crc32(w) % 2 == ANCHOR_HALF
 L2 = 1e-4  # the score's L2 weight (fixed before any fit; the diagnostic's 1e-2 x 0.01)
@@ -79,7 +89,7 @@ def build(data_root: Path) -> dict[str, object]:
     from probsent.data.corpus import load_corpus
     from probsent.evaluation.datasets import DataDir
     from probsent.evaluation.generality import share_right
-    from probsent.evaluation.wordnet import hypernym_pairs
+    from probsent.evaluation.wordnet import hypernym_pairs, single_word_lemmas
     from experiments.plan import PAIRS
 
     words = probsent.load(SHIPPED).vocab.words[1:]
@@ -108,6 +118,13 @@ def build(data_root: Path) -> dict[str, object]:
     mean_r, sd_r = np.average(raw, weights=weights), np.sqrt(np.cov(raw, aweights=weights))
     generality = {**english, **dict(zip(mapped_words, (mean_t + (raw - mean_r) * sd_t / sd_r).tolist()))}
     TARGETS_DIR.mkdir(parents=True, exist_ok=True)
+    lemmas = single_word_lemmas(DataDir(data_root))
+    corrected = [w for w in words if w in lemmas and w in english and w in generality and w in features]
+    for weight in CORRECTION_WEIGHTS:
+        lines = [f"# log training count + {weight:g} x (WordNet-fitted generality - English log frequency), for "
+                 "WordNet's single-word noun and verb lemmas (python -m experiments.generality_targets)"]
+        lines += [f"{w}\t{np.log(max(counts.get(w, 1), 1)) + weight * (generality[w] - english[w]):.6f}" for w in corrected]
+        correction_targets(weight).write_text("\n".join(lines) + "\n", encoding="utf-8")
     EMPTY_TARGETS.write_text("# no word: every word keeps its training count; <unk> counts as the average token\n",
                              encoding="utf-8")
     for path, values, what in ((WORDFREQ_TARGETS, english, "wordfreq English log frequency x training tokens"),
@@ -118,7 +135,8 @@ def build(data_root: Path) -> dict[str, object]:
     return {"fitted_pairs": len(fit_on), "judged_held_out_dev_pairs": len(judged),
             "score_on_held_out_dev_pairs": share_right(score_s, score_g),
             "score_on_held_out_dev_general_rarer": share_right(score_s[rarer], score_g[rarer]),
-            "zipf_coefficient": float(v[-1]), "words_mapped": len(mapped_words), "wordfreq_words": len(english)}
+            "zipf_coefficient": float(v[-1]), "words_mapped": len(mapped_words), "wordfreq_words": len(english),
+            "words_corrected": len(corrected)}
 
 
 if __name__ == "__main__":

@@ -293,13 +293,14 @@ def test_rarity_from_a_file_by_hand(tmp_path) -> None:
     listed = tmp_path / "freq.tsv"
     listed.write_text("# a comment\nthe\t2.5\r\nzebra\t-1\n<unk>\t99\nnot-in-vocab\t7\n", encoding="utf-8")
     log_frequencies = read_log_frequencies(listed, vocab, counts)
-    # listed words take the file's value (CRLF allowed), others keep log count; <unk> (even when listed)
-    # is the average token of the known words, weighted by their training counts
-    known = np.array([2.5, np.log(10), -1.0])
-    assert log_frequencies[1:] == pytest.approx(known)
-    assert log_frequencies[0] == pytest.approx(np.sum(counts[1:] * known) / counts[1:].sum())
+    # listed words take the file's value (CRLF allowed; <unk> too), others keep their log count
+    assert log_frequencies == pytest.approx([99.0, 2.5, np.log(10), -1.0])
+    unlisted_unknown = tmp_path / "no-unk.tsv"
+    unlisted_unknown.write_text("zebra\t-1\n", encoding="utf-8")
+    assert read_log_frequencies(unlisted_unknown, vocab, counts)[0] == pytest.approx(np.log(4))
     terms = rarity_terms(counts, 0.3, log_frequencies)
-    assert terms[0] == pytest.approx(0.0, abs=1e-6)  # an unknown word adds nothing
+    average = np.sum(counts * log_frequencies) / counts.sum()
+    assert terms == pytest.approx(0.3 * (log_frequencies - average), abs=1e-5)
     assert terms[3] < terms[2] < terms[1]  # zebra listed as the rarest: the lowest entropy term, the most specific
     bad = tmp_path / "bad.tsv"
     bad.write_text("the\t1\ncat\tinf\n", encoding="utf-8")

@@ -68,6 +68,19 @@ def _single_word(lemma: str) -> str | None:
     return lemma.lower()
 
 
+def single_word_lemmas(data: DataDir) -> set[str]:
+    """Every single-word noun and verb lemma of WordNet (``index.noun``, ``index.verb``; first
+    field of each line), lowercased."""
+    found: set[str] = set()
+    for pos in PARTS_OF_SPEECH:
+        for line in data.read_lines(f"wordnet/index.{pos}"):
+            if line and not line.startswith("  "):
+                word = _single_word(line.split(" ", 1)[0])
+                if word is not None:
+                    found.add(word)
+    return found
+
+
 def hypernym_pairs(data: DataDir) -> list[HypernymPair]:
     """Every direct hypernym pair of single-word nouns and verbs, each (specific, general) word
     pair once (at its first synset in file order), a word never paired with itself."""

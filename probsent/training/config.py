@@ -87,8 +87,8 @@ class TrainConfig:
                                   low=0.0, high=1e6)
     rarity_from: str | None = option(None, "WLO (ours): a TSV file of word<TAB>log frequency that --rarity-init "
                                            "and --rarity-anchor read in place of the words' log training counts "
-                                           "(a word it does not list keeps its own); <unk> then counts as the "
-                                           "average token, adding nothing; default: the training counts")
+                                           "(a word it does not list, <unk> included, keeps its own); default: "
+                                           "the training counts")
     hardness_cap: float | None = option(None, "(ours) a mined negative may score at most this much above "
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",

@@ -45,9 +45,9 @@ def rarity_anchor_targets(counts: np.ndarray, rarity_init: float, dim: int, scal
 
 def read_log_frequencies(path: str | os.PathLike[str], vocab: Vocabulary, counts: np.ndarray) -> np.ndarray:
     """``--rarity-from``'s log frequency of every vocabulary word (float64): the file's value for a
-    word it lists (``word<TAB>log frequency`` a line, ``#`` lines skipped), the log training count
-    for one it does not, and for ``<unk>`` the average token's (so that an unknown word starts and
-    is anchored at a term of zero). A bad line is a one-line error naming the file and line."""
+    word it lists (``word<TAB>log frequency`` a line, ``#`` lines skipped; ``<unk>`` too), the log
+    training count for one it does not (``<unk>``'s: the rarest kept word's). A bad line is a
+    one-line error naming the file and line."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().split("\n")
@@ -68,11 +68,9 @@ def read_log_frequencies(path: str | os.PathLike[str], vocab: Vocabulary, counts
         if not math.isfinite(log_frequency) or abs(log_frequency) > 1e6:
             raise InvalidValueError(f"{path}:{number}: expected word<TAB>log frequency (a finite number), "
                                     f"got {line[:80]!r}")
-        at = vocab.index.get(word) if word != UNKNOWN else None
-        if at is not None and at > 0:
+        at = 0 if word == UNKNOWN else vocab.index.get(word)
+        if at is not None:
             log_frequencies[at] = log_frequency
-    average = float(np.sum(counts[1:] * log_frequencies[1:]) / max(1, int(np.sum(counts[1:]))))
-    log_frequencies[0] = average
     return log_frequencies
 
 
