@@ -34,4 +34,4 @@ ROUND = DesignRound(
      "(`--stage seeds --every-candidate`), so that the round fits one session; the finalist is still the seed-1 "
      "candidate with the highest C that passes, and only its seeds enter the three-seed check: the other's choose "
      "nothing."],
-    protocol_commit="")
+    protocol_commit="56cdd31")
