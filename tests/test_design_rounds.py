@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.design_rounds import DESIGN_ROUNDS, REPRESENTATION_ROUNDS
+from experiments.design_rounds import DESIGN_ROUNDS, GENERALITY_ROUNDS, REPRESENTATION_ROUNDS
 from experiments.representation_rule import REFERENCE, SHIPPED_CHOICE
 from experiments.ship_rule import DIAGNOSTIC_RECORDS, RECORDS
 from experiments.stage_helpers import SEEDS, seed_name, with_seed
@@ -19,7 +19,8 @@ DATA = EXPERIMENTS / "design_rounds"  # the design rounds' data files and the re
 # each round and its record: the ship rule's results/design/round<N>.json, issue 34's
 # results/design/representation-round<letter>.json
 EVERY_ROUND = [*((r, RECORDS / f"round{n}.json") for n, r in DESIGN_ROUNDS.items()),
-               *((r, RECORDS / f"representation-round{n}.json") for n, r in REPRESENTATION_ROUNDS.items())]
+               *((r, RECORDS / f"representation-round{n}.json") for n, r in REPRESENTATION_ROUNDS.items()),
+               *((r, RECORDS / f"generality-round{n}.json") for n, r in GENERALITY_ROUNDS.items())]
 
 
 def _flags(run) -> dict:
@@ -28,9 +29,9 @@ def _flags(run) -> dict:
 
 
 def test_every_design_round_is_a_data_file_with_its_protocol_commit():
-    keys = [*map(str, sorted(DESIGN_ROUNDS)), *sorted(REPRESENTATION_ROUNDS)]
-    assert [f"design_{key}.py" for key in keys] == sorted(path.name for path in DATA.glob("design_*.py"))
-    for number, round_ in [*DESIGN_ROUNDS.items(), *REPRESENTATION_ROUNDS.items()]:
+    keys = sorted([*map(str, DESIGN_ROUNDS), *REPRESENTATION_ROUNDS, *GENERALITY_ROUNDS])
+    assert sorted(f"design_{key}.py" for key in keys) == sorted(path.name for path in DATA.glob("design_*.py"))
+    for number, round_ in [*DESIGN_ROUNDS.items(), *REPRESENTATION_ROUNDS.items(), *GENERALITY_ROUNDS.items()]:
         assert round_.number == number
         assert re.fullmatch(r"[0-9a-f]{7,40}", round_.protocol_commit), number
         names = [run.name for run in round_.candidates]
