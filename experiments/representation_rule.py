@@ -1,7 +1,7 @@
 """Issue 34's rule and its design rounds: similarity and entailment from the same Gaussians.
 
-The rule is docs/EXPERIMENTS.md's section "Issue 34" (committed in ``PROTOCOL_COMMITS``, before
-any run): floors that keep every specificity development measure of the shipped model within
+The rule is docs/EXPERIMENTS.md's section "Similarity and entailment rounds" (committed in
+``PROTOCOL_COMMITS``, before any run): floors that keep every specificity development measure of the shipped model within
 its recipe's seed sd and beat the information-content baseline on the news training rows, and a
 choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entailment.
 

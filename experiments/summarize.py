@@ -250,6 +250,8 @@ def _report_tables() -> list[str]:
     if not report.is_file():
         return ["(docs/results/report.md is missing: run `python -m experiments.reproduce --skip-train`)"]
     text = report.read_text(encoding="utf-8").splitlines()
+    if text and text[0].startswith("# "):  # its title: the section's own heading stands for it
+        text = text[2:] if len(text) > 1 and not text[1].strip() else text[1:]
     # demote its headings one level and point its relative links (plots) into docs/results/
     return [("#" + line if line.startswith("#") else line).replace("](plots/", "](results/plots/")
             for line in text]
@@ -580,6 +582,12 @@ def render() -> str:
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
                   f"plan later were trained with `python -m experiments.reproduce --only NAME`.", ""]
     lines += _running_time_lines(found)
+    lines += ["## The paper's tables", "",
+              "Written by the `probsent eval` command quoted at its top, on the STS-selected run of each "
+              "of the five models (see Model selection) and every baseline. Its prior ablation "
+              "(Table 7) compares the selected WLO with `wlo-lambda0`; the comparison at equal training "
+              "is the λ table below.", ""]
+    lines += _report_tables() + [""]
     lines += ["## How the models were trained", "",
               f"Every run trains for {STEPS:,} steps of 100 pairs unless its setting says otherwise (the longer runs) "
               f"({LSTM_STEPS:,} for the LSTMs, about ten "
@@ -645,12 +653,6 @@ def render() -> str:
     if missing:
         lines += ["Runs of the plan not evaluated yet: " + ", ".join(f"`{n}`" for n in missing) + ".", ""]
     lines += _discussion(found, chosen)
-    lines += ["## The paper's tables", "",
-              "Written by the `probsent eval` command quoted at its top, on the STS-selected run of each "
-              "of the five models (see Model selection) and every baseline. Its prior ablation "
-              "(Table 7) compares the selected WLO with `wlo-lambda0`; the comparison at equal training "
-              "is the λ table above.", ""]
-    lines += _report_tables()
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -212,7 +212,7 @@ def test_a_removed_train_flag_of_where_or_how_long_says_what_does_its_job(argv, 
 
 
 def test_the_pooled_distance_left_with_a_line_naming_its_tag(capsys) -> None:
-    """Issue 34's pooled distance lost round A and left probsent train; typed, it says where it trains."""
+    """The pooled distance lost round A (issue 34) and left probsent train; typed, it says where it trains."""
     from probsent.cli import main
 
     with pytest.raises(SystemExit) as stop:

@@ -1,6 +1,7 @@
-"""The design rounds are data (experiments/design_rounds/design_<N>.py), the ship rule's and issue
-34's: their candidates are the runs their committed records measured, their diagnostic records
-read the runs they name, and no code module of experiments/ names a design round's run."""
+"""The design rounds are data (experiments/design_rounds/design_<N>.py), the ship rule's, the
+representation rule's and the generality rule's: their candidates are the runs their committed
+records measured, their diagnostic records read the runs they name, and no code module of
+experiments/ names a design round's run."""
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ from experiments.stage_helpers import SEEDS, seed_name, with_seed
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 DATA = EXPERIMENTS / "design_rounds"  # the design rounds' data files and the recipes they start from
-# each round and its record: the ship rule's results/design/round<N>.json, issue 34's
-# results/design/representation-round<letter>.json
+# each round and its record: the ship rule's results/design/round<N>.json, the representation
+# rule's results/design/representation-round<letter>.json, the generality rule's generality-round<name>.json
 EVERY_ROUND = [*((r, RECORDS / f"round{n}.json") for n, r in DESIGN_ROUNDS.items()),
                *((r, RECORDS / f"representation-round{n}.json") for n, r in REPRESENTATION_ROUNDS.items()),
                *((r, RECORDS / f"generality-round{n}.json") for n, r in GENERALITY_ROUNDS.items())]
@@ -49,7 +50,7 @@ def test_the_data_files_give_the_runs_the_committed_records_measured():
             continue
         runs = json.loads(record_path.read_text(encoding="utf-8"))
         for run in round_.candidates:
-            # a ship-rule round's record holds every candidate; issue 34's fills in run by run
+            # a ship-rule round's record holds every candidate; a representation round's fills in run by run
             if run.name in runs["runs"] or round_.number in DESIGN_ROUNDS:
                 assert _flags(run) == runs["runs"][run.name]["flags"], run.name
         for name in runs.get("finalists", []):
@@ -70,7 +71,7 @@ def test_the_diagnostic_records_are_of_the_runs_the_data_files_name():
                 assert [record["model"]] == [f"runs/{name}/best" for name in names]
 
 
-def test_issue_34s_reference_is_the_shipped_runs_three_seeds():
+def test_the_representation_reference_is_the_shipped_runs_three_seeds():
     choice = json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     assert reference["recipe_seeds"] == [choice["run"], *(seed_name(choice["run"], seed) for seed in SEEDS)]
@@ -95,7 +96,7 @@ def test_no_code_module_names_a_design_rounds_run():
     assert found == []
 
 
-def test_issue_34s_stages_take_a_rounds_candidates_from_its_data_file(tmp_path, monkeypatch):
+def test_the_representation_stages_take_a_rounds_candidates_from_its_data_file(tmp_path, monkeypatch):
     from experiments import representation_rule as rr
 
     monkeypatch.setattr(rr, "RECORDS", tmp_path)  # no run recorded yet

@@ -1,5 +1,6 @@
-"""Issue 41's rule (experiments/generality_rule.py) on hand-computed cases: the noise units, the
-gains C, every floor, the choice among finalists, and the word halves the generality fit keeps apart."""
+"""The generality rule (experiments/generality_rule.py, issue 41) on hand-computed cases: the
+noise units, the gains C, every floor, the choice among finalists, and the word halves the
+generality fit keeps apart."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from experiments import generality_rule as rule
 from experiments.design_rounds import GENERALITY_ROUNDS
 from experiments.generality_targets import ANCHOR_HALF, held_out, word_half
 
-REFERENCE = {  # issue 34's reference record: the shipped model and its recipe's seed sds
+REFERENCE = {  # the representation rule's reference record: the shipped model and its recipe's seed sds
     "shipped": {"news_length_groups": 66.0, "equal_length": 100.0, "one_word_explain": 80.0, "shorter_specific": 95.0,
                 "stsb_dev_concat": 69.0},
     "sd": {"news_length_groups": 0.5, "equal_length": 0.0, "one_word_explain": 2.0, "shorter_specific": 1.0,

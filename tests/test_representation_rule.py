@@ -1,5 +1,6 @@
-"""Issue 34's rule (experiments/representation_rule.py) on hand-computed cases: the noise units,
-the gains C, every floor, and the choice among finalists."""
+"""The representation rule (experiments/representation_rule.py: similarity and entailment from
+the same Gaussians, issue 34) on hand-computed cases: the noise units, the gains C, every floor,
+and the choice among finalists."""
 from __future__ import annotations
 
 import json

@@ -243,7 +243,7 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
 
 
 def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
-    """Issue 32's attack in local mode (where it worked: a copy with every scale halved, planted
+    """The planted-copy attack of issue 32 in local mode (where it worked: a copy with every scale halved, planted
     under the staging name probsent reused, gave 244.75 for 36.81): the model's own scores."""
     from probsent.corpus_scoring.spark import _ship
     from probsent.spark import add_specificity

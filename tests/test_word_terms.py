@@ -1,4 +1,4 @@
-"""Issue 25: the fast scoring path gives the scores of the reference path.
+"""The fast scoring path gives the scores of the reference path (issue 25).
 
 The reference ("today's" code, kept here in full): the reference tokenizer, one vocabulary
 lookup per token, the encoder's float64 terms from torch, and ``prior + terms[ids].sum()``
