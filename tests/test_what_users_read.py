@@ -182,7 +182,8 @@ def test_encodings_computed_earlier_give_the_same_values(shipped, make_model) ->
 
 def test_the_default_read_out_scores_at_least_the_means_cosine_on_sts_b_test(shipped, data_dir) -> None:
     """The default read-out's STS Benchmark test Pearson is the documented record
-    (results/similarity-readout/test.json) and at least the cosine of the means' 66.1."""
+    (results/similarity-readout/test.json) and at least the cosine of the means' 66.1 (issue 31's
+    done-when)."""
     from scipy.stats import pearsonr
 
     from probsent.evaluation.datasets import DataDir, load_sts_benchmark
