@@ -29,10 +29,11 @@ from typing import Any
 from experiments.design_rounds import GENERALITY_ROUNDS
 from experiments.generality_targets import held_out
 from experiments.paths import REPO, RUNS_DIR, SHIPPED
-from experiments.representation_rule import REFERENCE, SPECIFICITY, direction_noise, measure, train_and_write
-from experiments.ship_rule import (RECORDS, choose, finalists, last_diagnostics, seed_means, shared_floors,
-                                   training_vocabulary_size)
-from experiments.stage_helpers import SEEDS, seed_name, with_seed
+from experiments.representation_rule import (REFERENCE, direction_floor, measure, select as choose_finalists,
+                                             specificity_floors, train_and_record)
+from experiments.ship_rule import RECORDS, shared_floors, training_vocabulary_size
+from experiments.plan import Run
+from experiments.stage_helpers import SEEDS, seed_name, select_stage, with_seed, write_and_show
 from probsent.io import write_json
 
 DIAGNOSTIC = RECORDS / "generality-diagnostic.json"
@@ -100,33 +101,19 @@ def gains(record: dict[str, Any], diagnostic: dict[str, Any]) -> dict[str, float
 def floors(record: dict[str, Any], diagnostic: dict[str, Any], reference: dict[str, Any],
            trained_vocabulary: int) -> list[str]:
     """The rule's floors a candidate misses (empty: it may ship)."""
-    missed = shared_floors(record, trained_vocabulary)
-    for name in SPECIFICITY:
-        floor = reference["shipped"][name] - reference["sd"][name]
-        if not record[name] >= floor:
-            missed.append(f"{name} {record[name]:.1f} < {floor:.1f}")
+    missed = shared_floors(record, trained_vocabulary) + specificity_floors(record, reference)
     stsb_floor = reference["shipped"]["stsb_dev_concat"] - reference["sd"]["stsb_dev_concat"]
     if not record["stsb_dev_concat"] >= stsb_floor:
         missed.append(f"STS-B dev concat {record['stsb_dev_concat']:.1f} < {stsb_floor:.1f}")
     for name, gain in gains(record, diagnostic).items():
         if name != "C" and gain < MOST_LOSS:
             missed.append(f"{name} gain {gain:.2f} < {MOST_LOSS:g} noise unit")
-    gap = record["snli_dev"]["entailment"] - record["snli_dev"]["neutral"]
-    shipped_gap = reference["snli_dev"]["entailment"] - reference["snli_dev"]["neutral"]
-    if not gap >= shipped_gap - direction_noise(reference):
-        missed.append(f"SNLI dev entailment - neutral {gap:.1f} < {shipped_gap - direction_noise(reference):.1f}")
-    return missed
+    return missed + direction_floor(record, reference)
 
 
 def select(record: dict[str, Any], names: list[str]) -> None:
-    """The choice, into ``record``: the finalist(s), their three-seed mean C, the winner, whether it ships."""
-    scored = {run: {**r, "score": r["gains"]["C"]} for run, r in record["runs"].items()}
-    record["finalists"] = finalists(scored, names, FINALISTS)
-    seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
-    complete = {n: runs for n, runs in seeds.items() if all(r in scored for r in runs)}
-    record["three_seed_C"] = seed_means(scored, complete)
-    record["winner"] = choose(scored, complete)
-    record["ships"] = bool(record["winner"]) and record["three_seed_C"][record["winner"]] >= SHIP_MARGIN
+    """The choice, into ``record``: issue 34's rule's choice with this rule's finalist count and margin."""
+    choose_finalists(record, names, FINALISTS, SHIP_MARGIN)
 
 
 def test_record(model_dir: Path) -> dict[str, Any]:
@@ -209,13 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                              "choice (only the finalist's count; round G2's entry says why)")
     args = parser.parse_args(argv)
     if args.stage == "diagnostic":
-        write_json(DIAGNOSTIC, {"model": SHIPPED.relative_to(REPO).as_posix(), "shipped": rule_measures(SHIPPED)})
-        print(DIAGNOSTIC.read_text(encoding="utf-8"))
-        return 0
+        return write_and_show(DIAGNOSTIC, {"model": SHIPPED.relative_to(REPO).as_posix(), "shipped": rule_measures(SHIPPED)})
     if args.stage == "targets":
-        write_json(TARGETS_DIAGNOSTIC, targets_diagnostic())
-        print(TARGETS_DIAGNOSTIC.read_text(encoding="utf-8"))
-        return 0
+        return write_and_show(TARGETS_DIAGNOSTIC, targets_diagnostic())
     if args.round is None:
         parser.error(f"--stage {args.stage} needs --round")
     round_ = GENERALITY_ROUNDS[args.round]
@@ -230,28 +213,16 @@ def main(argv: list[str] | None = None) -> int:
         runs = (round_.candidates if args.stage == "dev"
                 else [with_seed(r, s) for r in round_.candidates
                       if args.every_candidate or r.name in current().get("finalists", []) for s in SEEDS])
-        for run in runs:
-            if args.only and run.name != args.only:
-                continue
-            model_dir = train_and_write(run)
+        def judge(run: Run, model_dir: Path) -> dict[str, Any]:
             measured = rule_measures(model_dir)
             measured["gains"] = gains(measured, diagnostic)
             measured["missed"] = floors(measured, diagnostic, reference, training_vocabulary_size(RUNS_DIR / run.name))
-            measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
-            measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
-            record = current()
-            record["runs"][run.name] = measured
-            write_json(path, record)
-            print(run.name, json.dumps({k: measured[k] for k in ("gains", "missed")}), flush=True)
+            return measured
+
+        train_and_record(path, [run for run in runs if not args.only or run.name == args.only], judge)
     record = current()
     if args.stage == "select":
-        names = [r.name for r in round_.candidates]
-        missing = [n for n in names if n not in record["runs"]]
-        if missing:
-            raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
-        select(record, names)
-        write_json(path, record)
-        print(json.dumps({k: record[k] for k in ("finalists", "three_seed_C", "winner", "ships")}, indent=1))
+        select_stage(path, record, [r.name for r in round_.candidates], select)
     if args.stage == "test":
         tested = {run: test_record(RUNS_DIR / run / "shipped-unit")
                   for name in record.get("finalists", []) for run in [name, *(seed_name(name, s) for s in SEEDS)]

@@ -30,16 +30,16 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from experiments.design_rounds import REPRESENTATION_ROUNDS, design_run_named
 from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
 from experiments.plan import PAIRS, Run
-from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, last_diagnostics, seed_means,
+from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
                                    shared_floors, similarity_diagnostic, training_vocabulary_size)
-from experiments.stage_helpers import SEEDS, seed_name, train, with_seed
+from experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
 from probsent.io import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
@@ -78,10 +78,7 @@ def gains(record: dict[str, Any], reference: dict[str, Any]) -> dict[str, float]
 def floors(record: dict[str, Any], reference: dict[str, Any], trained_vocabulary: int) -> list[str]:
     """The rule's floors a candidate misses (empty: it may ship)."""
     missed = shared_floors(record, trained_vocabulary)  # the ship rule's, as they stand
-    for measure in SPECIFICITY:
-        floor = reference["shipped"][measure] - reference["sd"][measure]
-        if not record[measure] >= floor:
-            missed.append(f"{measure} {record[measure]:.1f} < {floor:.1f}")
+    missed += specificity_floors(record, reference)
     if not record["news_train"] > record["information_content_news_train"]:
         missed.append(f"news-train {record['news_train']:.1f} <= information content "
                       f"{record['information_content_news_train']:.1f}")
@@ -89,11 +86,26 @@ def floors(record: dict[str, Any], reference: dict[str, Any], trained_vocabulary
     for part in ("stsb", "entailment"):
         if gained[part] < MOST_LOSS:
             missed.append(f"{part} gain {gained[part]:.2f} < {MOST_LOSS:g} noise unit")
+    return missed + direction_floor(record, reference)
+
+
+def specificity_floors(record: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """The specificity development measures below the shipped model's value less its recipe's sd."""
+    missed = []
+    for measure in SPECIFICITY:
+        floor = reference["shipped"][measure] - reference["sd"][measure]
+        if not record[measure] >= floor:
+            missed.append(f"{measure} {record[measure]:.1f} < {floor:.1f}")
+    return missed
+
+
+def direction_floor(record: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """SNLI dev's entailment-minus-neutral gap, if below the shipped model's less its noise."""
     gap = record["snli_dev"]["entailment"] - record["snli_dev"]["neutral"]
     shipped_gap = reference["snli_dev"]["entailment"] - reference["snli_dev"]["neutral"]
-    if not gap >= shipped_gap - direction_noise(reference):
-        missed.append(f"SNLI dev entailment - neutral {gap:.1f} < {shipped_gap - direction_noise(reference):.1f}")
-    return missed
+    if gap >= shipped_gap - direction_noise(reference):
+        return []
+    return [f"SNLI dev entailment - neutral {gap:.1f} < {shipped_gap - direction_noise(reference):.1f}"]
 
 
 def measure(model_dir: Path) -> dict[str, Any]:
@@ -209,22 +221,31 @@ def train_and_write(run: Run) -> Path:
     return target
 
 
+def train_and_record(path: Path, runs: list[Run], judge: Callable[[Run, Path], dict[str, Any]]) -> None:
+    """Train each run (:func:`train_and_write`), measure it with ``judge`` (its development record
+    with its gains and missed floors) and add it to the round's record ``path``."""
+    for run in runs:
+        model_dir = train_and_write(run)
+        record_measured(path, run, judge(run, model_dir))
+
+
 def shipped_unit() -> float:
     """The start variance the shipped model was written with: its run's, as the shipped choice names it."""
     return design_run_named(json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))["run"]).flags["start_variance"]
 
 
-def select(record: dict[str, Any], names: list[str]) -> None:
-    """The choice, into ``record``: the finalists (the best FINALISTS of the candidates ``names``
-    that pass, by seed-1 C), the three-seed mean C of each finalist whose seeds are all recorded
-    and pass, the winner (the highest) and whether it ships (at least SHIP_MARGIN)."""
+def select(record: dict[str, Any], names: list[str], finalist_count: int = FINALISTS,
+           ship_margin: float = SHIP_MARGIN) -> None:
+    """The choice, into ``record``: the finalists (the best ``finalist_count`` of the candidates
+    ``names`` that pass, by seed-1 C), the three-seed mean C of each finalist whose seeds are all
+    recorded and pass, the winner (the highest) and whether it ships (at least ``ship_margin``)."""
     scored = {run: {**r, "score": r["gains"]["C"]} for run, r in record["runs"].items()}
-    record["finalists"] = finalists(scored, names, FINALISTS)
+    record["finalists"] = finalists(scored, names, finalist_count)
     seeds = {n: [seed_name(n, s) for s in SEEDS] for n in record["finalists"]}
     complete = {n: runs for n, runs in seeds.items() if all(r in scored for r in runs)}
     record["three_seed_C"] = seed_means(scored, complete)
     record["winner"] = choose(scored, complete)
-    record["ships"] = bool(record["winner"]) and record["three_seed_C"][record["winner"]] >= SHIP_MARGIN
+    record["ships"] = bool(record["winner"]) and record["three_seed_C"][record["winner"]] >= ship_margin
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,13 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="NAME", help="with --stage dev or seeds: train and measure one run")
     args = parser.parse_args(argv)
     if args.stage == "reference":
-        write_json(REFERENCE, reference_record())
-        print(REFERENCE.read_text(encoding="utf-8"))
-        return 0
+        return write_and_show(REFERENCE, reference_record())
     if args.stage == "direction":  # round B's diagnostic, before its entry
-        write_json(DIRECTION_DIAGNOSTIC, direction_diagnostic(SHIPPED))
-        print(DIRECTION_DIAGNOSTIC.read_text(encoding="utf-8"))
-        return 0
+        return write_and_show(DIRECTION_DIAGNOSTIC, direction_diagnostic(SHIPPED))
     if args.round is None:
         parser.error(f"--stage {args.stage} needs --round")
     round_ = REPRESENTATION_ROUNDS[args.round]
@@ -268,27 +285,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage in ("dev", "seeds"):
         runs = (round_.candidates if args.stage == "dev"
                 else [with_seed(r, s) for r in round_.candidates if r.name in record.get("finalists", []) for s in SEEDS])
-        for run in runs:
-            if args.only and run.name != args.only:
-                continue
-            model_dir = train_and_write(run)
+        def judge(run: Run, model_dir: Path) -> dict[str, Any]:
             measured = measure(model_dir)
             measured["gains"] = gains(measured, reference)
             measured["missed"] = floors(measured, reference, training_vocabulary_size(RUNS_DIR / run.name))
-            measured["flags"] = {k: v for k, v in run.flags.items() if v is not None}
-            measured["diagnostics"] = last_diagnostics(RUNS_DIR / run.name)
-            record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
-            record["runs"][run.name] = measured
-            write_json(path, record)
-            print(run.name, json.dumps({k: measured[k] for k in ("gains", "missed")}), flush=True)
+            return measured
+
+        train_and_record(path, [run for run in runs if not args.only or run.name == args.only], judge)
     if args.stage == "select":
-        names = [r.name for r in round_.candidates]
-        missing = [n for n in names if n not in record["runs"]]
-        if missing:
-            raise SystemExit(f"{path}: no record of {', '.join(missing)} (run --stage dev first)")
-        select(record, names)
-        write_json(path, record)
-        print(json.dumps({k: record[k] for k in ("finalists", "three_seed_C", "winner", "ships")}, indent=1))
+        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+        select_stage(path, record, [r.name for r in round_.candidates], select)
     if args.stage == "test":
         from experiments.ship_rule import test_measures
 

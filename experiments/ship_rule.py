@@ -57,7 +57,7 @@ from experiments.design_round import DesignRound
 from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
 from experiments.plan import Run
 from experiments.runner import evaluate
-from experiments.stage_helpers import SEEDS, diagnostics, seed_name, train as train_run, validations, with_seed
+from experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
 from probsent.io import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -134,12 +134,6 @@ def dev_measures(model_dir: Path) -> dict[str, Any]:
     record["sts17"] = float(training.get("sts17_pearson", math.nan))
     record["score"] = float(np.mean([record[m] for m in MEASURES]))
     return record
-
-
-def last_diagnostics(run_dir: Path) -> dict[str, float]:
-    """The word-term and loss diagnostics of a run's last validation (``log.jsonl``), and its step."""
-    last = validations(run_dir / "log.jsonl")[-1]
-    return diagnostics(last) | {"step": last["step"]}
 
 
 def term_summary(model: Any) -> dict[str, float]:

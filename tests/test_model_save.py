@@ -54,7 +54,7 @@ def test_a_copy_of_the_shipped_model_keeps_its_model_card(tmp_path: Path) -> Non
     model.save(target)
     assert sorted(_tree(target)) == sorted(_tree(DEFAULT_MODEL))  # the five model files again, and the card
     assert (target / "MODEL_CARD.md").read_bytes() == (DEFAULT_MODEL / "MODEL_CARD.md").read_bytes()
-    assert probsent.load(target).probability("A cat.") == probsent.load().probability("A cat.")
+    assert probsent.load(target).probability("A cat sat on the mat.") == probsent.load().probability("A cat sat on the mat.")
     assert not any(p.name.startswith(".") for p in target.iterdir())  # no temporary left behind
 
 
