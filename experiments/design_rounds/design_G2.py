@@ -33,5 +33,8 @@ ROUND = DesignRound(
     ["Seeds 2 and 3 of both candidates are trained beside seed 1, before the choice "
      "(`--stage seeds --every-candidate`), so that the round fits one session; the finalist is still the seed-1 "
      "candidate with the highest C that passes, and only its seeds enter the three-seed check: the other's choose "
-     "nothing."],
+     "nothing.",
+     "Added after the seed-1 records: both candidates miss only the one-word explain floor, so there is no "
+     "finalist. The four seed runs, started beside seed 1, were stopped at step 2,000 so that seed 1 could finish "
+     "in the session; g2-correction-0.25's were resumed afterwards for the record and choose nothing."],
     protocol_commit="56cdd31")
