@@ -119,10 +119,10 @@ def content_hash(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _cache_key(path: Path, max_pairs: int | None, max_tokens: int) -> str:
-    """The cache's name: the file's content (not its path, size or time: a file edited in place
-    with the same size and time is a new corpus) and the settings."""
-    identity = [content_hash(path), max_pairs, max_tokens, CACHE_FORMAT, __version__]
+def _cache_key(digest: str, max_pairs: int | None, max_tokens: int) -> str:
+    """The cache's name: the file's content (``digest``, its SHA-256; not its path, size or time:
+    a file edited in place with the same size and time is a new corpus) and the settings."""
+    identity = [digest, max_pairs, max_tokens, CACHE_FORMAT, __version__]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:20]
 
 
@@ -305,7 +305,7 @@ def _file_sha256(path: Path) -> str:
 _DTYPES = {"tokens.i32": np.int32, "offsets.i64": np.int64, "pair_sources.i32": np.int32, "counts.i64": np.int64}
 
 
-def _build(path: Path, max_pairs: int | None, max_tokens: int, directory: Path, progress: bool) -> None:
+def _build(path: Path, digest: str, max_pairs: int | None, max_tokens: int, directory: Path, progress: bool) -> None:
     """Tokenize ``path`` into the cache files in ``directory`` (which exists, empty)."""
     writer = _CorpusWriter(directory, max_pairs)
     bar = None
@@ -326,6 +326,7 @@ def _build(path: Path, max_pairs: int | None, max_tokens: int, directory: Path, 
         if bar is not None:
             bar.close()
     meta = writer.finish(path)
+    meta["report"]["sha256"] = digest  # the content trained on: --resume checks it
     (directory / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
@@ -372,7 +373,8 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     path = Path(path)
     _check_pair_file(path)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cached = cache / f"corpus-{_cache_key(path, max_pairs, max_tokens)}"
+    digest = content_hash(path)
+    cached = cache / f"corpus-{_cache_key(digest, max_pairs, max_tokens)}"
     try:
         return _mapped(cached)
     except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: only a cache
@@ -380,9 +382,9 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     try:
         with atomic_path(cached) as tmp:
             tmp.mkdir()
-            _build(path, max_pairs, max_tokens, tmp, progress)
+            _build(path, digest, max_pairs, max_tokens, tmp, progress)
         return _mapped(cached)
     except OSError:  # the cache directory cannot be written: build the corpus elsewhere
         with tempfile.TemporaryDirectory(prefix="probsent-corpus-") as tmp:
-            _build(path, max_pairs, max_tokens, Path(tmp), progress)
+            _build(path, digest, max_pairs, max_tokens, Path(tmp), progress)
             return _mapped(Path(tmp), in_memory=True)

@@ -92,6 +92,7 @@ class Trainer:
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
                                       "best_news": None, "seconds": 0.0, "finished": False}
         if resume_from is not None:
+            self._check_resumed_data(resume_from)
             self.encoder, vocab, self.optimizer, rng, state = load_checkpoint(resume_from, self._optimizer)
             if vocab.words != self.vocab.words:
                 raise ProbsentError(f"{resume_from}: its vocabulary differs from the one built "
@@ -124,6 +125,18 @@ class Trainer:
             allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)
             raise ProbsentError(f"{self.out}: --resume continues the run with its own settings, but "
                                 f"{'; '.join(differences)}; only {allowed} may change on resume")
+
+    def _check_resumed_data(self, checkpoint: Path) -> None:
+        """Refuse to resume on a pair file whose content differs from the one the checkpoint
+        trained on (its SHA-256, recorded since format 3 of the corpus cache)."""
+        config = read_config(checkpoint)
+        training = config.get("training") if isinstance(config, dict) else None
+        report = training.get("data_report") if isinstance(training, dict) else None
+        recorded = report.get("sha256") if isinstance(report, dict) else None
+        if recorded is not None and recorded != self.data.report.get("sha256"):
+            raise ProbsentError(f"{self.config.data}: its content changed since the run in {self.out} started "
+                                f"(SHA-256 {str(recorded)[:12]}... then, {self.data.report.get('sha256', '')[:12]}... "
+                                f"now); resume with the file it trained on, or start a new run")
 
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
@@ -177,10 +190,15 @@ class Trainer:
             raise self._bad_loss(losses[-1])
         return losses
 
+    def _last_good(self) -> str:
+        """Where the last good checkpoint is, in words (none before the first validation)."""
+        if (self.out / LAST).is_dir():
+            return f"the last good checkpoint is in {self.out / LAST}"
+        return "no checkpoint was written yet"
+
     def _bad_loss(self, loss: float) -> ProbsentError:
-        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; the last "
-                             f"good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
-                             f"--prior-weight/--l2-weight")
+        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
+                             f"{self._last_good()}. Try a lower --lr or other --prior-weight/--l2-weight")
 
     def _step(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray, batch: int) -> float:
         """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2, sentence k
@@ -245,7 +263,7 @@ class Trainer:
         state, cfg = self.state, self.config
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
-                                f"{state['step']:,}; the last good checkpoint is in {self.out / LAST}")
+                                f"{state['step']:,}; {self._last_good()}")
         training = self._training_record()
         record: dict[str, Any] = {"step": state["step"], "epoch": state["epoch"], "pairs_done": state["pairs_done"],
                                   "loss": loss, "seconds": round(state["seconds"], 2)}
