@@ -44,9 +44,12 @@ def test_a_cache_directory_that_cannot_be_written_is_only_a_lost_cache(tmp_path,
     assert not isinstance(corpus.tokens, np.memmap)  # built in a temporary directory, read into memory
 
 
-@pytest.mark.parametrize("data,fragment", [(".", "is a directory"), ("/dev/null", "not a regular file")])
+@pytest.mark.parametrize("data,fragment", [("empty", "a directory without pair files"),
+                                           ("/dev/null", "not a regular file")])
 def test_data_that_is_not_a_file(tmp_path, capsys, data, fragment) -> None:
-    target = str(tmp_path) if data == "." else data
+    """A directory is read as a directory of parts (tests/test_pair_formats.py): one without any is one line."""
+    (tmp_path / "empty").mkdir()
+    target = str(tmp_path / "empty") if data == "empty" else data
     code = main(["train", "--data", target, "--out", str(tmp_path / "out"), "--no-validation"])
     err = _one_line_error(capsys, code)
     assert fragment in err and "no such file" not in err and target in err

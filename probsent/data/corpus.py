@@ -18,36 +18,33 @@ then built in a temporary directory and read into memory).
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import mmap
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 import tempfile
-import zlib
-from collections import Counter, deque
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Iterator
 
 import numpy as np
 from probsent.version import __version__
+from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
-from probsent.data.pairs import MAX_TOKENS, ReadReport, open_pair_file
+from probsent.data.pairs import MAX_TOKENS, ReadReport
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
+from probsent.errors import InvalidValueError
 from probsent.io import atomic_path
 from probsent.signals import HANDLED, die_with_parent
-from probsent.untrusted_files import MAX_LINE_BYTES
 
 CACHE_FORMAT = 3  # 3: a directory of mapped arrays (2: one .npz read whole)
-BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker
+BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker (TSV, JSON Lines)
 _COPY_ROWS = 1 << 22  # array entries moved at a time while writing the cache
 
 
@@ -113,10 +110,13 @@ def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndar
     return (table[ids] if table is not None else ids), out_offsets
 
 
-def content_hash(path: Path) -> str:
-    """The SHA-256 of the file's bytes (read once more: cheap next to tokenizing it)."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+def content_hash(parts: list[PairPart]) -> str:
+    """The SHA-256 of the pairs' content: each file's bytes (read once more: cheap next to
+    tokenizing them), its format and columns, in order (a single TSV file: its bytes' SHA-256)."""
+    digests = [(_file_sha256(part.path), part.kind, part.columns) for part in parts]
+    if len(parts) == 1 and parts[0].kind == "tsv":
+        return digests[0][0]
+    return hashlib.sha256(json.dumps(digests).encode()).hexdigest()
 
 
 def _cache_key(digest: str, max_pairs: int | None, max_tokens: int) -> str:
@@ -132,42 +132,6 @@ def default_cache_dir() -> Path:
 
 
 
-def _line_blocks(path: Path) -> Iterator[tuple[bytes, int]]:
-    """(block, number of its first line): whole lines of the file, about BLOCK_BYTES at a time,
-    the last one ending with a newline; a line longer than MAX_LINE_BYTES or damaged gzip data
-    is a one-line error naming the file and line."""
-    line, carry = 1, b""
-    with open_pair_file(path) as handle:
-        try:
-            while chunk := handle.read(BLOCK_BYTES):
-                chunk = carry + chunk
-                cut = chunk.rfind(b"\n") + 1
-                block, carry = chunk[:cut], chunk[cut:]
-                _check_line_lengths(path, block, carry, line)
-                if block:
-                    yield block, line
-                    line += block.count(b"\n")
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise InvalidValueError(f"{path}:{line}: damaged or truncated gzip data ({exc})") from None
-    if carry:
-        yield carry + b"\n", line
-
-
-def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> None:
-    if len(block) > MAX_LINE_BYTES:
-        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
-        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) > MAX_LINE_BYTES + 1)
-        if len(long):
-            line += int(long[0])
-        else:
-            return
-    elif len(carry) <= MAX_LINE_BYTES:
-        return
-    else:
-        line += block.count(b"\n")
-    raise ProbsentError(f"{path}:{line}: a line longer than {MAX_LINE_BYTES:,} bytes (the limit of one line; split it)")
-
-
 def _start_reader(parent: int) -> None:
     die_with_parent(parent)  # never outlive the parent, however it ends
     for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle
@@ -179,10 +143,10 @@ def reader_processes() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _token_blocks(path: Path, max_tokens: int) -> Iterator[tuple[TokenBlock, int]]:
+def _token_blocks(parts: list[PairPart], max_tokens: int) -> Iterator[tuple[TokenBlock, int]]:
     """(tokens of a block, number of its first line), in file order, by worker processes
-    (at most two blocks in flight each); a file of one block is read in this process."""
-    blocks = _line_blocks(path)
+    (at most two blocks in flight each); pairs of one block are read in this process."""
+    blocks = pair_blocks(parts, BLOCK_BYTES)
     reading = os.urandom(8).hex()  # this reading's word numbering in each process
     head = list(islice(blocks, 2))
     workers = reader_processes()
@@ -250,14 +214,14 @@ class _CorpusWriter:
         report.skipped.update(block.skipped_reasons[:skipped])
         report.truncated_sentences += int(block.truncated[:pairs].sum())
 
-    def finish(self, path: Path) -> dict:
+    def finish(self, name: str) -> dict:
         """Write the cache's arrays and return its ``meta.json`` content; a one-line error where
         the file gave no pair."""
         for handle in (*self.files.values(), self.pair_sources):
             handle.close()
         report = self.report
         if report.pairs == 0:
-            raise InvalidValueError(f"{path}: no usable sentence pairs ({report.summary()})")
+            raise InvalidValueError(f"{name}: no usable sentence pairs ({report.summary()})")
         seen = list(self.first_seen)
         alphabetical = np.empty(len(seen), dtype=np.int64)
         alphabetical[sorted(range(len(seen)), key=seen.__getitem__)] = np.arange(len(seen))
@@ -305,14 +269,15 @@ def _file_sha256(path: Path) -> str:
 _DTYPES = {"tokens.i32": np.int32, "offsets.i64": np.int64, "pair_sources.i32": np.int32, "counts.i64": np.int64}
 
 
-def _build(path: Path, digest: str, max_pairs: int | None, max_tokens: int, directory: Path, progress: bool) -> None:
-    """Tokenize ``path`` into the cache files in ``directory`` (which exists, empty)."""
+def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens: int, directory: Path,
+           progress: bool) -> None:
+    """Tokenize ``parts`` into the cache files in ``directory`` (which exists, empty)."""
     writer = _CorpusWriter(directory, max_pairs)
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
-    blocks = _token_blocks(path, max_tokens)
+    blocks = _token_blocks(parts, max_tokens)
     try:
         for block, first_line in blocks:
             before = writer.report.pairs
@@ -325,7 +290,7 @@ def _build(path: Path, digest: str, max_pairs: int | None, max_tokens: int, dire
         blocks.close()  # stops the workers
         if bar is not None:
             bar.close()
-    meta = writer.finish(path)
+    meta = writer.finish(", ".join(str(part.path) for part in parts))
     meta["report"]["sha256"] = digest  # the content trained on: --resume checks it
     (directory / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
@@ -352,28 +317,20 @@ def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
                       meta["report"], meta["sources"], arrays["pair_sources.i32"])
 
 
-def _check_pair_file(path: Path) -> None:
-    """A one-line error unless ``path`` is a regular file (a directory or a device is not a pair file)."""
-    if not path.exists():
-        raise MissingFileError(f"{path}: no such file")
-    if path.is_dir():
-        raise InvalidValueError(f"{path}: is a directory, not a pair file")
-    if not path.is_file():
-        raise InvalidValueError(f"{path}: not a regular file (a pair file is a plain or gzip file)")
-
-
 def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
-                cache_dir: str | os.PathLike[str] | None = None, progress: bool = False) -> PairCorpus:
-    """Tokenize and index a pair file, or map the result of an earlier identical call.
+                cache_dir: str | os.PathLike[str] | None = None, progress: bool = False,
+                columns: str | None = None) -> PairCorpus:
+    """Tokenize and index the pairs ``path`` names (a TSV, Parquet or JSON Lines file, several
+    joined by ``os.pathsep``, or a directory of parts: :func:`probsent.data.pair_files.pair_parts`;
+    ``columns``: ``--columns``), or map the result of an earlier identical call.
 
-    The cache is keyed by the SHA-256 of the file's content and by the settings; a damaged
-    cache, or one of another format or version, is rebuilt. Where the cache directory cannot
-    be written, the corpus is built in a temporary directory and read into memory.
+    The cache is keyed by the SHA-256 of the content and by the settings; a damaged cache, or
+    one of another format or version, is rebuilt. Where the cache directory cannot be written,
+    the corpus is built in a temporary directory and read into memory.
     """
-    path = Path(path)
-    _check_pair_file(path)
+    parts = pair_parts(str(path), columns)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    digest = content_hash(path)
+    digest = content_hash(parts)
     cached = cache / f"corpus-{_cache_key(digest, max_pairs, max_tokens)}"
     try:
         return _mapped(cached)
@@ -382,9 +339,9 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     try:
         with atomic_path(cached) as tmp:
             tmp.mkdir()
-            _build(path, digest, max_pairs, max_tokens, tmp, progress)
+            _build(parts, digest, max_pairs, max_tokens, tmp, progress)
         return _mapped(cached)
     except OSError:  # the cache directory cannot be written: build the corpus elsewhere
         with tempfile.TemporaryDirectory(prefix="probsent-corpus-") as tmp:
-            _build(path, digest, max_pairs, max_tokens, Path(tmp), progress)
+            _build(parts, digest, max_pairs, max_tokens, Path(tmp), progress)
             return _mapped(Path(tmp), in_memory=True)

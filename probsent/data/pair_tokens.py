@@ -1,4 +1,5 @@
-"""A block of a pair file's lines to token ids, by the compiled tokenizer, in any process.
+"""A block of a pair file's lines (or a Parquet / JSON Lines file's rows) to token ids, by the
+compiled tokenizer, in any process.
 
 :func:`tokenize_block` reads whole lines (``s1<TAB>s2[<TAB>source]``) as
 :func:`probsent.data.pairs.read_tokenized_pairs` reads them (the readable reference, tested
@@ -21,7 +22,7 @@ import numpy as np
 from probsent.text.compiled_tokenize import CompiledTokenIds, OpenVocabulary
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["TokenBlock", "tokenize_block"]
+__all__ = ["ColumnBlock", "TokenBlock", "tokenize_block"]
 
 
 @dataclass
@@ -116,14 +117,20 @@ def _skip_reason(raw: bytes, start: int, newline: int, valid: bool, tabs: int) -
     return "no tab" if tabs == 0 else "sentence with no token"
 
 
-def tokenize_block(raw: bytes, max_tokens: int, reading: str) -> TokenBlock:
-    """The pairs of ``raw`` (whole lines, the last one ending with a newline), each sentence
-    cut at its first ``max_tokens`` tokens (see the module's docstring). ``reading`` names the
-    reading of a file: the first block of another reading starts a new numbering of the words."""
-    reader = _READER.get((reading, max_tokens))
-    if reader is None:
-        _READER.clear()
-        reader = _READER[reading, max_tokens] = _Reader(max_tokens)
+@dataclass
+class ColumnBlock:
+    """Rows of a Parquet or JSON Lines pair file: the two sentences (None: null) and each row's
+    source as a code into ``source_names``."""
+
+    first: Utf8Texts
+    second: Utf8Texts
+    source_codes: np.ndarray  # int32 per row
+    source_names: list[str]  # the source column's distinct values as text ("" for null)
+
+
+def _tsv_sentences(raw: bytes):
+    """(both sides of every line as texts, whether the line has two fields, why a line is skipped,
+    the sources of some lines) of TSV lines (see :func:`tokenize_block`)."""
     data = np.frombuffer(raw, dtype=np.uint8)
     starts, ends, newlines = _line_bounds(data)
     valid = _valid_utf8(raw, starts, newlines)
@@ -131,7 +138,43 @@ def tokenize_block(raw: bytes, max_tokens: int, reading: str) -> TokenBlock:
     has_pair = valid & (tabs >= 1)
     sentence_starts = np.stack([starts, s2_start], axis=1).ravel()
     sentence_ends = np.stack([np.where(has_pair, s1_end, starts), np.where(has_pair, s2_end, starts)], axis=1).ravel()
-    ids, offsets = reader.tokenizer(Utf8Texts(data, sentence_starts, sentence_ends, np.repeat(has_pair, 2)))
+    texts = Utf8Texts(data, sentence_starts, sentence_ends, np.repeat(has_pair, 2))
+
+    def reason(line: int) -> str:
+        return _skip_reason(raw, int(starts[line]), int(newlines[line]), bool(valid[line]), int(tabs[line]))
+
+    return texts, has_pair, reason, lambda lines: _sources(raw, source_start[lines], source_end[lines])
+
+
+def _column_sentences(block: ColumnBlock):
+    """:func:`_tsv_sentences` of a :class:`ColumnBlock` (a row with a null side is skipped)."""
+    first, second = block.first, block.second
+    rows = len(first)
+    present = [np.ones(rows, dtype=bool) if t.valid is None else np.asarray(t.valid, dtype=bool) for t in (first, second)]
+    has_pair = present[0] & present[1]
+    shift = len(first.data)
+    texts = Utf8Texts(np.concatenate([first.data, second.data]),
+                      np.stack([first.starts, second.starts + shift], axis=1).ravel(),
+                      np.stack([first.ends, second.ends + shift], axis=1).ravel(), np.repeat(has_pair, 2))
+
+    def reason(row: int) -> str:
+        return "sentence with no token" if has_pair[row] else "null sentence"
+
+    return texts, has_pair, reason, lambda kept: (block.source_codes[kept], block.source_names)
+
+
+def tokenize_block(block: bytes | ColumnBlock, max_tokens: int, reading: str) -> TokenBlock:
+    """The pairs of ``block``: TSV lines (bytes, the last one ending with a newline) or the rows
+    of a :class:`ColumnBlock`, each sentence cut at its first ``max_tokens`` tokens (see the
+    module's docstring). ``reading`` names the reading of a file: the first block of another
+    reading starts a new numbering of the words."""
+    reader = _READER.get((reading, max_tokens))
+    if reader is None:
+        _READER.clear()
+        reader = _READER[reading, max_tokens] = _Reader(max_tokens)
+    texts, has_pair, reason, sources = (_tsv_sentences(block) if isinstance(block, bytes)
+                                        else _column_sentences(block))
+    ids, offsets = reader.tokenizer(texts)
     lengths = np.diff(offsets).reshape(-1, 2)
     kept = has_pair & (lengths.min(axis=1) > 0)
     pair_lines = np.flatnonzero(kept)
@@ -142,13 +185,11 @@ def tokenize_block(raw: bytes, max_tokens: int, reading: str) -> TokenBlock:
     np.cumsum(cut, out=before[1:])
     tokens = ids[np.repeat(first - before[:-1], cut) + np.arange(before[-1])]
     skipped = np.flatnonzero(~kept)
-    reasons = [_skip_reason(raw, start, newline, ok, count) for start, newline, ok, count in
-               zip(starts[skipped].tolist(), newlines[skipped].tolist(), valid[skipped].tolist(),
-                   tabs[skipped].tolist())]
-    codes, names = _sources(raw, source_start[pair_lines], source_end[pair_lines])
+    codes, names = sources(pair_lines)
     return TokenBlock(os.getpid(), reader.new_words(), tokens.astype(np.int32), cut.astype(np.int32),
-                      pair_lines, (kept_lengths > max_tokens).sum(axis=1).astype(np.int8), codes, names,
-                      skipped, reasons, len(starts))
+                      pair_lines, (kept_lengths > max_tokens).sum(axis=1).astype(np.int8),
+                      np.asarray(codes, dtype=np.int32), list(names), skipped, [reason(i) for i in skipped.tolist()],
+                      len(has_pair))
 
 
 def _sources(raw: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, list[str]]:

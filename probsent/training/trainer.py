@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import sys
 import time
 from functools import partial
@@ -64,7 +65,8 @@ class Trainer:
                  validator: Validator | None = None, dev_scorer: Validator | None = None,
                  log: Callable[[str], None] | None = None) -> None:
         self.config = config
-        config.data = str(Path(config.data).resolve())  # the model records where it learned from
+        # the model records where it learned from (each file or directory, when there are several)
+        config.data = os.pathsep.join(str(Path(entry).resolve()) for entry in config.data.split(os.pathsep))
         self.out = Path(config.out)
         self.progress = progress
         self.validator = validator  # STS 2017: selects best/
