@@ -11,8 +11,9 @@ of every line with the compiled tokenizer; this process puts each block's words 
 numbering, counts them and streams the ids to disk, then ranks the words and writes the cache.
 The cache is a directory of flat files (int32 word ranks, int64 sentence offsets, int32 pair
 sources, the counts, the words and ``meta.json`` with their sizes and SHA-256 sums), mapped
-into memory with ``np.memmap``: a run keeps in memory only the pages it reads, whatever the
-number of pairs. A cache that is damaged, from another format or another version of probsent
+into memory with ``np.memmap`` (the offsets, a step's index, are read into memory): a step
+reads its sentences with ``pread`` (:mod:`probsent.data.sentence_reads`), so a run's resident
+memory does not grow with the number of pairs beyond the offsets. A cache that is damaged, from another format or another version of probsent
 is rebuilt; a cache directory that cannot be written is only a lost cache (the corpus is
 then built in a temporary directory and read into memory).
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import multiprocessing
 import os
 import signal
@@ -38,6 +38,7 @@ from probsent.version import __version__
 from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
 from probsent.data.pairs import MAX_TOKENS, ReadReport
+from probsent.data.sentence_reads import read_token_rows
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.io import atomic_path
@@ -64,13 +65,6 @@ class PairCorpus:
     def num_pairs(self) -> int:
         return (len(self.offsets) - 1) // 2
 
-    def release_pages(self) -> None:
-        """Unmap the pages of the mapped arrays read so far (they stay in the system's file cache):
-        what a long run calls now and then so that its resident memory does not grow with the
-        share of the corpus it has read. Nothing to do for arrays in memory."""
-        for array in (self.tokens, self.offsets, self.pair_sources):
-            _advise(array, "MADV_DONTNEED")
-
     def vocabulary(self, max_words: int) -> Vocabulary:
         """``<unk>`` plus the ``max_words`` most frequent words."""
         return Vocabulary([UNKNOWN] + self.words[:max_words])
@@ -88,14 +82,6 @@ class PairCorpus:
         return gather_sentences(self.tokens, self.offsets, sentences, rank_ids)
 
 
-def _advise(array: np.ndarray | None, advice: str) -> None:
-    """``madvise(advice)`` on the mapping behind ``array`` (where it is a memory map and the
-    system knows the advice)."""
-    handle = getattr(array, "_mmap", None)
-    if handle is not None and hasattr(handle, "madvise") and hasattr(mmap, advice):
-        handle.madvise(getattr(mmap, advice))
-
-
 def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray,
                      table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(ids, offsets) of ``sentences`` (sentence k is ``tokens[offsets[k]:offsets[k + 1]]``),
@@ -105,8 +91,7 @@ def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndar
     lengths = np.asarray(offsets[sentences + 1], dtype=np.int64) - starts
     out_offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out_offsets[1:])
-    positions = np.repeat(starts - out_offsets[:-1], lengths) + np.arange(out_offsets[-1])
-    ids = np.asarray(tokens[positions], dtype=np.int64)
+    ids = read_token_rows(tokens, starts, out_offsets).astype(np.int64)  # the map's pages stay unmapped
     return (table[ids] if table is not None else ids), out_offsets
 
 
@@ -307,8 +292,8 @@ def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
         count = int(meta["sizes"][name])
         if file.stat().st_size != count * np.dtype(dtype).itemsize or _file_sha256(file) != meta["sha256"][name]:
             raise ValueError(f"{name} is damaged")
-        arrays[name] = np.fromfile(file, dtype=dtype) if in_memory else np.memmap(file, dtype=dtype, mode="r")
-        _advise(arrays[name], "MADV_RANDOM")  # a step reads a few scattered sentences: no read-ahead
+        in_memory_here = in_memory or name == "offsets.i64"  # a step's index: 8 bytes a sentence, read at random
+        arrays[name] = np.fromfile(file, dtype=dtype) if in_memory_here else np.memmap(file, dtype=dtype, mode="r")
     words_file = directory / "words.txt"
     if _file_sha256(words_file) != meta["sha256"]["words.txt"]:
         raise ValueError("words.txt is damaged")

@@ -330,7 +330,6 @@ class Trainer:
                 chunk = order[self.state["pairs_done"]:self.state["pairs_done"] + per_mega]
                 t0 = time.monotonic()
                 losses = self._megabatch(chunk)
-                self.data.mixture.corpus.release_pages()  # resident memory: this mega-batch's pages at most
                 recent = (recent + losses)[-50:]
                 self.state["pairs_done"] += len(chunk)
                 self.state["seconds"] = base_seconds + time.monotonic() - started
