@@ -182,7 +182,8 @@ def build_5m(data: Path, target: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("PROBSENT_DATA_DIR") or str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--data-dir", default=os.environ.get("PROBSENT_DATA_DIR")
+                        or str(REPO.parent / "shared" / "data"))
     parser.add_argument("--work", default=tempfile.gettempdir(), help="where the 5M-pair file and caches go")
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--encode", type=int, default=0, help="also time encode beside specificity on N sentences")

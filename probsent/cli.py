@@ -87,6 +87,16 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_corpus_input(parser: argparse.ArgumentParser) -> None:
+    """The input flags of the commands that read a corpus (specificity, encode)."""
+    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
+    parser.add_argument("--model", help="model directory or probsent train output directory "
+                                        "(default: the WLO model shipped with probsent)")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
+                                        "file, or a directory of Parquet files (a dataset)")
+    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+
+
 def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("specificity", help="score how specific sentences are",
                             description="Print one line per sentence, in input order: its "
@@ -100,12 +110,7 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "column (null where --column is null or blank). "
                                         "Columns in order: specificity, probability, percentile, "
                                         "coverage (the ones asked for), then the sentence.")
-    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
-    parser.add_argument("--model", help="model directory or probsent train output directory "
-                                        "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
-                                        "file, or a directory of Parquet files (a dataset)")
-    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+    _add_corpus_input(parser)
     parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
                                          "as --format says (default: stdout; JSON Lines for a "
                                          ".parquet / .jsonl input). A symbolic link is written "
@@ -132,20 +137,14 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_encode(sub: argparse._SubParsersAction) -> None:
+    description = ("Encode every sentence of the input, in order, into --output: a .parquet file (the input's "
+                   "columns, or 'sentence' for one sentence a line, then 'mean' and, for a probabilistic model, "
+                   "'variance': fixed-size lists of float32) or a .npy file (float32 [n, 2, dim]: [:, 0] the means, "
+                   "[:, 1] the variances; [n, dim] for a deterministic model). A row without a sentence (null or "
+                   "blank) is null (Parquet) or NaN (.npy).")
     parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
-                            description="Encode every sentence of the input, in order, into --output: a "
-                                        ".parquet file (the input's columns, or 'sentence' for one sentence "
-                                        "a line, then 'mean' and, for a probabilistic model, 'variance': "
-                                        "fixed-size lists of float32) or a .npy file (float32 [n, 2, dim]: "
-                                        "[:, 0] the means, [:, 1] the variances; [n, dim] for a "
-                                        "deterministic model). A row without a sentence (null or blank) is "
-                                        "null (Parquet) or NaN (.npy).")
-    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
-    parser.add_argument("--model", help="model directory or probsent train output directory "
-                                        "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
-                                        "file, or a directory of Parquet files (a dataset)")
-    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+                            description=description)
+    _add_corpus_input(parser)
     parser.add_argument("--output", required=True, help="the .parquet or .npy file to write, atomically")
     parser.add_argument("--force", action="store_true", help="replace an existing --output file")
 

@@ -1,4 +1,5 @@
-"""The compiled encoder equals the NumPy closed forms (the reference) bit for bit."""
+"""The compiled encoder equals the NumPy closed forms (the reference): bit for bit, except WLO's
+mean, which the plain recurrence gives within float64's rounding where it cannot overflow."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,13 +38,18 @@ def _reference_rows(encode, ids, offsets, *tables):
 
 
 @pytest.mark.parametrize("start_variance", [1.0, 0.25])
-def test_wlo_equals_the_closed_form_bit_for_bit(start_variance) -> None:
+def test_wlo_equals_the_closed_form(start_variance) -> None:
     ids, offsets, scale, shift = _problem(1)
     got = compiled_encoding("wlo", {"scale.weight": scale, "shift.weight": shift}, ids, offsets, start_variance)
     rows = _reference_rows(lambda a, b, n: wlo_encoding(a, b, n, start_variance), ids, offsets, scale, shift)
-    for name in ("mean", "logvar", "log_abs_mean"):
-        expected = np.concatenate([getattr(row, name) for row in rows])
-        np.testing.assert_array_equal(getattr(got, name), expected)
+    expected = {name: np.concatenate([getattr(row, name) for row in rows]) for name in ("mean", "logvar", "log_abs_mean")}
+    np.testing.assert_array_equal(got.logvar, expected["logvar"])  # the same sums
+    # the mean by the recurrence (or, for sentence 2, far beyond float64's range, by the same log-space sums)
+    finite = np.isfinite(expected["log_abs_mean"])
+    assert np.array_equal(finite, np.isfinite(got.log_abs_mean))
+    np.testing.assert_allclose(got.log_abs_mean[finite], expected["log_abs_mean"][finite], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.sign(got.mean), np.sign(expected["mean"]))
+    np.testing.assert_array_equal(got.mean[2], expected["mean"][2])
     assert np.isinf(got.mean[2]).any() and np.isneginf(got.log_abs_mean[1]).all()
 
 
@@ -55,8 +61,9 @@ def test_pooled_models_equal_the_closed_form_bit_for_bit(kind) -> None:
     np.testing.assert_array_equal(got.mean, np.concatenate([row.mean for row in rows]))
 
 
-def test_the_array_encoder_gives_the_same_bits_either_way() -> None:
-    """Small batches take the NumPy batches, large ones the compiled kernel: the same numbers."""
+def test_the_array_encoder_gives_the_same_numbers_either_way() -> None:
+    """Small batches take the NumPy batches, large ones the compiled kernel: the same numbers
+    (the log-variance bit for bit, the mean within float64's rounding)."""
     ids, offsets, scale, shift = _problem(3)
     encoder = ArrayEncoder({"type": "wlo", "dim": 7}, {"scale.weight": scale, "shift.weight": shift})
     many = np.tile(np.arange(400), 3)  # 1,200 sentences: the compiled path
@@ -64,7 +71,7 @@ def test_the_array_encoder_gives_the_same_bits_either_way() -> None:
     tiled_offsets = np.concatenate([[0], np.cumsum(lengths)])
     tiled_ids = ids[np.repeat(starts - tiled_offsets[:-1], lengths) + np.arange(tiled_offsets[-1])]
     large = encoder.encode(tiled_ids, tiled_offsets)
-    small = [encoder.encode(ids, offsets[:k + 1][-2:] * 0 + offsets[k:k + 2]) for k in range(3)]
+    small = [encoder.encode(ids, offsets[k:k + 2]) for k in range(3)]
     for k in range(3):
-        np.testing.assert_array_equal(large.mean[k], small[k].mean[0])
+        np.testing.assert_allclose(large.mean[k], small[k].mean[0], rtol=1e-12)
         np.testing.assert_array_equal(large.logvar[k], small[k].logvar[0])

@@ -16,7 +16,8 @@ from probsent.data.corpus import load_corpus
 from probsent.errors import ProbsentError
 
 PAIRS = [("The cat sat on the mat.", "A cat sat!", "bible"), ("A dog ran in the park.", "The dog ran.", "captions"),
-         ("Two men play guitar.", "Men play music.", "captions"), ("One woman reads.", "A woman reads a book.", "bible")]
+         ("Two men play guitar.", "Men play music.", "captions"),
+         ("One woman reads.", "A woman reads a book.", "bible")]
 
 
 def _corpus_of(path, tmp_path, **kwargs):

@@ -43,7 +43,8 @@ def encoding_format(output: str) -> str:
     raise ProbsentError(f"{output}: probsent encode writes .parquet or .npy")
 
 
-def chunk_encodings(model: "SentenceModel", texts: list[str | None]) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+def chunk_encodings(model: "SentenceModel",
+                    texts: list[str | None]) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """(means, variances or None, present) of a chunk's texts, float32 [n, dim]; rows without a
     sentence (``present`` False) are NaN."""
     texts = list(texts)
@@ -88,10 +89,12 @@ class ParquetEncodings:
                 plain = {name: "none" for name in (MEAN, VARIANCE) if name in table.schema.names}  # floats: no gain
                 self.writer = pq.ParquetWriter(self.handle, table.schema, write_page_checksum=True,
                                                use_dictionary=[n for n in table.schema.names if n not in plain],
-                                               compression={name: plain.get(name, "snappy") for name in table.schema.names})
+                                               compression={name: plain.get(name, "snappy")
+                                                            for name in table.schema.names})
             self.writer.write_table(table)
         except pa.ArrowException as exc:
-            raise ProbsentError(f"{self.name}: cannot write these columns as Parquet ({str(exc).splitlines()[0]})") from None
+            raise ProbsentError(f"{self.name}: cannot write these columns as Parquet "
+                                f"({str(exc).splitlines()[0]})") from None
 
     def close(self) -> None:
         if self.writer is not None:

@@ -13,8 +13,8 @@ The cache is a directory of flat files (int32 word ranks, int64 sentence offsets
 sources, the counts, the words and ``meta.json`` with their sizes and SHA-256 sums), mapped
 into memory with ``np.memmap`` (the offsets, a step's index, are read into memory): a step
 reads its sentences with ``pread`` (:mod:`probsent.data.sentence_reads`), so a run's resident
-memory does not grow with the number of pairs beyond the offsets. A cache that is damaged, from another format or another version of probsent
-is rebuilt; a cache directory that cannot be written is only a lost cache (the corpus is
+memory does not grow with the number of pairs beyond the offsets. A cache that is damaged,
+from another format or another version of probsent is rebuilt; a cache directory that cannot be written is only a lost cache (the corpus is
 then built in a temporary directory and read into memory).
 """
 from __future__ import annotations

@@ -150,7 +150,8 @@ def _column_sentences(block: ColumnBlock):
     """:func:`_tsv_sentences` of a :class:`ColumnBlock` (a row with a null side is skipped)."""
     first, second = block.first, block.second
     rows = len(first)
-    present = [np.ones(rows, dtype=bool) if t.valid is None else np.asarray(t.valid, dtype=bool) for t in (first, second)]
+    present = [np.ones(rows, dtype=bool) if texts.valid is None else np.asarray(texts.valid, dtype=bool)
+               for texts in (first, second)]
     has_pair = present[0] & present[1]
     shift = len(first.data)
     texts = Utf8Texts(np.concatenate([first.data, second.data]),

@@ -74,9 +74,8 @@ class ArrayEncoder:
     def encode(self, ids: np.ndarray, offsets: np.ndarray, batch_size: int = 256) -> ArrayEncoding:
         """The encodings of the sentences ``ids[offsets[k]:offsets[k + 1]]``, in float64: at least
         COMPILED_BATCH sentences by the compiled twin (:mod:`probsent.inference.compiled_encode`,
-        the same bits, on all cores) where numba is installed, else in batches of similar length
-        whose work arrays stay near MAX_BATCH_NUMBERS numbers (``batch_size`` changes nothing:
-        results never depend on the batching)."""
+        the same numbers within float64's rounding, on all cores) where numba is installed, else in batches of similar length
+        whose work arrays stay near MAX_BATCH_NUMBERS numbers (``batch_size`` changes nothing)."""
         count = len(offsets) - 1
         if count >= COMPILED_BATCH:
             try:

@@ -535,8 +535,8 @@ class CompiledTokenIds:
         while True:
             done = _scan(texts.data, texts.starts, texts.ends, valid, done, self.max_tokens, self._words,
                          self._word_starts, self._word_hashes, self._word_ids, self._word_slots,
-                         self.open_vocabulary, self._mark_ids, self._keys, self._key_starts, self._contexts, self._hashes,
-                         self._states, self._id_starts, self._ids, self._slots, self._sizes, out,
+                         self.open_vocabulary, self._mark_ids, self._keys, self._key_starts, self._contexts,
+                         self._hashes, self._states, self._id_starts, self._ids, self._slots, self._sizes, out,
                          out_ends, flags)
             if done == count:
                 break

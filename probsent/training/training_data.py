@@ -62,7 +62,8 @@ def build_training_data(config: TrainConfig, log: Callable[[str], None], progres
                             min_overlap=config.min_overlap, max_overlap=config.max_overlap)
     log(f"data: {mixture.report['summary']}")
     if mixture.num_pairs != read.num_pairs or len(read.sources) > 1:
-        mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in mixture.report["mixture"]["pairs_per_source"].items())
+        per_source = mixture.report["mixture"]["pairs_per_source"]
+        mix = ", ".join(f"{name or '(none)'} {n:,}" for name, n in per_source.items())
         log(f"training mixture: {mixture.num_pairs:,} pairs: {mix}")
     vocab, counts, rank_ids = build_vocabulary(mixture, config.vocab_size, config.min_count)
     return TrainingData(mixture, vocab, counts, rank_ids)
