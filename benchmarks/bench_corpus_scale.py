@@ -7,10 +7,10 @@ pair four times, written as plain TSV under ``--work``):
   (reading, the compiled tokenizer in worker processes on every core, ranking, writing the
   memory-mapped cache), its wall time and the peak resident memory of the process and of its
   whole process tree (the workers included);
-* a short training run (``probsent train``, the shipped model's recipe, ``--max-steps``
-  steps, the cache warm, no validation data) in a fresh process: its peak resident memory
-  (``ru_maxrss`` of the child) and the pairs per second of its training loop (steps x batch
-  size over the loop's seconds that log.jsonl records);
+* short training runs (``probsent train``, the shipped model's recipe, ``--max-steps`` steps
+  and five times as many, the cache warm, no validation data), each in a fresh process: the
+  peak resident memory of each (``ru_maxrss`` of the child) and the training loop's pairs per
+  second (the longer run's extra pairs over its extra seconds, as log.jsonl records them);
 
 and, with ``--encode N``, ``probsent encode`` (Parquet out) beside ``probsent specificity``
 (Parquet out) on the first N sentences of the shared pairs as a Parquet file, each in a fresh
@@ -130,20 +130,27 @@ def prepare(path: Path, work: Path) -> None:
 
 
 def train(path: Path, work: Path, steps: int) -> None:
+    """Two runs, of ``steps`` and of 5 x ``steps`` steps: the peak memory of each, and the loop's
+    pairs/s between them (the second run's extra steps over its extra seconds: start-up, the first
+    mega-batches and the compilation of kernels cancel out)."""
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         cache = Path(tmp) / "cache"
         env = {"PROBSENT_CACHE": str(cache)}
         run([sys.executable, __file__, "--child-prepare", str(path), str(cache)])
-        before = load()
-        out = Path(tmp) / "run"
-        wall, _, printed = run([sys.executable, __file__, "--child-train", "--data", str(path), "--out", str(out),
-                                "--max-steps", str(steps), "--eval-every", str(steps), *RECIPE], env)
-        records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-        config = json.loads((out / "last" / "config.json").read_text())["training"]["config"]
-        pairs = records[-1]["step"] * config["batch_size"]
-        print(f"  training, {steps} steps (cache warm): peak {float(printed.split()[-1]):,.0f} MB resident "
-              f"(ru_maxrss), {pairs / records[-1]['seconds']:,.0f} pairs/s in the loop, {wall:.1f} s wall in all; "
-              f"load {before} -> {load()}")
+        done = []
+        for count in (steps, 5 * steps):
+            before = load()
+            out = Path(tmp) / f"run-{count}"
+            wall, _, printed = run([sys.executable, __file__, "--child-train", "--data", str(path), "--out", str(out),
+                                    "--max-steps", str(count), "--eval-every", str(count), *RECIPE], env)
+            record = json.loads((out / "log.jsonl").read_text().splitlines()[-1])
+            batch = json.loads((out / "last" / "config.json").read_text())["training"]["config"]["batch_size"]
+            done.append((record["step"] * batch, record["seconds"]))
+            print(f"  training, {count} steps (cache warm): peak {float(printed.split()[-1]):,.0f} MB resident "
+                  f"(ru_maxrss), {wall:.1f} s wall in all; load {before} -> {load()}")
+        (pairs_a, seconds_a), (pairs_b, seconds_b) = done
+        print(f"  training loop: {(pairs_b - pairs_a) / (seconds_b - seconds_a):,.0f} pairs/s (the longer run's "
+              f"extra pairs over its extra seconds)")
 
 
 def encode_beside_specificity(data: Path, work: Path, sentences: int) -> None:

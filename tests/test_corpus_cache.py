@@ -97,6 +97,12 @@ def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
     path.write_bytes(b"".join(TRICKY))
     load_corpus(path, cache_dir=tmp_path / "cache")
     corpus = load_corpus(path, cache_dir=tmp_path / "cache")
-    for array in (corpus.tokens, corpus.offsets, corpus.pair_sources):
+    for array in (corpus.tokens, corpus.pair_sources):
         assert isinstance(array, np.memmap)
+    assert not isinstance(corpus.offsets, np.memmap)  # a step's index, read at random: in memory
     assert corpus.tokens.dtype == np.int32 and corpus.pair_sources.dtype == np.int32
+    # a step's sentences are read by pread, not through the map: the same ids
+    ids, offsets = corpus.sentences(np.array([5, 0, 3]))
+    flat = np.fromfile(corpus.tokens.filename, dtype=np.int32)
+    expected = [flat[corpus.offsets[k]:corpus.offsets[k + 1]] for k in (5, 0, 3)]
+    assert [ids[offsets[j]:offsets[j + 1]].tolist() for j in range(3)] == [e.tolist() for e in expected]
