@@ -30,7 +30,7 @@ from probsent.data.pair_tokens import ColumnBlock
 from probsent.data.pairs import open_pair_file
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.untrusted_files import MAX_LINE_BYTES
+from probsent import untrusted_files
 
 __all__ = ["DEFAULT_COLUMNS", "PairPart", "pair_blocks", "pair_parts", "parse_columns"]
 
@@ -80,6 +80,8 @@ def _files(entry: str) -> list[Path]:
     if not path.is_file():
         raise InvalidValueError(f"{path}: not a regular file (a pair file is TSV, plain or gzip, Parquet or "
                                 f"JSON Lines)")
+    if not os.access(path, os.R_OK):
+        raise InvalidValueError(f"{path}: cannot be read (permission denied)")
     return [path]
 
 
@@ -157,8 +159,8 @@ def pair_blocks(parts: list[PairPart], block_bytes: int | None = None) -> Iterat
 
 def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
     """(block, lines): whole lines of the file, about ``block_bytes`` at a time, the last one
-    ending with a newline; a line longer than MAX_LINE_BYTES or damaged gzip data is a one-line
-    error naming the file and line."""
+    ending with a newline; a line longer than ``untrusted_files.MAX_LINE_BYTES`` or damaged gzip
+    data is a one-line error naming the file and line."""
     line, carry = 1, b""
     with open_pair_file(path) as handle:
         try:
@@ -178,17 +180,18 @@ def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
 
 
 def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> None:
-    if len(block) > MAX_LINE_BYTES:
+    limit = untrusted_files.MAX_LINE_BYTES  # read when called: the limit of every reader of lines
+    if len(block) > limit:
         ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
-        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) > MAX_LINE_BYTES + 1)
+        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) > limit + 1)
         if not len(long):
             return
         line += int(long[0])
-    elif len(carry) <= MAX_LINE_BYTES:
+    elif len(carry) <= limit:
         return
     else:
         line += block.count(b"\n")
-    raise ProbsentError(f"{path}:{line}: a line longer than {MAX_LINE_BYTES:,} bytes (the limit of one line; split it)")
+    raise ProbsentError(f"{path}:{line}: a line longer than {limit:,} bytes (the limit of one line; split it)")
 
 
 def _column_block(path: Path, table, columns: tuple[str, ...]) -> ColumnBlock:
