@@ -74,7 +74,7 @@ def run(engine: str, data: str, steps: int, workdir: Path) -> tuple[float, dict[
     if trainer.fast is not None:
         seconds.update(trainer.fast.timings)
     seconds["everything"] = total
-    return steps * config.batch_size / total, seconds, trainer.corpus.num_pairs
+    return steps * config.batch_size / total, seconds, trainer.data.num_pairs
 
 
 def main() -> None:

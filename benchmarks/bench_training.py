@@ -90,7 +90,7 @@ def bench_model(name: str, data: Path, pairs: int, workdir: Path, naive: bool = 
         trainer.optimizer = trainer._optimizer(naive_model)
     start = time.perf_counter()
     trainer.train()
-    train_rate = trainer.corpus.num_pairs / (time.perf_counter() - start)
+    train_rate = trainer.data.num_pairs / (time.perf_counter() - start)
     model = SentenceModel(trainer.encoder, trainer.vocab)
     sentences = read_sentences(data, 20_000)
     model.encode(sentences[:500])  # warm-up

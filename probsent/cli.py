@@ -18,7 +18,7 @@ from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
 # and evaluation commands, whose flags come from modules that import torch (about 2 s).
-SCORING_COMMANDS = ("specificity", "explain", "similarity")
+SCORING_COMMANDS = ("specificity", "explain", "similarity", "encode")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +89,16 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_corpus_input(parser: argparse.ArgumentParser) -> None:
+    """The input flags of the commands that read a corpus (specificity, encode)."""
+    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
+    parser.add_argument("--model", help="model directory or probsent train output directory "
+                                        "(default: the WLO model shipped with probsent)")
+    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
+                                        "file, or a directory of Parquet files (a dataset)")
+    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+
+
 def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("specificity", help="score how specific sentences are",
                             description="Print one line per sentence, in input order: its "
@@ -102,12 +112,7 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "column (null where --column is null or blank). "
                                         "Columns in order: specificity, probability, percentile, "
                                         "coverage (the ones asked for), then the sentence.")
-    parser.add_argument("sentences", nargs="*", help="sentences (default: one a line from --input or stdin)")
-    parser.add_argument("--model", help="model directory or probsent train output directory "
-                                        "(default: the WLO model shipped with probsent)")
-    parser.add_argument("--input", help="one sentence a line ('-' for stdin), or a .parquet / .jsonl "
-                                        "file, or a directory of Parquet files (a dataset)")
-    parser.add_argument("--column", help="the text column of a .parquet / .jsonl input (default: text)")
+    _add_corpus_input(parser)
     parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
                                          "as --format says (default: stdout; JSON Lines for a "
                                          ".parquet / .jsonl input). A symbolic link is written "
@@ -133,6 +138,34 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                              "(0-1); below 0.5 the score says little (a warning counts such sentences)")
     parser.add_argument("--batch-size", type=positive_int, default=256,
                         help="sentences encoded together (default: %(default)s)")
+
+
+def _add_encode(sub: argparse._SubParsersAction) -> None:
+    description = ("Encode every sentence of the input, in order, into --output: a .parquet file (the input's "
+                   "columns, or 'sentence' for one sentence a line, then 'mean' and, for a probabilistic model, "
+                   "'variance': fixed-size lists of float32) or a .npy file (float32 [n, 2, dim]: [:, 0] the means, "
+                   "[:, 1] the variances; [n, dim] for a deterministic model). A row without a sentence (null or "
+                   "blank) is null (Parquet) or NaN (.npy).")
+    parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
+                            description=description)
+    _add_corpus_input(parser)
+    parser.add_argument("--output", required=True, help="the .parquet or .npy file to write, atomically")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+
+
+def _run_encode(args: argparse.Namespace) -> int:
+    from probsent.api import load
+    from probsent.corpus_scoring.encoding import encode_corpus, encoding_format
+    from probsent.corpus_scoring.formats import check_output, open_corpus
+
+    encoding_format(args.output)
+    check_output(args.output, args.input, args.force)
+    sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
+    corpus = open_corpus(args.input, args.column, sentences=sentences)
+    rows = encode_corpus(load(args.model), corpus, args.output, args.force,
+                         progress=sys.stderr.isatty() and not args.sentences)
+    print(f"probsent: {rows:,} rows encoded into {args.output}", file=sys.stderr)
+    return 0
 
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
@@ -394,6 +427,7 @@ def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
         _add_train(sub)
         add_eval_parser(sub)
     _add_specificity(sub)
+    _add_encode(sub)
     _add_explain(sub)
     _add_similarity(sub)
     _add_calibrate(sub)
@@ -412,7 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
     try:
         with stopping_on_signals():
-            return {"train": _run_train, "specificity": _run_specificity, "explain": _run_explain, "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export, "eval": _run_eval}[args.command](args)
+            return {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,
+                    "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export,
+                    "eval": _run_eval}[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         try:

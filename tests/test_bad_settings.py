@@ -157,7 +157,7 @@ def test_every_setting_is_declared_with_help_and_a_flag() -> None:
 
 @pytest.mark.parametrize("name,value", [("then_min_overlap", 0.4), ("resample_like", "ref.tsv"),
                                         ("prior_on", "variance"), ("false_negatives", "remine"),
-                                        ("mine_by", "means"), ("adam", "dense"), ("max_pairs", 1000),
+                                        ("mine_by", "means"), ("adam", "dense"),
                                         ("max_tokens", 50), ("hidden", 200), ("scramble", 0.0),
                                         ("init_std", 0.2), ("start_variance", 0.5)])
 def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(name, value) -> None:

@@ -228,9 +228,8 @@ def test_scrambled_packing_equals_the_reference_scramble(probability) -> None:
         shuffled = scramble(padded, row_lengths, probability, generators[0])
         for k, sentence in enumerate(rows):
             expected[int(sentence)] = shuffled[k, :int(row_lengths[k])].tolist()
-    engine = FastWLOEngine.__new__(FastWLOEngine)  # just the packing: no model
-    engine.ids, engine.offsets = ids, offsets
-    tokens, starts, packed_lengths = engine._packed([(sentences, 16)], probability, generators[1])
+    tokens, starts, packed_lengths = FastWLOEngine._packed(ids, offsets, [(sentences, 16)], probability,
+                                                           generators[1])  # just the packing: no model
     for k, sentence in enumerate(sentences):
         assert tokens[starts[k]:starts[k] + packed_lengths[k]].tolist() == expected[int(sentence)]
     # the same random numbers were used: the generators are at the same place

@@ -164,11 +164,11 @@ def test_trainer_negatives_follow_the_loss_and_the_cap(tmp_path, toy_pairs, engi
                          engine=engine, hardness_cap=cap, shift_init_std=1.0)
     trainer = Trainer(config, progress=False)
     count = 8  # the eight distinct pairs (toy_pairs repeats them)
-    sentences = np.concatenate([2 * np.arange(count), 2 * np.arange(count) + 1])
-    negative = megabatch_negatives(config, sentences, count, trainer.encoder, trainer.ids, trainer.corpus.offsets,
-                                   trainer.fast)
+    ids, offsets = trainer.data.sentences(np.concatenate([2 * np.arange(count), 2 * np.arange(count) + 1]))
+    sentences = np.arange(2 * count)  # the mega-batch's rows: all s1, then all s2
+    negative = megabatch_negatives(config, sentences, count, trainer.encoder, ids, offsets, trainer.fast)
     with torch.no_grad():
-        encoded = encode_by_length(trainer.encoder, trainer.ids, trainer.corpus.offsets, sentences, 8)
+        encoded = encode_by_length(trainer.encoder, ids, offsets, sentences, 8)
     mean, var = encoded.mean.double().numpy(), encoded.logvar.double().exp().numpy()
     mined_by = lambda i, j: _naive_eip(mean[i], var[i], mean[j], var[j])  # noqa: E731
     partner = np.concatenate([np.arange(count) + count, np.arange(count)])

@@ -6,7 +6,7 @@ import pytest
 
 from probsent import ProbsentError
 from probsent.data.corpus import load_corpus
-from probsent.data.mixture import apply_mixture, select_pairs, source_counts, subset, word_overlap
+from probsent.data.mixture import apply_mixture, select_pairs, source_counts, word_overlap
 
 LINES = [
     ("the cat sat", "the cat sat", "bible"),  # identical: overlap 1
@@ -46,8 +46,15 @@ def test_filters(corpus) -> None:
     assert select_pairs(corpus, max_per_source=1, max_overlap=0.99).tolist() == [1, 4]
 
 
-def test_subset_recounts_words(corpus) -> None:
-    small = subset(corpus, np.array([1, 4]))
+def test_a_mixture_recounts_words(corpus) -> None:
+    mixture = apply_mixture(corpus, source_caps="bible=1,captions=1", max_overlap=0.99)  # pairs 1 and 4
+    assert mixture.pairs.tolist() == [1, 4] and mixture.num_pairs == 2
+    # the mixture reads the corpus's own arrays (nothing copied): its sentences by the words it recounted
+    ids, offsets = mixture.sentences(np.arange(4), mixture.ranks)
+    assert [[mixture.words[t] for t in ids[offsets[k]:offsets[k + 1]]] for k in range(4)] == \
+        [["a", "dog", "ran"], ["the", "dog", "ran", "fast"], ["big", "red", "bus"], ["a", "red", "bus"]]
+    assert mixture.corpus.tokens is corpus.tokens
+    small = mixture.as_corpus()
     assert small.num_pairs == 2
     sentences = [[small.words[t] for t in small.tokens[small.offsets[k]:small.offsets[k + 1]]]
                  for k in range(4)]

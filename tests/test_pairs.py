@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
 import pytest
 
 from probsent import ProbsentError
@@ -75,15 +76,15 @@ def test_corpus_cache_is_reused(tmp_path, monkeypatch) -> None:
     path.write_text("the cat sat\ta cat sat\nthe dog ran\ta dog ran\nunseen words here\tthe cat\n")
     first = load_corpus(path, cache_dir=tmp_path / "cache")
     assert first.words[:3] == ["cat", "the", "a"]  # by frequency (3, 3, 2), ties alphabetical
-    monkeypatch.setattr("probsent.data.corpus.read_tokenized_pairs",
+    monkeypatch.setattr("probsent.data.corpus.tokenize_block",
                         lambda *a, **k: pytest.fail("the cache was not used"))
     second = load_corpus(path, cache_dir=tmp_path / "cache")
     assert second.words == first.words and (second.tokens == first.tokens).all()
     assert second.report == first.report
     vocab = second.vocabulary(2)
     assert vocab.words == ["<unk>", "cat", "the"]
-    ids = second.model_ids(len(vocab))
-    assert ids[:3].tolist() == [2, 1, 0]  # the cat sat -> sat is unknown
+    ids, _ = second.sentences(np.array([0]), second.rank_ids(len(vocab)))
+    assert ids.tolist() == [2, 1, 0]  # the cat sat -> sat is unknown
 
 
 @pytest.mark.parametrize("content,fragment", [

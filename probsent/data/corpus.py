@@ -1,41 +1,65 @@
-"""The tokenized, indexed training corpus, cached on disk so that later runs start at once.
+"""The tokenized, indexed training corpus: read once, at compiled speed, and mapped, not loaded.
 
 Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
 vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
 of pair i and sentence 2i + 1 its second side; ``pair_sources[i]`` indexes ``sources``, the
 corpus names of the file's third column.
+
+Reading a pair file: blocks of whole lines go to :func:`probsent.data.pair_tokens.tokenize_block`
+in worker processes (one per core; a file of one block is read here), which tokenize both sides
+of every line with the compiled tokenizer; this process puts each block's words in one
+numbering, counts them and streams the ids to disk, then ranks the words and writes the cache.
+The cache is a directory of flat files (int32 word ranks, int64 sentence offsets, int32 pair
+sources, the counts, the words and ``meta.json`` with their sizes and SHA-256 sums), mapped
+into memory with ``np.memmap`` (the offsets, a step's index, are read into memory): a step
+reads its sentences with ``pread`` (:mod:`probsent.data.sentence_reads`), so a run's resident
+memory does not grow with the number of pairs beyond the offsets. A cache that is damaged,
+from another format or another version of probsent is rebuilt; a cache directory that cannot be written is only a lost cache (the corpus is
+then built in a temporary directory and read into memory).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
+import signal
 import sys
-from array import array
+import tempfile
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 from probsent.version import __version__
-from probsent.data.pairs import MAX_TOKENS, ReadReport, read_tokenized_pairs
+from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
+from probsent.data.pair_tokens import TokenBlock, tokenize_block
+from probsent.data.pairs import MAX_TOKENS, ReadReport
+from probsent.data.sentence_reads import read_token_rows
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.errors import MissingFileError
+from probsent.errors import InvalidValueError
 from probsent.io import atomic_path
+from probsent.signals import HANDLED, die_with_parent
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: a directory of mapped arrays (2: one .npz read whole)
+BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker (TSV, JSON Lines)
+_COPY_ROWS = 1 << 22  # array entries moved at a time while writing the cache
 
 
 @dataclass
 class PairCorpus:
     """All pairs of a file as word ranks: ``tokens[offsets[k]:offsets[k + 1]]`` is sentence k."""
 
-    tokens: np.ndarray  # int32 ranks into ``words``
-    offsets: np.ndarray  # int64, one more than the number of sentences
+    tokens: np.ndarray  # int32 ranks into ``words`` (mapped from the cache)
+    offsets: np.ndarray  # int64, one more than the number of sentences (mapped)
     words: list[str]  # by decreasing frequency
     counts: np.ndarray  # int64 frequency of each word
     report: dict  # what reading the file skipped
     sources: list[str] = field(default_factory=list)  # corpus names, in order of appearance
-    pair_sources: np.ndarray | None = None  # int16 index into ``sources``, one per pair
+    pair_sources: np.ndarray | None = None  # int32 index into ``sources``, one per pair (mapped)
 
     @property
     def num_pairs(self) -> int:
@@ -45,21 +69,45 @@ class PairCorpus:
         """``<unk>`` plus the ``max_words`` most frequent words."""
         return Vocabulary([UNKNOWN] + self.words[:max_words])
 
-    def model_ids(self, vocab_size: int) -> np.ndarray:
-        """``tokens`` as ids of the vocabulary of the ``vocab_size - 1`` most frequent words."""
-        return np.where(self.tokens < vocab_size - 1, self.tokens + 1, 0).astype(np.int64)
+    def rank_ids(self, vocab_size: int) -> np.ndarray:
+        """int64 per word rank: its id in the vocabulary of the ``vocab_size - 1`` most frequent
+        words (rank + 1), or 0 (``<unk>``) for a rarer word: ``rank_ids(V)[tokens]`` are the
+        model's ids, looked up where a step reads them (no copy of ``tokens``)."""
+        ranks = np.arange(len(self.words), dtype=np.int64)
+        return np.where(ranks < vocab_size - 1, ranks + 1, 0)
+
+    def sentences(self, sentences: np.ndarray, rank_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, offsets) of ``sentences`` only, one after the other: sentence ``sentences[j]`` is
+        ``ids[offsets[j]:offsets[j + 1]]``, its ranks as int64, or their ``rank_ids`` where given."""
+        return gather_sentences(self.tokens, self.offsets, sentences, rank_ids)
 
 
-def content_hash(path: Path) -> str:
-    """The SHA-256 of the file's bytes (read once more: cheap next to tokenizing it)."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndarray,
+                     table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, offsets) of ``sentences`` (sentence k is ``tokens[offsets[k]:offsets[k + 1]]``),
+    compact and int64, each token looked up in ``table`` where given."""
+    sentences = np.asarray(sentences, dtype=np.int64)
+    starts = np.asarray(offsets[sentences], dtype=np.int64)
+    lengths = np.asarray(offsets[sentences + 1], dtype=np.int64) - starts
+    out_offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    ids = read_token_rows(tokens, starts, out_offsets).astype(np.int64)  # the map's pages stay unmapped
+    return (table[ids] if table is not None else ids), out_offsets
 
 
-def _cache_key(path: Path, max_pairs: int | None, max_tokens: int) -> str:
-    """The cache's name: the file's content (not its path, size or time: a file edited in place
-    with the same size and time is a new corpus) and the settings."""
-    identity = [content_hash(path), max_pairs, max_tokens, CACHE_FORMAT, __version__]
+def content_hash(parts: list[PairPart]) -> str:
+    """The SHA-256 of the pairs' content: each file's bytes (read once more: cheap next to
+    tokenizing them), its format and columns, in order (a single TSV file: its bytes' SHA-256)."""
+    digests = [(_file_sha256(part.path), part.kind, part.columns) for part in parts]
+    if len(parts) == 1 and parts[0].kind == "tsv":
+        return digests[0][0]
+    return hashlib.sha256(json.dumps(digests).encode()).hexdigest()
+
+
+def _cache_key(digest: str, max_pairs: int | None, max_tokens: int) -> str:
+    """The cache's name: the file's content (``digest``, its SHA-256; not its path, size or time:
+    a file edited in place with the same size and time is a new corpus) and the settings."""
+    identity = [digest, max_pairs, max_tokens, CACHE_FORMAT, __version__]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:20]
 
 
@@ -68,67 +116,217 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("PROBSENT_CACHE") or Path.home() / ".cache" / "probsent")
 
 
-def _tokenize_file(path: Path, max_pairs: int | None, max_tokens: int,
-                   progress: bool) -> PairCorpus:
-    """Read and index the file in one pass, holding only int32 ids (a word's number in order
-    of first appearance) besides the distinct words; ranked by frequency at the end."""
-    report = ReadReport()
-    first_seen: dict[str, int] = {}
-    ids, lengths, pair_sources = array("i"), array("q"), array("h")
-    source_index: dict[str, int] = {}
-    pairs = read_tokenized_pairs(path, max_pairs, max_tokens, report)
+
+def _start_reader(parent: int) -> None:
+    die_with_parent(parent)  # never outlive the parent, however it ends
+    for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def reader_processes() -> int:
+    """The worker processes that read a pair file: one per core this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _token_blocks(parts: list[PairPart], max_tokens: int) -> Iterator[tuple[TokenBlock, int]]:
+    """(tokens of a block, number of its first line), in file order, by worker processes
+    (at most two blocks in flight each); pairs of one block are read in this process."""
+    blocks = pair_blocks(parts, BLOCK_BYTES)
+    reading = os.urandom(8).hex()  # this reading's word numbering in each process
+    head = list(islice(blocks, 2))
+    workers = reader_processes()
+    if len(head) < 2 or workers < 2:
+        for block, line in chain(head, blocks):
+            yield tokenize_block(block, max_tokens, reading), line
+        return
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_reader, initargs=(os.getpid(),))
+    try:
+        pending: deque = deque()
+        for block, line in chain(head, blocks):
+            pending.append((pool.submit(tokenize_block, block, max_tokens, reading), line))
+            if len(pending) >= 2 * workers:
+                future, first = pending.popleft()
+                yield future.result(), first
+        while pending:
+            future, first = pending.popleft()
+            yield future.result(), first
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _CorpusWriter:
+    """Puts blocks of tokens together into the files of a cache directory: each process's word
+    numbers become one numbering (first appearance in the file), counted as they come, the ids
+    streamed to disk; :meth:`finish` ranks the words and writes the arrays."""
+
+    def __init__(self, directory: Path, max_pairs: int | None) -> None:
+        self.directory, self.max_pairs = directory, max_pairs
+        self.first_seen: dict[str, int] = {}
+        self.numbers: dict[int, np.ndarray] = {}  # per process: its word numbers -> first_seen's
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.source_index: dict[str, int] = {}
+        self.report = ReadReport()
+        self.files = {name: open(directory / f"{name}.tmp", "wb") for name in ("seen", "lengths")}
+        self.pair_sources = open(directory / "pair_sources.i32", "wb")
+
+    @property
+    def full(self) -> bool:
+        return self.max_pairs is not None and self.report.pairs >= self.max_pairs
+
+    def add(self, block: TokenBlock, first_line: int) -> None:
+        number = self.first_seen.setdefault
+        new = np.fromiter((number(w, len(self.first_seen)) for w in block.new_words), dtype=np.int64,
+                          count=len(block.new_words))
+        table = self.numbers[block.process] = np.concatenate([self.numbers.get(block.process, new[:0]), new])
+        pairs, lines, skipped = len(block.pair_lines), block.lines, len(block.skipped_lines)
+        if self.max_pairs is not None and self.report.pairs + pairs >= self.max_pairs:
+            pairs = self.max_pairs - self.report.pairs  # the reference stops after the last pair it keeps
+            lines = int(block.pair_lines[pairs - 1]) + 1 if pairs else 0
+            skipped = int(np.searchsorted(block.skipped_lines, lines))
+        lengths = block.lengths[:2 * pairs]
+        seen = table[block.ids[:int(lengths.sum())]]
+        self.counts = np.concatenate([self.counts, np.zeros(len(self.first_seen) - len(self.counts), np.int64)])
+        self.counts += np.bincount(seen, minlength=len(self.counts))
+        self.files["seen"].write(seen.astype(np.int32).tobytes())
+        self.files["lengths"].write(lengths.astype(np.int32).tobytes())
+        names = np.array([self.source_index.setdefault(name, len(self.source_index))
+                          for name in block.source_names], dtype=np.int32)
+        self.pair_sources.write(names[block.source_codes[:pairs]].tobytes())
+        report = self.report
+        report.lines = first_line - 1 + lines
+        report.pairs += pairs
+        report.skipped.update(block.skipped_reasons[:skipped])
+        report.truncated_sentences += int(block.truncated[:pairs].sum())
+
+    def finish(self, name: str) -> dict:
+        """Write the cache's arrays and return its ``meta.json`` content; a one-line error where
+        the file gave no pair."""
+        for handle in (*self.files.values(), self.pair_sources):
+            handle.close()
+        report = self.report
+        if report.pairs == 0:
+            raise InvalidValueError(f"{name}: no usable sentence pairs ({report.summary()})")
+        seen = list(self.first_seen)
+        alphabetical = np.empty(len(seen), dtype=np.int64)
+        alphabetical[sorted(range(len(seen)), key=seen.__getitem__)] = np.arange(len(seen))
+        used = np.flatnonzero(self.counts)  # a mark the tokenizer asked for but never found
+        order = used[np.lexsort((alphabetical[used], -self.counts[used]))]  # by count, then word
+        rank = np.zeros(len(seen), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        directory = self.directory
+        _map_file(directory / "seen.tmp", directory / "tokens.i32", np.int32, lambda ids: rank[ids])
+        running = [0]
+
+        def offsets(lengths: np.ndarray) -> np.ndarray:
+            ends = running[0] + np.cumsum(lengths, dtype=np.int64)
+            running[0] = int(ends[-1]) if len(ends) else running[0]
+            return ends
+
+        with open(directory / "offsets.i64", "wb") as handle:
+            handle.write(np.zeros(1, np.int64).tobytes())
+        _map_file(directory / "lengths.tmp", directory / "offsets.i64", np.int32, offsets, append=True)
+        np.asarray(self.counts[order], dtype=np.int64).tofile(directory / "counts.i64")
+        (directory / "words.txt").write_bytes("\n".join(seen[i] for i in order).encode("utf-8"))
+        sizes = {"tokens.i32": running[0], "offsets.i64": 2 * report.pairs + 1, "pair_sources.i32": report.pairs,
+                 "counts.i64": len(order)}
+        return {"format": CACHE_FORMAT, "version": __version__, "sizes": sizes,
+                "sha256": {name: _file_sha256(directory / name) for name in (*sizes, "words.txt")},
+                "sources": list(self.source_index),
+                "report": {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
+                           "skipped": dict(report.skipped), "truncated": report.truncated_sentences}}
+
+
+def _map_file(source: Path, target: Path, dtype: type, function, append: bool = False) -> None:
+    """Write ``function`` of ``source``'s array (``dtype``), a slice at a time, to ``target``;
+    ``source`` is removed."""
+    with open(source, "rb") as reading, open(target, "ab" if append else "wb") as writing:
+        while len(part := np.fromfile(reading, dtype=dtype, count=_COPY_ROWS)):
+            writing.write(np.ascontiguousarray(function(part)).tobytes())
+    source.unlink()
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+_DTYPES = {"tokens.i32": np.int32, "offsets.i64": np.int64, "pair_sources.i32": np.int32, "counts.i64": np.int64}
+
+
+def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens: int, directory: Path,
+           progress: bool) -> None:
+    """Tokenize ``parts`` into the cache files in ``directory`` (which exists, empty)."""
+    writer = _CorpusWriter(directory, max_pairs)
+    bar = None
     if progress:
         from tqdm import tqdm
-        pairs = tqdm(pairs, desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
-    number = first_seen.setdefault
-    for first, second, source in pairs:
-        pair_sources.append(source_index.setdefault(source, len(source_index)))
-        for sentence in (first, second):
-            lengths.append(len(sentence))
-            ids.extend([number(w, len(first_seen)) for w in sentence])
-    seen = list(first_seen)
-    counts = np.bincount(np.frombuffer(ids, dtype=np.int32), minlength=len(seen)).astype(np.int64)
-    order = sorted(range(len(seen)), key=lambda i: (-counts[i], seen[i]))  # by frequency, then word
-    rank = np.empty(len(seen), dtype=np.int32)
-    rank[order] = np.arange(len(seen), dtype=np.int32)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
-    tokens = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
-    for start in range(0, len(tokens), 1 << 20):  # ids -> ranks in place, a slice at a time
-        tokens[start:start + (1 << 20)] = rank[tokens[start:start + (1 << 20)]]
-    return PairCorpus(tokens, offsets, [seen[i] for i in order], counts[order],
-                      {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
-                       "skipped": dict(report.skipped), "truncated": report.truncated_sentences},
-                      list(source_index), np.frombuffer(pair_sources, dtype=np.int16).copy())
+        bar = tqdm(desc="tokenizing", unit=" pairs", total=max_pairs, file=sys.stderr)
+    blocks = _token_blocks(parts, max_tokens)
+    try:
+        for block, first_line in blocks:
+            before = writer.report.pairs
+            writer.add(block, first_line)
+            if bar is not None:
+                bar.update(writer.report.pairs - before)
+            if writer.full:
+                break
+    finally:
+        blocks.close()  # stops the workers
+        if bar is not None:
+            bar.close()
+    meta = writer.finish(", ".join(str(part.path) for part in parts))
+    meta["report"]["sha256"] = digest  # the content trained on: --resume checks it
+    (directory / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
+    """The corpus in a cache directory, its arrays mapped (or read, ``in_memory``); ValueError
+    where the directory is not a complete, undamaged cache of this format and version."""
+    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    if meta.get("format") != CACHE_FORMAT or meta.get("version") != __version__:
+        raise ValueError("another format or version")
+    arrays = {}
+    for name, dtype in _DTYPES.items():
+        file = directory / name
+        count = int(meta["sizes"][name])
+        if file.stat().st_size != count * np.dtype(dtype).itemsize or _file_sha256(file) != meta["sha256"][name]:
+            raise ValueError(f"{name} is damaged")
+        in_memory_here = in_memory or name == "offsets.i64"  # a step's index: 8 bytes a sentence, read at random
+        arrays[name] = np.fromfile(file, dtype=dtype) if in_memory_here else np.memmap(file, dtype=dtype, mode="r")
+    words_file = directory / "words.txt"
+    if _file_sha256(words_file) != meta["sha256"]["words.txt"]:
+        raise ValueError("words.txt is damaged")
+    words = words_file.read_bytes().decode("utf-8").split("\n")
+    return PairCorpus(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
+                      meta["report"], meta["sources"], arrays["pair_sources.i32"])
 
 
 def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
-                cache_dir: str | os.PathLike[str] | None = None, progress: bool = False) -> PairCorpus:
-    """Tokenize and index a pair file, or load the result of an earlier identical call.
+                cache_dir: str | os.PathLike[str] | None = None, progress: bool = False,
+                columns: str | None = None) -> PairCorpus:
+    """Tokenize and index the pairs ``path`` names (a TSV, Parquet or JSON Lines file, several
+    joined by ``os.pathsep``, or a directory of parts: :func:`probsent.data.pair_files.pair_parts`;
+    ``columns``: ``--columns``), or map the result of an earlier identical call.
 
-    The cache is keyed by the SHA-256 of the file's content and by the settings; a damaged
-    cache file is ignored and rebuilt.
+    The cache is keyed by the SHA-256 of the content and by the settings; a damaged cache, or
+    one of another format or version, is rebuilt. Where the cache directory cannot be written,
+    the corpus is built in a temporary directory and read into memory.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise MissingFileError(f"{path}: no such file")
+    parts = pair_parts(str(path), columns)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cached = cache / f"corpus-{_cache_key(path, max_pairs, max_tokens)}.npz"
-    if cached.is_file():
-        try:
-            with np.load(cached, allow_pickle=False) as f:
-                words = bytes(f["words"]).decode("utf-8").split("\n")
-                return PairCorpus(f["tokens"], f["offsets"], words, f["counts"],
-                                  json.loads(str(f["report"])), json.loads(str(f["sources"])),
-                                  f["pair_sources"])
-        except Exception:  # a damaged cache is only a cache: rebuild it
-            pass
-    corpus = _tokenize_file(path, max_pairs, max_tokens, progress)
-    cache.mkdir(parents=True, exist_ok=True)
-    with atomic_path(cached) as tmp:
-        with open(tmp, "wb") as handle:
-            np.savez(handle, tokens=corpus.tokens, offsets=corpus.offsets,
-                     words=np.frombuffer("\n".join(corpus.words).encode("utf-8"), dtype=np.uint8),
-                     counts=corpus.counts, report=np.array(json.dumps(corpus.report)),
-                     sources=np.array(json.dumps(corpus.sources)), pair_sources=corpus.pair_sources)
-    return corpus
+    digest = content_hash(parts)
+    cached = cache / f"corpus-{_cache_key(digest, max_pairs, max_tokens)}"
+    try:
+        return _mapped(cached)
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: only a cache
+        pass
+    try:
+        with atomic_path(cached) as tmp:
+            tmp.mkdir()
+            _build(parts, digest, max_pairs, max_tokens, tmp, progress)
+        return _mapped(cached)
+    except OSError:  # the cache directory cannot be written: build the corpus elsewhere
+        with tempfile.TemporaryDirectory(prefix="probsent-corpus-") as tmp:
+            _build(parts, digest, max_pairs, max_tokens, Path(tmp), progress)
+            return _mapped(Path(tmp), in_memory=True)

@@ -12,17 +12,18 @@ Three optional, deterministic filters, applied in this order:
   ``source_caps`` ("name=N,name=N") sets the cap of single sources (N = 0 drops a source);
   in the text ``--source-caps`` takes, ``*=N`` is ``max_per_source`` (every source not named).
 
-The selected pairs form a new corpus whose word ranks are recounted, so the model vocabulary
-is the most frequent words of what is actually trained on.
+The selected pairs are a :class:`Mixture`: the corpus (its arrays stay mapped), the kept pairs
+as an index, and the words recounted on those pairs, so the model vocabulary is the most
+frequent words of what is actually trained on; nothing of the size of the corpus is copied.
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from probsent.data.corpus import PairCorpus
+from probsent.data.corpus import PairCorpus, gather_sentences
 from probsent.errors import ProbsentError
 
 
@@ -97,43 +98,90 @@ def select_pairs(corpus: PairCorpus, *, max_per_source: int | None = None,
 
 def _sources(corpus: PairCorpus) -> np.ndarray:
     if corpus.pair_sources is None:
-        return np.zeros(corpus.num_pairs, dtype=np.int16)
-    return corpus.pair_sources
+        return np.zeros(corpus.num_pairs, dtype=np.int32)
+    return np.asarray(corpus.pair_sources)
 
 
-def source_counts(corpus: PairCorpus) -> dict[str, int]:
-    """Pairs per source, largest first (a file without a source column counts as one "")."""
+def source_counts(corpus: PairCorpus, pairs: np.ndarray | None = None) -> dict[str, int]:
+    """Pairs per source (of ``pairs`` only, where given), largest first (a file without a source
+    column counts as one "")."""
     names = corpus.sources or [""]
-    counts = Counter(names[i] for i in _sources(corpus).tolist())
-    return dict(counts.most_common())
+    sources = _sources(corpus) if pairs is None else _sources(corpus)[pairs]
+    present, first, counts = np.unique(sources, return_index=True, return_counts=True)
+    order = np.lexsort((first, -counts))  # largest first, ties in order of appearance
+    return {names[present[i]]: int(counts[i]) for i in order}
 
 
-def subset(corpus: PairCorpus, pairs: np.ndarray) -> PairCorpus:
-    """The corpus of ``pairs`` only, with word ranks recounted on it (ties alphabetically)."""
-    sentences = np.stack([2 * pairs, 2 * pairs + 1], axis=1).ravel()
-    starts, lengths = corpus.offsets[sentences], np.diff(corpus.offsets)[sentences]
-    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    positions = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    tokens = corpus.tokens[positions]
-    counts = np.bincount(tokens, minlength=len(corpus.words))
+RECOUNT_PAIRS = 1 << 18  # pairs gathered at a time while recounting
+
+
+def recount(corpus: PairCorpus, pairs: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(words, counts, ranks) of the corpus's ``pairs``: the words they use by decreasing count
+    (ties alphabetically), each word's count, and each corpus rank's rank among them (-1 for a
+    word they do not use); the tokens are read a slice of pairs at a time."""
+    counts = np.zeros(len(corpus.words), dtype=np.int64)
+    for start in range(0, len(pairs), RECOUNT_PAIRS):
+        chunk = pairs[start:start + RECOUNT_PAIRS]
+        ids, _ = corpus.sentences(np.stack([2 * chunk, 2 * chunk + 1], axis=1).ravel())
+        counts += np.bincount(ids, minlength=len(counts))
     used = np.flatnonzero(counts)
     alphabetical = np.empty(len(used), dtype=np.int64)
     alphabetical[np.argsort(np.array([corpus.words[i] for i in used], dtype=object))] = np.arange(len(used))
     order = used[np.lexsort((alphabetical, -counts[used]))]  # by count, then alphabetically
-    new_rank = np.empty(len(corpus.words), dtype=np.int32)
-    new_rank[order] = np.arange(len(order), dtype=np.int32)
-    pair_sources = None if corpus.pair_sources is None else corpus.pair_sources[pairs]
-    return replace(corpus, tokens=new_rank[tokens], offsets=offsets,
-                   words=[corpus.words[i] for i in order], counts=counts[order].astype(np.int64),
-                   report=dict(corpus.report), pair_sources=pair_sources)
+    ranks = np.full(len(corpus.words), -1, dtype=np.int64)
+    ranks[order] = np.arange(len(order))
+    return [corpus.words[i] for i in order], counts[order], ranks
+
+
+@dataclass
+class Mixture:
+    """The pairs of a corpus a run trains on: an index into the corpus (whose arrays stay
+    mapped) and their words recounted. Pair i of the mixture is pair ``pairs[i]`` of the corpus;
+    sentence 2i + s its side s."""
+
+    corpus: PairCorpus
+    pairs: np.ndarray | None  # the corpus's pairs kept, ascending (None: every pair)
+    words: list[str]  # the words of the kept pairs, by decreasing count (ties alphabetically)
+    counts: np.ndarray  # int64: the count of each of ``words`` in the kept pairs
+    ranks: np.ndarray | None  # each corpus rank's rank in ``words`` (-1: unused); None: the same
+    report: dict  # the corpus's report and a ``mixture`` entry
+
+    @property
+    def num_pairs(self) -> int:
+        return self.corpus.num_pairs if self.pairs is None else len(self.pairs)
+
+    def corpus_sentences(self, sentences: np.ndarray) -> np.ndarray:
+        """The corpus's number of each of the mixture's ``sentences``."""
+        sentences = np.asarray(sentences, dtype=np.int64)
+        return sentences if self.pairs is None else 2 * self.pairs[sentences // 2] + sentences % 2
+
+    def word_table(self, ids_of_ranks: np.ndarray) -> np.ndarray:
+        """``ids_of_ranks`` (indexed by the mixture's ranks) indexed by the corpus's ranks (0
+        for a word the mixture does not use)."""
+        if self.ranks is None:
+            return ids_of_ranks
+        return np.where(self.ranks >= 0, ids_of_ranks[np.maximum(self.ranks, 0)], 0)
+
+    def sentences(self, sentences: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, offsets) of the mixture's ``sentences``, compact, each token's corpus rank looked
+        up in ``table`` (:meth:`word_table`)."""
+        return gather_sentences(self.corpus.tokens, self.corpus.offsets, self.corpus_sentences(sentences), table)
+
+    def as_corpus(self) -> PairCorpus:
+        """The mixture as a corpus of its own (its tokens copied, ranked by ``words``): for the
+        evaluation's analyses of a finished model, not for training."""
+        if self.pairs is None:
+            return replace(self.corpus, report=self.report)
+        ids, offsets = self.sentences(np.arange(2 * len(self.pairs)), self.ranks)
+        sources = None if self.corpus.pair_sources is None else np.asarray(self.corpus.pair_sources)[self.pairs]
+        return replace(self.corpus, tokens=ids.astype(np.int32), offsets=offsets, words=self.words,
+                       counts=self.counts, report=self.report, pair_sources=sources)
 
 
 def apply_mixture(corpus: PairCorpus, *, source_caps: str | None = None, min_tokens: int = 1,
-                  min_overlap: float = 0.0, max_overlap: float = 1.0) -> PairCorpus:
-    """The corpus after the filters (``corpus`` itself is left as it is), ``source_caps`` as
-    ``--source-caps`` takes it (``*=N``: every other source); the result's report gains a
-    ``mixture`` entry (settings and pairs per source)."""
+                  min_overlap: float = 0.0, max_overlap: float = 1.0) -> Mixture:
+    """The corpus after the filters, ``source_caps`` as ``--source-caps`` takes it (``*=N``: every
+    other source); the result's report gains a ``mixture`` entry (settings and pairs per source)."""
     caps = parse_source_caps(source_caps)
     max_per_source = caps.pop("*", None)
     pairs = select_pairs(corpus, max_per_source=max_per_source, source_caps=caps,
@@ -141,8 +189,12 @@ def apply_mixture(corpus: PairCorpus, *, source_caps: str | None = None, min_tok
     if len(pairs) < min(2, corpus.num_pairs):  # the filters left nothing to contrast
         raise ProbsentError(f"the training mixture keeps {len(pairs)} pair(s); loosen --source-caps"
                             f" / --min-tokens / --min-overlap / --max-overlap")
-    chosen = corpus if len(pairs) == corpus.num_pairs else subset(corpus, pairs)
+    if len(pairs) == corpus.num_pairs:
+        kept, words, counts, ranks = None, corpus.words, corpus.counts, None
+    else:
+        kept = pairs
+        words, counts, ranks = recount(corpus, pairs)
     mixture = {"max_per_source": max_per_source, "source_caps": caps, "min_tokens": min_tokens,
-               "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": chosen.num_pairs,
-               "pairs_per_source": source_counts(chosen)}
-    return replace(chosen, report={**chosen.report, "mixture": mixture})
+               "max_overlap": max_overlap, "min_overlap": min_overlap, "pairs": len(pairs),
+               "pairs_per_source": source_counts(corpus, kept)}
+    return Mixture(corpus, kept, words, counts, ranks, {**corpus.report, "mixture": mixture})

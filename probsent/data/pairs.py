@@ -41,7 +41,8 @@ class ReadReport:
         return "; ".join(parts)
 
 
-def _open(path: Path) -> IO[bytes]:
+def open_pair_file(path: Path) -> IO[bytes]:
+    """The file as bytes, decompressed when it starts like gzip; MissingFileError if it is not a file."""
     if not path.is_file():
         raise MissingFileError(f"{path}: no such file")
     with path.open("rb") as handle:
@@ -61,7 +62,7 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
     """
     path = Path(path)
     report = report if report is not None else ReadReport()
-    with _open(path) as handle:
+    with open_pair_file(path) as handle:
         number = 0
         try:
             for number, raw in enumerate(bounded_lines(handle, str(path)), start=1):

@@ -165,7 +165,7 @@ def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
     settings = trained_with(model.config) or TrainConfig()
     return apply_mixture(corpus, source_caps=settings.source_caps,
                          min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
-                         max_overlap=settings.max_overlap)
+                         max_overlap=settings.max_overlap).as_corpus()
 
 
 def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, float]:

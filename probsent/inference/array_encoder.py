@@ -19,6 +19,7 @@ from probsent.inference.arrays import ArrayEncoding, vector_norms
 from probsent.inference.closed_form import pooled_encoding, wlo_encoding, wlo_word_terms
 from probsent.model_paths import CONFIG
 from probsent.model_reading import read_model_config, read_model_parts
+from probsent.text.token_ids import COMPILED_BATCH
 
 # Each batch's work arrays hold about this many float64 numbers (positions x dim), or one sentence.
 MAX_BATCH_NUMBERS = 1 << 20
@@ -71,15 +72,25 @@ class ArrayEncoder:
         self.start_variance = float(config.get("start_variance", optional.get("start_variance", 1.0)))
         self.has_word_entropy_terms = self.type_name == "wlo"
         self.weights = weights
+        self._tables: tuple[np.ndarray, np.ndarray] | None = None  # see _scale_tables
 
     def __repr__(self) -> str:
         return f"ArrayEncoder({self.label}, dim={self.dim}, vocabulary={len(next(iter(self.weights.values())))})"
 
     def encode(self, ids: np.ndarray, offsets: np.ndarray, batch_size: int = 256) -> ArrayEncoding:
-        """The encodings of the sentences ``ids[offsets[k]:offsets[k + 1]]``, in float64, in
-        batches of similar length whose work arrays stay near MAX_BATCH_NUMBERS numbers
-        (``batch_size`` changes nothing: results never depend on the batching)."""
+        """The encodings of the sentences ``ids[offsets[k]:offsets[k + 1]]``, in float64: at least
+        COMPILED_BATCH sentences by the compiled twin (:mod:`probsent.inference.compiled_encode`,
+        the same numbers within float64's rounding, on all cores) where numba is installed, else in batches of similar length
+        whose work arrays stay near MAX_BATCH_NUMBERS numbers (``batch_size`` changes nothing)."""
         count = len(offsets) - 1
+        if count >= COMPILED_BATCH:
+            try:
+                from probsent.inference.compiled_encode import compiled_encoding
+            except ImportError:  # no numba: the NumPy batches below
+                pass
+            else:
+                return compiled_encoding(self.type_name, self.weights, ids, offsets, self.start_variance,
+                                         self._scale_tables())
         mean = np.zeros((count, self.dim))
         logvar = np.zeros((count, self.dim)) if self.probabilistic else None
         log_abs_mean = np.full((count, self.dim), -np.inf) if self.probabilistic else None
@@ -89,6 +100,16 @@ class ArrayEncoder:
             if logvar is not None:
                 logvar[rows], log_abs_mean[rows] = part.logvar, part.log_abs_mean
         return ArrayEncoding(mean, logvar, log_abs_mean)
+
+    def _scale_tables(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """WLO: the compiled encoder's tables of the scales (made on first use); None otherwise."""
+        if self.type_name != "wlo":
+            return None
+        if self._tables is None:
+            from probsent.inference.compiled_encode import scale_tables
+
+            self._tables = scale_tables(self.weights["scale.weight"])
+        return self._tables
 
     def _encode_padded(self, padded: np.ndarray, lengths: np.ndarray) -> ArrayEncoding:
         padded = padded.T  # position-major: the sums and products along axis 0 run over contiguous rows

@@ -17,8 +17,10 @@ def saturated(values: np.ndarray) -> np.ndarray:
     A non-number is 0 * an overflowed factor (WLO's mean of a sentence whose shifts sum to
     exactly zero, scaled by an overflowing product), whose value is 0.
     """
-    wide = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX)
-    return np.clip(wide, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
+    wide = np.array(values, dtype=np.float64)  # a copy, changed in place below (no temporaries)
+    np.nan_to_num(wide, copy=False, nan=0.0, posinf=FLOAT32_MAX, neginf=-FLOAT32_MAX)
+    np.clip(wide, -FLOAT32_MAX, FLOAT32_MAX, out=wide)
+    return wide.astype(np.float32)
 
 
 def saturated_variance(logvar: np.ndarray) -> np.ndarray:

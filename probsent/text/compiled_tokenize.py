@@ -40,6 +40,12 @@ characters), seen when the piece is resolved and remembered in the cache; and wh
 more than ``max_tokens`` tokens (the reference's cap then decides where to cut). On the
 shared training text that is 11 sentences of 2.5 million.
 
+**An open vocabulary** (``open_vocabulary=True``, with an :class:`OpenVocabulary` as the
+index: reading a training corpus, whose words are not known beforehand): a plain word that the
+vocabulary table does not hold goes to the cache as a piece of its own (context ``PLAIN``),
+which Python settles as the one token it is; the index numbers every token the first time it
+is asked for it, so every token gets an id and equal tokens get equal ids.
+
 The cache is bounded (``max_pieces`` pieces, ``max_key_bytes`` bytes of keys): past that,
 the next batch starts it afresh, so memory stays flat on any corpus. Plain pieces never enter
 it. Not thread-safe: one per thread (``TokenIds`` holds a lock).
@@ -55,9 +61,11 @@ from probsent.text.fast_tokenize import END, START, TRAIL, piece_tokens
 from probsent.text.token_cap import first_tokens
 from probsent.text.utf8_texts import ENCODING, ERRORS, Utf8Texts
 
-__all__ = ["CompiledTokenIds"]
+__all__ = ["CompiledTokenIds", "OpenVocabulary"]
 
 FIRST, LAST, TRAILING = 1, 2, 4  # a piece's context: first of its sentence, last, spaces after it
+PLAIN = 8  # the context of a plain word cached by an open vocabulary (its one token is itself)
+NO_ROOM = -(1 << 62)  # _plain_word's answer when the cache is full
 NEW, KNOWN, REFUSED = 0, 1, 2  # a cached piece's state: ids not yet known; known; not printable
 PENDING, FALLBACK = 1, 2  # a sentence's flags: holds a NEW piece; tokenized by the reference
 MARKS = ",:;?!."  # the marks a plain word may end with
@@ -157,15 +165,6 @@ def _probe(data: np.ndarray, begin: int, length: int, h: np.uint64, stored: np.n
 
 
 @njit(cache=True, inline="always")
-def _word_id(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.ndarray, starts: np.ndarray,
-             hashes: np.ndarray, ids: np.ndarray, slots: np.ndarray) -> np.int64:  # pragma: no cover
-    """The id of the token ``data[begin:end]`` (ASCII letters lowered; FNV hash ``h``), 0 if
-    it is not a word of the vocabulary."""
-    w = slots[_probe(data, begin, end - begin, h, words, starts, hashes, slots)]
-    return ids[w] if w >= 0 else 0
-
-
-@njit(cache=True, inline="always")
 def _piece(data: np.ndarray, begin: int, end: int, context: int, h: np.uint64, keys: np.ndarray,
            key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray, states: np.ndarray,
            slots: np.ndarray, sizes: np.ndarray) -> np.int64:  # pragma: no cover (compiled)
@@ -196,12 +195,34 @@ def _piece(data: np.ndarray, begin: int, end: int, context: int, h: np.uint64, k
     return count
 
 
+@njit(cache=True, inline="always")
+def _plain_word(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.ndarray, word_starts: np.ndarray,
+                word_hashes: np.ndarray, word_ids: np.ndarray, word_slots: np.ndarray, open_words: bool,
+                keys: np.ndarray, key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray,
+                states: np.ndarray, id_starts: np.ndarray, ids: np.ndarray, slots: np.ndarray,
+                sizes: np.ndarray) -> np.int64:  # pragma: no cover (compiled)
+    """The id of the plain word ``data[begin:end]`` (hash ``h``): from the vocabulary table; a
+    word not in it is 0, or with ``open_words`` a PLAIN piece of the cache: its id once known,
+    ``-(p + 1)`` while it is NEW, NO_ROOM when the cache has no room for it."""
+    w = word_slots[_probe(data, begin, end - begin, h, words, word_starts, word_hashes, word_slots)]
+    if w >= 0:
+        return word_ids[w]
+    if not open_words:
+        return 0
+    p = _piece(data, begin, end, PLAIN, h, keys, key_starts, contexts, hashes, states, slots, sizes)
+    if p < 0:
+        return NO_ROOM
+    if states[p] == NEW:
+        return -(p + 1)
+    return ids[id_starts[p]]
+
+
 @njit(cache=True)
 def _scan(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, valid: np.ndarray, first_text: int,
           max_tokens: int, words: np.ndarray, word_starts: np.ndarray, word_hashes: np.ndarray,
-          word_ids: np.ndarray, word_slots: np.ndarray, mark_ids: np.ndarray, keys: np.ndarray,
-          key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray, states: np.ndarray,
-          id_starts: np.ndarray, ids: np.ndarray, slots: np.ndarray, sizes: np.ndarray,
+          word_ids: np.ndarray, word_slots: np.ndarray, open_words: bool, mark_ids: np.ndarray,
+          keys: np.ndarray, key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray,
+          states: np.ndarray, id_starts: np.ndarray, ids: np.ndarray, slots: np.ndarray, sizes: np.ndarray,
           out: np.ndarray, out_ends: np.ndarray, flags: np.ndarray) -> np.int64:  # pragma: no cover
     """Tokenize texts ``first_text``, ``first_text + 1``, ... into ``out``: per token its id,
     or ``-(p + 1)`` for all the tokens of a NEW cached piece p; text i's entries end at
@@ -269,23 +290,26 @@ def _scan(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, valid: np.ndar
             # contraction rule splits it (a whole run that is a word of _SPLIT_WORDS; with
             # hyphens, a part of it may be one: left to the cache)
             plain = not dash and not (pair and (hyphen or _split_word(data, piece, run)))
-            if run == length and plain:  # a plain word
-                out[position] = _word_id(data, piece, piece + length, h, words, word_starts, word_hashes,
-                                         word_ids, word_slots)
+            with_mark = (run == length - 1 and length > 1 and plain
+                         and (mark != 46 or (context & LAST) != 0) and mark_ids[mark] >= 0)
+            if (run == length and plain) or with_mark or (run == length - 1 and length > 1 and plain
+                                                          and mark == 46):
+                # a plain word (with_mark: and a mark; else the whole piece, "word." not last included)
+                word_end = piece + length - 1 if with_mark else piece + length
+                token = _plain_word(data, piece, word_end, body if with_mark else h, words, word_starts,
+                                    word_hashes, word_ids, word_slots, open_words, keys, key_starts,
+                                    contexts, hashes, states, id_starts, ids, slots, sizes)
+                if token == NO_ROOM:
+                    return i
+                if token < 0:
+                    flags[i] |= PENDING
+                out[position] = token
                 position += 1
                 count += 1
-            elif (run == length - 1 and length > 1 and plain
-                  and (mark != 46 or (context & LAST) != 0) and mark_ids[mark] >= 0):  # a word and a mark
-                out[position] = _word_id(data, piece, piece + length - 1, body, words, word_starts,
-                                         word_hashes, word_ids, word_slots)
-                out[position + 1] = mark_ids[mark]
-                position += 2
-                count += 2
-            elif run == length - 1 and length > 1 and plain and mark == 46:  # "word." not last
-                out[position] = _word_id(data, piece, piece + length, h, words, word_starts, word_hashes,
-                                         word_ids, word_slots)
-                position += 1
-                count += 1
+                if with_mark:
+                    out[position] = mark_ids[mark]
+                    position += 1
+                    count += 1
             else:  # any other piece: the cache
                 p = _piece(data, piece, piece + length, context, h, keys, key_starts, contexts, hashes,
                            states, slots, sizes)
@@ -392,15 +416,28 @@ def _table_size(count: int) -> int:
     return 1 << max(10, (2 * count).bit_length())
 
 
+class OpenVocabulary(dict):
+    """token -> id where ``get`` numbers a token it has not seen (0, 1, 2, ... in order of first
+    request): the index of a :class:`CompiledTokenIds` with ``open_vocabulary=True``."""
+
+    def get(self, token, default=None):  # type: ignore[override]
+        return self.setdefault(token, len(self))
+
+
 class CompiledTokenIds:
     """Vocabulary ids of a batch's tokens, by the compiled kernel (see the module's docstring).
 
-    ``index`` maps each token to its id (a token not in it is 0). Not thread-safe.
+    ``index`` maps each token to its id (a token not in it is 0). With ``open_vocabulary``,
+    ``index`` is an :class:`OpenVocabulary` that numbers every new token (see the module's
+    docstring). Not thread-safe.
     """
 
     def __init__(self, index: Mapping[str, int], max_tokens: int, max_pieces: int = 200_000,
-                 max_key_bytes: int = 4 << 20) -> None:
+                 max_key_bytes: int = 4 << 20, open_vocabulary: bool = False) -> None:
+        if open_vocabulary and not isinstance(index, OpenVocabulary):
+            raise TypeError("an open vocabulary's index is an OpenVocabulary")
         self.index = index
+        self.open_vocabulary = open_vocabulary
         self.max_tokens = max_tokens
         self.max_pieces, self.max_key_bytes = max_pieces, max_key_bytes
         encoded = [word.encode(ENCODING, ERRORS) for word in index]
@@ -463,6 +500,11 @@ class CompiledTokenIds:
                 self._states[p] = REFUSED
                 continue
             context = int(contexts[p])
+            if context == PLAIN:  # a plain word of an open vocabulary: the token itself
+                new_ids.append(get(text, 0))
+                lengths[n] = 1
+                self._states[p] = KNOWN
+                continue
             tokens = piece_tokens((START if context & FIRST else "") + text
                                   + (TRAIL if context & TRAILING else "") + (END if context & LAST else ""))
             new_ids.extend(get(t, 0) for t in tokens)
@@ -493,8 +535,8 @@ class CompiledTokenIds:
         while True:
             done = _scan(texts.data, texts.starts, texts.ends, valid, done, self.max_tokens, self._words,
                          self._word_starts, self._word_hashes, self._word_ids, self._word_slots,
-                         self._mark_ids, self._keys, self._key_starts, self._contexts, self._hashes,
-                         self._states, self._id_starts, self._ids, self._slots, self._sizes, out,
+                         self.open_vocabulary, self._mark_ids, self._keys, self._key_starts, self._contexts,
+                         self._hashes, self._states, self._id_starts, self._ids, self._slots, self._sizes, out,
                          out_ends, flags)
             if done == count:
                 break

@@ -9,6 +9,7 @@ Layout of a training output directory:
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,33 @@ def checkpoint_dir(out: Path) -> Path | None:
     return None
 
 
+_COUNTS = ("epoch", "pairs_done", "step")  # whole numbers, 0 or more
+
+
+def loop_state_problem(state: Any) -> str | None:
+    """What is wrong with a checkpoint's loop state (``trainer_state.json``), or None: a JSON
+    object whose counts are whole numbers >= 0, seconds a number >= 0, ``finished`` a boolean,
+    each best None or {"score": number, "step": count}, and ``param_groups`` a list."""
+    if not isinstance(state, dict):
+        return "not a JSON object"
+    whole = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)  # noqa: E731
+    for key in _COUNTS:
+        if key in state and not whole(state[key]):
+            return f"{key} must be a whole number >= 0, not {state[key]!r}"
+    if "seconds" in state and not (number(state["seconds"]) and state["seconds"] >= 0):
+        return f"seconds must be a number >= 0, not {state['seconds']!r}"
+    if "finished" in state and not isinstance(state["finished"], bool):
+        return f"finished must be true or false, not {state['finished']!r}"
+    for key in ("best", "best_news"):
+        best = state.get(key)
+        if best is not None and not (isinstance(best, dict) and number(best.get("score")) and whole(best.get("step"))):
+            return f"{key} must be null or {{\"score\": number, \"step\": count}}, not {best!r}"
+    if not isinstance(state.get("param_groups"), list):
+        return "param_groups must be a list"
+    return None
+
+
 def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder, Vocabulary, Any, torch.Tensor, dict[str, Any]]:
     """Model, vocabulary, optimizer (built by ``optimizer_factory(encoder)``), RNG state and loop state."""
     encoder, vocab, _ = read_model_dir(directory)
@@ -63,6 +91,9 @@ def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder
         tensors = load_file(str(directory / OPTIMIZER))
     except Exception as exc:  # noqa: BLE001 - any damage is reported the same way
         raise InvalidValueError(f"{directory}: damaged checkpoint ({exc})") from None
+    problem = loop_state_problem(state)
+    if problem:
+        raise InvalidValueError(f"{directory / STATE}: damaged checkpoint ({problem})")
     encoder.train()
     optimizer = optimizer_factory(encoder)
     slots: dict[str, dict[str, torch.Tensor]] = {}

@@ -15,6 +15,7 @@ from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
 from probsent.data.mixture import parse_source_caps
+from probsent.data.pair_files import parse_columns
 from probsent.data.pairs import MAX_TOKENS
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.models import model_types
@@ -47,7 +48,13 @@ class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
 
     model: str = option("wlo", "model to train", choices=model_types)
-    data: str = option("", "pair file: s1<TAB>s2[<TAB>source] per line, plain or .gz", required=True)
+    data: str = option("", "the pairs: a TSV file (s1<TAB>s2[<TAB>source] per line, plain or .gz), a Parquet "
+                           "(.parquet) or JSON Lines (.jsonl) file, several joined by ':' (os.pathsep), or a "
+                           "directory of such files (parts)", required=True)
+    columns: str | None = option(None, "the columns of Parquet / JSON Lines pairs: A,B[,SOURCE] (default: "
+                                       "s1,s2,source, the source where present)")
+    max_pairs: int | None = option(None, "train on the first N pairs of --data only (default: all)",
+                                   low=1, high=10**12)
     out: str = option("", "output directory (last/ checkpoint, best/ and best-news/ models, log.jsonl)",
                       required=True)
     epochs: int = option(1, "passes over the pairs", low=1, high=10_000)
@@ -113,6 +120,8 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{flag_name('min_overlap')} {self.min_overlap} is above "
                                     f"{flag_name('max_overlap')} {self.max_overlap}: no pair could be kept")
+        if self.columns is not None:
+            parse_columns(self.columns)
         if self.source_caps is not None:
             try:
                 parse_source_caps(self.source_caps)
@@ -156,7 +165,6 @@ RETIRED: dict[str, tuple[Any, str | None]] = {
     "then_min_overlap": (0.0, None), "resample_like": (None, None), "resample_pairs": (ANY, None),
     "prior_on": ("distribution", None), "false_negatives": ("keep", None), "mine_by": ("loss", None),
     "adam": ("lazy", None),
-    "max_pairs": (None, "train on the first N lines of the pair file instead"),
     "max_tokens": (100, f"training cuts sentences to their first {MAX_TOKENS} tokens"),
     "hidden": (100, "the LSTMs have the paper's 100 hidden units"),
     "scramble": (SCRAMBLE, f"the word order of a training sentence is shuffled with the paper's "

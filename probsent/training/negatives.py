@@ -34,7 +34,7 @@ def megabatch_negatives(config: TrainConfig, sentences: np.ndarray, count: int, 
     encodings (Gaussians on the CPU by the compiled mining kernel)."""
     partner = partners_of_stacked_pairs(count)
     if fast is not None:
-        negative, encoded = fast.negatives(sentences, count)
+        negative, encoded = fast.negatives(ids, offsets, sentences, count)
     else:
         encoder.eval()
         with torch.no_grad():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import sys
 import time
 from functools import partial
@@ -17,7 +18,6 @@ from tqdm import tqdm
 
 from probsent.version import __version__
 from probsent.models.batching import encode_by_length
-from probsent.data.corpus import PairCorpus
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_reading import read_config
@@ -26,7 +26,7 @@ from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint
                                           save_best, save_checkpoint)
 from probsent.training.config import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_name, resume_differences
 from probsent.training.run_directory import claim_run_directory, release_unused
-from probsent.training.training_data import build_training_data
+from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
 from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
@@ -65,7 +65,8 @@ class Trainer:
                  validator: Validator | None = None, dev_scorer: Validator | None = None,
                  log: Callable[[str], None] | None = None) -> None:
         self.config = config
-        config.data = str(Path(config.data).resolve())  # the model records where it learned from
+        # the model records where it learned from (each file or directory, when there are several)
+        config.data = os.pathsep.join(str(Path(entry).resolve()) for entry in config.data.split(os.pathsep))
         self.out = Path(config.out)
         self.progress = progress
         self.validator = validator  # STS 2017: selects best/
@@ -85,17 +86,17 @@ class Trainer:
         if resume_from is not None:
             self._check_resumed_settings(resume_from)
         torch.manual_seed(config.seed)
-        data = build_training_data(config, self.log, self.progress)
-        self.corpus: PairCorpus = data.corpus
-        self.vocab, self.word_counts, self.ids = data.vocab, data.word_counts, data.ids
+        self.data: TrainingData = build_training_data(config, self.log, self.progress)
+        self.vocab, self.word_counts = self.data.vocab, self.data.word_counts
         rarity_log = (read_log_frequencies(config.rarity_from, self.vocab, self.word_counts)
                       if config.rarity_from else None)  # None: the log training counts
-        self.diagnostic_sample = DiagnosticSample.draw(self.corpus.num_pairs,
+        self.diagnostic_sample = DiagnosticSample.draw(self.data.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)
         self.state: dict[str, Any] = {"epoch": 0, "pairs_done": 0, "step": 0, "best": None,
                                       "best_news": None, "seconds": 0.0, "finished": False}
         if resume_from is not None:
+            self._check_resumed_data(resume_from)
             self.encoder, vocab, self.optimizer, rng, state = load_checkpoint(resume_from, self._optimizer)
             if vocab.words != self.vocab.words:
                 raise ProbsentError(f"{resume_from}: its vocabulary differs from the one built "
@@ -130,6 +131,18 @@ class Trainer:
             raise ProbsentError(f"{self.out}: --resume continues the run with its own settings, but "
                                 f"{'; '.join(differences)}; only {allowed} may change on resume")
 
+    def _check_resumed_data(self, checkpoint: Path) -> None:
+        """Refuse to resume on a pair file whose content differs from the one the checkpoint
+        trained on (its SHA-256, recorded since format 3 of the corpus cache)."""
+        config = read_config(checkpoint)
+        training = config.get("training") if isinstance(config, dict) else None
+        report = training.get("data_report") if isinstance(training, dict) else None
+        recorded = report.get("sha256") if isinstance(report, dict) else None
+        if recorded is not None and recorded != self.data.report.get("sha256"):
+            raise ProbsentError(f"{self.config.data}: its content changed since the run in {self.out} started "
+                                f"(SHA-256 {str(recorded)[:12]}... then, {self.data.report.get('sha256', '')[:12]}... "
+                                f"now); resume with the file it trained on, or start a new run")
+
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
         the CPU; its kernels compiled now, once per machine), or None for the torch loop."""
@@ -144,7 +157,7 @@ class Trainer:
         seconds = compile_kernels()
         if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
             self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
-        return FastWLOEngine(self.encoder, self.optimizer, self.ids, self.corpus.offsets)
+        return FastWLOEngine(self.encoder, self.optimizer)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
         encoder.to(self.device)  # first, so the optimizer's state is made (or loaded) there
@@ -157,22 +170,24 @@ class Trainer:
     # -- one mega-batch ------------------------------------------------------------------
 
     def _megabatch(self, pairs: np.ndarray) -> list[float]:
-        """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch."""
+        """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch. Only the
+        mega-batch's sentences are read from the corpus (``ids``, ``offsets``: row k of the
+        mega-batch is sentence k there)."""
         cfg = self.config
         count = len(pairs)
         if count < 2:  # a lone pair has no other sentence to contrast with: skip it
             return []
-        sentences = np.concatenate([2 * pairs, 2 * pairs + 1])  # all s1, then all s2
-        negative = megabatch_negatives(cfg, sentences, count, self.encoder, self.ids, self.corpus.offsets, self.fast)
+        ids, offsets = self.data.sentences(np.concatenate([2 * pairs, 2 * pairs + 1]))  # all s1, then all s2
+        rows_of_megabatch = np.arange(2 * count)
+        negative = megabatch_negatives(cfg, rows_of_megabatch, count, self.encoder, ids, offsets, self.fast)
         steps = []
         for start in range(0, count, cfg.batch_size):
             rows = np.arange(start, min(count, start + cfg.batch_size))
             # s1, s2, n1, n2 of this mini-batch, as rows of the mega-batch
-            picked = np.concatenate([rows, rows + count, negative[rows], negative[rows + count]])
-            steps.append((sentences[picked], len(rows)))
+            steps.append((np.concatenate([rows, rows + count, negative[rows], negative[rows + count]]), len(rows)))
         if self.fast is None:
-            return [self._step(step_sentences, batch) for step_sentences, batch in steps]
-        losses = self.fast.run_steps(steps, SCRAMBLE, self.generator, self.margin, cfg.prior_weight,
+            return [self._step(ids, offsets, step_rows, batch) for step_rows, batch in steps]
+        losses = self.fast.run_steps(ids, offsets, steps, SCRAMBLE, self.generator, self.margin, cfg.prior_weight,
                                      cfg.rarity_anchor, self.anchor_targets)
         taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
         self.state["step"] += taken
@@ -180,30 +195,36 @@ class Trainer:
             raise self._bad_loss(losses[-1])
         return losses
 
-    def _bad_loss(self, loss: float) -> ProbsentError:
-        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; the last "
-                             f"good checkpoint is in {self.out / LAST}. Try a lower --lr or other "
-                             f"--prior-weight/--l2-weight")
+    def _last_good(self) -> str:
+        """Where the last good checkpoint is, in words (none before the first validation)."""
+        if (self.out / LAST).is_dir():
+            return f"the last good checkpoint is in {self.out / LAST}"
+        return "no checkpoint was written yet"
 
-    def _step(self, sentences: np.ndarray, batch: int) -> float:
-        """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2); its loss."""
+    def _bad_loss(self, loss: float) -> ProbsentError:
+        return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
+                             f"{self._last_good()}. Try a lower --lr or other --prior-weight/--l2-weight")
+
+    def _step(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray, batch: int) -> float:
+        """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2, sentence k
+        being ``ids[offsets[k]:offsets[k + 1]]``); its loss."""
         cfg = self.config
         scrambled = partial(scramble, probability=SCRAMBLE, generator=self.generator)
-        out = encode_by_length(self.encoder, self.ids, self.corpus.offsets, sentences, batch,
+        out = encode_by_length(self.encoder, ids, offsets, sentences, batch,
                                with_kl=self.encoder.probabilistic,
                                transform=scrambled if self.encoder.order_sensitive else None)
         if self.encoder.probabilistic:
             margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
             loss = margin_part + prior_part
             if self.anchor_targets is not None:
-                words = torch.from_numpy(self._step_words(sentences)).to(self.device)
+                words = torch.from_numpy(self._step_words(ids, offsets, sentences)).to(self.device)
                 terms = with_word_entropy_terms(self.encoder, "--rarity-anchor").word_entropy_terms(words)
                 targets = torch.from_numpy(self.anchor_targets).to(terms)[words]
                 loss = loss + rarity_anchor_penalty(terms, targets, cfg.rarity_anchor, batch)
         else:
             s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
             loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
-            words = torch.from_numpy(self._step_words(sentences)).to(self.device)
+            words = torch.from_numpy(self._step_words(ids, offsets, sentences)).to(self.device)
             loss = loss + cfg.l2_weight * self.encoder.l2_penalty(words)
         if not torch.isfinite(loss):
             raise self._bad_loss(loss.item())
@@ -213,10 +234,10 @@ class Trainer:
         self.state["step"] += 1
         return loss.item()
 
-    def _step_words(self, sentences: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _step_words(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> np.ndarray:
         """The distinct vocabulary ids of a step's sentences (their order scrambled or not)."""
-        offsets = self.corpus.offsets
-        return np.unique(np.concatenate([self.ids[offsets[k]:offsets[k + 1]] for k in sentences]))
+        return np.unique(np.concatenate([ids[offsets[k]:offsets[k + 1]] for k in sentences]))
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -240,18 +261,21 @@ class Trainer:
         return {"config": self.config.to_dict(), "step": state["step"], "epoch": state["epoch"],
                 "seconds": round(state["seconds"], 1), "untrained_sts17_pearson": state.get("untrained_sts17_pearson"),
                 "untrained_news_train_accuracy": state.get("untrained_news_train_accuracy"),
-                "probsent_version": __version__, "data_report": self.corpus.report}
+                "probsent_version": __version__, "data_report": self.data.report}
 
     def _validate_and_save(self, loss: float) -> None:
         """Log a validation (loss, diagnostics, development scores), keep the best models, write the checkpoint."""
         state, cfg = self.state, self.config
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
-                                f"{state['step']:,}; the last good checkpoint is in {self.out / LAST}")
+                                f"{state['step']:,}; {self._last_good()}")
         training = self._training_record()
         record: dict[str, Any] = {"step": state["step"], "epoch": state["epoch"], "pairs_done": state["pairs_done"],
                                   "loss": loss, "seconds": round(state["seconds"], 2)}
-        record.update(diagnose(self._on_cpu(), self.ids, self.corpus.offsets, self.word_counts, self.diagnostic_sample,
+        sample = self.diagnostic_sample  # its sentences read, and numbered as they are in the sample
+        ids, offsets = self.data.sentences(np.stack([2 * sample.pairs, 2 * sample.pairs + 1], axis=1).ravel())
+        local = DiagnosticSample(np.arange(len(sample.pairs)), sample.per_megabatch)
+        record.update(diagnose(self._on_cpu(), ids, offsets, self.word_counts, local,
                                self.margin, cfg.prior_weight, cfg.batch_size))
         if self.validator is None:  # without validation data the latest model is the best one we know
             save_best(self.out, self._on_cpu(), self.vocab, training)
@@ -270,12 +294,12 @@ class Trainer:
 
     def _epoch_order(self, epoch: int) -> np.ndarray:
         """The pairs epoch ``epoch`` trains on, in its shuffled order."""
-        return torch.randperm(self.corpus.num_pairs, generator=torch.Generator().manual_seed(
+        return torch.randperm(self.data.num_pairs, generator=torch.Generator().manual_seed(
             self.config.seed * 1_000_003 + epoch)).numpy()
 
     def _steps_per_epoch(self) -> int:
         """One step per mini-batch of every mega-batch of at least two pairs (see _megabatch)."""
-        pairs = self.corpus.num_pairs
+        pairs = self.data.num_pairs
         per_mega = self.config.batch_size * self.config.megabatch
         sizes = [min(per_mega, pairs - start) for start in range(0, pairs, per_mega)]
         return sum(math.ceil(size / self.config.batch_size) for size in sizes if size >= 2)

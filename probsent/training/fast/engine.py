@@ -75,11 +75,9 @@ class FastWLOEngine:
             return f"implements the {' and '.join(cls.losses)} losses, not {loss!r}"
         return None
 
-    def __init__(self, encoder: WLO, optimizer, ids: np.ndarray, offsets: np.ndarray) -> None:
+    def __init__(self, encoder: WLO, optimizer) -> None:
         if self.refusal(encoder, MARGIN):
             raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
-        self.ids = np.ascontiguousarray(ids, dtype=np.int64)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
         self.adam = optimizer.optimizers[0]  # SparseAdam over the two word tables
         self.params = [encoder.scale.weight, encoder.shift.weight]
         for param in self.params:  # the state SparseAdam's first step makes, where it has not taken one
@@ -94,20 +92,22 @@ class FastWLOEngine:
         moments = [self.adam.state[p][key].numpy() for p in self.params for key in ("exp_avg", "exp_avg_sq")]
         return [param.detach().numpy() for param in self.params] + moments
 
-    def encode(self, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Final (mean, log-variance) of corpus sentences, float32 [n, dim] each."""
+    def encode(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Final (mean, log-variance) of ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``,
+        int64 ids), float32 [n, dim] each."""
         from probsent.training.fast.wlo_kernels import encode_final
 
-        starts = self.offsets[sentences]
-        lengths = self.offsets[sentences + 1] - starts
-        return encode_final(self.ids, starts, lengths, self.params[0].detach().numpy(),
+        starts = offsets[sentences]
+        lengths = offsets[sentences + 1] - starts
+        return encode_final(ids, starts, lengths, self.params[0].detach().numpy(),
                             self.params[1].detach().numpy())
 
-    def negatives(self, sentences: np.ndarray, count: int) -> tuple[np.ndarray, Encoding]:
+    def negatives(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray,
+                  count: int) -> tuple[np.ndarray, Encoding]:
         """Each sentence's mined negative (a row of ``sentences``; the first ``count`` rows pair with the
         next ``count``), by :func:`mine_fastest`, and the encodings mined on."""
         start = time.perf_counter()
-        mean, logvar = self.encode(sentences)
+        mean, logvar = self.encode(ids, offsets, sentences)
         encoded = Encoding(torch.from_numpy(mean), torch.from_numpy(logvar))
         self.timings["encoding"] += time.perf_counter() - start
         start = time.perf_counter()
@@ -115,7 +115,8 @@ class FastWLOEngine:
         self.timings["mining"] += time.perf_counter() - start
         return found, encoded
 
-    def _packed(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
+    @staticmethod
+    def _packed(ids: np.ndarray, offsets: np.ndarray, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
                 generator: torch.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tokens, starts, lengths) of the sentences of ``steps``, one after the other, their
         words in the order the reference's scramble gives (the same random numbers)."""
@@ -124,7 +125,7 @@ class FastWLOEngine:
         ordered, batch_rows, widths, position = [], [], [], []
         done = 0
         for sentences, batch in steps:
-            lengths = self.offsets[sentences + 1] - self.offsets[sentences]
+            lengths = offsets[sentences + 1] - offsets[sentences]
             order = np.argsort(lengths, kind="stable")  # encode_by_length's batches: by length
             firsts = np.arange(0, len(order), batch)
             widths.append(np.maximum(np.maximum.reduceat(lengths[order], firsts), 1))  # as pad_batch
@@ -138,24 +139,26 @@ class FastWLOEngine:
         draws = int((batch_rows_all * (1 + widths_all)).sum()) if scramble_probability > 0 else 0
         uniforms = torch.rand(draws, generator=generator).numpy()
         sentences_sorted = np.concatenate(ordered)
-        tokens, sorted_starts = pack_scrambled(self.ids, self.offsets, sentences_sorted, batch_rows_all,
+        tokens, sorted_starts = pack_scrambled(ids, offsets, sentences_sorted, batch_rows_all,
                                                widths_all, uniforms, float(scramble_probability))
         position_all = np.concatenate(position)
-        lengths = self.offsets[sentences_sorted + 1] - self.offsets[sentences_sorted]
+        lengths = offsets[sentences_sorted + 1] - offsets[sentences_sorted]
         return tokens, sorted_starts[position_all], lengths[position_all]
 
-    def run_steps(self, steps: list[tuple[np.ndarray, int]], scramble_probability: float,
+    def run_steps(self, ids: np.ndarray, offsets: np.ndarray, steps: list[tuple[np.ndarray, int]],
+                  scramble_probability: float,
                   generator: torch.Generator, margin: float, prior_weight: float,
                   anchor_weight: float = 0.0,
                   anchor_targets: np.ndarray | None = None) -> list[float]:
-        """Train on ``steps`` ((sentences s1, s2, n1, n2 stacked, pairs) each) as the reference's
+        """Train on ``steps`` ((sentences s1, s2, n1, n2 stacked, pairs) each; sentence k is
+        ``ids[offsets[k]:offsets[k + 1]]``) as the reference's
         ``Trainer._step``: the same scrambles from ``generator``, the paper's prior, each word's entropy
         term pulled toward ``anchor_targets`` with ``anchor_weight`` (``--rarity-anchor``; 0: off).
         Returns the losses of the steps taken, then the first non-finite loss if any (its step not taken)."""
         from probsent.training.fast.wlo_kernels import train_steps
 
         start = time.perf_counter()
-        tokens, starts, lengths = self._packed(steps, scramble_probability, generator)
+        tokens, starts, lengths = self._packed(ids, offsets, steps, scramble_probability, generator)
         self.timings["preparing steps"] += time.perf_counter() - start
         start = time.perf_counter()
         first_step = int(self.adam.state[self.params[0]]["step"])

@@ -1,0 +1,254 @@
+"""What ``--data`` names, as users have their pairs: TSV (plain or gzip), Parquet or JSON Lines;
+one file, several files (joined by ``os.pathsep``, ``:`` on POSIX) or a directory of parts.
+
+:func:`pair_parts` resolves the name into the files to read, in order (a directory's files by
+name, hidden and ``_``-prefixed ones such as ``_SUCCESS`` left out), each with its format (by
+suffix: ``.parquet``/``.pq``; ``.jsonl``/``.ndjson``, optionally ``.gz``; anything else is TSV)
+and, for Parquet and JSON Lines, the columns of the two sentences and the optional source
+(``--columns A,B[,SOURCE]``; default ``s1,s2,source``, the source read where that column
+exists). Everything that can be checked without reading the pairs is checked here, before any
+work: a missing file, a directory without parts, a device, a Parquet file that cannot be opened,
+a column that is not there; each is one line naming the file.
+
+:func:`pair_blocks` then yields the parts' rows a block at a time: TSV as whole lines of bytes,
+Parquet and JSON Lines as :class:`probsent.data.pair_tokens.ColumnBlock`.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from probsent.data.pair_tokens import ColumnBlock
+from probsent.data.pairs import open_pair_file
+from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
+from probsent.text.utf8_texts import Utf8Texts
+from probsent import untrusted_files
+
+__all__ = ["DEFAULT_COLUMNS", "PairPart", "pair_blocks", "pair_parts", "parse_columns"]
+
+DEFAULT_COLUMNS = ("s1", "s2", "source")
+BLOCK_BYTES = 4 << 20  # the text of a block of lines (TSV, JSON Lines)
+BLOCK_ROWS = 32_768  # rows of a Parquet block
+_PARQUET = (".parquet", ".pq")
+_JSONL = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+
+
+@dataclass(frozen=True)
+class PairPart:
+    """One file of the pairs: its path, format (tsv, parquet, jsonl) and columns (None for TSV:
+    positional), the source column only where the file has it."""
+
+    path: Path
+    kind: str
+    columns: tuple[str, ...] | None = None
+
+
+def parse_columns(text: str | None) -> tuple[str, ...] | None:
+    """``"A,B[,SOURCE]"`` -> its names; None for None; a one-line error otherwise."""
+    if text is None:
+        return None
+    names = tuple(name.strip() for name in text.split(","))
+    if len(names) not in (2, 3) or not all(names) or len(set(names)) != len(names):
+        raise InvalidValueError(f"--columns: {text!r} is not A,B or A,B,SOURCE (distinct column names)")
+    return names
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(_PARQUET):
+        return "parquet"
+    return "jsonl" if name.endswith(_JSONL) else "tsv"
+
+
+def _files(entry: str) -> list[Path]:
+    path = Path(entry)
+    if not path.exists():
+        raise MissingFileError(f"{path}: no such file")
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if not p.name.startswith((".", "_")) and p.is_file())
+        if not files:
+            raise InvalidValueError(f"{path}: a directory without pair files (parts)")
+        return files
+    if not path.is_file():
+        raise InvalidValueError(f"{path}: not a regular file (a pair file is TSV, plain or gzip, Parquet or "
+                                f"JSON Lines)")
+    if not os.access(path, os.R_OK):
+        raise InvalidValueError(f"{path}: cannot be read (permission denied)")
+    return [path]
+
+
+def pair_parts(data: str, columns: str | None = None) -> list[PairPart]:
+    """The files ``data`` names (see the module's docstring), checked."""
+    named = parse_columns(columns)
+    parts = []
+    for entry in str(data).split(os.pathsep):
+        for path in _files(entry):
+            kind = _kind(path)
+            if kind == "tsv":
+                if named is not None:
+                    raise InvalidValueError(f"{path}: --columns names the columns of Parquet or JSON Lines "
+                                            f"pairs; a TSV file's are positional (s1<TAB>s2[<TAB>source])")
+                parts.append(PairPart(path, kind))
+            else:
+                parts.append(PairPart(path, kind, _checked_columns(path, kind, named)))
+    return parts
+
+
+def _checked_columns(path: Path, kind: str, named: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The columns to read from ``path``: ``named`` (all required), or the default's (the
+    source only where present); a one-line error naming a missing one."""
+    present = _parquet_columns(path) if kind == "parquet" else _jsonl_columns(path)
+    wanted = named or DEFAULT_COLUMNS
+    required = wanted if named else wanted[:2]
+    missing = [name for name in required if name not in present]
+    if missing:
+        raise InvalidValueError(f"{path}: no column {', '.join(repr(m) for m in missing)} (columns: "
+                                f"{', '.join(present) or 'none'}; --columns A,B[,SOURCE] names them)")
+    return tuple(name for name in wanted if name in present)
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidValueError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+
+
+def _jsonl_columns(path: Path) -> list[str]:
+    """The keys of the file's first row (the others are checked as they are read)."""
+    try:
+        with open_pair_file(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    row = json.loads(line)
+                    if not isinstance(row, dict):
+                        raise InvalidValueError(f"{path}:{number}: a JSON Lines row is an object")
+                    return list(row)
+    except (ValueError, EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+        if isinstance(exc, ProbsentError):
+            raise
+        raise InvalidValueError(f"{path}: not readable JSON Lines ({exc})") from None
+    return []
+
+
+def pair_blocks(parts: list[PairPart], block_bytes: int | None = None) -> Iterator[tuple[bytes | ColumnBlock, int]]:
+    """(block, number of its first line or row over all parts): every part's rows, in order."""
+    first = 1
+    for part in parts:
+        if part.kind == "tsv":
+            blocks = line_blocks(part.path, block_bytes or BLOCK_BYTES)
+        elif part.kind == "parquet":
+            blocks = _parquet_blocks(part)
+        else:
+            blocks = _jsonl_blocks(part, block_bytes or BLOCK_BYTES)
+        for block, rows in blocks:
+            yield block, first
+            first += rows
+
+
+def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """(block, lines): whole lines of the file, about ``block_bytes`` at a time, the last one
+    ending with a newline; a line longer than ``untrusted_files.MAX_LINE_BYTES`` or damaged gzip
+    data is a one-line error naming the file and line."""
+    line, carry = 1, b""
+    with open_pair_file(path) as handle:
+        try:
+            while chunk := handle.read(block_bytes):
+                chunk = carry + chunk
+                cut = chunk.rfind(b"\n") + 1
+                block, carry = chunk[:cut], chunk[cut:]
+                _check_line_lengths(path, block, carry, line)
+                if block:
+                    lines = block.count(b"\n")
+                    yield block, lines
+                    line += lines
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise InvalidValueError(f"{path}:{line}: damaged or truncated gzip data ({exc})") from None
+    if carry:
+        yield carry + b"\n", 1
+
+
+def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> None:
+    limit = untrusted_files.MAX_LINE_BYTES  # read when called: the limit of every reader of lines
+    if len(block) > limit:
+        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) > limit + 1)
+        if not len(long):
+            return
+        line += int(long[0])
+    elif len(carry) <= limit:
+        return
+    else:
+        line += block.count(b"\n")
+    raise ProbsentError(f"{path}:{line}: a line longer than {limit:,} bytes (the limit of one line; split it)")
+
+
+def _column_block(path: Path, table, columns: tuple[str, ...]) -> ColumnBlock:
+    """A block of ``table``'s rows: the two sentence columns as UTF-8, the source's values as text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = []
+    for name in columns[:2]:
+        column = table.column(name)
+        try:
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+                    or pa.types.is_string_view(column.type) or pa.types.is_dictionary(column.type)
+                    or pa.types.is_null(column.type)):
+                raise TypeError(column.type)
+            texts.append(Utf8Texts.from_arrow(column))
+        except (TypeError, pa.ArrowException):
+            raise InvalidValueError(f"{path}: column {name!r} is {column.type}, not text") from None
+    if len(columns) < 3:
+        return ColumnBlock(*texts, np.zeros(table.num_rows, dtype=np.int32), [""])
+    try:
+        source = pc.cast(table.column(columns[2]), pa.string()).combine_chunks()
+    except pa.ArrowException:
+        raise InvalidValueError(f"{path}: column {columns[2]!r} ({table.column(columns[2]).type}) cannot be read "
+                                f"as text") from None
+    encoded = pc.fill_null(source, "").dictionary_encode()
+    return ColumnBlock(*texts, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+                       encoded.dictionary.to_pylist())
+
+
+def _parquet_blocks(part: PairPart) -> Iterator[tuple[ColumnBlock, int]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        for batch in pq.ParquetFile(part.path).iter_batches(batch_size=BLOCK_ROWS, columns=list(part.columns)):
+            yield _column_block(part.path, pa.Table.from_batches([batch]), part.columns), batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidValueError(f"{part.path}: damaged Parquet data ({str(exc).splitlines()[0]})") from None
+
+
+def _jsonl_blocks(part: PairPart, block_bytes: int) -> Iterator[tuple[ColumnBlock, int]]:
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    first = 1
+    for block, lines in line_blocks(part.path, block_bytes):
+        try:
+            table = pajson.read_json(io.BytesIO(block), parse_options=pajson.ParseOptions(newlines_in_values=False))
+        except pa.ArrowException as exc:
+            raise InvalidValueError(f"{part.path}: lines {first:,}-{first + lines - 1:,}: not JSON Lines "
+                                    f"({str(exc).splitlines()[0]})") from None
+        for name in part.columns:
+            if name not in table.column_names:
+                table = table.append_column(name, pa.nulls(table.num_rows, pa.string()))
+        if table.num_rows != lines:
+            raise InvalidValueError(f"{part.path}: lines {first:,}-{first + lines - 1:,}: blank lines or rows that "
+                                    f"are not objects (JSON Lines is one object a line)")
+        yield _column_block(part.path, table, part.columns), lines
+        first += lines

@@ -1,0 +1,108 @@
+"""The corpus read by the compiled tokenizer over worker processes equals the reference reader,
+and its memory-mapped cache is rebuilt when damaged or from another format or version."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from probsent.data import corpus as corpus_module
+from probsent.data.corpus import load_corpus
+from probsent.data.pairs import ReadReport, read_tokenized_pairs
+
+TRICKY = [
+    b"The cat sat.\tA cat sat!\tbible\n",
+    b"\n",  # blank
+    b"   \t  \n",  # blank (only whitespace and a tab)
+    b"no tab here\n",
+    b"\xff\xfe broken\tutf-8\n",  # not UTF-8
+    b"one side\t\tsource\n",  # a side with no token
+    b"Windows line\tends here\t captions \r\n",  # CRLF, a source with spaces around it
+    b"Cannot gonna\tca n't won't\tcaptions\textra field\n",
+    b"\xc3\xa9t\xc3\xa9 Caf\xc3\xa9\t\xe2\x80\x9cquoted\xe2\x80\x9d text\n",  # no source: ""
+    b"control\x0bchar inside\tfine\tbible\n",
+    (" ".join(f"w{i}" for i in range(150)) + "\tshort\tbible\n").encode(),  # cut at 100 tokens
+    b"last line without newline\tstill a pair\tbible",
+]
+
+
+def _reference(path: Path, max_pairs=None):
+    report = ReadReport()
+    triples = list(read_tokenized_pairs(path, max_pairs, 100, report))
+    return triples, report
+
+
+def _as_triples(corpus):
+    sentences = [[corpus.words[t] for t in corpus.tokens[corpus.offsets[k]:corpus.offsets[k + 1]]]
+                 for k in range(len(corpus.offsets) - 1)]
+    return [(sentences[2 * i], sentences[2 * i + 1], corpus.sources[corpus.pair_sources[i]])
+            for i in range(corpus.num_pairs)]
+
+
+@pytest.mark.parametrize("max_pairs", [None, 3])
+@pytest.mark.parametrize("block_bytes", [1 << 20, pytest.param(64, marks=pytest.mark.slow)])  # one block
+# read here; many blocks over worker processes
+def test_the_compiled_reader_equals_the_reference(tmp_path, monkeypatch, max_pairs, block_bytes) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY * 3))
+    monkeypatch.setattr(corpus_module, "BLOCK_BYTES", block_bytes)
+    corpus = load_corpus(path, max_pairs=max_pairs, cache_dir=tmp_path / "cache")
+    triples, report = _reference(path, max_pairs)
+    assert _as_triples(corpus) == triples
+    counts = Counter(w for first, second, _ in triples for w in first + second)
+    assert corpus.words == sorted(counts, key=lambda w: (-counts[w], w))
+    assert corpus.counts.tolist() == [counts[w] for w in corpus.words]
+    assert corpus.report["summary"] == report.summary() and corpus.report["lines"] == report.lines
+    assert corpus.report["skipped"] == dict(report.skipped)
+
+
+def _cache_dir(tmp_path: Path) -> Path:
+    [directory] = (tmp_path / "cache").glob("corpus-*")
+    return directory
+
+
+@pytest.mark.parametrize("damage", ["cut tokens", "changed tokens", "meta not json", "other version",
+                                    "other format", "missing words"])
+def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY))
+    first = load_corpus(path, cache_dir=tmp_path / "cache")
+    expected = (_as_triples(first), first.words, first.counts.tolist())
+    directory = _cache_dir(tmp_path)
+    meta = json.loads((directory / "meta.json").read_text())
+    if damage == "cut tokens":
+        data = (directory / "tokens.i32").read_bytes()
+        (directory / "tokens.i32").write_bytes(data[:-4])
+    elif damage == "changed tokens":
+        data = bytearray((directory / "tokens.i32").read_bytes())
+        data[0] ^= 1
+        (directory / "tokens.i32").write_bytes(bytes(data))
+    elif damage == "meta not json":
+        (directory / "meta.json").write_text("{")
+    elif damage in ("other version", "other format"):
+        meta["version" if damage == "other version" else "format"] = "0.0.0" if damage == "other version" else 2
+        (directory / "meta.json").write_text(json.dumps(meta))
+    else:
+        (directory / "words.txt").unlink()
+    again = load_corpus(path, cache_dir=tmp_path / "cache")
+    assert (_as_triples(again), again.words, again.counts.tolist()) == expected
+    assert json.loads((_cache_dir(tmp_path) / "meta.json").read_text())["format"] == corpus_module.CACHE_FORMAT
+
+
+def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY))
+    load_corpus(path, cache_dir=tmp_path / "cache")
+    corpus = load_corpus(path, cache_dir=tmp_path / "cache")
+    for array in (corpus.tokens, corpus.pair_sources):
+        assert isinstance(array, np.memmap)
+    assert not isinstance(corpus.offsets, np.memmap)  # a step's index, read at random: in memory
+    assert corpus.tokens.dtype == np.int32 and corpus.pair_sources.dtype == np.int32
+    # a step's sentences are read by pread, not through the map: the same ids
+    ids, offsets = corpus.sentences(np.array([5, 0, 3]))
+    flat = np.fromfile(corpus.tokens.filename, dtype=np.int32)
+    expected = [flat[corpus.offsets[k]:corpus.offsets[k + 1]] for k in (5, 0, 3)]
+    assert [ids[offsets[j]:offsets[j + 1]].tolist() for j in range(3)] == [e.tolist() for e in expected]

@@ -1,0 +1,119 @@
+"""--data as users have their pairs: TSV (plain, gzip), Parquet, JSON Lines, several files, a
+directory of parts, named columns, the first N pairs; every one reads the same corpus as the TSV."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from probsent.cli import main
+from probsent.data.corpus import load_corpus
+from probsent.errors import ProbsentError
+
+PAIRS = [("The cat sat on the mat.", "A cat sat!", "bible"), ("A dog ran in the park.", "The dog ran.", "captions"),
+         ("Two men play guitar.", "Men play music.", "captions"),
+         ("One woman reads.", "A woman reads a book.", "bible")]
+
+
+def _corpus_of(path, tmp_path, **kwargs):
+    corpus = load_corpus(path, cache_dir=tmp_path / "cache", **kwargs)
+    sentences = [[corpus.words[t] for t in corpus.tokens[corpus.offsets[k]:corpus.offsets[k + 1]]]
+                 for k in range(len(corpus.offsets) - 1)]
+    return sentences, [corpus.sources[i] for i in corpus.pair_sources], corpus.words, corpus.counts.tolist()
+
+
+@pytest.fixture
+def tsv(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in PAIRS), encoding="utf-8")
+    return path
+
+
+def test_gzip_parquet_and_jsonl_read_as_the_tsv(tmp_path, tsv) -> None:
+    expected = _corpus_of(tsv, tmp_path)
+    gz = tmp_path / "pairs.tsv.gz"
+    gz.write_bytes(gzip.compress(tsv.read_bytes()))
+    parquet = tmp_path / "pairs.parquet"
+    pq.write_table(pa.table({"s1": [p[0] for p in PAIRS], "s2": [p[1] for p in PAIRS],
+                             "source": [p[2] for p in PAIRS]}), parquet)
+    jsonl = tmp_path / "pairs.jsonl"
+    jsonl.write_text("".join(json.dumps({"s1": a, "s2": b, "source": s}) + "\n" for a, b, s in PAIRS))
+    for path in (gz, parquet, jsonl):
+        assert _corpus_of(path, tmp_path) == expected, path
+
+
+def test_named_columns_and_no_source(tmp_path, tsv) -> None:
+    sentences, sources, words, counts = _corpus_of(tsv, tmp_path)
+    parquet = tmp_path / "named.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3, 4], "premise": [p[0] for p in PAIRS], "hypothesis": [p[1] for p in PAIRS],
+                             "corpus": [p[2] for p in PAIRS]}), parquet)
+    assert _corpus_of(parquet, tmp_path, columns="premise,hypothesis,corpus") == (sentences, sources, words, counts)
+    no_source = _corpus_of(parquet, tmp_path, columns="premise,hypothesis")
+    assert no_source[0] == sentences and set(no_source[1]) == {""}
+
+
+def test_several_files_and_a_directory_of_parts(tmp_path, tsv) -> None:
+    expected = _corpus_of(tsv, tmp_path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    lines = tsv.read_text().splitlines(keepends=True)
+    (parts / "part-0.tsv").write_text("".join(lines[:2]))
+    pq.write_table(pa.table({"s1": [p[0] for p in PAIRS[2:]], "s2": [p[1] for p in PAIRS[2:]],
+                             "source": [p[2] for p in PAIRS[2:]]}), parts / "part-1.parquet")
+    (parts / "_SUCCESS").write_text("")
+    assert _corpus_of(parts, tmp_path) == expected
+    joined = os.pathsep.join([str(parts / "part-0.tsv"), str(parts / "part-1.parquet")])
+    assert _corpus_of(joined, tmp_path) == expected
+
+
+def test_the_first_n_pairs(tmp_path, tsv) -> None:
+    sentences, sources, _, _ = _corpus_of(tsv, tmp_path, max_pairs=3)
+    assert len(sentences) == 6 and sources == ["bible", "captions", "captions"]
+
+
+@pytest.mark.parametrize("case,fragment", [
+    ("missing column", "no column 'hypothesis'"),
+    ("columns on tsv", "a TSV file's are positional"),
+    ("bad columns", "is not A,B or A,B,SOURCE"),
+    ("not parquet", "not a readable Parquet file"),
+    ("numbers", "is int64, not text"),
+])
+def test_a_bad_file_or_column_is_one_line(tmp_path, tsv, case, fragment) -> None:
+    parquet = tmp_path / "pairs.parquet"
+    pq.write_table(pa.table({"premise": ["a b"], "s2": ["c d"]}), parquet)
+    if case == "missing column":
+        path, columns = parquet, "premise,hypothesis"
+    elif case == "columns on tsv":
+        path, columns = tsv, "a,b"
+    elif case == "bad columns":
+        path, columns = parquet, "premise"
+    elif case == "not parquet":
+        path, columns = tmp_path / "bad.parquet", None
+        path.write_bytes(b"not parquet at all")
+    else:
+        path, columns = tmp_path / "numbers.parquet", None
+        pq.write_table(pa.table({"s1": [1, 2], "s2": ["c d", "e f"]}), path)
+    with pytest.raises(ProbsentError, match=fragment):
+        load_corpus(path, cache_dir=tmp_path / "cache", columns=columns)
+
+
+@pytest.mark.slow
+def test_train_reads_parquet_with_named_columns_and_max_pairs(tmp_path, capsys) -> None:
+    parquet = tmp_path / "pairs.parquet"
+    rows = PAIRS * 30
+    pq.write_table(pa.table({"a": [p[0] for p in rows], "b": [p[1] for p in rows]}), parquet)
+    code = main(["train", "--data", str(parquet), "--columns", "a,b", "--max-pairs", "50", "--out",
+                 str(tmp_path / "run"), "--batch-size", "10", "--megabatch", "2", "--max-steps", "2",
+                 "--no-validation"])
+    assert code == 0
+    config = json.loads((tmp_path / "run" / "last" / "config.json").read_text())
+    assert config["training"]["data_report"]["pairs"] == 50
+    code = main(["train", "--data", str(parquet), "--columns", "a,missing", "--out", str(tmp_path / "run2"),
+                 "--no-validation"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and "no column 'missing'" in err[-1] and not (tmp_path / "run2").exists()
