@@ -45,13 +45,6 @@ def _values(score: Callable[[str], float | None], words: Sequence[str]) -> np.nd
     return np.array([np.nan if value is None else value for value in values], dtype=np.float64)
 
 
-def _rank_specificity(ranks: bl.WordFrequencyRanks) -> Callable[[str], float | None]:
-    def specificity(word: str) -> float | None:
-        rank = ranks.rank(word)
-        return None if rank is None else float(rank)  # a later rank: a rarer, so more specific, word
-    return specificity
-
-
 def model_pairs(pairs: Sequence[HypernymPair], has_entry: Callable[[str], bool]) -> list[HypernymPair]:
     """The pairs whose two words both have an entry."""
     return [pair for pair in pairs if has_entry(pair.specific) and has_entry(pair.general)]
@@ -71,7 +64,7 @@ def generality_experiment(word_score: WordScore, pairs: Sequence[HypernymPair],
     wordfreq_information = bl.WordfreqInformation()
     scores = {"model": np.asarray(word_score(words), dtype=np.float64) if words else np.zeros(0),
               "information_content_wordfreq": _values(wordfreq_information, words),
-              "wordfreq_rank": _values(_rank_specificity(bl.WordFrequencyRanks()), words)}
+              "wordfreq_rank": _values(bl.WordFrequencyRanks().rank, words)}  # a later rank: rarer, so more specific
     if training_information is not None:
         scores["information_content_training"] = _values(training_information, words)
     wordfreq = scores["information_content_wordfreq"]
