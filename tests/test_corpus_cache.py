@@ -42,7 +42,7 @@ def _as_triples(corpus):
             for i in range(corpus.num_pairs)]
 
 
-@pytest.mark.parametrize("max_pairs", [None, 3])
+@pytest.mark.parametrize("max_pairs", [None, pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("block_bytes", [1 << 20, pytest.param(64, marks=pytest.mark.slow)])  # one block
 # read here; many blocks over worker processes
 def test_the_compiled_reader_equals_the_reference(tmp_path, monkeypatch, max_pairs, block_bytes) -> None:
@@ -64,8 +64,8 @@ def _cache_dir(tmp_path: Path) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("damage", ["cut tokens", "changed tokens", "meta not json", "other version",
-                                    "other format", "missing words"])
+@pytest.mark.parametrize("damage", ["cut tokens", *(pytest.param(d, marks=pytest.mark.slow) for d in (
+    "changed tokens", "meta not json", "other version", "other format", "missing words"))])  # one in the edit loop
 def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))
@@ -92,6 +92,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
     assert json.loads((_cache_dir(tmp_path) / "meta.json").read_text())["format"] == corpus_module.CACHE_FORMAT
 
 
+@pytest.mark.slow
 def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))

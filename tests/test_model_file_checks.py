@@ -129,6 +129,7 @@ def test_the_core_install_names_the_damage_not_pytorch(model_dir: Path, how: str
     assert fragment in out.stderr and "PyTorch" not in out.stderr and "torch" not in out.stderr
 
 
+@pytest.mark.slow
 def test_export_and_the_readers_share_one_range_for_the_start_variance(tmp_path: Path, capsys) -> None:
     assert main(["export", "--model", str(DEFAULT_MODEL), "--out", str(tmp_path / "tiny"),
                  "--start-variance", "1e-300"]) == 2

@@ -57,6 +57,7 @@ def test_named_columns_and_no_source(tmp_path, tsv) -> None:
     assert no_source[0] == sentences and set(no_source[1]) == {""}
 
 
+@pytest.mark.slow
 def test_several_files_and_a_directory_of_parts(tmp_path, tsv) -> None:
     expected = _corpus_of(tsv, tmp_path)
     parts = tmp_path / "parts"
