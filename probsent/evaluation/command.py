@@ -30,7 +30,7 @@ from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
 from probsent.evaluation.results import EvaluationRun, save_evaluation
-from probsent.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite, training_mixture
+from probsent.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
 from probsent.io import write_text
 from probsent.arguments import positive_int
 
@@ -51,8 +51,8 @@ def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationC
         if system.model is None:
             raise ValueError(f"{system.name} is not a trained model: it has no training counts")
         loaded = corpora.get(system.model)
-        if loaded.corpus is not None:
-            mixture = training_mixture(system.model, loaded.corpus)
+        mixture = corpora.mixture(system.model)
+        if mixture is not None:
             information = bl.CountInformation(mixture.words, mixture.counts, loaded.note)
             return (bl.InformationContentScorer(information, f"training counts of {system.name}"),
                     f"Information content: -log p(w) summed over a sentence's tokens, p from the word counts of "

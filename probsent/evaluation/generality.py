@@ -87,10 +87,8 @@ def model_generality(model: "SentenceModel", pairs: Sequence[HypernymPair],
     """:func:`generality_experiment` for a model, on the pairs whose two words have an entry in its
     vocabulary (a word that tokenizes to itself alone, ``<unk>`` aside)."""
     entries = set(model.vocab.words[1:])
-
-    def has_entry(word: str) -> bool:
-        return word in entries and tokenize(word) == [word]
-
-    return generality_experiment(model.specificity, model_pairs(pairs, has_entry), training_information,
+    words = {word for pair in pairs for word in (pair.specific, pair.general)}
+    readable = {word for word in words if word in entries and tokenize(word) == [word]}  # each word once
+    return generality_experiment(model.specificity, model_pairs(pairs, readable.__contains__), training_information,
                                  vocabulary=f"both words with an entry in the model's vocabulary "
                                             f"({len(entries):,} words)")

@@ -85,12 +85,26 @@ class TrainingCorpora:
         self.data_root = data_root
         self._loaded: dict[str, TrainingCorpus] = {}
         self._hypernym_pairs: list[HypernymPair] | None = None
+        self._mixtures: dict[tuple[str, str], PairCorpus] = {}
 
     def hypernym_pairs(self, data: ds.DataDir) -> list[HypernymPair]:
         """WordNet's direct hypernym pairs, read once."""
         if self._hypernym_pairs is None:
             self._hypernym_pairs = hypernym_pairs(data)
         return self._hypernym_pairs
+
+    def mixture(self, model: SentenceModel) -> PairCorpus | None:
+        """The pairs of a model's training corpus its training drew from (:func:`training_mixture`),
+        built once per corpus and mixture settings; None where the corpus is not at hand."""
+        loaded = self.get(model)
+        if loaded.corpus is None:
+            return None
+        settings = trained_with(model.config) or TrainConfig()
+        key = (repr(self.options.train_data or settings.data),
+               repr((settings.source_caps, settings.min_tokens, settings.min_overlap, settings.max_overlap)))
+        if key not in self._mixtures:
+            self._mixtures[key] = training_mixture(model, loaded.corpus)
+        return self._mixtures[key]
 
     def get(self, model: SentenceModel) -> TrainingCorpus:
         settings = trained_with(model.config) or TrainConfig()
@@ -141,14 +155,12 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
         loaded = corpora.get(model)
         if loaded.corpus is None:
             return Skipped(loaded.note)
-        return Diagnostics(**model_diagnostics(model, loaded.corpus), corpus=loaded.note)
+        return Diagnostics(**model_diagnostics(model, corpora.mixture(model)), corpus=loaded.note)
 
     def generality() -> Generality:
-        loaded = corpora.get(model)
-        information = None
-        if loaded.corpus is not None:
-            mixture = training_mixture(model, loaded.corpus)
-            information = bl.CountInformation(mixture.words, mixture.counts, loaded.note)
+        mixture = corpora.mixture(model)
+        information = (None if mixture is None else
+                       bl.CountInformation(mixture.words, mixture.counts, corpora.get(model).note))
         return model_generality(model, corpora.hypernym_pairs(data), information)
 
     if model.encoder.has_word_entropy_terms:
@@ -168,11 +180,10 @@ def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
                          max_overlap=settings.max_overlap).as_corpus()
 
 
-def model_diagnostics(model: SentenceModel, corpus: PairCorpus) -> dict[str, float]:
+def model_diagnostics(model: SentenceModel, mixture: PairCorpus) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
-    pairs of its training mixture, mined as its training mined them."""
+    pairs of its training mixture (:meth:`TrainingCorpora.mixture`), mined as its training mined them."""
     settings = trained_with(model.config) or TrainConfig()
-    mixture = training_mixture(model, corpus)
     to_model = model.vocab.ids(mixture.words)  # corpus word rank -> the model's id
     ids = to_model[mixture.tokens]
     counts = np.zeros(len(model.vocab), dtype=np.int64)
