@@ -8,9 +8,9 @@ from typing import Any, ClassVar, Protocol
 import torch
 from torch import Tensor, nn
 
-from probsent.numerics import settle_vector_math
+from probsent.models.torch_workarounds import settle_vector_math
 
-settle_vector_math()  # before any torch work of probsent's: see probsent/numerics.py
+settle_vector_math()  # before any torch work of probsent's: see probsent/models/torch_workarounds.py
 
 
 @dataclass
