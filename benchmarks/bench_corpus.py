@@ -4,7 +4,7 @@ In one run, on the first sides of the first N shared paraphrase pairs (default 1
 
 * the tokenizers alone, in this process: NLTK's ``TreebankWordTokenizer`` (on the first
   ``--nltk-sample`` sentences: it is slow), probsent's reference ``tokenize``, the piece
-  tokenizer in Python (``fast_tokenize``: piece numbers) and the compiled one that corpus
+  tokenizer in Python (``piece_tokenize``: piece numbers) and the compiled one that corpus
   scoring uses (``compiled_tokenize``: the vocabulary ids scoring sums, from lists of str and
   from Arrow columns as Parquet gives them), in batches of 8,192, each starting with an empty
   cache (numba's kernels loaded before); sentences/s, and how many sentences the compiled
@@ -250,7 +250,7 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> tuple[list[tuple[str, 
     import nltk.redos
 
     from probsent.text.compiled_tokenize import CompiledTokenIds
-    from probsent.text.fast_tokenize import PieceTokenizer
+    from probsent.text.piece_tokenize import PieceTokenizer
     from probsent.text.tokenize import tokenize_many
     from probsent.text.utf8_texts import Utf8Texts
     from probsent.word_terms import MAX_TOKENS, read_word_terms
@@ -273,7 +273,7 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> tuple[list[tuple[str, 
 
     cases = [("NLTK TreebankWordTokenizer (text.lower())", lambda items: [treebank(t.lower()) for t in items]),
              ("probsent.text.tokenize (reference): token lists", tokenize_many),
-             ("probsent.text.fast_tokenize (piece cache, Python): piece numbers",
+             ("probsent.text.piece_tokenize (piece cache, Python): piece numbers",
               lambda items: batched(PieceTokenizer().split)(items)),
              ("probsent.text.compiled_tokenize: vocabulary ids, from lists of str",
               lambda items: batched(CompiledTokenIds(index, MAX_TOKENS))(items)),

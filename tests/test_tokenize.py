@@ -8,7 +8,7 @@ The reference is ``nltk.tokenize.TreebankWordTokenizer().tokenize(text.lower())`
   (or ``$PROBSENT_DATA_DIR``); these tests are skipped when the data is absent;
 * hand-written edge cases and seeded random strings.
 
-The fast tokenizer (``probsent.text.fast_tokenize``, which tokenizes whitespace-separated pieces
+The fast tokenizer (``probsent.text.piece_tokenize``, which tokenizes whitespace-separated pieces
 once and caches them) must give exactly the reference's tokens: compared here on every
 sentence of the training pairs (2.5 million), of the evaluation sets, and
 on the edge cases and random strings, in batches, where a piece's context matters.
@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from helpers import evaluation_sets
-from probsent.text.fast_tokenize import PieceTokenizer
+from probsent.text.piece_tokenize import PieceTokenizer
 from probsent.text.tokenize import tokenize, tokenize_many
 
 TOKENIZE_PY = Path(__file__).resolve().parents[1] / "probsent" / "text" / "tokenize.py"
@@ -368,7 +368,7 @@ def _fast_differences(texts: list[str], batch: int = 4096, tokenizer: PieceToken
 
 
 @pytest.mark.data
-def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
+def test_piece_tokenizer_equals_the_reference_on_every_training_sentence():
     # 2,526,152 sentences, 606,823 distinct (captions repeat across pairs): each distinct one
     # once, in batches of the file's order
     if not (DATA_DIR / "paraphrase" / "pairs.tsv.gz").is_file():
@@ -382,7 +382,7 @@ def test_fast_tokenizer_equals_the_reference_on_every_training_sentence():
 
 @pytest.mark.data
 @pytest.mark.parametrize("name", [n for n in DATASETS if n != "paraphrase-sample"])
-def test_fast_tokenizer_equals_the_reference_on_evaluation_sets(name):
+def test_piece_tokenizer_equals_the_reference_on_evaluation_sets(name):
     if not DATA_DIR.is_dir():
         pytest.skip(f"shared data not found at {DATA_DIR}")
     assert _fast_differences(DATASETS[name][0]()) == []
@@ -400,7 +400,7 @@ def _in_context(texts: list[str], seed: int) -> list[str]:
 
 
 @pytest.mark.slow
-def test_fast_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
+def test_piece_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
     texts = _in_context(EDGE_CASES + LONG_CASES[:4] + _random_strings(seed=25, count=20000), seed=25)
     tokenizer = PieceTokenizer()
     assert _fast_differences(texts, batch=1000, tokenizer=tokenizer) == []
@@ -408,7 +408,7 @@ def test_fast_tokenizer_equals_the_reference_on_edge_cases_and_random_strings():
     assert _fast_differences(texts[::-1], batch=777, tokenizer=tokenizer) == []
 
 
-def test_fast_tokenizer_starts_afresh_past_its_bound_and_takes_any_batch():
+def test_piece_tokenizer_starts_afresh_past_its_bound_and_takes_any_batch():
     tokenizer = PieceTokenizer(max_pieces=50)
     texts = _random_strings(seed=3, count=3000)
     assert _fast_differences(texts, batch=100, tokenizer=tokenizer) == []

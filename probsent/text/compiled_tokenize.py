@@ -12,7 +12,7 @@ and evaluation sentence.
 
 How
 ---
-It rests on the piece argument of :mod:`probsent.text.fast_tokenize`: in a sentence whose lowered
+It rests on the piece argument of :mod:`probsent.text.piece_tokenize`: in a sentence whose lowered
 text is printable (no whitespace but " "), the tokens are the concatenation of each
 space-separated piece's tokens in its context (first piece of the sentence, last piece, last
 piece followed by spaces, or none of these). The kernel walks the bytes once. For each piece
@@ -20,14 +20,14 @@ it lowers ASCII letters on the fly, hashes the bytes (FNV-1a) and takes one of t
 
 * **plain pieces, in the kernel**: ASCII letters and digits without the letter pairs of the
   words the contraction rules split (nn, mm, tt: cannot, gonna, ...), optionally followed by
-  one of ``, : ; ? !`` or a period: exactly the shapes ``fast_tokenize.piece_tokens`` settles
+  one of ``, : ; ? !`` or a period: exactly the shapes ``piece_tokenize.piece_tokens`` settles
   without the reference (the word; the word and the mark; for a period only in the last
   piece). Each token's id comes from an open-addressing table of the vocabulary's UTF-8 bytes
   (a token not in it is 0). About nine pieces in ten of the training text are plain.
 * **every other piece, by a cache**: an open-addressing table keyed by the lowered bytes and
   the context holds each piece's ids. A piece not yet in it is numbered, and the sentence gets
   a placeholder; after the pass, Python tokenizes each new piece once with
-  ``fast_tokenize.piece_tokens`` (the reference between neutral neighbours), looks its tokens
+  ``piece_tokenize.piece_tokens`` (the reference between neutral neighbours), looks its tokens
   up, and a second small kernel replaces the placeholders. Non-ASCII text takes this road too
   (the piece is decoded and lowered by Python's ``str.lower``, which is the same piece by
   piece as on the whole sentence: a space is neither cased nor case-ignorable, so not even the
@@ -57,7 +57,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from numba import njit
 
-from probsent.text.fast_tokenize import END, START, TRAIL, piece_tokens
+from probsent.text.piece_tokenize import END, START, TRAIL, piece_tokens
 from probsent.text.token_cap import first_tokens
 from probsent.text.utf8_texts import ENCODING, ERRORS, Utf8Texts
 

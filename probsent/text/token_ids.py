@@ -5,7 +5,7 @@ and the sentences' offsets in it, each sentence cut at its first ``max_tokens`` 
 the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
 (:meth:`probsent.api.SentenceModel.encode`). It equals tokenizing each sentence with
 :func:`probsent.text.tokenize.tokenize` and looking each token up (unknown words: 0), but the
-lookups happen once per distinct piece (:class:`probsent.text.fast_tokenize.PieceTokenizer`) and
+lookups happen once per distinct piece (:class:`probsent.text.piece_tokenize.PieceTokenizer`) and
 the rest is NumPy, with no Python loop over sentences.
 
 Batches of at least ``COMPILED_BATCH`` sentences, and text already in UTF-8
@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from probsent.text.fast_tokenize import PieceTokenizer
+from probsent.text.piece_tokenize import PieceTokenizer
 from probsent.text.token_cap import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
