@@ -19,7 +19,7 @@ import pytest
 
 from helpers import DATA, PAIRS, evaluation_sets, require_data, tiny_model
 from probsent.text.compiled_tokenize import CompiledTokenIds
-from probsent.text.token_ids import COMPILED_BATCH, TokenIds
+from probsent.text.token_ids import COMPILED_SENTENCES, TokenIds
 from probsent.text.tokenize import tokenize, tokenize_many
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.word_terms import MAX_TOKENS
@@ -164,7 +164,7 @@ def test_utf8_texts_from_strings_and_arrow() -> None:
 
 @pytest.mark.slow
 def test_token_ids_takes_the_compiled_path_for_large_batches_and_utf8_texts() -> None:
-    texts = (HAND_WRITTEN * (COMPILED_BATCH // len(HAND_WRITTEN) + 1))[:COMPILED_BATCH]
+    texts = (HAND_WRITTEN * (COMPILED_SENTENCES // len(HAND_WRITTEN) + 1))[:COMPILED_SENTENCES]
     index = _vocabulary(tokenize_many(texts))
     token_ids = TokenIds(index, MAX_TOKENS)
     small = [token_ids(texts[i:i + 100]) for i in range(0, len(texts), 100)]
@@ -179,7 +179,7 @@ def test_token_ids_takes_the_compiled_path_for_large_batches_and_utf8_texts() ->
 
 def test_corpus_scores_have_nan_exactly_where_there_is_no_sentence() -> None:
     table = tiny_model("wlo")._term_table("test")
-    texts = HAND_WRITTEN + [None, "\x1c", " \t", "\u3000", "\x85", "a\u3000"] + ["the cat sat."] * COMPILED_BATCH
+    texts = HAND_WRITTEN + [None, "\x1c", " \t", "\u3000", "\x85", "a\u3000"] + ["the cat sat."] * COMPILED_SENTENCES
     scores = sentence_scores(table, texts)
     assert np.flatnonzero(np.isnan(scores)).tolist() == sorted(set(range(len(texts))) - set(with_sentence(texts)))
     present = with_sentence(texts)

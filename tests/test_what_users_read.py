@@ -106,10 +106,10 @@ def test_accents_fold_to_a_known_entry_in_every_tokenizer_path(shipped) -> None:
     for folded, plain in pairs:
         assert shipped.specificity(folded) == shipped.specificity(plain), folded
     # the compiled tokenizer (batches of 1,024 and more) and the piece tokenizer agree
-    from probsent.text.token_ids import COMPILED_BATCH
+    from probsent.text.token_ids import COMPILED_SENTENCES
 
-    batch = [folded for folded, _ in pairs] * (COMPILED_BATCH // len(pairs) + 1)
-    assert len(batch) >= COMPILED_BATCH
+    batch = [folded for folded, _ in pairs] * (COMPILED_SENTENCES // len(pairs) + 1)
+    assert len(batch) >= COMPILED_SENTENCES
     np.testing.assert_array_equal(shipped.specificity(batch)[:len(pairs)], shipped.specificity([p for _, p in pairs]))
     explained = shipped.explain("café")
     assert explained.words[0].word == "cafe" and explained.coverage == 1.0

@@ -19,7 +19,7 @@ from probsent.inference.arrays import ArrayEncoding, vector_norms
 from probsent.inference.closed_form import pooled_encoding, wlo_encoding, wlo_word_terms
 from probsent.model_paths import CONFIG
 from probsent.model_reading import read_model_config, read_model_parts
-from probsent.text.token_ids import COMPILED_BATCH
+from probsent.text.token_ids import COMPILED_SENTENCES
 
 # Each batch's work arrays hold about this many float64 numbers (positions x dim), or one sentence.
 MAX_BATCH_NUMBERS = 1 << 20
@@ -79,11 +79,11 @@ class ArrayEncoder:
 
     def encode(self, ids: np.ndarray, offsets: np.ndarray, batch_size: int = 256) -> ArrayEncoding:
         """The encodings of the sentences ``ids[offsets[k]:offsets[k + 1]]``, in float64: at least
-        COMPILED_BATCH sentences by the compiled twin (:mod:`probsent.inference.compiled_encode`,
+        COMPILED_SENTENCES sentences by the compiled twin (:mod:`probsent.inference.compiled_encode`,
         the same numbers within float64's rounding, on all cores) where numba is installed, else in batches of similar length
         whose work arrays stay near MAX_BATCH_NUMBERS numbers (``batch_size`` changes nothing)."""
         count = len(offsets) - 1
-        if count >= COMPILED_BATCH:
+        if count >= COMPILED_SENTENCES:
             try:
                 from probsent.inference.compiled_encode import compiled_encoding
             except ImportError:  # no numba: the NumPy batches below

@@ -17,7 +17,7 @@ so scores would not equal the reference bit for bit. ``tests/test_segment_sums.p
 with ``sum`` for every length up to 600.
 
 :func:`term_sums` is what scoring calls: ``segment_sums(terms[ids], offsets)``, which for
-batches of ``COMPILED_BATCH`` segments or more goes to the compiled twin of this module
+batches of ``COMPILED_SEGMENTS`` segments or more goes to the compiled twin of this module
 (:mod:`probsent.text.compiled_sums`: the same order of additions, so the same bits, in one pass
 without the padded tables).
 """
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["COMPILED_BATCH", "segment_sums", "term_sums"]
+__all__ = ["COMPILED_SEGMENTS", "segment_sums", "term_sums"]
 
-COMPILED_BATCH = 1024  # batches of at least this many segments are summed by the compiled kernel
+COMPILED_SEGMENTS = 1024  # batches of at least this many segments are summed by the compiled kernel
 BLOCK = 8  # NumPy's unrolling
 DIRECT = 128  # NumPy's PW_BLOCKSIZE: longer arrays are split in two
 
@@ -83,7 +83,7 @@ def segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def term_sums(terms: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """``segment_sums(terms[ids], offsets)``: each sentence's terms summed (same bits), compiled
     for large batches where numba is available."""
-    if len(offsets) > COMPILED_BATCH:
+    if len(offsets) > COMPILED_SEGMENTS:
         try:
             from probsent.text.compiled_sums import gathered_sums
         except ImportError:  # no numba: NumPy

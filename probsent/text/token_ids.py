@@ -8,7 +8,7 @@ the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
 lookups happen once per distinct piece (:class:`probsent.text.piece_tokenize.PieceTokenizer`) and
 the rest is NumPy, with no Python loop over sentences.
 
-Batches of at least ``COMPILED_BATCH`` sentences, and text already in UTF-8
+Batches of at least ``COMPILED_SENTENCES`` sentences, and text already in UTF-8
 (:class:`probsent.text.utf8_texts.Utf8Texts`, e.g. a Parquet column), go to the compiled tokenizer
 (:class:`probsent.text.compiled_tokenize.CompiledTokenIds`: the same ids, several times faster);
 smaller batches stay in Python, so that scoring a few sentences never imports numba (whose
@@ -25,10 +25,10 @@ from probsent.text.piece_tokenize import PieceTokenizer
 from probsent.text.token_cap import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["COMPILED_BATCH", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",
+__all__ = ["COMPILED_SENTENCES", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",
            "known_share"]
 
-COMPILED_BATCH = 1024  # batches at least this large go to the compiled tokenizer
+COMPILED_SENTENCES = 1024  # batches at least this large go to the compiled tokenizer
 # Below this share of tokens with an entry of their own (known_share), a score says little
 # about the text: every unknown word shares the <unk> entry. The command line warns.
 LOW_COVERAGE = 0.5
@@ -148,7 +148,7 @@ class TokenIds:
         """(ids, offsets): sentence i's first ``max_tokens`` tokens' ids are
         ``ids[offsets[i]:offsets[i + 1]]`` (both int64; ``offsets`` has one more entry). A
         :class:`Utf8Texts` may hold None (no tokens)."""
-        if isinstance(sentences, Utf8Texts) or len(sentences) >= COMPILED_BATCH:
+        if isinstance(sentences, Utf8Texts) or len(sentences) >= COMPILED_SENTENCES:
             with self._lock:
                 compiled = self._compiled_ids()
                 if compiled is not None:
