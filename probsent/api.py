@@ -16,8 +16,8 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
-from probsent.inference.arrays import (FLOAT32_MAX, ArrayEncoding as Encoding, gaussian_entropy, saturated,  # noqa: F401
-                                       saturated_variance, unit_means, vector_norms)
+from probsent.inference.arrays import (ArrayEncoding, gaussian_entropy, saturated, saturated_variance, unit_means,
+                                       vector_norms)
 from probsent.inference.similarity import paired_similarity, similarity_blocks
 from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
@@ -162,7 +162,7 @@ class SentenceModel:
         """
         return int(self._encoder.dim)
 
-    def _encode(self, sentences: Sequence[str], batch_size: int) -> Encoding:
+    def _encode(self, sentences: Sequence[str], batch_size: int) -> ArrayEncoding:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
         finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
         batch_size = check_batch_size(batch_size)
@@ -285,7 +285,7 @@ class SentenceModel:
         pick = (lambda t: finish(t[:1])[0]) if given.single else finish  # noqa: E731
         return pick(mean) if spread is None else (pick(mean), pick(spread))
 
-    def _encode_chunks(self, items: list[str], batch_size: int, show_progress_bar: bool | None) -> Encoding:
+    def _encode_chunks(self, items: list[str], batch_size: int, show_progress_bar: bool | None) -> ArrayEncoding:
         """:meth:`_encode` of ``items``, ENCODE_CHUNK sentences at a time, with a progress bar."""
         check_batch_size(batch_size)
         parts = self._chunked(items, lambda chunk: self._encode(chunk, batch_size), "encode", show_progress_bar)
@@ -293,7 +293,7 @@ class SentenceModel:
             return parts[0]
         if not parts:
             return self._encode([], batch_size)
-        return Encoding.joined(parts)
+        return ArrayEncoding.joined(parts)
 
     def entropy(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Differential entropy of each sentence's Gaussian (probabilistic models only); NaN
@@ -776,7 +776,7 @@ class _Operand:
     """One side of a similarity: its encoding (NumPy, float32 or wider), which rows are missing,
     whether it was a single item, and the sentences it came from (None for given encodings)."""
 
-    def __init__(self, encoding: Encoding, missing: np.ndarray, single: bool, given: Texts | None = None) -> None:
+    def __init__(self, encoding: ArrayEncoding, missing: np.ndarray, single: bool, given: Texts | None = None) -> None:
         self.encoding, self.missing, self.single, self.texts = encoding, missing, single, given
 
     def wide(self, measure: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -821,7 +821,7 @@ class _Operand:
                                  "not its log-variance)")
             with np.errstate(divide="ignore", invalid="ignore"):
                 logvar = np.where(missing[:, None], 0.0, np.log(variance))
-        return cls(Encoding(np.where(missing[:, None], 0.0, mean), logvar), missing, single)
+        return cls(ArrayEncoding(np.where(missing[:, None], 0.0, mean), logvar), missing, single)
 
 
 def resolve_device(device: "str | torch.device") -> "torch.device":

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from probsent.api import FLOAT32_MAX, MAX_TOKENS, SentenceModel
+from probsent.api import MAX_TOKENS, SentenceModel
+from probsent.inference.arrays import FLOAT32_MAX
 from probsent.data.vocab import Vocabulary
 from probsent.models import build_model
 
