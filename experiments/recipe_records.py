@@ -24,7 +24,7 @@ from probsent.evaluation.metrics import accuracy_at_tuned_threshold
 from probsent.evaluation.plots import training_curves
 from probsent.evaluation.results import load_evaluation
 from probsent.evaluation.tables import shorter_specific_experiment
-from probsent.evaluation.validation import NewsDevScorer
+from probsent.evaluation.validation import NewsValidator
 from probsent.io import write_json, write_text
 from probsent.training.checkpoint import LAST, STATE
 from probsent.training.config import TrainConfig
@@ -43,7 +43,7 @@ def untrained_news_dev(name: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         trainer = Trainer(TrainConfig.from_dict({**settings, "out": f"{tmp}/run"}), progress=False,
                           log=lambda message: None)
-        return NewsDevScorer.from_data_dir(trainer.vocab, settings.get("data_dir"))(trainer.encoder.eval())
+        return NewsValidator.from_data_dir(trainer.vocab, settings.get("data_dir"))(trainer.encoder.eval())
 
 
 def length_news_dev() -> float:

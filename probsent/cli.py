@@ -72,14 +72,14 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
-    from probsent.evaluation.validation import NewsDevScorer, StsValidator
+    from probsent.evaluation.validation import NewsValidator, StsValidator
     from probsent.training.config import TrainConfig
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
-        trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab)
+        trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
     state = trainer.train()
     best = state.get("best")
     summary = f"step {state['step']:,}"

@@ -20,7 +20,7 @@ from probsent.cli import main
 from probsent.training.config import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
-from probsent.evaluation.validation import NewsDevScorer, StsValidator
+from probsent.evaluation.validation import NewsValidator, StsValidator
 from tests.helpers import REPO
 
 
@@ -51,7 +51,7 @@ def test_training_lowers_loss_and_raises_sts(tmp_path, model, extra, data_dir, p
                  eval_every=30, vocab_size=10_000, **extra)
     trainer = Trainer(cfg, progress=False)
     trainer.validator = StsValidator.from_data_dir(trainer.vocab, str(data_dir))
-    trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab, str(data_dir))
+    trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab, str(data_dir))
     untrained = trainer.validator(trainer.encoder.eval())
     news = load_news_train(as_data_dir(str(data_dir)))
     untrained_scores = probsent.SentenceModel(trainer.encoder, trainer.vocab).specificity(news.sentences)

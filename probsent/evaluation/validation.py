@@ -11,7 +11,7 @@ from probsent.evaluation.metrics import accuracy_at_tuned_threshold, pearson
 from probsent.models import SentenceEncoder
 
 
-# The two development scorers share a shape (vocabulary, data, a from_data_dir reader, a call on
+# The two validators share a shape (vocabulary, data, a from_data_dir reader, a call on
 # an encoder) and nothing else: different data, different measures.
 class StsValidator:
     """Callable scoring an encoder by Pearson r on STS 2017, using cosine of concat(mean,
@@ -32,7 +32,7 @@ class StsValidator:
         return pearson(similarity, self.pairs.scores)
 
 
-class NewsDevScorer:
+class NewsValidator:
     """Callable giving an encoder's accuracy (%) on the cleaned news training rows, with the
     threshold tuned on those same rows: a development score for the second model selection
     (the news test set is never looked at)."""
@@ -42,7 +42,7 @@ class NewsDevScorer:
         self.news = news
 
     @classmethod
-    def from_data_dir(cls, vocab: Vocabulary, data_dir: str | None = None) -> "NewsDevScorer":
+    def from_data_dir(cls, vocab: Vocabulary, data_dir: str | None = None) -> "NewsValidator":
         """Read the news training rows from ``data_dir`` (or the default data directory)."""
         return cls(vocab, load_news_train(as_data_dir(data_dir)))
 
