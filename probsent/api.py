@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
-from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
+from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.explanation import Attribution, Explanation
@@ -535,7 +535,7 @@ class SentenceModel:
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) for the sentence's length, from the model's calibration (``probsent
         calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
-        the percentile's order, short sentences and long alike; see :mod:`probsent.calibration`.
+        the percentile's order, short sentences and long alike; see :mod:`probsent.readouts.calibration`.
         NaN for a null or blank item, and where the percentile is withheld (:meth:`note` says
         why); a pandas Series gives a Series with its index. The probability of the raw score on
         news's scale is :meth:`news_probability`.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from probsent.calibration import Calibration, fit_logistic
+from probsent.readouts.calibration import Calibration, fit_logistic
 from probsent.percentiles import PercentileTable, table_for
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probsent.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
+from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.readings import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary

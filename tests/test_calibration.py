@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import minimize
 
 from probsent.api import load as probsent_load
-from probsent.calibration import fit_logistic
+from probsent.readouts.calibration import fit_logistic
 from probsent.cli import main
 
 
@@ -80,7 +80,7 @@ def test_the_fit_on_the_news_rows_matches_a_generic_optimizer(tmp_path, make_mod
 
 @pytest.mark.parametrize("slope", [0.7, -0.2, 1e-300, 1e300])
 def test_the_probability_is_in_the_score_order_for_any_fit(slope) -> None:
-    from probsent.calibration import Calibration
+    from probsent.readouts.calibration import Calibration
 
     scores = np.sort(np.random.default_rng(0).normal(40.0, 10.0, 2000))
     probability = Calibration(slope, -3.0, "x", 2, 1.0).probability(scores)
@@ -105,7 +105,7 @@ def test_the_shipped_probabilities_follow_the_score_and_the_percentile() -> None
 
 
 def test_a_length_aware_calibration_file_is_refused_with_the_command(tmp_path) -> None:
-    from probsent.calibration import Calibration
+    from probsent.readouts.calibration import Calibration
     from probsent.errors import InvalidValueError
 
     (tmp_path / "calibration.json").write_text(json.dumps(
@@ -116,7 +116,7 @@ def test_a_length_aware_calibration_file_is_refused_with_the_command(tmp_path) -
 
 
 def test_a_score_only_calibration_file_still_loads(tmp_path) -> None:
-    from probsent.calibration import Calibration
+    from probsent.readouts.calibration import Calibration
 
     (tmp_path / "calibration.json").write_text(json.dumps(
         {"slope": 0.5, "intercept": 1.0, "fitted_on": "x", "sentences": 2, "accuracy_at_half": 1.0}))

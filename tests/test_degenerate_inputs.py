@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import probsent
-from probsent.calibration import Calibration
+from probsent.readouts.calibration import Calibration
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readings import MAX_REPEATED, MIN_WORDS, NOTES, repeated_trigram_share, stutter_share, withheld_codes

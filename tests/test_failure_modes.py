@@ -19,7 +19,7 @@ import torch
 
 import probsent
 from probsent.api import SentenceModel
-from probsent.calibration import Calibration
+from probsent.readouts.calibration import Calibration
 from probsent.cli import main
 from probsent.data.vocab import Vocabulary
 from probsent.models import build_model

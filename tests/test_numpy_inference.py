@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from probsent.api import SentenceModel, load
-from probsent.calibration import Calibration
+from probsent.readouts.calibration import Calibration
 from probsent.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
