@@ -23,7 +23,7 @@ from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tens
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.model_reading import read_consistently
-from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.readings import notes, percentiles_read, withheld
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
@@ -634,7 +634,7 @@ class SentenceModel:
     def percentile(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
-        see :mod:`probsent.percentiles`). Comparable across kinds of text, unlike the raw score.
+        see :mod:`probsent.readouts.percentiles`). Comparable across kinds of text, unlike the raw score.
         NaN for a null or blank item, and withheld (NaN) for text that is no sentence of the
         reference's kind: mostly unknown words, mostly repetition, or fewer than three words
         (:meth:`note` says which; :mod:`probsent.readings`). A pandas Series gives a Series

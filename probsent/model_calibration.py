@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from probsent.readouts.calibration import Calibration, fit_logistic
-from probsent.percentiles import PercentileTable, table_for
+from probsent.readouts.percentiles import PercentileTable, table_for
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

@@ -41,7 +41,7 @@ from probsent.text.token_ids import LOW_COVERAGE, coverage_counts
 from probsent.text.utf8_texts import Utf8Texts
 
 if TYPE_CHECKING:
-    from probsent.percentiles import PercentileTable
+    from probsent.readouts.percentiles import PercentileTable
     from probsent.text.token_ids import TokenIds
 
 __all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read",

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
-from probsent.percentiles import FILE as PERCENTILES, PercentileTable
+from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.readings import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary
 from probsent.explanation import Attribution, Explanation, TermScale
@@ -134,7 +134,7 @@ class WordTermTable:
         return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """The percentile for their length (:mod:`probsent.percentiles`) of sentences already
+        """The percentile for their length (:mod:`probsent.readouts.percentiles`) of sentences already
         scored, NaN where :mod:`probsent.readings` withholds it."""
         return percentiles_read(self.require_percentiles(), self.token_ids, scores, sentences)
 

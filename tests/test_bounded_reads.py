@@ -18,7 +18,7 @@ import probsent
 from probsent.cli import main
 from probsent.errors import ProbsentError
 from probsent.model_paths import DEFAULT_MODEL
-from probsent.percentiles import reference_sample
+from probsent.readouts.percentiles import reference_sample
 from tests.helpers import one_error
 
 REPO = Path(__file__).resolve().parents[1]

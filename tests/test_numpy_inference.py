@@ -15,7 +15,7 @@ import torch
 
 from probsent.api import SentenceModel, load
 from probsent.readouts.calibration import Calibration
-from probsent.percentiles import PercentileTable
+from probsent.readouts.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model

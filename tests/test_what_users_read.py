@@ -13,7 +13,7 @@ import pytest
 import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.percentiles import PercentileTable, build_table, reference_sample
+from probsent.readouts.percentiles import PercentileTable, build_table, reference_sample
 from probsent.text.tokenize import tokenize
 
 GERMAN = "Der Hund läuft schnell über die Straße."

@@ -7,7 +7,7 @@ as ``calibration.json``:
 
 - **P(specific) for the sentence's length** (``model.probability``, the command line's
   ``--probability``): sigmoid(``percentile_slope`` x percentile + ``percentile_intercept``), a
-  function of the percentile for the sentence's length (:mod:`probsent.percentiles`), so it is
+  function of the percentile for the sentence's length (:mod:`probsent.readouts.percentiles`), so it is
   in the percentile's order for any sentences, short or long. It means: the share of news
   sentences *at that percentile for their length* that annotators called specific. A short
   precise sentence at the top of its length reads as specific (the fit's value at 100), a
