@@ -14,7 +14,7 @@ import numpy as np
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.explanation import Attribution, Explanation
+from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (ArrayEncoding, gaussian_entropy, saturated, saturated_variance, unit_means,
                                        vector_norms)
@@ -713,7 +713,7 @@ class SentenceModel:
 
         Returns
         -------
-        probsent.explanation.Explanation
+        probsent.readouts.explanation.Explanation
             ``prior_entropy``, ``entropy``, and ``words``: one attribution per token (its
             ``entropy`` share, negative = more specific); ``to_frame()`` gives a DataFrame.
             The prior's entropy plus the shares is the sentence's :meth:`entropy`.

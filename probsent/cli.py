@@ -279,7 +279,7 @@ def _lines(path: str) -> list[str]:
 def _run_explain(args: argparse.Namespace) -> int:
     import json
 
-    from probsent.explanation import explanations_page
+    from probsent.readouts.explanation import explanations_page
     from probsent.output_files import check_output_target, writing_output
     from probsent.scorer import load_scorer
     from probsent.terminal_text import display_width, fitted, printable

@@ -34,7 +34,7 @@ from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made
 from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.readings import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary
-from probsent.explanation import Attribution, Explanation, TermScale
+from probsent.readouts.explanation import Attribution, Explanation, TermScale
 from probsent.inference.array_encoder import read_array_model
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms

@@ -102,7 +102,7 @@ class SpecificityComponent:
         self.source = source
         self.batch_size = batch_size
         self._terms: np.ndarray | None | bool = False  # float64 entropy term per word (WLO); False: not read yet
-        self.scale = None  # the model's term scale (probsent.explanation.TermScale), for the ranks
+        self.scale = None  # the model's term scale (probsent.readouts.explanation.TermScale), for the ranks
         _register_extensions()
 
     @property
