@@ -253,7 +253,7 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> tuple[list[tuple[str, 
     from probsent.text.piece_tokenize import PieceTokenizer
     from probsent.text.tokenize import tokenize_many
     from probsent.text.utf8_texts import Utf8Texts
-    from probsent.word_terms import MAX_TOKENS, read_word_terms
+    from probsent.readouts.word_terms import MAX_TOKENS, read_word_terms
     from probsent.model_paths import resolve_model_dir
 
     nltk.redos.DEFAULT_TIMEOUT = None  # NLTK's ReDoS guard costs time and changes no result

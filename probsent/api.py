@@ -29,7 +29,7 @@ from probsent.similarity_measures import MEASURES, check_measure, measure_matrix
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
 from probsent.util import CORPUS_CHUNK, TopHits
-from probsent.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
+from probsent.readouts.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
 
 if TYPE_CHECKING:
     import torch
@@ -44,7 +44,7 @@ Sentences = Union[str, Iterable[Any]]
 # what ``encode`` returned: vectors (or means) [n, dim] or [dim], or a (mean, variance) tuple
 Encoded = Union[np.ndarray, tuple]
 
-# A sentence is encoded (and explained) as its first MAX_TOKENS tokens (probsent.word_terms):
+# A sentence is encoded (and explained) as its first MAX_TOKENS tokens (probsent.readouts.word_terms):
 # the encoding's memory per sentence stays bounded (about 3 KB a token) whatever the input.
 # Sentences are encoded in batches of at most this many padded token positions (or one
 # sentence), so memory per call is bounded too, whatever the batch size asked for.

@@ -2,7 +2,7 @@
 
 ``probsent specificity``, ``probsent explain``, the worker processes and Spark's executors
 score with what :func:`load_scorer` returns. A WLO model directory becomes a
-:class:`probsent.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
+:class:`probsent.readouts.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
 that scores is ready in a fraction of a second. Any other model (or a directory the
 term-table reader does not accept) is loaded by :func:`probsent.api.load`, with torch; both
 offer ``specificity``, ``require_calibration`` and ``path``, and give the same scores.
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Union
 
 from probsent.model_paths import resolve_model_dir
 from probsent.model_reading import read_consistently
-from probsent.word_terms import WordTermTable, read_word_terms
+from probsent.readouts.word_terms import WordTermTable, read_word_terms
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

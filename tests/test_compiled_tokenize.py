@@ -22,7 +22,7 @@ from probsent.text.compiled_tokenize import CompiledTokenIds
 from probsent.text.token_ids import COMPILED_SENTENCES, TokenIds
 from probsent.text.tokenize import tokenize, tokenize_many
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.word_terms import MAX_TOKENS
+from probsent.readouts.word_terms import MAX_TOKENS
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 from test_tokenize import EDGE_CASES, LONG_CASES, _in_context, _random_strings
 

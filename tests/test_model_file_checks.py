@@ -20,7 +20,7 @@ from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import read_array_model
 from probsent.model_files import read_model_dir
 from probsent.model_paths import DEFAULT_MODEL
-from probsent.word_terms import read_word_terms
+from probsent.readouts.word_terms import read_word_terms
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -28,7 +28,7 @@ from probsent.inference.arrays import ArrayEncoding, gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.inference.similarity import paired_similarity
 from probsent.models import WLO
-from probsent.word_terms import prior_entropy
+from probsent.readouts.word_terms import prior_entropy
 from tests.helpers import REPO
 
 PACKAGE = REPO / "probsent"

@@ -39,7 +39,7 @@ def test_train_demo_says_why_its_scores_differ_from_the_shipped_models() -> None
     import math
     from pathlib import Path
 
-    from probsent.word_terms import prior_entropy
+    from probsent.readouts.word_terms import prior_entropy
 
     model = probsent.load()
     dim, start = model.get_sentence_embedding_dimension(), model.config["model"]["start_variance"]

@@ -17,7 +17,7 @@ from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.word_terms import read_word_terms
+from probsent.readouts.word_terms import read_word_terms
 from tests.helpers import wlo_recurrence
 
 SENTENCES = ["the cat sat on the mat .", "a dog ran in the park", "the man plays guitar",

@@ -37,7 +37,7 @@ from probsent.text.token_ids import TokenIds
 from probsent.text.tokenize import tokenize
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.inference.array_encoder import LIMITS
-from probsent.word_terms import prior_entropy, read_word_terms, wlo_word_terms
+from probsent.readouts.word_terms import prior_entropy, read_word_terms, wlo_word_terms
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 
 

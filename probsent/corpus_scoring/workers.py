@@ -24,7 +24,7 @@ from probsent.model_paths import resolve_model_dir
 from probsent.scorer import Scorer
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.word_terms import WordTermTable
+from probsent.readouts.word_terms import WordTermTable
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

@@ -2,7 +2,7 @@
 
 :class:`TokenIds` turns a batch of sentences into one flat int64 array of vocabulary ids
 and the sentences' offsets in it, each sentence cut at its first ``max_tokens`` tokens:
-the input of WLO's term sums (:mod:`probsent.word_terms`) and of the encoders
+the input of WLO's term sums (:mod:`probsent.readouts.word_terms`) and of the encoders
 (:meth:`probsent.api.SentenceModel.encode`). It equals tokenizing each sentence with
 :func:`probsent.text.tokenize.tokenize` and looking each token up (unknown words: 0), but the
 lookups happen once per distinct piece (:class:`probsent.text.piece_tokenize.PieceTokenizer`) and
