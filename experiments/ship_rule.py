@@ -309,7 +309,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
 
 def withheld_shares(model) -> dict[str, float]:
     """The share (%) of each test set's sentences whose percentile and P(specific) the API
-    withholds (probsent.readings: low coverage, repetition, under three words)."""
+    withholds (probsent.readouts.withheld: low coverage, repetition, under three words)."""
     from probsent.evaluation import datasets as ds
 
     data = ds.as_data_dir(None)

@@ -24,7 +24,7 @@ from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.model_reading import read_consistently
 from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
-from probsent.readings import notes, percentiles_read, withheld
+from probsent.readouts.withheld import notes, percentiles_read, withheld
 from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
@@ -601,7 +601,7 @@ class SentenceModel:
     def note(self, sentences: Sentences):
         """Why each sentence's :meth:`percentile` and :meth:`probability` are withheld (NaN):
         "low coverage", "repetition", "too short" or "no tokens"; "" where they are given (the
-        rules and their thresholds: :mod:`probsent.readings`). A null item gives "no tokens".
+        rules and their thresholds: :mod:`probsent.readouts.withheld`). A null item gives "no tokens".
 
         Parameters
         ----------
@@ -637,7 +637,7 @@ class SentenceModel:
         see :mod:`probsent.readouts.percentiles`). Comparable across kinds of text, unlike the raw score.
         NaN for a null or blank item, and withheld (NaN) for text that is no sentence of the
         reference's kind: mostly unknown words, mostly repetition, or fewer than three words
-        (:meth:`note` says which; :mod:`probsent.readings`). A pandas Series gives a Series
+        (:meth:`note` says which; :mod:`probsent.readouts.withheld`). A pandas Series gives a Series
         with its index.
 
         Parameters

@@ -27,7 +27,7 @@ def fit_calibration(model: "SentenceModel", table: PercentileTable,
                     data_dir: str | os.PathLike[str] | None = None) -> Calibration:
     """Both logistic fits on the cleaned news training rows: of the score (the news-threshold
     probability) and of the percentile for the sentence's length in ``table`` (P(specific);
-    the rows whose percentile is withheld, :mod:`probsent.readings`, are left out of it)."""
+    the rows whose percentile is withheld, :mod:`probsent.readouts.withheld`, are left out of it)."""
     from probsent.evaluation.datasets import DataDir, load_news_train
 
     news = load_news_train(DataDir(data_dir))

@@ -15,7 +15,7 @@ import probsent
 from probsent.readouts.calibration import Calibration
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.readings import MAX_REPEATED, MIN_WORDS, NOTES, repeated_trigram_share, stutter_share, withheld_codes
+from probsent.readouts.withheld import MAX_REPEATED, MIN_WORDS, NOTES, repeated_trigram_share, stutter_share, withheld_codes
 from probsent.text.token_ids import LOW_COVERAGE, coverage_codes
 
 # a development list of my own making: short facts, and short sentences that say little

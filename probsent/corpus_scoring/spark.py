@@ -67,7 +67,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     from the model's calibration, with ``percentile`` the percentile for the sentence's length
     (0-100), with ``coverage`` the share of its words with an entry of their own (0-1). Null for
     a null or blank text, as NaN in the API; the percentile and P(specific) are also null where
-    the API withholds them (:mod:`probsent.readings`).
+    the API withholds them (:mod:`probsent.readouts.withheld`).
 
     Parameters
     ----------

@@ -21,7 +21,7 @@ positive makes the sentence more specific, the same sign as the score), and
 vocabulary, 0-1: the scale ``explain`` colours on, so the same word has the same rank in every
 sentence; None for a token that starts no probsent token) and ``token._.unknown`` (True where
 one of its probsent tokens has no entry of its own). Probabilities and percentiles are None
-unless the model is calibrated, and NaN where :mod:`probsent.readings` withholds them.
+unless the model is calibrated, and NaN where :mod:`probsent.readouts.withheld` withholds them.
 ``nlp.to_disk`` keeps the model's name as "default" (the shipped model, whatever the working
 directory holds) or an absolute path, so ``spacy.load`` from any directory scores with the same model.
 

@@ -12,7 +12,7 @@ as ``calibration.json``:
   sentences *at that percentile for their length* that annotators called specific. A short
   precise sentence at the top of its length reads as specific (the fit's value at 100), a
   vague one at the bottom as general; it is withheld (NaN) with the percentile, for the text
-  :mod:`probsent.readings` names.
+  :mod:`probsent.readouts.withheld` names.
 - **the news-threshold probability** (``model.news_probability``): sigmoid(``slope`` x score +
   ``intercept``), of the raw score, in the score's order: the share of *news* sentences with
   that score called specific. News sentences average 22 tokens, so it calls most short

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from probsent.readings import EXPLAINED
+from probsent.readouts.withheld import EXPLAINED
 from probsent.text.token_ids import counts_for_coverage
 
 # the colours of the scale's two ends (blue: a term that makes the sentence more specific; red:
@@ -97,7 +97,7 @@ class Explanation:
     scale: TermScale | None = field(default=None, repr=False)
     percentile: float | None = None
     probability: float | None = None
-    note: str = ""  # why the percentile and P(specific) are withheld (probsent.readings), "" if not
+    note: str = ""  # why the percentile and P(specific) are withheld (probsent.readouts.withheld), "" if not
 
     @property
     def coverage(self) -> float:

@@ -18,7 +18,7 @@ bin uses the first, a longer one the last ("long sentences share the last bin"),
 length has a percentile. A blank sentence (no tokens) has none: NaN. The API, the command
 line, Spark and spaCy also withhold it (NaN) for text that is no sentence of the reference's
 kind: mostly unknown words, mostly repetition, or fewer than three words
-(:mod:`probsent.readings`).
+(:mod:`probsent.readouts.withheld`).
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
-from probsent.readings import notes, percentiles_read, withheld
+from probsent.readouts.withheld import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary
 from probsent.readouts.explanation import Attribution, Explanation, TermScale
 from probsent.inference.array_encoder import read_array_model
@@ -135,7 +135,7 @@ class WordTermTable:
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """The percentile for their length (:mod:`probsent.readouts.percentiles`) of sentences already
-        scored, NaN where :mod:`probsent.readings` withholds it."""
+        scored, NaN where :mod:`probsent.readouts.withheld` withholds it."""
         return percentiles_read(self.require_percentiles(), self.token_ids, scores, sentences)
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
@@ -144,7 +144,7 @@ class WordTermTable:
 
     def note(self, sentences: Sequence[str | None] | Utf8Texts) -> list[str]:
         """Why each sentence's percentile and P(specific) are withheld ("" where they are given;
-        :mod:`probsent.readings`)."""
+        :mod:`probsent.readouts.withheld`)."""
         return notes(withheld(self.token_ids, sentences)[0])
 
     @property
