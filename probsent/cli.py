@@ -201,7 +201,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
-    from probsent.scorer import load_scorer
+    from probsent.readouts.scoring_model import load_scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.text.token_ids import LOW_COVERAGE
     from probsent.corpus_scoring.workers import capped_workers
@@ -209,7 +209,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = load_scorer(args.model)
+    model = load_scoring_model(args.model)
     if args.probability:
         model.require_calibration()
     if args.percentile:
@@ -281,15 +281,15 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     from probsent.readouts.explanation import explanations_page
     from probsent.output_files import check_output_target, writing_output
-    from probsent.scorer import load_scorer
+    from probsent.readouts.scoring_model import load_scoring_model
     from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
-    scorer = load_scorer(args.model)
-    explanations = [scorer.explain(sentence) for sentence in sentences]
+    model = load_scoring_model(args.model)
+    explanations = [model.explain(sentence) for sentence in sentences]
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     out = sys.stdout

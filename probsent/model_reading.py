@@ -7,7 +7,7 @@ config's ``vocab_size``; ``model.safetensors`` exactly its header plus the bytes
 tensors the config implies. The weights' header is read and checked against the expected
 names and shapes before any tensor is read or any table of the model's size is made, so a
 config that claims a huge model costs nothing. Both model readers use these
-(:mod:`probsent.model_files` with torch, :mod:`probsent.readouts.word_terms` with NumPy).
+(:mod:`probsent.model_files` with torch, :mod:`probsent.word_terms` with NumPy).
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import numpy as np
 from probsent.corpus_scoring.formats import (CHUNK, COVERAGE, PERCENTILE, PROBABILITY, SCORE, Chunk, Sink, TextSink,
                                              iter_lines, text_chunks)
 from probsent.corpus_scoring.workers import score_chunks
-from probsent.scorer import Scorer
+from probsent.readouts.scoring_model import ScoringModel
 from probsent.text.token_ids import LOW_COVERAGE
 
 __all__ = ["Scored", "iter_lines", "score_corpus", "score_columns", "score_stream"]
@@ -37,7 +37,7 @@ def score_columns(probability: bool = False, percentile: bool = False, coverage:
                                                (COVERAGE, coverage)) if asked]
 
 
-def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
+def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
                  batch_size: int = 256, probability: bool = False, progress: bool = False,
                  percentile: bool = False, coverage: bool = False) -> Scored:
     """Score every chunk's texts and write the chunk with its new columns to ``sink``, in
@@ -78,7 +78,7 @@ def score_corpus(model: Scorer, chunks: Iterable[Chunk], sink: Sink, workers: in
     return scored
 
 
-def score_stream(model: Scorer, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
+def score_stream(model: ScoringModel, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
                  chunk: int = CHUNK, batch_size: int = 256, progress: bool = False,
                  probability: bool = False, workers: int = 1) -> int:
     """Write one line per input line: ``score<TAB>sentence`` (tsv) or a JSON object (json);

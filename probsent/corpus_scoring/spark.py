@@ -5,7 +5,7 @@
 
 Both functions add columns with a pandas UDF: Spark sends the text column to its Python
 workers in Arrow batches, and each worker process loads the model once (cached by directory:
-for scores, :func:`probsent.scorer.cached_scorer`, a WLO model's term table without torch;
+for scores, :func:`probsent.readouts.scoring_model.cached_scoring_model`, a WLO model's term table without torch;
 for encodings, :func:`probsent.corpus_scoring.workers.cached_model`) and then scores batch
 after batch with the same code as ``probsent specificity``, so the numbers are those of
 ``probsent.load().specificity``. Rows keep their order and every column. A row whose text is
@@ -50,7 +50,7 @@ from probsent.errors import ProbsentError
 from probsent.model_paths import MODEL_FILES, resolve_model_dir
 from probsent.model_reading import MAX_MODEL_FILE_BYTES, read_consistently
 from probsent.untrusted_files import read_regular_file
-from probsent.scorer import Scorer, cached_scorer
+from probsent.readouts.scoring_model import ScoringModel, cached_scoring_model
 from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     True
     >>> spark.stop()
     """
-    shipped, local = _ship(df, model, cached_scorer)
+    shipped, local = _ship(df, model, cached_scoring_model)
     if probability:
         local.require_calibration()
     if percentile:
@@ -110,7 +110,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
     def score(texts: pd.Series) -> pd.DataFrame:
-        executor_model = _executor_model(shipped, cached_scorer)
+        executor_model = _executor_model(shipped, cached_scoring_model)
         sentences = _texts(texts)
         values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
         columns = {SCORE: values}
@@ -210,7 +210,7 @@ class Shipped(NamedTuple):
     sha256: str
 
 
-def _ship(df: DataFrame, model: Model, loader: Callable = cached_scorer) -> tuple[Shipped | None, Scorer]:
+def _ship(df: DataFrame, model: Model, loader: Callable = cached_scoring_model) -> tuple[Shipped | None, ScoringModel]:
     """(what the executors find the model by, None for the shipped model; the model the driver
     reads its type and calibration from). The files are read once, and the executors get those
     bytes: for a directory, the driver's model is read from the same bytes (a copy in the
@@ -361,9 +361,9 @@ def _executor_directory(shipped: Shipped) -> str:
     return str(directory)
 
 
-def _executor_model(shipped: Shipped | None, loader: Callable = cached_scorer) -> Scorer:
+def _executor_model(shipped: Shipped | None, loader: Callable = cached_scoring_model) -> ScoringModel:
     """On an executor: the shipped model, or the directory sent by :func:`_ship` (checked by
-    :func:`_executor_directory`), by ``loader`` (:func:`cached_scorer` or :func:`cached_model`).
+    :func:`_executor_directory`), by ``loader`` (:func:`cached_scoring_model` or :func:`cached_model`).
     Torch, where the model needs it, uses the task's cores (``spark.task.cpus``, default 1):
     Spark already runs one Python worker per task slot, so more threads would only compete
     for the same cores."""

@@ -2,8 +2,8 @@
 
 The one place where a list of texts becomes specificity scores: ``probsent specificity``
 (one process or ``--workers N``) and ``probsent.spark`` both call :func:`sentence_scores`, so
-every path gives the same numbers. A worker process gets the parent's scorer (a WLO model's
-term table, read without torch: :func:`probsent.scorer.load_scorer`) when it starts and then
+every path gives the same numbers. A worker process gets the parent's scoring model (a WLO model's
+term table, read without torch: :func:`probsent.readouts.scoring_model.load_scoring_model`) when it starts and then
 scores chunk after chunk with it.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from probsent.model_paths import resolve_model_dir
-from probsent.scorer import Scorer
+from probsent.readouts.scoring_model import ScoringModel
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.readouts.word_terms import WordTermTable
@@ -36,7 +36,7 @@ _MODELS: dict[str, "SentenceModel"] = {}  # this process's full models, by resol
 
 def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
     """The full model in directory ``path`` (None: the shipped one), with torch, loaded once
-    per process: for encoding (scoring needs only :func:`probsent.scorer.cached_scorer`)."""
+    per process: for encoding (scoring needs only :func:`probsent.readouts.scoring_model.cached_scoring_model`)."""
     from probsent.api import load
 
     key = str(resolve_model_dir(path).resolve())
@@ -62,13 +62,13 @@ def with_sentence(texts: Sequence[str | None]) -> list[int]:
     return [i for i, text in enumerate(texts) if text is not None and text.strip()]
 
 
-def sentence_scores(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+def sentence_scores(model: ScoringModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
     return scores_and_coverage(model, texts, batch_size)[0]
 
 
-def scores_and_coverage(model: Scorer, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+def scores_and_coverage(model: ScoringModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """[2, n] float64: each text's specificity and its coverage (share of tokens with an entry
     of their own); NaN where there is no sentence."""
     if isinstance(model, WordTermTable):  # the whole batch at once (no tokens: no sentence)
@@ -98,23 +98,23 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-_WORKER_SCORER: list[Scorer] = []  # a worker process's scorer: the parent's, handed over at its start
+_WORKER_MODEL: list[ScoringModel] = []  # a worker process's scoring model: the parent's, handed over at its start
 
 
-def _start_worker(model: Scorer, parent: int) -> None:
+def _start_worker(model: ScoringModel, parent: int) -> None:
     die_with_parent(parent)  # never outlive the parent, however it ends
     for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
         signal.signal(signum, signal.SIG_IGN)
-    _WORKER_SCORER[:] = [model]
+    _WORKER_MODEL[:] = [model]
     if "torch" in sys.modules:  # a model without a term table: one core per worker
         sys.modules["torch"].set_num_threads(1)
 
 
 def _score_in_worker(texts: list[str | None], batch_size: int) -> np.ndarray:
-    return scores_and_coverage(_WORKER_SCORER[0], texts, batch_size)
+    return scores_and_coverage(_WORKER_MODEL[0], texts, batch_size)
 
 
-def score_chunks(model: Scorer, items: Iterable[tuple[T, Sequence[str | None]]],
+def score_chunks(model: ScoringModel, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
     is :func:`scores_and_coverage`'s [2, n] array.

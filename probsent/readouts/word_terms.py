@@ -19,7 +19,7 @@ where a text holds no sentence.
 
 :func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
 loader; ``probsent specificity``, ``explain``, the worker processes and Spark use it
-(:mod:`probsent.scorer`), and :class:`probsent.api.SentenceModel` delegates its entropy,
+(:mod:`probsent.readouts.scoring_model`), and :class:`probsent.api.SentenceModel` delegates its entropy,
 specificity and explain to a table built from its encoder.
 """
 from __future__ import annotations

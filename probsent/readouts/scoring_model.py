@@ -1,7 +1,7 @@
 """The scoring path's model: a torch-free term table where the model allows, else the full model.
 
 ``probsent specificity``, ``probsent explain``, the worker processes and Spark's executors
-score with what :func:`load_scorer` returns. A WLO model directory becomes a
+score with what :func:`load_scoring_model` returns. A WLO model directory becomes a
 :class:`probsent.readouts.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
 that scores is ready in a fraction of a second. Any other model (or a directory the
 term-table reader does not accept) is loaded by :func:`probsent.api.load`, with torch; both
@@ -19,13 +19,13 @@ from probsent.readouts.word_terms import WordTermTable, read_word_terms
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
-Scorer = Union[WordTermTable, "SentenceModel"]
+ScoringModel = Union[WordTermTable, "SentenceModel"]
 
-_SCORERS: dict[str, Scorer] = {}  # this process's scorers, by resolved directory
+_LOADED: dict[str, ScoringModel] = {}  # this process's scoring models, by resolved directory
 
 
-def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
-    """The scorer of the model ``path`` names (as :func:`probsent.load` reads it)."""
+def load_scoring_model(path: str | os.PathLike[str] | None = None) -> ScoringModel:
+    """The scoring model of the model ``path`` names (as :func:`probsent.load` reads it)."""
     directory = resolve_model_dir(path)
     table, identity = read_consistently(directory, lambda: read_word_terms(directory))
     if table is not None:
@@ -36,9 +36,9 @@ def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
     return load(path)
 
 
-def cached_scorer(path: str | os.PathLike[str] | None) -> Scorer:
-    """:func:`load_scorer`, once per process and directory (None: the shipped model)."""
+def cached_scoring_model(path: str | os.PathLike[str] | None) -> ScoringModel:
+    """:func:`load_scoring_model`, once per process and directory (None: the shipped model)."""
     key = str(resolve_model_dir(path).resolve())
-    if key not in _SCORERS:
-        _SCORERS[key] = load_scorer(path)
-    return _SCORERS[key]
+    if key not in _LOADED:
+        _LOADED[key] = load_scoring_model(path)
+    return _LOADED[key]
