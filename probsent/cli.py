@@ -185,7 +185,7 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.model_calibration import calibrate
+    from probsent.readouts.model_calibration import calibrate
 
     model = load(args.model)
     calibration, table = calibrate(model, args.data_dir, args.reference)
@@ -395,7 +395,7 @@ def _run_export(args: argparse.Namespace) -> int:
     from probsent.export import export_model
 
     from probsent.errors import MissingFileError
-    from probsent.model_calibration import calibrate
+    from probsent.readouts.model_calibration import calibrate
 
     small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
                          args.start_variance)
