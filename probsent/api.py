@@ -18,14 +18,14 @@ from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import (ArrayEncoding, gaussian_entropy, saturated, saturated_variance, unit_means,
                                        vector_norms)
-from probsent.inference.similarity import paired_similarity, similarity_blocks
 from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.model_reading import read_consistently
 from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
 from probsent.readouts.withheld import notes, percentiles_read, withheld
-from probsent.similarity_measures import MEASURES, check_measure, measure_matrix, measure_pairs
+from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
+                                         measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
 from probsent.util import CORPUS_CHUNK, TopHits
@@ -381,7 +381,7 @@ class SentenceModel:
         measure : str, optional
             ``"cosine"`` (the default: the cosine of the means, or of the vectors),
             ``"cosine_concat"``, ``"kernel"`` or ``"expected_inner_product"`` (the model's
-            training similarity, unbounded); see :mod:`probsent.similarity_measures`. The
+            training similarity, unbounded); see :mod:`probsent.readouts.similarity`. The
             default was chosen on development sets (docs/RESULTS.md).
 
         Returns
@@ -412,7 +412,7 @@ class SentenceModel:
         rows and columns of missing items."""
         if measure == "expected_inner_product":
             matrix = np.empty((len(side_a.missing), len(side_b.missing)), dtype=np.float32)
-            for rows, columns, block in similarity_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
+            for rows, columns, block in expected_inner_product_blocks(side_a.encoding, side_b.encoding, MAX_SIMILARITY_CELLS):
                 matrix[rows, columns] = saturated(block)
         else:
             matrix = measure_matrix(measure, side_a.wide(measure), side_b.wide(measure),
@@ -513,7 +513,7 @@ class SentenceModel:
             raise InvalidValueError(f"similarity_pairwise needs as many items in a ({len(side_a.missing)}) "
                                     f"as in b ({len(side_b.missing)})")
         if measure == "expected_inner_product":
-            values = saturated(paired_similarity(side_a.encoding, side_b.encoding))
+            values = saturated(paired_expected_inner_product(side_a.encoding, side_b.encoding))
         else:
             values = measure_pairs(measure, side_a.wide(measure), side_b.wide(measure)).astype(np.float32)
         shape = side_a.texts if side_a.texts is not None else Texts([""] * len(values), side_a.missing, side_a.single)

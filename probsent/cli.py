@@ -9,7 +9,7 @@ from typing import NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
-from probsent.similarity_measures import MEASURES as MEASURE_NAMES
+from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
 from probsent.extras import install_line

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from probsent.errors import InvalidValueError
-from probsent.similarity_measures import measure_matrix
+from probsent.readouts.similarity import measure_matrix
 
 __all__ = ["TopHits", "semantic_search"]
 

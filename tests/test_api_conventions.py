@@ -168,13 +168,13 @@ def test_nulls_are_zero_vectors_nan_variances_and_nan_scores(shipped, make_model
 @pytest.mark.slow
 def test_compiled_kernel_equals_the_log_space_path(shipped, make_model, monkeypatch) -> None:
     from probsent.inference import similarity
-    from probsent.inference.similarity import similarity_blocks
+    from probsent.readouts.similarity import expected_inner_product_blocks
 
     monkeypatch.setattr(similarity, "COMPILED_PAIRS", 1)  # the kernel even for this small matrix
     for model in (shipped, make_model("wlo", seed=5), make_model("lstmgaussian", seed=5)):
         a, b = model._encode(SENTENCES, 3), model._encode(OTHERS + SENTENCES[:2], 3)
         kernel, torch_path = np.full((len(SENTENCES), 6), np.nan), np.full((len(SENTENCES), 6), np.nan)
         for compiled, out in ((True, kernel), (False, torch_path)):
-            for rows, columns, block in similarity_blocks(a, b, 64, compiled=compiled):
+            for rows, columns, block in expected_inner_product_blocks(a, b, 64, compiled=compiled):
                 out[rows, columns] = block
         np.testing.assert_allclose(kernel, torch_path, rtol=1e-12, atol=1e-10)

@@ -21,8 +21,7 @@ from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder, read_array_model
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
-from probsent.inference.similarity import paired_similarity, similarity_blocks
-from probsent.similarity_measures import measure_pairs
+from probsent.readouts.similarity import expected_inner_product_blocks, measure_pairs, paired_expected_inner_product
 from probsent.inference.torch_encoder import TorchEncoder
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import Encoding, build_model
@@ -119,7 +118,7 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
         np.testing.assert_allclose(ours.logvar, theirs.logvar, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(ours.log_abs_mean, theirs.log_abs_mean, rtol=1e-6, atol=1e-6)
     pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
-    if kind != "wlo":  # vectors: the cosine, probsent.similarity_measures' reference, against torch's
+    if kind != "wlo":  # vectors: the cosine, probsent.readouts.similarity's reference, against torch's
         cosine = torch.nn.functional.cosine_similarity(torch.from_numpy(pair_a.mean), torch.from_numpy(pair_b.mean))
         np.testing.assert_allclose(measure_pairs("cosine", (pair_a.mean, None), (pair_b.mean, None)),
                                    cosine.numpy(), rtol=1e-9, atol=1e-12)
@@ -129,8 +128,8 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
     expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
     # the same formula; an ulp of exp or log differs between NumPy and torch, and a difference of
     # two nearly equal means amplifies it (3 of 93,119 pairs reach 2.5e-6)
-    np.testing.assert_allclose(paired_similarity(pair_a, pair_b), expected, rtol=1e-5, atol=1e-9)
-    assert np.median(np.abs(paired_similarity(pair_a, pair_b) / expected - 1)) < 1e-12
+    np.testing.assert_allclose(paired_expected_inner_product(pair_a, pair_b), expected, rtol=1e-5, atol=1e-9)
+    assert np.median(np.abs(paired_expected_inner_product(pair_a, pair_b) / expected - 1)) < 1e-12
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
@@ -167,9 +166,9 @@ def test_similarity_blocks_equal_pairs_without_the_kernel() -> None:
     a = ArrayEncoding(rng.normal(size=(7, 4)) * 1e200, rng.normal(size=(7, 4)), None)
     b = ArrayEncoding(rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), None)
     out = np.empty((7, 5))
-    for rows, columns, block in similarity_blocks(a, b, max_cells=12):
+    for rows, columns, block in expected_inner_product_blocks(a, b, max_cells=12):
         out[rows, columns] = block
-    expected = [[paired_similarity(a.rows([i]), b.rows([j]))[0] for j in range(5)] for i in range(7)]
+    expected = [[paired_expected_inner_product(a.rows([i]), b.rows([j]))[0] for j in range(5)] for i in range(7)]
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 

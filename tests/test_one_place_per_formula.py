@@ -26,7 +26,7 @@ from probsent.gaussian import (SCALE_FLOOR, entropy, expected_inner_product, kl_
 from probsent.gaussian_matrix import expected_inner_product_matrix
 from probsent.inference.arrays import ArrayEncoding, gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
-from probsent.inference.similarity import paired_similarity
+from probsent.readouts.similarity import paired_expected_inner_product
 from probsent.models import WLO
 from probsent.readouts.word_terms import prior_entropy
 from tests.helpers import REPO
@@ -130,7 +130,7 @@ def test_the_expected_inner_product_and_its_compiled_twin_equal_a_written_out_su
                         for row in zip(m1, v1, m2, v2)])
     np.testing.assert_allclose(_same_on_torch(expected_inner_product, m1, v1, m2, v2), written, rtol=1e-12)
 
-    inference = paired_similarity(ArrayEncoding(m1, v1), ArrayEncoding(m2, v2))
+    inference = paired_expected_inner_product(ArrayEncoding(m1, v1), ArrayEncoding(m2, v2))
     np.testing.assert_allclose(inference, written, rtol=1e-12)
     t = [torch.from_numpy(x) for x in (m1, m2)]
     difference = log_abs_difference(t[0].sign(), t[0].abs().log(), t[1].sign(), t[1].abs().log())
