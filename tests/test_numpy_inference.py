@@ -25,7 +25,7 @@ from probsent.readouts.similarity import expected_inner_product_blocks, measure_
 from probsent.inference.torch_encoder import TorchEncoder
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import Encoding, build_model
-from probsent.models.similarity import paired_similarity as torch_paired_similarity
+from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence
 
 REPO = Path(__file__).resolve().parents[1]

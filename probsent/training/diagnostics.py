@@ -29,7 +29,7 @@ from scipy import stats
 
 from probsent.models.batching import encode_by_length
 from probsent.models import SentenceEncoder, with_word_entropy_terms
-from probsent.models.similarity import paired_similarity
+from probsent.models.training_similarity import paired_similarity
 from probsent.training.losses import probabilistic_batch_loss
 from probsent.training.fast.engine import mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs

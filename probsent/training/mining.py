@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from probsent.models.base import Encoding
-from probsent.models.similarity import pairwise_similarity
+from probsent.models.training_similarity import pairwise_similarity
 
 
 def partners_of_stacked_pairs(num_pairs: int) -> Tensor:

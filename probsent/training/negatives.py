@@ -4,7 +4,7 @@ is not its paraphrase (by the similarity the loss uses), then, where asked, the 
 The hardest negative is often a paraphrase in all but name, so ``--hardness-cap C`` replaces one
 that scores more than C above the sentence's partner by the most similar sentence that does not
 (:func:`remine`). The plain searches (:mod:`probsent.training.mining`; torch's
-:func:`~probsent.models.similarity.pairwise_similarity` in :func:`remine`) are the specification;
+:func:`~probsent.models.training_similarity.pairwise_similarity` in :func:`remine`) are the specification;
 the compiled kernels (mining's; :mod:`probsent.gaussian_matrix`'s N x M similarity, which
 :func:`remine` takes for Gaussians) are tested equal to them.
 """
@@ -19,7 +19,7 @@ from probsent.gaussian import VARIANCE_FLOOR_LOG
 from probsent.gaussian_matrix import expected_inner_product_matrix, in_domain
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.models.batching import encode_by_length
-from probsent.models.similarity import paired_similarity, pairwise_similarity
+from probsent.models.training_similarity import paired_similarity, pairwise_similarity
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine, mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs

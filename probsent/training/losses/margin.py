@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from probsent.models.base import Encoding
-from probsent.models.similarity import paired_similarity
+from probsent.models.training_similarity import paired_similarity
 
 NAME = "margin"
 
