@@ -280,7 +280,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     import json
 
     from probsent.readouts.explanation import explanations_page
-    from probsent.output_files import check_output_target, writing_output
+    from probsent.files.user_output import check_output_target, writing_output
     from probsent.readouts.scoring_model import load_scoring_model
     from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
@@ -349,7 +349,7 @@ def _run_similarity(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.corpus_scoring.formats import open_corpus
     from probsent.corpus_scoring.search import search_corpus, write_hits
-    from probsent.output_files import check_output_target, writing_output
+    from probsent.files.user_output import check_output_target, writing_output
 
     if args.queries and args.queries_file:
         raise ProbsentError("give queries as arguments or with --queries, not both")

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from probsent.corpus_scoring.formats import Chunk, Corpus, file_format, text_schema
 from probsent.corpus_scoring.workers import with_sentence
 from probsent.errors import ProbsentError
-from probsent.output_files import writing_output
+from probsent.files.user_output import writing_output
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

@@ -14,7 +14,7 @@ Writing keeps every input column and the row order and adds ``specificity`` (and
 ``probability``) as float64 columns. A file is written to a temporary beside the target and
 renamed into place after its last row, so an error or an interruption leaves any existing
 file as it was; an existing output is replaced only when the caller allows it. A FIFO, a
-device or ``/dev/stdout`` is written to directly (:mod:`probsent.output_files`).
+device or ``/dev/stdout`` is written to directly (:mod:`probsent.files.user_output`).
 
 Text is cleaned on reading, before anything is written: a leading byte-order mark is dropped
 (text lines and JSON Lines), and a lone surrogate in JSON (``"\ud800"``, which no UTF-8
@@ -39,7 +39,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 import numpy as np
 
 from probsent.errors import ProbsentError
-from probsent.output_files import check_output_target, writing_output
+from probsent.files.user_output import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.untrusted_files import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
                                      without_bom)
