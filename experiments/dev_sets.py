@@ -21,7 +21,7 @@ from probsent.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINES, b
 from probsent.evaluation.development import Development, development_measures, development_table
 from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.suite import Options, System, TrainingCorpora
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 
 
 def measure(models: list[str], baselines: list[str], data: ds.DataDir) -> dict[str, Development]:

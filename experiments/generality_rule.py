@@ -34,7 +34,7 @@ from experiments.representation_rule import (REFERENCE, direction_floor, measure
 from experiments.ship_rule import RECORDS, shared_floors, training_vocabulary_size
 from experiments.plan import Run
 from experiments.stage_helpers import SEEDS, seed_name, select_stage, with_seed, write_and_show
-from probsent.io import write_json
+from probsent.files.atomic_writes import write_json
 
 DIAGNOSTIC = RECORDS / "generality-diagnostic.json"
 MOST_LOSS = -1.0  # a floor: no gain (noise units) below this

@@ -143,7 +143,7 @@ if __name__ == "__main__":
     import json
 
     from probsent.evaluation.datasets import resolve_data_dir
-    from probsent.io import write_json
+    from probsent.files.atomic_writes import write_json
 
     summary = build(resolve_data_dir(None))
     write_json(FIT_RECORD, summary)

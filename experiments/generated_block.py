@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from experiments.paths import REPO
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from experiments import similarity_limits
 from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 from probsent.training.config import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"

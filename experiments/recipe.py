@@ -31,7 +31,7 @@ from experiments.recipe_records import (finished, write_after_record, write_base
 from experiments.rounds import RECIPE_ROUNDS
 from experiments.runner import evaluate
 from experiments.stage_helpers import train
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")
 

@@ -25,7 +25,7 @@ from probsent.evaluation.plots import training_curves
 from probsent.evaluation.results import load_evaluation
 from probsent.evaluation.tables import shorter_specific_experiment
 from probsent.evaluation.validation import NewsValidator
-from probsent.io import write_json, write_text
+from probsent.files.atomic_writes import write_json, write_text
 from probsent.training.checkpoint import LAST, STATE
 from probsent.training.config import TrainConfig
 

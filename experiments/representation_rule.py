@@ -40,7 +40,7 @@ from experiments.plan import PAIRS, Run
 from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
                                    shared_floors, similarity_diagnostic, training_vocabulary_size)
 from experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
-from probsent.io import write_json
+from probsent.files.atomic_writes import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
 SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and the record that measured its seeds

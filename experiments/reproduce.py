@@ -25,7 +25,7 @@ from experiments.plan import MODELS, RUNS, runs_by_name
 from experiments.runner import evaluate, run_probsent, run_summarize
 from experiments.selection import select_run
 from experiments.ship_rule import reproduce_shipped
-from probsent.io import write_json, write_text
+from probsent.files.atomic_writes import write_json, write_text
 from probsent.training.checkpoint import LOG
 
 

@@ -58,7 +58,7 @@ from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
 from experiments.plan import Run
 from experiments.runner import evaluate
 from experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
-from probsent.io import write_json
+from probsent.files.atomic_writes import write_json
 
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"

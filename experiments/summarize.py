@@ -18,7 +18,7 @@ from typing import Any
 from scipy import stats
 
 from probsent.evaluation.results import SystemResult
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG

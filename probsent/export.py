@@ -16,7 +16,7 @@ import torch
 from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.io import atomic_path
+from probsent.files.atomic_writes import atomic_path
 from probsent.model_files import read_model_dir, write_model_dir
 from probsent.models import build_model
 from probsent.models.wlo import WLO

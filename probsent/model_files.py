@@ -19,7 +19,7 @@ from safetensors.torch import save_file
 from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
-from probsent.io import atomic_path, files_into
+from probsent.files.atomic_writes import atomic_path, files_into
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
 from probsent.model_reading import read_model_config, read_model_parts
 from probsent.models import SentenceEncoder, build_model

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from probsent.errors import MissingFileError
-from probsent.io import set_aside
+from probsent.files.atomic_writes import set_aside
 
 FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1

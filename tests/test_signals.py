@@ -113,7 +113,7 @@ def test_workers_die_with_a_killed_parent_and_the_next_run_removes_its_temporary
 
 
 def test_only_stale_temporaries_of_this_host_are_removed(tmp_path) -> None:
-    from probsent.io import remove_stale_temporaries_of, temporary_beside
+    from probsent.files.atomic_writes import remove_stale_temporaries_of, temporary_beside
 
     target = tmp_path / "o.txt"
     dead = subprocess.Popen(["true"])
@@ -180,7 +180,7 @@ def test_a_stop_while_a_directory_is_replaced_leaves_no_old_copy(tmp_path, monke
     `.last.old` used to stay behind) waits for the removal."""
     import shutil
 
-    from probsent import io
+    from probsent.files import atomic_writes
     from probsent.signals import Stopped, stopping_on_signals
 
     target = tmp_path / "last"
@@ -193,10 +193,10 @@ def test_a_stop_while_a_directory_is_replaced_leaves_no_old_copy(tmp_path, monke
         time.sleep(0.05)
         return removing(path, *args, **kwargs)
 
-    monkeypatch.setattr(io.shutil, "rmtree", interrupted_rmtree)
+    monkeypatch.setattr(atomic_writes.shutil, "rmtree", interrupted_rmtree)
     with pytest.raises(Stopped):
         with stopping_on_signals():
-            with io.atomic_path(target) as new:
+            with atomic_writes.atomic_path(target) as new:
                 new.mkdir()
                 (new / "new.txt").write_text("new")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]

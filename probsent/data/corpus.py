@@ -41,7 +41,7 @@ from probsent.data.pairs import MAX_TOKENS, ReadReport
 from probsent.data.sentence_reads import read_token_rows
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
-from probsent.io import atomic_path
+from probsent.files.atomic_writes import atomic_path
 from probsent.signals import HANDLED, die_with_parent
 
 CACHE_FORMAT = 3  # 3: a directory of mapped arrays (2: one .npz read whole)

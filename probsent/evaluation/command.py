@@ -31,7 +31,7 @@ from probsent.evaluation.encoding import ModelScorer
 from probsent.evaluation.report import render_report
 from probsent.evaluation.results import EvaluationRun, save_evaluation
 from probsent.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
-from probsent.io import write_text
+from probsent.files.atomic_writes import write_text
 from probsent.arguments import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"

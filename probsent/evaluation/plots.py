@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from probsent.evaluation.lexical import LISTS, WordTable
 from probsent.evaluation.results import LexicalWord
-from probsent.io import atomic_path
+from probsent.files.atomic_writes import atomic_path
 
 DPI = 110
 

@@ -31,7 +31,7 @@ import torch
 
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.evaluation import paper
-from probsent.io import write_json
+from probsent.files.atomic_writes import write_json
 from probsent.version import __version__
 
 FORMAT_NAME = "probsent-eval"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from probsent.errors import ProbsentError
-from probsent.io import fsync_path, new_parents, remove_quietly, temporary_beside, usual_mode
+from probsent.files.atomic_writes import fsync_path, new_parents, remove_quietly, temporary_beside, usual_mode
 
 NEW, FILE, STREAM, DEVICE = "new", "file", "stream", "device"
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.model_paths import CALIBRATION
-from probsent.io import write_json
+from probsent.files.atomic_writes import write_json
 from probsent.model_reading import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
 

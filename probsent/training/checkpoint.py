@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
-from probsent.io import atomic_path
+from probsent.files.atomic_writes import atomic_path
 from probsent.model_files import read_model_dir, write_model_dir, write_safetensors
 from probsent.models import SentenceEncoder
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from probsent.errors import ProbsentError
-from probsent.io import recover_directory
+from probsent.files.atomic_writes import recover_directory
 from probsent.training.checkpoint import BEST, BEST_NEWS, LAST, RUN_MARKER, checkpoint_dir
 from probsent.training.run_lock import LOCK, RunLock, lock_run_directory
 
