@@ -265,8 +265,8 @@ def _explain_sentences(args: argparse.Namespace) -> list[str]:
 
 def _lines(path: str) -> list[str]:
     """The non-blank lines of a file ('-': standard input), each read within MAX_LINE_BYTES
-    (:mod:`probsent.untrusted_files`), undecodable bytes as U+FFFD."""
-    from probsent.untrusted_files import iter_lines, open_input
+    (:mod:`probsent.files.untrusted`), undecodable bytes as U+FFFD."""
+    from probsent.files.untrusted import iter_lines, open_input
 
     stream = open_input(path)
     try:

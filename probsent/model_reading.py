@@ -22,7 +22,7 @@ import numpy as np
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
-from probsent.untrusted_files import open_regular_file, read_json_file, read_regular_file
+from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
 from probsent.version import __version__
 
 __all__ = ["MAX_HEADER_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_JSON_BYTES", "MAX_WORD_BYTES", "files_identity", "read_config", "read_consistently", "read_model_config",

@@ -18,7 +18,7 @@ import pytest
 from probsent.cli import main
 from probsent.corpus_scoring.formats import MAX_JSON_DEPTH
 from probsent.corpus_scoring.workers import default_workers
-from probsent.untrusted_files import MAX_LINE_BYTES
+from probsent.files.untrusted import MAX_LINE_BYTES
 from tests.helpers import REPO, one_error, run_specificity
 from tests.helpers import tiny_model as make_model
 
@@ -151,8 +151,8 @@ def test_an_endless_line_is_one_line_naming_it(model_dir, tmp_path) -> None:
 
 def test_a_long_json_line_and_a_long_training_line_are_one_line(model_dir, tmp_path, capsys,
                                                                 monkeypatch) -> None:
-    monkeypatch.setattr("probsent.untrusted_files.MAX_LINE_BYTES", 1000)
-    monkeypatch.setattr("probsent.untrusted_files.bounded_lines.__defaults__", (1000,))
+    monkeypatch.setattr("probsent.files.untrusted.MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("probsent.files.untrusted.bounded_lines.__defaults__", (1000,))
     jsonl = tmp_path / "in.jsonl"
     jsonl.write_text('{"text": "the cat"}\n{"text": "' + "a " * 1000 + '"}\n')
     code, out, err = run(capsys, "--model", model_dir, "--input", str(jsonl))

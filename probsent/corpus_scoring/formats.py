@@ -41,7 +41,7 @@ import numpy as np
 from probsent.errors import ProbsentError
 from probsent.files.user_output import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.untrusted_files import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
+from probsent.files.untrusted import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
                                      without_bom)
 
 

@@ -49,7 +49,7 @@ from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
 from probsent.model_paths import MODEL_FILES, resolve_model_dir
 from probsent.model_reading import MAX_MODEL_FILE_BYTES, read_consistently
-from probsent.untrusted_files import read_regular_file
+from probsent.files.untrusted import read_regular_file
 from probsent.readouts.scoring_model import ScoringModel, cached_scoring_model
 from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 

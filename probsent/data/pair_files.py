@@ -30,7 +30,7 @@ from probsent.data.pair_tokens import ColumnBlock
 from probsent.data.pairs import open_pair_file
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.text.utf8_texts import Utf8Texts
-from probsent import untrusted_files
+from probsent.files import untrusted
 
 __all__ = ["DEFAULT_COLUMNS", "PairPart", "pair_blocks", "pair_parts", "parse_columns"]
 
@@ -159,7 +159,7 @@ def pair_blocks(parts: list[PairPart], block_bytes: int | None = None) -> Iterat
 
 def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
     """(block, lines): whole lines of the file, about ``block_bytes`` at a time, the last one
-    ending with a newline; a line longer than ``untrusted_files.MAX_LINE_BYTES`` or damaged gzip
+    ending with a newline; a line longer than ``untrusted.MAX_LINE_BYTES`` or damaged gzip
     data is a one-line error naming the file and line."""
     line, carry = 1, b""
     with open_pair_file(path) as handle:
@@ -180,7 +180,7 @@ def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
 
 
 def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> None:
-    limit = untrusted_files.MAX_LINE_BYTES  # read when called: the limit of every reader of lines
+    limit = untrusted.MAX_LINE_BYTES  # read when called: the limit of every reader of lines
     if len(block) > limit:
         ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
         long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) > limit + 1)

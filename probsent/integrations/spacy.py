@@ -56,7 +56,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import write_json
 from probsent.model_paths import DEFAULT_NAME
 from probsent.model_reading import MAX_JSON_BYTES
-from probsent.untrusted_files import read_json_file
+from probsent.files.untrusted import read_json_file
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 

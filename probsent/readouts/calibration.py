@@ -40,7 +40,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.model_paths import CALIBRATION
 from probsent.files.atomic_writes import write_json
 from probsent.model_reading import MAX_JSON_BYTES
-from probsent.untrusted_files import read_json_file
+from probsent.files.untrusted import read_json_file
 
 FILE = CALIBRATION
 
