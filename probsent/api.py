@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
-from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
+from probsent.readouts.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
@@ -22,8 +22,10 @@ from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tens
 from probsent.inputs import Texts, texts
 from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
 from probsent.model_reading import read_consistently
-from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
-from probsent.readouts.withheld import notes, percentiles_read, withheld
+from probsent.readouts.percentiles import PercentileTable
+from probsent.readouts.score_readings import (percentile_of_scores, probability_of_scores, require_calibration,
+                                             require_percentiles)
+from probsent.readouts.withheld import notes, withheld
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
@@ -528,10 +530,6 @@ class SentenceModel:
         return _Operand(self._encode_chunks(side.items, batch_size, show_progress_bar), side.missing, side.single,
                         side)
 
-    def require_calibration(self) -> Calibration:
-        """The model's calibration; a one-line error saying how to make one if it has none."""
-        return made_by_calibrate(self.calibration, self.path, CALIBRATION)
-
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) for the sentence's length, from the model's calibration (``probsent
         calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
@@ -562,13 +560,9 @@ class SentenceModel:
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
-        self.require_calibration()
-        return self._values(sentences, "probability", lambda items: self.probability_of_scores(
-            self._specificity_values(items, batch_size), items), show_progress_bar)
-
-    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
-        """P(specific) for their length of sentences already scored by :meth:`specificity`."""
-        return self.require_calibration().for_length(self.percentile_of_scores(scores, sentences))
+        require_calibration(self)
+        return self._values(sentences, "probability", lambda items: probability_of_scores(
+            self, self._specificity_values(items, batch_size), items), show_progress_bar)
 
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
                          show_progress_bar: bool | None = None):
@@ -594,7 +588,7 @@ class SentenceModel:
         >>> model.news_probability("Einstein published relativity in 1905.") < 0.5
         True
         """
-        calibration = self.require_calibration()
+        calibration = require_calibration(self)
         return self._values(sentences, "news_probability", lambda items: calibration.probability(
             self._specificity_values(items, batch_size)), show_progress_bar)
 
@@ -627,10 +621,6 @@ class SentenceModel:
             return sys.modules["pandas"].Series(found, index=given.index, name="note")
         return found
 
-    def require_percentiles(self) -> PercentileTable:
-        """The model's percentile table; a one-line error saying how to make one if it has none."""
-        return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
-
     def percentile(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
@@ -661,13 +651,9 @@ class SentenceModel:
         >>> model.percentile("Einstein published relativity in 1905.") > 90
         True
         """
-        self.require_percentiles()
-        return self._values(sentences, "percentile", lambda items: self.percentile_of_scores(
-            self._specificity_values(items, batch_size), items), show_progress_bar)
-
-    def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None]) -> np.ndarray:
-        """The percentile of sentences already scored by :meth:`specificity`."""
-        return percentiles_read(self.require_percentiles(), self._token_ids, scores, sentences)
+        require_percentiles(self)
+        return self._values(sentences, "percentile", lambda items: percentile_of_scores(
+            self, self._specificity_values(items, batch_size), items), show_progress_bar)
 
     def coverage(self, sentences: Sentences):
         """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
@@ -693,10 +679,6 @@ class SentenceModel:
         [1.0, 0.0, nan]
         """
         return self._values(sentences, "coverage", lambda items: self._token_ids.coverage(items))
-
-    def token_counts(self, sentences: Sequence[str | None]) -> np.ndarray:
-        """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
-        return self._token_ids.counts(sentences)
 
     def explain(self, sentence: str) -> "Explanation":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the

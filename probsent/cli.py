@@ -203,6 +203,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
     from probsent.readouts.scoring_model import load_scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
+    from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
     from probsent.corpus_scoring.workers import capped_workers
 
@@ -211,9 +212,9 @@ def _run_specificity(args: argparse.Namespace) -> int:
     corpus = open_corpus(args.input, args.column, sentences=sentences)
     model = load_scoring_model(args.model)
     if args.probability:
-        model.require_calibration()
+        require_calibration(model)
     if args.percentile:
-        model.require_percentiles()
+        require_percentiles(model)
     progress = sys.stderr.isatty() and not args.sentences
     workers = capped_workers(args.workers)
     if args.workers is not None and workers < args.workers:

@@ -38,6 +38,7 @@ from probsent.text.tokenize import tokenize
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.inference.array_encoder import LIMITS
 from probsent.readouts.word_terms import prior_entropy, read_word_terms, wlo_word_terms
+from probsent.readouts.score_readings import term_table
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 
 
@@ -101,7 +102,7 @@ def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, exp
     model = probsent.load(wlo_dir)
     want = -expected
     want[np.setdiff1d(np.arange(len(sentences)), with_sentence(sentences))] = np.nan
-    table = model._term_table("test")  # the API's table
+    table = term_table(model, "test")  # the API's table
     column = pa.array(sentences, pa.string())
     for texts in (sentences, Utf8Texts.from_arrow(column), Utf8Texts.from_arrow(column.cast(pa.large_string()))):
         assert np.array_equal(sentence_scores(table, texts), want, equal_nan=True)

@@ -15,7 +15,7 @@ import numpy as np
 from probsent.corpus_scoring.formats import (CHUNK, COVERAGE, PERCENTILE, PROBABILITY, SCORE, Chunk, Sink, TextSink,
                                              iter_lines, text_chunks)
 from probsent.corpus_scoring.workers import score_chunks
-from probsent.readouts.scoring_model import ScoringModel
+from probsent.readouts.score_readings import ScoringModel, percentile_of_scores, require_calibration, require_percentiles
 from probsent.text.token_ids import LOW_COVERAGE
 
 __all__ = ["Scored", "iter_lines", "score_corpus", "score_columns", "score_stream"]
@@ -47,9 +47,9 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
     Returns the rows written and how many have a low coverage. Memory holds a few chunks at a time.
     """
     if probability:
-        model.require_calibration()
+        require_calibration(model)
     if percentile:
-        model.require_percentiles()
+        require_percentiles(model)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -59,10 +59,10 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
         for chunk, (scores, shares) in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
             if probability or percentile:
-                percentiles = model.percentile_of_scores(scores, chunk.texts)
+                percentiles = percentile_of_scores(model, scores, chunk.texts)
                 scored.withheld += int(np.count_nonzero(np.isnan(percentiles) & ~np.isnan(scores)))
             if probability:
-                columns[PROBABILITY] = model.require_calibration().for_length(percentiles)
+                columns[PROBABILITY] = require_calibration(model).for_length(percentiles)
             if percentile:
                 columns[PERCENTILE] = percentiles
             if coverage:

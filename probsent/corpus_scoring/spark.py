@@ -50,7 +50,9 @@ from probsent.errors import ProbsentError
 from probsent.model_paths import MODEL_FILES, resolve_model_dir
 from probsent.model_reading import MAX_MODEL_FILE_BYTES, read_consistently
 from probsent.files.untrusted import read_regular_file
-from probsent.readouts.scoring_model import ScoringModel, cached_scoring_model
+from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
+                                             require_calibration, require_percentiles)
+from probsent.readouts.scoring_model import cached_scoring_model
 from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 
 if TYPE_CHECKING:
@@ -102,9 +104,9 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     """
     shipped, local = _ship(df, model, cached_scoring_model)
     if probability:
-        local.require_calibration()
+        require_calibration(local)
     if percentile:
-        local.require_percentiles()
+        require_percentiles(local)
     names = score_columns(probability, percentile, coverage)
     _check_column(df, column, names)
 
@@ -115,9 +117,9 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
         columns = {SCORE: values}
         if probability:
-            columns[PROBABILITY] = executor_model.probability_of_scores(values, sentences)
+            columns[PROBABILITY] = probability_of_scores(executor_model, values, sentences)
         if percentile:
-            columns[PERCENTILE] = executor_model.percentile_of_scores(values, sentences)
+            columns[PERCENTILE] = percentile_of_scores(executor_model, values, sentences)
         if coverage:
             columns[COVERAGE] = shares
         return pd.DataFrame(columns)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from probsent.model_paths import resolve_model_dir
-from probsent.readouts.scoring_model import ScoringModel
+from probsent.readouts.score_readings import ScoringModel
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.readouts.word_terms import WordTermTable

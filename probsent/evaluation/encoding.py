@@ -16,6 +16,7 @@ from probsent.api import SentenceModel
 from probsent.models.batching import encode_by_length
 from probsent.inference.arrays import gaussian_entropy
 from probsent.models import SentenceEncoder
+from probsent.readouts.score_readings import require_calibration, require_percentiles, token_counts
 from probsent.text.tokenize import tokenize
 
 
@@ -65,10 +66,10 @@ class ProbabilityScorer:
         """The probability of each sentence."""
         sentences = list(sentences)
         scores = np.asarray(self.model.specificity(sentences), dtype=np.float64).reshape(len(sentences))
-        calibration = self.model.require_calibration()
+        calibration = require_calibration(self.model)
         if self.reading == "news_probability":
             return calibration.probability(scores)
-        percentiles = self.model.require_percentiles().percentile(scores, self.model.token_counts(sentences))
+        percentiles = require_percentiles(self.model).percentile(scores, token_counts(self.model, sentences))
         return calibration.for_length(percentiles)
 
 

@@ -57,6 +57,7 @@ from probsent.files.atomic_writes import write_json
 from probsent.model_paths import DEFAULT_NAME
 from probsent.model_reading import MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
+from probsent.readouts.score_readings import percentile_of_scores, probability_of_scores, term_table
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
@@ -120,7 +121,7 @@ class SpecificityComponent:
             self._terms = None
             if self.model.probabilistic:
                 try:
-                    table = self.model._term_table("token shares")
+                    table = term_table(self.model, "token shares")
                 except ProbsentError:  # no per-word terms (LSTMGaussian)
                     pass
                 else:
@@ -158,9 +159,9 @@ class SpecificityComponent:
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         coverage = np.atleast_1d(self.model.coverage(texts))
         calibrated = self.model.calibration is not None
-        probabilities = self.model.probability_of_scores(scores, texts) if calibrated else None
+        probabilities = probability_of_scores(self.model, scores, texts) if calibrated else None
         tabled = self.model.percentiles is not None
-        percentiles = self.model.percentile_of_scores(scores, texts) if tabled else None
+        percentiles = percentile_of_scores(self.model, scores, texts) if tabled else None
         start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
             doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])

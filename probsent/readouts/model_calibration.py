@@ -15,6 +15,7 @@ import numpy as np
 
 from probsent.readouts.calibration import Calibration, fit_logistic
 from probsent.readouts.percentiles import PercentileTable, table_for
+from probsent.readouts.score_readings import token_counts
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -33,7 +34,7 @@ def fit_calibration(model: "SentenceModel", table: PercentileTable,
     news = load_news_train(DataDir(data_dir))
     scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
     slope, intercept = fit_logistic(scores, news.specific)
-    percentiles = table.percentile(scores, model.token_counts(news.sentences))  # news rows are sentences: all read
+    percentiles = table.percentile(scores, token_counts(model, news.sentences))  # news rows are sentences: all read
     percentile_slope, percentile_intercept = fit_logistic(percentiles, news.specific)
     calibration = Calibration(slope, intercept, FITTED_ON, len(scores), 0.0, percentile_slope, percentile_intercept)
     calibration.accuracy_at_half = float(((calibration.probability(scores) > 0.5) == news.specific).mean())
@@ -56,7 +57,7 @@ def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = 
     """Fit both, attach them to ``model`` and write them into its directory (``model.path``)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
-    table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), model.token_counts,
+    table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), lambda s: token_counts(model, s),
                       reference_pairs(data_dir, reference))
     calibration = fit_calibration(model, table, data_dir)
     calibration.save(model.path)

@@ -5,21 +5,17 @@ score with what :func:`load_scoring_model` returns. A WLO model directory become
 :class:`probsent.readouts.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
 that scores is ready in a fraction of a second. Any other model (or a directory the
 term-table reader does not accept) is loaded by :func:`probsent.api.load`, with torch; both
-offer ``specificity``, ``require_calibration`` and ``path``, and give the same scores.
+offer ``specificity`` (the same scores), ``calibration``, ``percentiles`` and ``path``, read the
+same way by :mod:`probsent.readouts.score_readings`.
 """
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Union
 
 from probsent.model_paths import resolve_model_dir
 from probsent.model_reading import read_consistently
-from probsent.readouts.word_terms import WordTermTable, read_word_terms
-
-if TYPE_CHECKING:
-    from probsent.api import SentenceModel
-
-ScoringModel = Union[WordTermTable, "SentenceModel"]
+from probsent.readouts.score_readings import ScoringModel
+from probsent.readouts.word_terms import read_word_terms
 
 _LOADED: dict[str, ScoringModel] = {}  # this process's scoring models, by resolved directory
 

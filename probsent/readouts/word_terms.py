@@ -30,14 +30,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
-from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
-from probsent.readouts.withheld import notes, percentiles_read, withheld
 from probsent.data.vocab import Vocabulary
-from probsent.readouts.explanation import Attribution, Explanation, TermScale
 from probsent.inference.array_encoder import read_array_model
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
+from probsent.readouts.calibration import Calibration
+from probsent.readouts.explanation import Attribution, Explanation, TermScale
+from probsent.readouts.percentiles import PercentileTable
+from probsent.readouts.withheld import notes, percentiles_read, withheld
 from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.token_spans import typed_tokens
@@ -56,7 +56,8 @@ def prior_entropy(dim: int, start_variance: float = 1.0) -> float:
 
 
 class WordTermTable:
-    """Entropy, specificity, P(specific) and explain of a model with per-word entropy terms.
+    """Entropy, specificity, coverage, note and explain of a model with per-word entropy terms
+    (its percentile and P(specific): :mod:`probsent.readouts.score_readings`).
 
     Thread-safe; results never depend on the batch or on the other sentences in it.
     ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum.
@@ -115,29 +116,6 @@ class WordTermTable:
         scores[offsets[1:] == offsets[:-1]] = np.nan
         return scores, known_share(ids, offsets, self.token_ids.coverage_codes)
 
-    def require_calibration(self) -> Calibration:
-        """The model's calibration; a one-line error saying how to make one if it has none."""
-        return made_by_calibrate(self.calibration, self.path, CALIBRATION)
-
-    def require_percentiles(self) -> PercentileTable:
-        """The model's percentile table; a one-line error saying how to make one if it has none."""
-        return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
-
-    def probability_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """P(specific) for their length of sentences already scored by :meth:`specificity`: the
-        calibration's function of :meth:`percentile_of_scores` (the same order; NaN where withheld)."""
-        calibration = self.require_calibration()
-        return calibration.for_length(self.percentile_of_scores(scores, sentences))
-
-    def probability(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """P(specific) for the sentence's length, from the model's calibration."""
-        return self.probability_of_scores(self.specificity(sentences, batch_size), sentences)
-
-    def percentile_of_scores(self, scores: np.ndarray, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """The percentile for their length (:mod:`probsent.readouts.percentiles`) of sentences already
-        scored, NaN where :mod:`probsent.readouts.withheld` withholds it."""
-        return percentiles_read(self.require_percentiles(), self.token_ids, scores, sentences)
-
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
         return self.token_ids.coverage(sentences)
@@ -156,8 +134,9 @@ class WordTermTable:
 
     def explain(self, sentence: str, reader: Any = None) -> Explanation:
         """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS), as
-        typed, with its place on the model's scale, and the sentence's percentile, P(specific)
-        and note as ``reader`` (this table, or the model it belongs to) gives them."""
+        typed, with its place on the model's scale, its note, and its percentile and P(specific)
+        from the percentile table and calibration of ``reader`` (this table, or the model it
+        belongs to, which shares its tokenizer)."""
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
         reader = self if reader is None else reader
@@ -168,10 +147,10 @@ class WordTermTable:
         words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n), typed, scale.rank(float(h)))
                  for t, typed, i, h, n in zip(tokens, typed_tokens(sentence, tokens), ids.tolist(), self.terms[ids],
                                               norms)]
-        explanation = Explanation(sentence, self.prior_entropy, words, scale, note=reader.note([sentence])[0])
+        explanation = Explanation(sentence, self.prior_entropy, words, scale, note=self.note([sentence])[0])
         score = np.array([explanation.specificity])
         if reader.percentiles is not None:
-            explanation.percentile = float(reader.percentile_of_scores(score, [sentence])[0])
+            explanation.percentile = float(percentiles_read(reader.percentiles, self.token_ids, score, [sentence])[0])
             if reader.calibration is not None and reader.calibration.percentile_slope is not None:
                 explanation.probability = float(reader.calibration.for_length(np.array([explanation.percentile]))[0])
         return explanation
