@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+import textwrap
 import warnings
 from collections.abc import Iterable
 from itertools import islice
@@ -58,6 +60,43 @@ ENCODE_CHUNK = 8192
 # (a block of r x c pairs of a probabilistic model holds r x c x dim), whatever N x M.
 MAX_SIMILARITY_CELLS = 1 << 21
 DEVICES = ("auto", "cpu", "cuda")  # as ``probsent train --device``; also "cuda:N"
+
+# The Parameters entries that several methods share, each written once as (numpydoc's "name :
+# type" line, its description): a method's docstring holds "{name}" alone on a line of its
+# Parameters section, and @_shared_parameters writes the entry there.
+SHARED_PARAMETERS = {
+    "sentences": ("sentences : str, iterable of str, or pandas Series",
+                  "One sentence (a str) or many: a list, a generator, a NumPy array, a pandas Series or a "
+                  "datasets column. A null item (None, NaN) or a blank one is a missing sentence (Returns "
+                  "says what it gets)."),
+    "batch_size": ("batch_size : int, default 256",
+                   "Sentences encoded together. A WLO model's scores are the same bits for any batch size; "
+                   "``encode``'s values and other models' scores can differ in their last float32 bits."),
+    "show_progress_bar": ("show_progress_bar : bool, optional",
+                          "A tqdm bar on standard error (default: only when it is a terminal)."),
+    "a, b": ("a, b : str, iterable of str, pandas Series, or encodings",
+             "Sentences (as ``sentences`` of :meth:`entropy`), or what :meth:`encode` returned for them "
+             "earlier: an array [n, dim] or [dim] (vectors, or a probabilistic model's means), or a "
+             "(mean, variance) tuple."),
+    "measure": ("measure : str, optional",
+                '``"cosine"`` (the default: the cosine of the means, or of the vectors), ``"cosine_concat"``, '
+                '``"kernel"`` or ``"expected_inner_product"`` (the model\'s training similarity, unbounded); '
+                "see :mod:`probsent.readouts.similarity`. The default was chosen on development sets "
+                "(docs/RESULTS.md)."),
+}
+
+
+def _shared_parameters(method: Any) -> Any:
+    """``method`` with each line ``{name}`` of its docstring replaced by the entry of ``name`` in
+    :data:`SHARED_PARAMETERS`, indented as that line (an unknown name is a KeyError at import)."""
+    def entry(line: re.Match) -> str:
+        indent, (head, text) = line.group(1), SHARED_PARAMETERS[line.group(2)]
+        body = textwrap.fill(text, 96, initial_indent=indent + "    ", subsequent_indent=indent + "    ",
+                             break_on_hyphens=False, break_long_words=False)
+        return f"{indent}{head}\n{body}"
+
+    method.__doc__ = re.sub(r"^( *)\{([\w, ]+)\}$", entry, method.__doc__, flags=re.MULTILINE)
+    return method
 
 
 class SentenceModel:
@@ -133,8 +172,18 @@ class SentenceModel:
         return sys.modules["torch"].device("cpu") if sys.modules.get("torch") is not None else "cpu"
 
     def to(self, device: "str | torch.device") -> "SentenceModel":
-        """Move the model to ``device`` (see :func:`load`); returns the model itself. "cpu" keeps a
-        model read without torch as it is."""
+        """Move the model to ``device``; "cpu" keeps a model read without torch as it is.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            As in :func:`load`: "cpu", "cuda", "cuda:N" or "auto".
+
+        Returns
+        -------
+        SentenceModel
+            The model itself.
+        """
         device = _available_device(device)
         if self._arrays is not None and isinstance(device, str) and device == "cpu":
             return self
@@ -218,6 +267,7 @@ class SentenceModel:
             bar.close()
         return parts
 
+    @_shared_parameters
     def encode(self, sentences: Sentences, batch_size: int = 256, log_variance: bool = False, *,
                show_progress_bar: bool | None = None, convert_to_numpy: bool = True,
                convert_to_tensor: bool = False, device: "str | torch.device | None" = None,
@@ -243,13 +293,12 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null item (None, NaN) is allowed.
-        batch_size : int, default 256
-            Sentences per batch (results agree to a few 1e-7, relative, across batch sizes).
+        {sentences}
+        {batch_size}
         log_variance : bool, default False
             Return the log-variance instead of the variance (probabilistic models).
-        show_progress_bar, convert_to_numpy, convert_to_tensor, device, normalize_embeddings
+        {show_progress_bar}
+        convert_to_numpy, convert_to_tensor, device, normalize_embeddings
             As in sentence-transformers (above).
 
         Returns
@@ -297,18 +346,16 @@ class SentenceModel:
             return self._encode([], batch_size)
         return ArrayEncoding.joined(parts)
 
+    @_shared_parameters
     def entropy(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Differential entropy of each sentence's Gaussian (probabilistic models only); NaN
         for a null item; a pandas Series gives a Series with its index.
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null item (None, NaN) gives NaN.
-        batch_size : int, default 256
-            Sentences per batch (a WLO model's entropy is the same bits for any batch size).
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
 
         Returns
         -------
@@ -334,18 +381,16 @@ class SentenceModel:
             return self._term_table("the closed-form entropy").entropy(items)
         return saturated(gaussian_entropy(self._encode(items, batch_size).logvar))
 
+    @_shared_parameters
     def specificity(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """Higher = more specific: minus the entropy (probabilistic) or the vector norm; NaN
         for a null item; a pandas Series gives a Series with its index.
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null item (None, NaN) gives NaN.
-        batch_size : int, default 256
-            Sentences per batch.
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
 
         Returns
         -------
@@ -371,20 +416,17 @@ class SentenceModel:
             return -self._entropy_values(items, batch_size)
         return saturated(vector_norms(self._encode(items, batch_size).mean))
 
+    @_shared_parameters
     def similarity(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
                    measure: str | None = None, *, show_progress_bar: bool | None = None):
         """The (N, M) matrix of ``measure`` between every a_i and every b_j, as float32.
 
         Parameters
         ----------
-        a, b : str, iterable of str, or encodings
-            Sentences, or what :meth:`encode` returned for them earlier: an array [n, dim] or
-            [dim] (vectors, or a probabilistic model's means), or a (mean, variance) tuple.
-        measure : str, optional
-            ``"cosine"`` (the default: the cosine of the means, or of the vectors),
-            ``"cosine_concat"``, ``"kernel"`` or ``"expected_inner_product"`` (the model's
-            training similarity, unbounded); see :mod:`probsent.readouts.similarity`. The
-            default was chosen on development sets (docs/RESULTS.md).
+        {a, b}
+        {batch_size}
+        {measure}
+        {show_progress_bar}
 
         Returns
         -------
@@ -423,6 +465,7 @@ class SentenceModel:
         matrix[:, side_b.missing] = np.nan
         return matrix
 
+    @_shared_parameters
     def semantic_search(self, queries: Sentences | Encoded, corpus: Sentences | Encoded, top_k: int = 10,
                         batch_size: int = 256, measure: str | None = None, *,
                         corpus_chunk_size: int = CORPUS_CHUNK, with_text: bool = False) -> list[list[dict[str, Any]]]:
@@ -439,10 +482,8 @@ class SentenceModel:
             never a hit.
         top_k : int, default 10
             Hits per query.
-        batch_size : int, default 256
-            Sentences encoded together.
-        measure : str, optional
-            As in :meth:`similarity` (default: the cosine of the means).
+        {batch_size}
+        {measure}
         corpus_chunk_size : int, default 8192
             Corpus sentences encoded and compared at a time (the hits never depend on it).
         with_text : bool, default False
@@ -472,6 +513,7 @@ class SentenceModel:
             hits.add(self._matrix(query_side, corpus_side, measure), texts)
         return hits.hits()
 
+    @_shared_parameters
     def similarity_pairwise(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
                             measure: str | None = None, *, show_progress_bar: bool | None = None):
         """``measure`` of a_i with b_i for every pair i (the diagonal of :meth:`similarity`).
@@ -485,14 +527,10 @@ class SentenceModel:
 
         Parameters
         ----------
-        a, b : str, iterable of str, pandas Series, or encodings
-            As many items on each side (see :meth:`similarity`).
-        batch_size : int, default 256
-            Sentences per batch.
-        measure : str, optional
-            As in :meth:`similarity` (default ``"cosine"``).
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        {a, b}
+        {batch_size}
+        {measure}
+        {show_progress_bar}
 
         Returns
         -------
@@ -530,6 +568,7 @@ class SentenceModel:
         return _Operand(self._encode_chunks(side.items, batch_size, show_progress_bar), side.missing, side.single,
                         side)
 
+    @_shared_parameters
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """P(specific) for the sentence's length, from the model's calibration (``probsent
         calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
@@ -540,12 +579,9 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null or blank item gives NaN.
-        batch_size : int, default 256
-            Sentences per batch.
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
 
         Returns
         -------
@@ -564,6 +600,7 @@ class SentenceModel:
         return self._values(sentences, "probability", lambda items: probability_of_scores(
             self, self._specificity_values(items, batch_size), items), show_progress_bar)
 
+    @_shared_parameters
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
                          show_progress_bar: bool | None = None):
         """The news-threshold probability: a logistic function of the raw score fitted on the news
@@ -574,8 +611,9 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences, batch_size, show_progress_bar
-            As in :meth:`probability`.
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
 
         Returns
         -------
@@ -592,6 +630,7 @@ class SentenceModel:
         return self._values(sentences, "news_probability", lambda items: calibration.probability(
             self._specificity_values(items, batch_size)), show_progress_bar)
 
+    @_shared_parameters
     def note(self, sentences: Sentences):
         """Why each sentence's :meth:`percentile` and :meth:`probability` are withheld (NaN):
         "low coverage", "repetition", "too short" or "no tokens"; "" where they are given (the
@@ -599,8 +638,7 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences.
+        {sentences}
 
         Returns
         -------
@@ -621,6 +659,7 @@ class SentenceModel:
             return sys.modules["pandas"].Series(found, index=given.index, name="note")
         return found
 
+    @_shared_parameters
     def percentile(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
         """How specific each sentence is for its length, from 0 to 100: the share of the model's
         reference sentences with the same number of tokens that score lower (ties count half;
@@ -632,12 +671,9 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null or blank item gives NaN.
-        batch_size : int, default 256
-            Sentences per batch.
-        show_progress_bar : bool, optional
-            A tqdm bar on standard error (default: only when it is a terminal).
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
 
         Returns
         -------
@@ -655,6 +691,7 @@ class SentenceModel:
         return self._values(sentences, "percentile", lambda items: percentile_of_scores(
             self, self._specificity_values(items, batch_size), items), show_progress_bar)
 
+    @_shared_parameters
     def coverage(self, sentences: Sentences):
         """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
         own in the vocabulary, from 0 to 1; the others all share the ``<unk>`` entry. Below
@@ -664,8 +701,7 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentences : str, iterable of str, or pandas Series
-            The sentences; a null or blank item gives NaN.
+        {sentences}
 
         Returns
         -------
