@@ -67,8 +67,8 @@ DEVICES = ("auto", "cpu", "cuda")  # as ``probsent train --device``; also "cuda:
 SHARED_PARAMETERS = {
     "sentences": ("sentences : str, iterable of str, or pandas Series",
                   "One sentence (a str) or many: a list, a generator, a NumPy array, a pandas Series or a "
-                  "datasets column. A null item (None, NaN) or a blank one is a missing sentence (Returns "
-                  "says what it gets)."),
+                  "datasets column. A null (None, NaN) or blank item is a missing sentence, never an error "
+                  "(Returns says what it gives)."),
     "batch_size": ("batch_size : int, default 256",
                    "Sentences encoded together. A WLO model's scores are the same bits for any batch size; "
                    "``encode``'s values and other models' scores can differ in their last float32 bits."),
