@@ -24,7 +24,7 @@ from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
 from probsent.io import write_text
-from probsent.training.config import SCRAMBLE
+from probsent.settings import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -66,7 +66,7 @@ BEYOND_THE_PAPER = ("min_count", "rarity_init", "rarity_anchor", "hardness_cap")
 
 def _options_sentence(config: dict) -> str:
     """The options beyond the paper's recipe the shipped model was trained with."""
-    from probsent.training.config import TrainConfig
+    from probsent.settings import TrainConfig
 
     default = TrainConfig()
     used = [f"`--{name.replace('_', '-')} {config[name]}`" for name in BEYOND_THE_PAPER

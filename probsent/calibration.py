@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.model_paths import CALIBRATION
+from probsent.model_directory import CALIBRATION
 from probsent.io import write_json
-from probsent.model_reading import MAX_JSON_BYTES
+from probsent.model_directory import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
 
 FILE = CALIBRATION

@@ -38,17 +38,17 @@ class _RetiredFlag(argparse.Action):
     """A removed ``probsent train`` flag: one line naming the tag where it trains, or what does its job."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from probsent.training.config import retired_message
+        from probsent.settings import retired_message
 
         parser.error(retired_message(option_string, self.dest))
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    from probsent.training.config import RETIRED, SETTINGS, allowed_range, flag_name, setting_rules, setting_type
+    from probsent.settings import RETIRED, SETTINGS, allowed_range, flag_name, setting_rules, setting_type
 
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
-    for name, spec in SETTINGS.items():  # one flag per declared setting (training/config.py)
+    for name, spec in SETTINGS.items():  # one flag per declared setting (settings.py)
         kind, _ = setting_type(name)
         meta = setting_rules(name)
         options = {"type": kind, "help": meta["help"], "choices": meta["choices"]}
@@ -73,7 +73,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
     from probsent.evaluation.validation import NewsDevScorer, StsValidator
-    from probsent.training.config import TrainConfig
+    from probsent.settings import TrainConfig
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
@@ -201,7 +201,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
-    from probsent.scorer import load_scorer
+    from probsent.api import load
+    from probsent.scorer import scorer
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.text.token_ids import LOW_COVERAGE
     from probsent.corpus_scoring.workers import capped_workers
@@ -209,7 +210,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = load_scorer(args.model)
+    model = scorer(load(args.model))
     if args.probability:
         model.require_calibration()
     if args.percentile:
@@ -281,15 +282,16 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     from probsent.explanation import explanations_page
     from probsent.output_files import check_output_target, writing_output
-    from probsent.scorer import load_scorer
+    from probsent.api import load
+    from probsent.scorer import scorer
     from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
-    scorer = load_scorer(args.model)
-    explanations = [scorer.explain(sentence) for sentence in sentences]
+    model = scorer(load(args.model))
+    explanations = [model.explain(sentence) for sentence in sentences]
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     out = sys.stdout

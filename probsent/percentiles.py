@@ -33,9 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from probsent.errors import InvalidValueError
-from probsent.model_paths import PERCENTILES
+from probsent.model_directory import PERCENTILES
 from probsent.io import write_text
-from probsent.model_reading import MAX_JSON_BYTES
+from probsent.model_directory import MAX_JSON_BYTES
 from probsent.untrusted_files import iter_lines, read_json_file
 
 FILE = PERCENTILES

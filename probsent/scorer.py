@@ -1,44 +1,36 @@
-"""The scoring path's model: a torch-free term table where the model allows, else the full model.
+"""The scoring path's model: a loaded model's term table where it has one, else the model.
 
 ``probsent specificity``, ``probsent explain``, the worker processes and Spark's executors
-score with what :func:`load_scorer` returns. A WLO model directory becomes a
-:class:`probsent.word_terms.WordTermTable`, read with NumPy: no torch import, so a process
-that scores is ready in a fraction of a second. Any other model (or a directory the
-term-table reader does not accept) is loaded by :func:`probsent.api.load`, with torch; both
-offer ``specificity``, ``require_calibration`` and ``path``, and give the same scores.
+score with :func:`scorer` of what :func:`probsent.load` read (one reader of a model directory,
+no torch for WLO on the CPU). A model with per-word entropy terms (WLO) scores through its
+:class:`probsent.word_terms.WordTermTable`, which scores a whole chunk of texts at once; any
+other model scores itself. Both offer ``specificity``, ``require_calibration`` and ``path``,
+and give the same scores.
 """
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
-from probsent.model_paths import resolve_model_dir
-from probsent.model_reading import read_consistently
-from probsent.word_terms import WordTermTable, read_word_terms
+from probsent.api import SentenceModel, load, scoring_table
+from probsent.model_directory import resolve_model_dir
+from probsent.word_terms import WordTermTable
 
-if TYPE_CHECKING:
-    from probsent.api import SentenceModel
-
-Scorer = Union[WordTermTable, "SentenceModel"]
+Scorer = Union[WordTermTable, SentenceModel]
 
 _SCORERS: dict[str, Scorer] = {}  # this process's scorers, by resolved directory
 
 
-def load_scorer(path: str | os.PathLike[str] | None = None) -> Scorer:
-    """The scorer of the model ``path`` names (as :func:`probsent.load` reads it)."""
-    directory = resolve_model_dir(path)
-    table, identity = read_consistently(directory, lambda: read_word_terms(directory))
-    if table is not None:
-        table.source_files = identity
-        return table
-    from probsent.api import load  # torch: only for models without a term table
-
-    return load(path)
+def scorer(model: SentenceModel) -> Scorer:
+    """What scores with ``model``: its term table, or the model itself where it has none."""
+    table = scoring_table(model)
+    return model if table is None else table
 
 
 def cached_scorer(path: str | os.PathLike[str] | None) -> Scorer:
-    """:func:`load_scorer`, once per process and directory (None: the shipped model)."""
+    """The :func:`scorer` of the model ``path`` names (as :func:`probsent.load` reads it), loaded
+    once per process and directory (None: the shipped model)."""
     key = str(resolve_model_dir(path).resolve())
     if key not in _SCORERS:
-        _SCORERS[key] = load_scorer(path)
+        _SCORERS[key] = scorer(load(path))
     return _SCORERS[key]

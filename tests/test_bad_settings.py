@@ -11,7 +11,7 @@ import pytest
 import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from tests.helpers import write_toy_pairs
 from tests.helpers import tiny_model as make_model
 
@@ -146,7 +146,7 @@ def test_api_batch_size_is_checked(batch_size, error) -> None:
 
 def test_every_setting_is_declared_with_help_and_a_flag() -> None:
     from probsent.cli import build_parser
-    from probsent.training.config import SETTINGS, flag_name, setting_rules
+    from probsent.settings import SETTINGS, flag_name, setting_rules
 
     help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["train"].format_help().split())
     for name in SETTINGS:
@@ -165,7 +165,7 @@ def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(nam
     config (checkpoint, model directory, results/) with the paper's value still reads, another
     value is a one-line error naming the tag where the study trains (and no flag is left)."""
     from probsent.cli import build_parser
-    from probsent.training.config import RETIRED
+    from probsent.settings import RETIRED
 
     old_default, instead = RETIRED[name]
     recorded = {"data": "pairs.tsv", "out": "run", name: old_default, "resample_pairs": 150_000}
@@ -180,7 +180,7 @@ def test_a_retired_setting_reads_at_its_old_default_and_is_refused_otherwise(nam
 
 def test_a_removed_train_flag_names_the_tag_where_it_trains(capsys) -> None:
     from probsent.cli import main
-    from probsent.training.config import STUDY_TAG
+    from probsent.settings import STUDY_TAG
 
     for argv in (["--adam", "dense"], ["--mine-by", "means"], ["--then-min-overlap", "0.2"]):
         with pytest.raises(SystemExit) as stopped:

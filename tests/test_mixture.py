@@ -86,7 +86,7 @@ def test_source_caps(corpus) -> None:
 
 
 def test_a_recorded_max_per_source_reads_as_the_star_cap_of_source_caps() -> None:
-    from probsent.training.config import TrainConfig
+    from probsent.settings import TrainConfig
 
     recorded = {"data": "p.tsv", "out": "run", "max_per_source": 30000, "source_caps": "bible=0"}
     assert TrainConfig.from_dict(recorded).source_caps == "bible=0,*=30000"

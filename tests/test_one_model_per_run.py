@@ -12,7 +12,7 @@ import pytest
 import probsent
 from probsent.corpus_scoring.workers import score_chunks
 from probsent.errors import InvalidValueError
-from probsent.model_reading import read_consistently
+from probsent.model_directory import read_consistently
 from probsent.scorer import load_scorer
 
 SENTENCES = ["The Dow fell 2.3 % on Tuesday.", "It is good.", "A man plays a guitar.", "   ", None] * 40

@@ -9,7 +9,7 @@ import pytest
 
 from probsent.cli import main
 from probsent.data.corpus import load_corpus
-from probsent.training.config import MAY_CHANGE_ON_RESUME, SETTINGS
+from probsent.settings import MAY_CHANGE_ON_RESUME, SETTINGS
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,9 @@ from probsent import ProbsentError
 from probsent.cli import main
 from probsent.export import with_start_variance
 from probsent.models import WLO
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.word_terms import read_word_terms
+from probsent.scorer import scorer
 from tests.helpers import wlo_recurrence
 
 SENTENCES = ["the cat sat on the mat .", "a dog ran in the park", "the man plays guitar",
@@ -130,7 +130,7 @@ def test_export_writes_the_unit_and_every_reader_uses_it(tmp_path, make_model) -
     again = json.loads((tmp_path / "again" / "config.json").read_text())
     assert again["model"]["start_variance"] == 0.0625  # kept by a plain copy
     assert again["training"]["export"]["source_export"]["start_variance"] == 0.0625  # and how it was made
-    loaded, table = probsent.load(tmp_path / "small"), read_word_terms(tmp_path / "small")
+    loaded, table = probsent.load(tmp_path / "small"), scorer(probsent.load(tmp_path / "small"))
     assert table is not None  # the torch-free reader takes it
     expected = model.entropy(SENTENCES) + model.encoder.dim * math.log(0.25)
     assert np.allclose(loaded.entropy(SENTENCES), expected, atol=1e-2)  # float16 weights
@@ -145,7 +145,7 @@ def test_a_model_file_without_the_setting_starts_from_n0i(tmp_path, make_model) 
     config = json.loads(path.read_text())
     del config["model"]["start_variance"]
     path.write_text(json.dumps(config))
-    table = read_word_terms(tmp_path / "old")
+    table = scorer(probsent.load(tmp_path / "old"))
     assert table is not None and probsent.load(tmp_path / "old").encoder.start_variance == 1.0
     assert np.allclose(table.entropy(SENTENCES), model.entropy(SENTENCES), rtol=1e-12)
 

@@ -54,8 +54,8 @@ with needs_extra("spacy", "probsent's spaCy component"):
 from probsent.api import MAX_TOKENS, SentenceModel, load
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.io import write_json
-from probsent.model_paths import DEFAULT_NAME
-from probsent.model_reading import MAX_JSON_BYTES
+from probsent.model_directory import DEFAULT_NAME
+from probsent.model_directory import MAX_JSON_BYTES
 from probsent.untrusted_files import read_json_file
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize

@@ -14,11 +14,9 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from probsent.data.mixture import parse_source_caps
-from probsent.data.pair_files import parse_columns
 from probsent.data.pairs import MAX_TOKENS
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.models import model_types
+from probsent.model_descriptions import model_names
 
 
 def option(default: Any, help: str, *, low: float | None = None, high: float | None = None, above: float | None = None,
@@ -34,6 +32,11 @@ def option(default: Any, help: str, *, low: float | None = None, high: float | N
 _NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": None, "required": False}
 
 
+def is_declared(name: str) -> bool:
+    """Whether ``name`` is a declared setting (of training, or of model files only)."""
+    return name in _DECLARED
+
+
 def setting_rules(name: str) -> dict[str, Any]:
     """The :func:`option` declaration of a setting (help, range, choices, required); a plain
     field (declared without option) has no help text and no range."""
@@ -47,7 +50,7 @@ def setting_rules(name: str) -> dict[str, Any]:
 class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
 
-    model: str = option("wlo", "model to train", choices=model_types)
+    model: str = option("wlo", "model to train", choices=model_names)
     data: str = option("", "the pairs: a TSV file (s1<TAB>s2[<TAB>source] per line, plain or .gz), a Parquet "
                            "(.parquet) or JSON Lines (.jsonl) file, several joined by ':' (os.pathsep), or a "
                            "directory of such files (parts)", required=True)
@@ -120,6 +123,11 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{flag_name('min_overlap')} {self.min_overlap} is above "
                                     f"{flag_name('max_overlap')} {self.max_overlap}: no pair could be kept")
+        # (imported here: these parsers' modules load the compiled tokenizer, which reading a
+        # model directory, importing this module for the settings' ranges, does not need)
+        from probsent.data.mixture import parse_source_caps
+        from probsent.data.pair_files import parse_columns
+
         if self.columns is not None:
             parse_columns(self.columns)
         if self.source_caps is not None:
@@ -283,17 +291,3 @@ def resume_differences(checkpoint_config: Any, config: TrainConfig) -> list[str]
         if before != now:
             differences.append(f"{flag_name(spec.name)} {now} (the run's: {before})")
     return differences
-
-
-def check_model_settings(settings: Any) -> str | None:
-    """What is wrong with a model directory's ``config.json`` "model" settings, or None: each is
-    checked as the training setting of the same name (``type`` as ``model``) or as declared by
-    :class:`ModelFileSettings`; ``vocab_size`` is left to the reader (it compares it with vocab.txt)."""
-    if not isinstance(settings, dict):
-        return "no model settings"
-    for key, value in settings.items():
-        name = "model" if key == "type" else key
-        problem = check_setting(name, value) if name in _DECLARED and name != "vocab_size" else None
-        if problem:
-            return f"model.{key} {problem}"
-    return None
