@@ -623,8 +623,8 @@ def render() -> str:
     lines += generality_section()
     lines += ["Some rounds on this page (the recipe study's rounds 1, 2, 3, 6 and 7, and the ship rule's resampling "
               "rounds) used `probsent train` settings that have since left the product; their records stay "
-              "here as they were, and they are trained again at the annotated git tag `study-2026-11`: "
-              "`git checkout study-2026-11 && make reproduce` (docs/EXPERIMENTS.md).", ""]
+              "here as they were, and they are trained again at commit `2d16e26`, the last before they left: "
+              "`git checkout 2d16e26 && make reproduce` (docs/EXPERIMENTS.md).", ""]
     lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "

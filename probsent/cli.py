@@ -34,17 +34,8 @@ def _argv_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").removeprefix("\ufeff")
 
 
-class _RetiredFlag(argparse.Action):
-    """A removed ``probsent train`` flag: one line naming the tag where it trains, or what does its job."""
-
-    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from probsent.settings import retired_message
-
-        parser.error(retired_message(option_string, self.dest))
-
-
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    from probsent.settings import RETIRED, SETTINGS, allowed_range, flag_name, setting_rules, setting_type
+    from probsent.settings import SETTINGS, allowed_range, flag_name, setting_rules, setting_type
 
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
@@ -62,9 +53,6 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         if any(notes):
             options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
-    for name in RETIRED:  # not listed by --help; typed, they say where they went
-        parser.add_argument(flag_name(name), action=_RetiredFlag, nargs="?", default=argparse.SUPPRESS,
-                            help=argparse.SUPPRESS)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",
                         help="skip validation (STS 2017 for best/, news training rows for best-news/)")
@@ -73,9 +61,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
     from probsent.evaluation.validation import NewsDevScorer, StsValidator
-    from probsent.settings import TrainConfig
+    from probsent.settings import SETTINGS, TrainConfig
 
-    config = TrainConfig.from_dict(vars(args))
+    config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)

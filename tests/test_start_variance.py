@@ -164,11 +164,11 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
 
 def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
     # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
-    # there: a typed --start-variance says how a trained WLO gets another unit
+    # there: probsent train has no --start-variance (export gives a trained WLO another unit)
     assert FastWLOEngine.refusal(_wlo(0.5), "margin") and FastWLOEngine.refusal(_wlo(1.0), "margin") is None
     with pytest.raises(SystemExit) as stopped:
         main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
     assert stopped.value.code == 2
-    assert "probsent export --start-variance" in capsys.readouterr().err
-    with pytest.raises(ProbsentError, match="probsent export --start-variance"):
+    assert "unrecognized arguments: --start-variance" in capsys.readouterr().err
+    with pytest.raises(ProbsentError, match="--start-variance recorded, but not a setting"):
         TrainConfig.from_dict({"data": "x.tsv", "out": "run", "start_variance": 0.5})

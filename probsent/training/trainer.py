@@ -124,7 +124,7 @@ class Trainer:
         of ``MAY_CHANGE_ON_RESUME`` may differ)."""
         try:
             differences = resume_differences(read_config(checkpoint), self.config)
-        except ProbsentError as exc:  # a retired setting at another value
+        except ProbsentError as exc:  # a recorded key that is no setting
             raise ProbsentError(f"{self.out}: {exc}") from None
         if differences:
             allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)
