@@ -44,3 +44,23 @@ def test_registration_refuses_a_constructor_that_is_not_the_description() -> Non
 
     with pytest.raises(TypeError, match="must declare its description"):
         register_model(Undescribed)
+
+
+def test_saving_refuses_weights_that_are_not_the_descriptions(tmp_path) -> None:
+    """A plug-in whose description names other weights than its module has cannot write a model
+    that no reader could read back: one line at save, nothing written."""
+    from probsent.data.vocab import UNKNOWN, Vocabulary
+    from probsent.model_files import write_model_dir
+    from probsent.models import unregister_model
+
+    class Misdescribed(WLO):
+        description = ModelDescription("misdescribed-wlo", "Misdescribed", True, 1.0, dict(WLO.description.settings),
+                                       {"scale.weight": ("vocab_size", "dim")})
+
+    register_model(Misdescribed)
+    try:
+        with pytest.raises(ValueError, match="not those its description implies"):
+            write_model_dir(tmp_path, Misdescribed(2, dim=3), Vocabulary([UNKNOWN, "a"]))
+    finally:
+        unregister_model("misdescribed-wlo")
+    assert not any(tmp_path.iterdir())
