@@ -23,7 +23,7 @@ def option(default: Any, help: str, *, low: float | None = None, high: float | N
            choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None, required: bool = False) -> Any:
     """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
     above``, or one of ``choices`` (a tuple, or a function giving the tuple when asked: the
-    registered models). ``required``: a flag the command line must give. The type (and whether
+    described models, :mod:`probsent.model_descriptions`). ``required``: a flag the command line must give. The type (and whether
     None is allowed) comes from the field's annotation."""
     return field(default=default, metadata={"help": help, "low": low, "high": high, "above": above,
                                             "choices": choices, "required": required})
