@@ -174,12 +174,13 @@ def one_sentence(repeat: int) -> tuple[float, int]:
 def step_profile(parquet: Path, out: Path, count: int) -> list[tuple[str, float]]:
     """(step, CPU microseconds per sentence) of scoring the first ``count`` rows of ``parquet``
     chunk by chunk in this process, as a worker and the parent do it."""
-    from probsent.readouts.scoring_model import load_scoring_model
+    from probsent.api import load
+    from probsent.readouts.scoring_model import scoring_model
     from probsent.text.segment_sums import term_sums
     from probsent.text.tokenize import tokenize_many
     from probsent.text.utf8_texts import Utf8Texts
 
-    table = load_scoring_model(None)
+    table = scoring_model(load())
     table.token_ids(Utf8Texts.from_strings(["warm up."]))
     steps = dict.fromkeys(["read a Parquet batch (8,192 rows)", "the text column as Utf8Texts (its bytes)",
                            "compiled tokenizer: vocabulary ids", "term sums (compiled), NaN for no sentence",
@@ -222,9 +223,10 @@ def step_profile(parquet: Path, out: Path, count: int) -> list[tuple[str, float]
 START_UP = """
 import time
 start = time.perf_counter()
-from probsent.readouts.scoring_model import load_scoring_model
+from probsent.api import load
+from probsent.readouts.scoring_model import scoring_model
 from probsent.text.utf8_texts import Utf8Texts
-table = load_scoring_model(None)
+table = scoring_model(load())
 loaded = time.perf_counter()
 import numba
 imported = time.perf_counter()
@@ -253,12 +255,12 @@ def tokenizer_rates(texts: list[str], nltk_count: int) -> tuple[list[tuple[str, 
     from probsent.text.piece_tokenize import PieceTokenizer
     from probsent.text.tokenize import tokenize_many
     from probsent.text.utf8_texts import Utf8Texts
-    from probsent.readouts.word_terms import MAX_TOKENS, read_word_terms
-    from probsent.model_paths import resolve_model_dir
+    from probsent.api import load
+    from probsent.readouts.word_terms import MAX_TOKENS
 
     nltk.redos.DEFAULT_TIMEOUT = None  # NLTK's ReDoS guard costs time and changes no result
     treebank = TreebankWordTokenizer().tokenize
-    index = read_word_terms(resolve_model_dir(None)).vocab.index
+    index = load().vocab.index
     CompiledTokenIds(index, MAX_TOKENS)(texts[:10])  # numba's cached kernels loaded (or compiled)
     arrays = [pa.array(texts[i:i + 8192], pa.string()) for i in range(0, len(texts), 8192)]
     compiled: list[CompiledTokenIds] = []

@@ -29,7 +29,7 @@ from probsent.gaussian import kl_to_standard_normal  # noqa: E402
 from probsent.models.base import Encoding, padding_mask  # noqa: E402
 from probsent.models import MODEL_TYPES  # noqa: E402
 from probsent.models.wlo import WLO  # noqa: E402
-from probsent.training.config import TrainConfig  # noqa: E402
+from probsent.settings import TrainConfig  # noqa: E402
 from probsent.training.trainer import Trainer  # noqa: E402
 
 

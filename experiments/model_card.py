@@ -25,7 +25,7 @@ from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
 from probsent.files.atomic_writes import write_text
 from probsent.readouts.score_readings import require_calibration
-from probsent.training.config import SCRAMBLE
+from probsent.settings import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -61,13 +61,13 @@ def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: di
 
 
 # the named options beyond the paper's recipe (docs/TRAINING.md), each off by default
-# (the study's others, which the shipped model left at the paper's, train at the tag study-2026-11)
+# (the study's others, which the shipped model left at the paper's, train at commit 2d16e26)
 BEYOND_THE_PAPER = ("min_count", "rarity_init", "rarity_anchor", "hardness_cap")
 
 
 def _options_sentence(config: dict) -> str:
     """The options beyond the paper's recipe the shipped model was trained with."""
-    from probsent.training.config import TrainConfig
+    from probsent.settings import TrainConfig
 
     default = TrainConfig()
     used = [f"`--{name.replace('_', '-')} {config[name]}`" for name in BEYOND_THE_PAPER
@@ -247,7 +247,7 @@ def render(data_dir: Path) -> str:
               f"{mixture.get('min_overlap', 0.0)} and {mixture.get('max_overlap', 1.0)}).",
               f"- Settings: lambda (KL prior) {config['prior_weight']:g}, margin "
               f"{config['margin'] if config['margin'] is not None else 1.0}, negatives mined in mega-batches of "
-              f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {config.get('scramble', SCRAMBLE)}, "
+              f"{config['megabatch']} x {config['batch_size']} pairs, word-order scrambling {SCRAMBLE}, "
               f"Adam lr {config['lr']:g}, A ~ N({config.get('scale_init_mean', 1.0)}, "
               f"{config['scale_init_std']}^2), B ~ N(0, {config['shift_init_std']}^2), seed {config['seed']}.",
               _options_sentence(config),

@@ -27,7 +27,7 @@ from probsent.evaluation.tables import shorter_specific_experiment
 from probsent.evaluation.validation import NewsValidator
 from probsent.files.atomic_writes import write_json, write_text
 from probsent.training.checkpoint import LAST, STATE
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 
 def untrained_news_dev(name: str) -> float:
     """News-train accuracy (a development set) of run ``name``'s model before its first step:

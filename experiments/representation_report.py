@@ -234,4 +234,4 @@ def outcome_lines(reference: dict[str, Any]) -> list[str]:
         + f"The issue's goals, on the model that stays: STS-B test concat {_goal(stsb_test, GOALS['stsb_test_concat'])} "
         f"(`{rows_path.relative_to(REPO).as_posix()}`); SNLI test entailment "
         f"{_goal(snli_test, GOALS['snli_test_entailment'])} (`{evaluation_path.relative_to(REPO).as_posix()}`). The losing options left `probsent train` and the model registry "
-        "(the lean rule); they train at the tag issue34-round-a.", ""]
+        "(the lean rule); they train at commit 0a6bcda.", ""]

@@ -153,8 +153,8 @@ def own_similarity_parts(model_dir: Path) -> dict[str, float]:
     """STS-B dev Pearson x100 of the model's own similarity, log N(0; mu1 - mu2, S1 + S2), and of its
     distance and log-determinant parts, with the variances its similarity compares
     (:func:`experiments.ship_rule.similarity_diagnostic`): what a round-A candidate did to the
-    similarity it trained. (The wlo2v candidates' second-scale variances were read at the tag
-    issue34-round-a, where ``--model wlo2v`` still exists; the record keeps them.)"""
+    similarity it trained. (The wlo2v candidates' second-scale variances were read at commit
+    0a6bcda, where ``--model wlo2v`` still exists; the record keeps them.)"""
     measured = similarity_diagnostic(model_dir)
     return {"own_similarity": measured["expected_inner_product"],
             **{key: measured[key] for key in ("own_distance_part", "own_log_determinant_part")}}

@@ -6,8 +6,8 @@ that chooses). This module is the rule (floors, score, finalists, choice, ship) 
 that run a round through it; it names no run.
 
 The design rounds' runs that resample the mixture (--resample-like, --resample-pairs) use
-settings that left ``probsent train`` after the study (issue 35): they are reproduced at the
-tag: ``git checkout study-2026-11 && make reproduce``.
+settings that left ``probsent train`` after the study (issue 35): they are reproduced at
+commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 
 The model a user gets by default must be one a user would trust. It is chosen in two steps,
 development sets only (the test sets are evaluated once, after the choice):

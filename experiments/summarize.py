@@ -22,7 +22,7 @@ from probsent.files.atomic_writes import write_text
 from probsent.models import model_class
 from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.design_report import render as design_section
@@ -623,8 +623,8 @@ def render() -> str:
     lines += generality_section()
     lines += ["Some rounds on this page (the recipe study's rounds 1, 2, 3, 6 and 7, and the ship rule's resampling "
               "rounds) used `probsent train` settings that have since left the product; their records stay "
-              "here as they were, and they are trained again at the annotated git tag `study-2026-11`: "
-              "`git checkout study-2026-11 && make reproduce` (docs/EXPERIMENTS.md).", ""]
+              "here as they were, and they are trained again at commit `2d16e26`, the last before they left: "
+              "`git checkout 2d16e26 && make reproduce` (docs/EXPERIMENTS.md).", ""]
     lines += recipe_sections() + [""]
     lines += ["## Ablations and sweeps", "",
               "Dev columns choose; test columns (News accuracy on the 885 test sentences, Spearman ρ ×100 "

@@ -1,6 +1,7 @@
 """The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -17,13 +18,12 @@ from probsent.readouts.calibration import Calibration
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
-from probsent.inference.array_encoder import ArrayEncoder, read_array_model
+from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
 from probsent.inference.arrays import (ArrayEncoding, gaussian_entropy, saturated, saturated_variance, unit_means,
                                        vector_norms)
 from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
-from probsent.model_paths import DEFAULT_MODEL, resolve_model_dir
-from probsent.model_reading import read_consistently
+from probsent.model_directory import CONFIG as CONFIG_FILE, DEFAULT_MODEL, read_consistently, read_model, resolve_model_dir
 from probsent.readouts.percentiles import PercentileTable
 from probsent.readouts.score_readings import (percentile_of_scores, probability_of_scores, require_calibration,
                                              require_percentiles)
@@ -121,18 +121,25 @@ class SentenceModel:
         self.calibration = calibration
         self.percentiles = percentiles  # the percentile table for the sentence's length, if any
         self.path = path  # the directory it was loaded from, if any
-        self.source_files: tuple | None = None  # its files' identity when loaded (model_reading.files_identity)
-        self._token_ids = TokenIds(vocab.index, MAX_TOKENS)
+        self.source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
+        self._ids: TokenIds | None = None  # made on first use: see _token_ids
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
 
     def __getstate__(self) -> dict[str, Any]:
         """A frozen copy for another process (corpus scoring's workers): the model, without the
         tokenizer's caches and lock and the term table, which the copy builds again."""
-        return {**self.__dict__, "_token_ids": None, "_terms": None, "_torch_encoder": None}
+        return {**self.__dict__, "_ids": None, "_terms": None, "_torch_encoder": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._token_ids = TokenIds(self.vocab.index, MAX_TOKENS)
+
+    @property
+    def _token_ids(self) -> TokenIds:
+        """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens: made on first use
+        (loading a model makes no tokenizer), then shared by every call."""
+        if self._ids is None:
+            self._ids = TokenIds(self.vocab.index, MAX_TOKENS)
+        return self._ids
 
     @property
     def encoder(self) -> "SentenceEncoder":
@@ -935,15 +942,31 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     return model
 
 
-def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
-    """:func:`load` of the model directory ``path``, read once."""
-    light = read_array_model(path) if isinstance(device, str) and device == "cpu" else None
-    if light is not None:  # WLO, Wordavg, Wordsum on the CPU: NumPy, no torch
-        return SentenceModel(light[0], light[1], light[2], Calibration.load(path), path, PercentileTable.load(path))
-    require_torch(f"{path} (a model other than a WLO, Wordavg or Wordsum, or a device other than cpu)")
-    target = resolve_device(device)  # checked before reading the model
-    from probsent.model_files import read_model_dir
+def scoring_table(model: SentenceModel) -> WordTermTable | None:
+    """The term table of a model with per-word entropy terms, for scoring many texts at once
+    (:meth:`WordTermTable.text_scores_and_coverage`), with the model's calibration, percentile
+    table, directory and files' identity; None for any other model."""
+    if not model._encoder.has_word_entropy_terms:
+        return None
+    table = copy.copy(model._term_table("scoring"))
+    table.calibration, table.percentiles, table.source_files = model.calibration, model.percentiles, model.source_files
+    return table
 
-    encoder, vocab, config = read_model_dir(path)
-    return SentenceModel(encoder.to(target), vocab, config, Calibration.load(path), path, PercentileTable.load(path))
+
+def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
+    """:func:`load` of the model directory ``path``, read once: WLO, Wordavg and Wordsum on the
+    CPU as NumPy tables (no torch), any other model or device as a torch module."""
+    target = None if isinstance(device, str) and device == "cpu" else resolve_device(device)  # checked first
+    config, vocab, weights = read_model(path)
+    if target is None and config["model"]["type"] in NUMPY_TYPES:
+        encoder: Any = ArrayEncoder(config["model"], weights)
+    else:
+        require_torch(f"{path} (a model other than a WLO, Wordavg or Wordsum, or a device other than cpu)")
+        from probsent.models import build_model
+
+        try:
+            encoder = build_model(config["model"], weights).to(target or "cpu")
+        except (TypeError, RuntimeError) as exc:  # a plug-in's settings that no declared range checks
+            raise InvalidValueError(f"{path / CONFIG_FILE}: invalid model settings ({str(exc).splitlines()[0]})") from None
+    return SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path))
 

@@ -12,7 +12,7 @@ from probsent.arguments import positive_int
 from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
-from probsent.extras import install_line
+from probsent.errors import install_line
 from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
@@ -34,21 +34,12 @@ def _argv_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").removeprefix("\ufeff")
 
 
-class _RetiredFlag(argparse.Action):
-    """A removed ``probsent train`` flag: one line naming the tag where it trains, or what does its job."""
-
-    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        from probsent.training.config import retired_message
-
-        parser.error(retired_message(option_string, self.dest))
-
-
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    from probsent.training.config import RETIRED, SETTINGS, allowed_range, flag_name, setting_rules, setting_type
+    from probsent.settings import SETTINGS, allowed_range, flag_name, setting_rules, setting_type
 
     parser = sub.add_parser("train", help="train a model on paraphrase pairs",
                             description="Train a sentence encoder on paraphrase pairs.")
-    for name, spec in SETTINGS.items():  # one flag per declared setting (training/config.py)
+    for name, spec in SETTINGS.items():  # one flag per declared setting (settings.py)
         kind, _ = setting_type(name)
         meta = setting_rules(name)
         options = {"type": kind, "help": meta["help"], "choices": meta["choices"]}
@@ -62,9 +53,6 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         if any(notes):
             options["help"] += f" ({'; '.join(n for n in notes if n)})"
         parser.add_argument(flag_name(name), **options)
-    for name in RETIRED:  # not listed by --help; typed, they say where they went
-        parser.add_argument(flag_name(name), action=_RetiredFlag, nargs="?", default=argparse.SUPPRESS,
-                            help=argparse.SUPPRESS)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     parser.add_argument("--no-validation", action="store_true",
                         help="skip validation (STS 2017 for best/, news training rows for best-news/)")
@@ -73,9 +61,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
     from probsent.evaluation.validation import NewsValidator, StsValidator
-    from probsent.training.config import TrainConfig
+    from probsent.settings import SETTINGS, TrainConfig
 
-    config = TrainConfig.from_dict(vars(args))
+    config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
@@ -201,7 +189,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
-    from probsent.readouts.scoring_model import load_scoring_model
+    from probsent.api import load
+    from probsent.readouts.scoring_model import scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
@@ -210,7 +199,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = load_scoring_model(args.model)
+    model = scoring_model(load(args.model))
     if args.probability:
         require_calibration(model)
     if args.percentile:
@@ -282,14 +271,15 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, writing_output
-    from probsent.readouts.scoring_model import load_scoring_model
+    from probsent.api import load
+    from probsent.readouts.scoring_model import scoring_model
     from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
-    model = load_scoring_model(args.model)
+    model = scoring_model(load(args.model))
     explanations = [model.explain(sentence) for sentence in sentences]
     color = sys.stdout.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)

@@ -17,10 +17,11 @@ from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import atomic_path
-from probsent.model_files import read_model_dir, write_model_dir
+from probsent.model_directory import read_model
+from probsent.model_files import write_model_dir
 from probsent.models import build_model
 from probsent.models.wlo import WLO
-from probsent.training.config import allowed_range, check_setting
+from probsent.settings import allowed_range, check_setting
 
 
 def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
@@ -87,7 +88,7 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
         tmp.mkdir()
         write_model_dir(tmp, small.encoder, small.vocab, training, dtype=dtype)
         try:  # what is written must load (a rescaled translation beyond float16, for one)
-            read_model_dir(tmp)
+            read_model(tmp)
         except ProbsentError as exc:
             raise ProbsentError(f"{out}: the exported model would not load, so nothing was written "
                                 f"({str(exc).replace(str(tmp), str(out))})") from None

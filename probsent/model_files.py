@@ -1,7 +1,8 @@
-"""A saved model is a directory: ``config.json``, ``model.safetensors`` and ``vocab.txt``.
+"""A model saved, with torch: a directory of ``config.json``, ``model.safetensors`` and
+``vocab.txt`` (and the calibration and percentile table where the model has them).
 
-No pickle anywhere: weights are safetensors, everything else is JSON or text. Loading checks
-every part and reports a wrong, partial or damaged directory in one line.
+No pickle anywhere: weights are safetensors, everything else is JSON or text. Reading and
+checking a model directory is :mod:`probsent.model_directory`'s (torch-free) job.
 """
 from __future__ import annotations
 
@@ -20,13 +21,12 @@ from probsent.version import __version__
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.files.atomic_writes import atomic_path, files_into
-from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
-from probsent.model_reading import read_model_config, read_model_parts
-from probsent.models import SentenceEncoder, build_model
-from probsent.training.config import check_model_settings
+from probsent.model_directory import (CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS,
+                                      expected_shapes)
+from probsent.model_descriptions import DESCRIPTIONS
+from probsent.models import SentenceEncoder
 
-__all__ = ["CONFIG", "FORMAT_NAME", "FORMAT_VERSION", "TOKENIZER", "VOCAB", "WEIGHTS", "read_model_dir",
-           "save_model", "write_model_dir", "write_safetensors"]
+__all__ = ["TOKENIZER", "save_model", "write_model_dir", "write_safetensors"]
 TOKENIZER = {"lowercase": True, "scheme": "penn-treebank"}
 
 
@@ -40,6 +40,10 @@ def write_model_dir(directory: Path, encoder: SentenceEncoder, vocab: Vocabulary
     """
     if len(vocab) != encoder.vocab_size:
         raise ValueError("vocabulary and model disagree on the vocabulary size")
+    shapes = {name: tuple(tensor.shape) for name, tensor in encoder.state_dict().items()}
+    if shapes != expected_shapes(DESCRIPTIONS[encoder.type_name], encoder.config()):
+        raise ValueError(f"{type(encoder).__name__}'s weights {shapes} are not those its description "
+                         f"implies; the model could not be read back")
     config = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
               "probsent_version": __version__, "model": encoder.config(),
               "tokenizer": TOKENIZER, "training": training or {}}
@@ -65,7 +69,7 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: Path, metadata: di
 
 def save_model(path: str | os.PathLike[str], encoder: SentenceEncoder, vocab: Vocabulary,
                training: dict[str, Any] | None = None, extras: Sequence[Any] = ()) -> None:
-    """Save the model's files (:data:`probsent.model_paths.MODEL_FILES`): into a new directory
+    """Save the model's files (:data:`probsent.model_directory.MODEL_FILES`): into a new directory
     ``path`` atomically, or into an existing model directory (or empty directory), where only
     those names are replaced (and a calibration or percentile table the model no longer has is
     removed, so that it is never paired with other weights) and everything else is kept. ``extras``
@@ -109,22 +113,3 @@ def _is_model_dir(path: Path) -> bool:
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(config, dict) and config.get("format") == FORMAT_NAME
-
-
-def read_model_dir(path: str | os.PathLike[str]) -> tuple[SentenceEncoder, Vocabulary, dict[str, Any]]:
-    """Load and check a model directory: MissingFileError (a FileNotFoundError) if it or a part
-    is missing, InvalidValueError (a ValueError) for anything wrong in it; both ProbsentErrors."""
-    path = Path(path)
-    config = read_model_config(path)
-    problem = check_model_settings(config.get("model"))
-    if problem:
-        raise InvalidValueError(f"{path / CONFIG}: {problem}")
-    try:
-        with torch.device("meta"):  # the shapes only: nothing of the model's size is allocated yet
-            expected = {k: tuple(v.shape) for k, v in build_model(config["model"]).state_dict().items()}
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        raise InvalidValueError(f"{path / CONFIG}: invalid model settings ({str(exc).splitlines()[0]})") from None
-    vocab, weights = read_model_parts(path, config["model"], expected)
-    encoder = build_model(config["model"])
-    encoder.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
-    return encoder.eval(), vocab, config

@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from probsent.extras import needs_extra
+from probsent.errors import needs_extra
 
 with needs_extra("spark", "probsent.spark"):  # pandas and pyspark: the [spark] extra
     from probsent.corpus_scoring.spark import LOCAL_SETTINGS, add_encoding, add_specificity, local_session

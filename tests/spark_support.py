@@ -144,7 +144,7 @@ def model_planted_in_tmp(model: Path, archive: str, forged: Path) -> Iterator[No
     import hashlib
     import tempfile
 
-    from probsent.model_paths import MODEL_FILES
+    from probsent.model_directory import MODEL_FILES
 
     old = hashlib.sha256()
     for name in MODEL_FILES:

@@ -4,7 +4,7 @@ it with ``probsent eval``, without any other module knowing about it.
 
 The toy is a Gaussian bag of words: a sentence is N(sum of its words' means, diag(product of
 its words' variances)). Its entropy is then the prior's plus one term per word, half the sum
-of the word's log-variances, so it declares the capability ``has_word_entropy_terms`` and
+of the word's log-variances, so its description declares ``word_entropy_terms`` and
 gets explain and the lexical analysis, which used to be WLO's alone.
 """
 from __future__ import annotations
@@ -24,10 +24,11 @@ import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError
 from probsent.evaluation.results import load_evaluation
+from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
 from probsent.gaussian import entropy as gaussian_entropy, kl_to_standard_normal
 from probsent.models import MODEL_TYPES, register_model, unregister_model
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.trainer import Trainer
 from tests.helpers import write_toy_pairs
 
@@ -38,12 +39,10 @@ class GaussianBag(SentenceEncoder):
     """A toy probabilistic model: each word has a mean vector and a log-variance vector; a
     sentence's mean is the sum of its words' means, its log-variance the sum of their log-variances."""
 
-    type_name = "toy-gaussian-bag"
-    label = "Toy Gaussian bag"
-    probabilistic = True
-    default_margin = 1.0
-    order_sensitive = False
-    has_word_entropy_terms = True
+    description = ModelDescription("toy-gaussian-bag", "Toy Gaussian bag", probabilistic=True, default_margin=1.0,
+                                   settings={"dim": 50, "init_std": 0.1, "logvar_init_std": 0.05},
+                                   weights={"means.weight": ("vocab_size", "dim"), "logvars.weight": ("vocab_size", "dim")},
+                                   word_entropy_terms=True, order_sensitive=False)
 
     def __init__(self, vocab_size: int, dim: int = 50, init_std: float = 0.1,
                  logvar_init_std: float = 0.05) -> None:
@@ -107,11 +106,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_registry_knows_the_toy_only_while_registered(toy_model) -> None:
-    assert MODEL_TYPES[toy_model.type_name] is toy_model
+    assert MODEL_TYPES[toy_model.type_name] is toy_model and DESCRIPTIONS[toy_model.type_name] is toy_model.description
+    assert (toy_model.label, toy_model.probabilistic, toy_model.has_word_entropy_terms) == ("Toy Gaussian bag", True, True)
     assert TrainConfig(model=toy_model.type_name).model == toy_model.type_name
     assert toy_model.hyper_parameters() == {"dim": 50, "init_std": 0.1, "logvar_init_std": 0.05}
     unregister_model(toy_model.type_name)
-    assert toy_model.type_name not in MODEL_TYPES
+    assert toy_model.type_name not in MODEL_TYPES and toy_model.type_name not in DESCRIPTIONS
     with pytest.raises(InvalidValueError, match="--model: must be one of wlo, "):
         TrainConfig(model=toy_model.type_name)
 

@@ -17,7 +17,7 @@ import pytest
 import probsent
 from probsent.cli import main
 from probsent.errors import ProbsentError
-from probsent.model_paths import DEFAULT_MODEL
+from probsent.model_directory import DEFAULT_MODEL
 from probsent.readouts.percentiles import reference_sample
 from tests.helpers import one_error
 

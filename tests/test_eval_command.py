@@ -22,7 +22,7 @@ def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: floa
     torch.manual_seed(seed)
     vocab = load_corpus(pairs).vocabulary(100)
     encoder = build_model({"type": model_type, "vocab_size": len(vocab), "dim": 8})
-    training = {"config": {"data": str(pairs), "max_pairs": None, "max_tokens": 100, "prior_weight": prior_weight}}
+    training = {"config": {"data": str(pairs), "max_pairs": None, "prior_weight": prior_weight}}
     SentenceModel(encoder, vocab, {"training": training}).save(directory)
     return directory
 

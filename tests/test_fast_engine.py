@@ -13,7 +13,7 @@ from probsent import ProbsentError
 from probsent.models.batching import encode_by_length, pad_batch
 from probsent.models import WLO
 from probsent.training.fast import wlo_kernels as fast_wlo
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
 from probsent.training.losses import margin_loss, rarity_anchor_penalty
 from probsent.training.trainer import Trainer, scramble

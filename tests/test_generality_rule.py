@@ -97,7 +97,7 @@ def test_the_word_halves_are_fixed_and_apart() -> None:
 
 def test_every_candidate_departs_from_the_shipped_recipe_by_one_named_option() -> None:
     from experiments.design_rounds.design_G1 import RECIPE
-    from probsent.training.config import SETTINGS
+    from probsent.settings import SETTINGS
 
     for round_ in GENERALITY_ROUNDS.values():
         for run in round_.candidates:

@@ -13,7 +13,7 @@ import torch
 from probsent.models.batching import encode_by_length
 from probsent.models import WLO
 from probsent.models.base import Encoding
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
 import probsent.training.negatives as negatives
 from probsent.training.diagnostics import shared_word_counts, word_sets

@@ -85,15 +85,6 @@ def test_source_caps(corpus) -> None:
         {"bible": 1, "captions": 2}
 
 
-def test_a_recorded_max_per_source_reads_as_the_star_cap_of_source_caps() -> None:
-    from probsent.training.config import TrainConfig
-
-    recorded = {"data": "p.tsv", "out": "run", "max_per_source": 30000, "source_caps": "bible=0"}
-    assert TrainConfig.from_dict(recorded).source_caps == "bible=0,*=30000"
-    assert TrainConfig.from_dict({**recorded, "source_caps": None}).source_caps == "*=30000"
-    assert TrainConfig.from_dict({**recorded, "max_per_source": None}).source_caps == "bible=0"
-
-
 @pytest.mark.parametrize("caps,fragment", [("bible", "not NAME=COUNT"), ("bible=x", "not NAME=COUNT"),
                                            ("koran=3", "no source named koran"),
                                            ("bible=0,captions=0", "keeps 0 pair")])

@@ -1,6 +1,6 @@
-"""One check of a model's files that every path uses (issue 43, finding 6): the NumPy readers
-(``probsent.load`` on the CPU, the scoring path's term table) and the torch reader refuse the same
-files with the same line, weights are checked as the model computes them (float32), a number too
+"""One check of a model's files that every path uses (issue 43, finding 6; one reader since
+issue 42): ``probsent.load`` on the CPU (NumPy), with torch, and the scoring path's term table
+refuse the same files with the same line, weights are checked as the model computes them (float32), a number too
 large for float64 in a JSON file is a line, not an OverflowError, and the core install never blames
 a damaged model on a missing PyTorch."""
 from __future__ import annotations
@@ -17,10 +17,9 @@ from safetensors.numpy import load_file, save_file
 import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError
-from probsent.inference.array_encoder import read_array_model
-from probsent.model_files import read_model_dir
-from probsent.model_paths import DEFAULT_MODEL
-from probsent.readouts.word_terms import read_word_terms
+from probsent.inference.array_encoder import ArrayEncoder
+from probsent.model_directory import DEFAULT_MODEL, read_model
+from probsent.readouts.scoring_model import scoring_model
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,14 +37,22 @@ def _rewrite_weights(path: Path, change) -> None:  # noqa: ANN001 - a function o
 
 
 def _every_reader_refuses(path: Path, fragment: str) -> None:
-    """The NumPy readers and the torch reader give the same one line naming the file."""
+    """The reader, ``load`` (NumPy and torch) and the scoring path give the same one line naming the file."""
     messages = []
-    for reader in (read_array_model, read_word_terms, read_model_dir, probsent.load):
+    for reader in (read_model, probsent.load, lambda p: probsent.load(p, device=torch_device()),
+                   lambda p: scoring_model(probsent.load(p))):
         with pytest.raises(InvalidValueError) as info:
             reader(path)
         messages.append(str(info.value))
     assert len(set(messages)) == 1, messages
     assert "\n" not in messages[0] and fragment in messages[0] and str(path) in messages[0], messages[0]
+
+
+def torch_device():
+    """A torch device: ``load`` then reads the model into a torch module."""
+    import torch
+
+    return torch.device("cpu")
 
 
 def test_float64_weights_beyond_float32_are_refused_in_every_path(model_dir: Path, capsys) -> None:
@@ -73,9 +80,9 @@ def test_a_huge_float32_shift_gives_a_finite_norm(model_dir: Path) -> None:
     _rewrite_weights(model_dir, huge)
     dim = probsent.load(model_dir).get_sentence_embedding_dimension()
     expected = float(np.float32(3e38)) * np.sqrt(dim)  # by hand, in float64
-    for explanation in (probsent.load(model_dir).explain("a"), read_word_terms(model_dir).explain("a")):
+    for explanation in (probsent.load(model_dir).explain("a"), scoring_model(probsent.load(model_dir)).explain("a")):
         assert explanation.words[0].shift_norm == pytest.approx(expected, rel=1e-12)
-    assert read_model_dir(model_dir)  # the torch module reads it too
+    assert probsent.load(model_dir, device=torch_device()).encoder  # the torch module reads it too
 
 
 @pytest.mark.parametrize("name,edit", [
@@ -136,5 +143,5 @@ def test_export_and_the_readers_share_one_range_for_the_start_variance(tmp_path:
     assert "--start-variance" in capsys.readouterr().err and not (tmp_path / "tiny").exists()
     assert main(["export", "--model", str(DEFAULT_MODEL), "--out", str(tmp_path / "small"),
                  "--start-variance", "1e-30"]) == 0
-    assert read_array_model(tmp_path / "small") is not None  # what export accepts, the NumPy reader reads
+    assert isinstance(probsent.load(tmp_path / "small")._arrays, ArrayEncoder)  # what export accepts, NumPy reads
 

@@ -11,7 +11,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
-from probsent.model_paths import DEFAULT_MODEL
+from probsent.model_directory import DEFAULT_MODEL
 
 SENTENCE = "Einstein published relativity in 1905."
 

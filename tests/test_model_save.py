@@ -12,7 +12,7 @@ import pytest
 
 import probsent
 from probsent.errors import InvalidValueError
-from probsent.model_paths import DEFAULT_MODEL, MODEL_FILES
+from probsent.model_directory import DEFAULT_MODEL, MODEL_FILES
 
 
 def _tree(path: Path) -> dict[str, bytes]:

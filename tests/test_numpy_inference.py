@@ -18,12 +18,13 @@ from probsent.readouts.calibration import Calibration
 from probsent.readouts.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
-from probsent.inference.array_encoder import ArrayEncoder, read_array_model
+from probsent.inference.array_encoder import ArrayEncoder
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
 from probsent.readouts.similarity import expected_inner_product_blocks, measure_pairs, paired_expected_inner_product
 from probsent.inference.torch_encoder import TorchEncoder
-from probsent.model_files import read_model_dir, write_model_dir
+from probsent.model_directory import read_model
+from probsent.model_files import write_model_dir
 from probsent.models import Encoding, build_model
 from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence
@@ -87,8 +88,9 @@ def _both(path: Path) -> tuple[SentenceModel, SentenceModel]:
     """The model of ``path`` read without torch, and read by the torch reader."""
     fast = load(path)
     assert isinstance(fast._arrays, ArrayEncoder)
-    encoder, vocab, config = read_model_dir(path)
-    return fast, SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path))
+    config, vocab, weights = read_model(path)
+    return fast, SentenceModel(build_model(config["model"], weights), vocab, config, Calibration.load(path), path,
+                               PercentileTable.load(path))
 
 
 @pytest.fixture(scope="module")
@@ -172,21 +174,21 @@ def test_similarity_blocks_equal_pairs_without_the_kernel() -> None:
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
-def test_reader_declines_what_it_does_not_know(tmp_path: Path) -> None:
-    """An LSTM directory is left to the full reader; a damaged WLO one is the full reader's
-    one-line error (one check of the files, not a blame on torch)."""
+def test_load_reads_numpy_models_without_torch_and_others_with_it(tmp_path: Path) -> None:
+    """An LSTM becomes a torch module, a WLO NumPy tables; a damaged WLO is the reader's one-line
+    error on either path (one check of the files, not a blame on torch)."""
     vocab = Vocabulary([UNKNOWN, "a"])
     for kind in ("lstmavg", "wlo"):
         path = tmp_path / kind
         path.mkdir()
         write_model_dir(path, build_model({"type": kind, "vocab_size": 2, "dim": 4}), vocab)
-        assert (read_array_model(path) is None) == (kind == "lstmavg")
+        assert (load(path)._arrays is None) == (kind == "lstmavg")
     (tmp_path / "wlo" / "model.safetensors").write_bytes(b"damaged")
     with pytest.raises(InvalidValueError, match="damaged weights file") as numpy_reader:
-        read_array_model(tmp_path / "wlo")
-    with pytest.raises(InvalidValueError) as full_reader:
-        read_model_dir(tmp_path / "wlo")
-    assert str(numpy_reader.value) == str(full_reader.value)
+        load(tmp_path / "wlo")
+    with pytest.raises(InvalidValueError) as torch_reader:
+        load(tmp_path / "wlo", device=torch.device("cpu"))
+    assert str(numpy_reader.value) == str(torch_reader.value)
 
 
 def test_encoding_the_module_after_touching_it() -> None:

@@ -12,8 +12,8 @@ import pytest
 import probsent
 from probsent.corpus_scoring.workers import score_chunks
 from probsent.errors import InvalidValueError
-from probsent.model_reading import read_consistently
-from probsent.readouts.scoring_model import load_scoring_model
+from probsent.model_directory import read_consistently
+from probsent.readouts.scoring_model import scoring_model as scorer_of
 
 SENTENCES = ["The Dow fell 2.3 % on Tuesday.", "It is good.", "A man plays a guitar.", "   ", None] * 40
 
@@ -24,19 +24,19 @@ def test_workers_score_with_the_parents_model_after_the_directory_is_replaced(tm
                                                                               kind: str) -> None:
     path = tmp_path / "model"
     make_model(kind, seed=1).save(path)
-    scorer = load_scoring_model(path)
+    scorer = scorer_of(probsent.load(path))
     chunks = [(k, SENTENCES[k * 50:(k + 1) * 50]) for k in range(4)]
     expected = np.concatenate([values[0] for _, values in score_chunks(scorer, chunks, workers=1)])
     make_model(kind, seed=2).save(path)  # replaced after the run's load, before its workers start
     got = np.concatenate([values[0] for _, values in score_chunks(scorer, chunks, workers=2)])
     np.testing.assert_array_equal(got, expected)
-    replaced = load_scoring_model(path)
+    replaced = scorer_of(probsent.load(path))
     assert not np.allclose(np.nan_to_num(got), np.nan_to_num(
         np.concatenate([values[0] for _, values in score_chunks(replaced, chunks, workers=1)])))
 
 
 def test_a_frozen_copy_scores_as_the_original(tmp_path: Path) -> None:
-    for model in (load_scoring_model(None), probsent.load()):
+    for model in (scorer_of(probsent.load()), probsent.load()):
         copy = pickle.loads(pickle.dumps(model))
         np.testing.assert_array_equal(copy.specificity(SENTENCES[:3]), model.specificity(SENTENCES[:3]))
         assert copy.explain(SENTENCES[0]).entropy == model.explain(SENTENCES[0]).entropy

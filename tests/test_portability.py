@@ -37,7 +37,7 @@ def test_training_file_found_under_the_data_dir(tmp_path, monkeypatch) -> None:
     data = tmp_path / "data"
     (data / "paraphrase").mkdir(parents=True)
     write_toy_pairs(data / "paraphrase" / "pairs.tsv", repeat=2)
-    config = {"training": {"config": {"data": "/machine/elsewhere/data/paraphrase/pairs.tsv", "max_tokens": 100}}}
+    config = {"training": {"config": {"data": "/machine/elsewhere/data/paraphrase/pairs.tsv"}}}
     found = load_training_corpus(config, data_root=data)
     assert found.corpus is not None and found.path == str(data / "paraphrase" / "pairs.tsv")
     assert "not found there" in found.note

@@ -16,7 +16,7 @@ from probsent.evaluation.baselines import LengthScorer
 from probsent.evaluation.tables import load_shorter_specific, shorter_specific_experiment
 from probsent.models import WLO
 from probsent.text.tokenize import tokenize
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.diagnostics import word_term_statistics
 from probsent.training.losses.rarity_anchor import rarity_terms
 from probsent.training.trainer import Trainer

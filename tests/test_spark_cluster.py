@@ -154,7 +154,7 @@ def test_a_directory_with_calibration_and_percentiles_gives_every_column(spark, 
     travel in the archive, so P(specific), the percentile and the coverage are the API's."""
     import shutil
 
-    from probsent.model_paths import MODEL_FILES
+    from probsent.model_directory import MODEL_FILES
     from probsent.spark import add_specificity
 
     source = Path(probsent.__file__).parent / "pretrained" / "wlo"

@@ -13,7 +13,7 @@ import pytest
 
 import probsent
 from probsent.errors import ProbsentError
-from probsent.model_paths import DEFAULT_MODEL
+from probsent.model_directory import DEFAULT_MODEL
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import require_spark
 

@@ -15,9 +15,9 @@ from probsent import ProbsentError
 from probsent.cli import main
 from probsent.export import with_start_variance
 from probsent.models import WLO
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.readouts.word_terms import read_word_terms
+from probsent.readouts.scoring_model import scoring_model
 from tests.helpers import wlo_recurrence
 
 SENTENCES = ["the cat sat on the mat .", "a dog ran in the park", "the man plays guitar",
@@ -130,7 +130,7 @@ def test_export_writes_the_unit_and_every_reader_uses_it(tmp_path, make_model) -
     again = json.loads((tmp_path / "again" / "config.json").read_text())
     assert again["model"]["start_variance"] == 0.0625  # kept by a plain copy
     assert again["training"]["export"]["source_export"]["start_variance"] == 0.0625  # and how it was made
-    loaded, table = probsent.load(tmp_path / "small"), read_word_terms(tmp_path / "small")
+    loaded, table = probsent.load(tmp_path / "small"), scoring_model(probsent.load(tmp_path / "small"))
     assert table is not None  # the torch-free reader takes it
     expected = model.entropy(SENTENCES) + model.encoder.dim * math.log(0.25)
     assert np.allclose(loaded.entropy(SENTENCES), expected, atol=1e-2)  # float16 weights
@@ -145,7 +145,7 @@ def test_a_model_file_without_the_setting_starts_from_n0i(tmp_path, make_model) 
     config = json.loads(path.read_text())
     del config["model"]["start_variance"]
     path.write_text(json.dumps(config))
-    table = read_word_terms(tmp_path / "old")
+    table = scoring_model(probsent.load(tmp_path / "old"))
     assert table is not None and probsent.load(tmp_path / "old").encoder.start_variance == 1.0
     assert np.allclose(table.entropy(SENTENCES), model.entropy(SENTENCES), rtol=1e-12)
 
@@ -164,11 +164,11 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
 
 def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
     # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
-    # there: a typed --start-variance says how a trained WLO gets another unit
+    # there: probsent train has no --start-variance (export gives a trained WLO another unit)
     assert FastWLOEngine.refusal(_wlo(0.5), "margin") and FastWLOEngine.refusal(_wlo(1.0), "margin") is None
     with pytest.raises(SystemExit) as stopped:
         main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
     assert stopped.value.code == 2
-    assert "probsent export --start-variance" in capsys.readouterr().err
-    with pytest.raises(ProbsentError, match="probsent export --start-variance"):
+    assert "unrecognized arguments: --start-variance" in capsys.readouterr().err
+    with pytest.raises(ProbsentError, match="--start-variance recorded, but not a setting"):
         TrainConfig.from_dict({"data": "x.tsv", "out": "run", "start_variance": 0.5})

@@ -17,7 +17,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent import ProbsentError
 from probsent.cli import main
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.evaluation.datasets import as_data_dir, load_news_train
 from probsent.evaluation.validation import NewsValidator, StsValidator

@@ -15,7 +15,7 @@ import pytest
 from safetensors.numpy import save_file
 
 import probsent
-from probsent.model_paths import DEFAULT_MODEL
+from probsent.model_directory import DEFAULT_MODEL
 from probsent import ProbsentError
 from tests.helpers import REPO
 from tests.helpers import tiny_model as make_model

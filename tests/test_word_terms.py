@@ -30,15 +30,15 @@ from helpers import REPO, evaluation_sets, require_data
 from probsent.api import ENCODE_CHUNK, MAX_BATCH_CELLS, MAX_TOKENS, SentenceModel, saturated
 from probsent.models.batching import encode_by_length
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.model_paths import resolve_model_dir
+from probsent.model_directory import resolve_model_dir
 from probsent.models import build_model
 from probsent.text.segment_sums import segment_sums
 from probsent.text.token_ids import TokenIds
 from probsent.text.tokenize import tokenize
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.inference.array_encoder import LIMITS
-from probsent.readouts.word_terms import prior_entropy, read_word_terms, wlo_word_terms
 from probsent.readouts.score_readings import term_table
+from probsent.readouts.scoring_model import scoring_model
+from probsent.readouts.word_terms import prior_entropy, wlo_word_terms
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 
 
@@ -106,7 +106,7 @@ def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, exp
     column = pa.array(sentences, pa.string())
     for texts in (sentences, Utf8Texts.from_arrow(column), Utf8Texts.from_arrow(column.cast(pa.large_string()))):
         assert np.array_equal(sentence_scores(table, texts), want, equal_nan=True)
-    torch_free = read_word_terms(wlo_dir)  # the command line's table: its own API path, the same bits
+    torch_free = scoring_model(probsent.load(wlo_dir))  # the command line's table: the same bits
     assert np.array_equal(sentence_scores(torch_free, Utf8Texts.from_arrow(column))[with_sentence(sentences)],
                           torch_free.specificity([sentences[i] for i in with_sentence(sentences)]))
 
@@ -118,7 +118,7 @@ def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference
         items = sentences[::every]
         if every > 1:
             expected = reference_entropy(probsent.load(path), reference_ids[::every])
-        table = read_word_terms(path)
+        table = scoring_model(probsent.load(path))
         assert table is not None
         got = table.entropy(items)
         # NumPy's log and its order of the sum over the dimensions differ from torch's in the
@@ -175,19 +175,11 @@ def test_token_ids_equal_the_reference_across_new_numberings(sentences, referenc
 @pytest.mark.slow
 def test_explain_from_the_table_equals_the_api(wlo_dir) -> None:
     sentence = "The Dow fell 2.3 % on Tuesday, didn't it?"
-    ours, api = read_word_terms(wlo_dir).explain(sentence), probsent.load(wlo_dir).explain(sentence)
+    ours, api = scoring_model(probsent.load(wlo_dir)).explain(sentence), probsent.load(wlo_dir).explain(sentence)
     assert [(w.token, w.word) for w in ours.words] == [(w.token, w.word) for w in api.words]
     assert [w.entropy for w in ours.words] == pytest.approx([w.entropy for w in api.words], rel=1e-12)
     assert [w.shift_norm for w in ours.words] == pytest.approx([w.shift_norm for w in api.words], rel=1e-5)
     assert ours.prior_entropy == pytest.approx(api.prior_entropy, rel=1e-15)
-
-
-def test_the_table_reader_accepts_only_settings_the_full_check_accepts() -> None:
-    from probsent.training.config import setting_rules
-
-    for name, (_, low, high) in LIMITS.items():  # the NumPy reader's (WLO, Wordavg, Wordsum): one set of limits
-        rules = setting_rules(name)
-        assert (rules["low"], rules["above"], rules["high"]) == (low, None, high), name
 
 
 @pytest.mark.parametrize("command", [["specificity", "The Dow fell 2.3 % on Tuesday."],

@@ -32,8 +32,8 @@ ROUND = DesignRound(
      "say how the second scale is regularized).",
      "The candidates train by the torch engine; the shipped recipe's seeds were trained by the fast engine.",
      "Added after `a-pooled`'s seed-1 record: it misses two floors, so it cannot be a finalist, and "
-     "`--similarity-distance` left probsent train (the lean rule); `a-pooled` trains at the tag "
-     "issue34-round-a (git checkout issue34-round-a).",
+     "`--similarity-distance` left probsent train (the lean rule); `a-pooled` trains at commit "
+     "0a6bcda (git checkout 0a6bcda).",
      "Added after every seed-1 record: no candidate passes the floors, so the round has no finalist, and "
-     "`--model wlo2v` left the model registry too; both wlo2v candidates train at the tag issue34-round-a."],
+     "`--model wlo2v` left the model registry too; both wlo2v candidates train at commit 0a6bcda."],
     protocol_commit="e4d26bd")

@@ -2,7 +2,7 @@
 initialization, minimum count, re-mined false negatives, close pairs), and their combination.
 
 Some runs use --false-negatives remine, which left ``probsent train`` after the study (issue 35): this
-round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
 from experiments.protocol import RecipeRound
 from experiments.rounds.reference import REFERENCE, recipe, records

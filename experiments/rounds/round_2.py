@@ -2,7 +2,7 @@
 hardness cap, three epochs, no image captions, dense Adam), and a combination of both rounds.
 
 Some runs use --mine-by means and --adam dense, which left ``probsent train`` after the study (issue 35): this
-round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
 from experiments.plan import TEXT_ONLY
 from experiments.protocol import RecipeRound

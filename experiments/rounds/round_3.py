@@ -1,7 +1,7 @@
 """Recipe round 3: the loose-then-close curriculum, and the hardness cap with one more change.
 
 Some runs use --then-min-overlap, which left ``probsent train`` after the study (issue 35): this
-round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_2

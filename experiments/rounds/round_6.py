@@ -2,7 +2,7 @@
 the means and not by shrinking every variance.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
-round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_5

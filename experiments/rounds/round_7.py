@@ -1,7 +1,7 @@
 """Recipe round 7: round 6's best-STS run (the prior on the variances alone) over three epochs.
 
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
-round is reproduced at the tag: ``git checkout study-2026-11 && make reproduce``.
+round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
 from experiments.protocol import RecipeRound
 from experiments.rounds import round_6

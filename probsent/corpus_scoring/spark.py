@@ -47,8 +47,7 @@ from pyspark.sql import types as T
 from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
-from probsent.model_paths import MODEL_FILES, resolve_model_dir
-from probsent.model_reading import MAX_MODEL_FILE_BYTES, read_consistently
+from probsent.model_directory import MAX_MODEL_FILE_BYTES, MODEL_FILES, read_consistently, resolve_model_dir
 from probsent.files.untrusted import read_regular_file
 from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
                                              require_calibration, require_percentiles)
@@ -246,7 +245,7 @@ _SHIPPING = threading.Lock()
 
 
 def _model_files(directory: Path) -> dict[str, bytes]:
-    """The bytes of the model files there (:data:`probsent.model_paths.MODEL_FILES`), each a
+    """The bytes of the model files there (:data:`probsent.model_directory.MODEL_FILES`), each a
     regular file read within a bound."""
     return {name: read_regular_file(directory / name, MAX_MODEL_FILE_BYTES, "model file")
             for name in MODEL_FILES if os.path.lexists(directory / name)}

@@ -3,7 +3,7 @@
 The one place where a list of texts becomes specificity scores: ``probsent specificity``
 (one process or ``--workers N``) and ``probsent.spark`` both call :func:`sentence_scores`, so
 every path gives the same numbers. A worker process gets the parent's scoring model (a WLO model's
-term table, read without torch: :func:`probsent.readouts.scoring_model.load_scoring_model`) when it starts and then
+term table, read without torch: :func:`probsent.readouts.scoring_model.scoring_model`) when it starts and then
 scores chunk after chunk with it.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from probsent.model_paths import resolve_model_dir
+from probsent.model_directory import resolve_model_dir
 from probsent.readouts.score_readings import ScoringModel
 from probsent.signals import HANDLED, die_with_parent
 from probsent.text.utf8_texts import Utf8Texts

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
-from probsent.extras import install_line
+from probsent.errors import install_line
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.evaluation.datasets import DataDir
 from probsent.text.tokenize import tokenize

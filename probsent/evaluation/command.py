@@ -24,7 +24,7 @@ import probsent
 from probsent.errors import ProbsentError
 from probsent.evaluation import baselines as bl
 from probsent.evaluation import datasets as ds
-from probsent.extras import needs_extra
+from probsent.errors import needs_extra
 from probsent.evaluation import tables
 from probsent.evaluation import paper
 from probsent.evaluation.encoding import ModelScorer

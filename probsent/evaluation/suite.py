@@ -30,7 +30,7 @@ from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOption
                                          Sentential, Skipped, SystemResult)
 from probsent.evaluation.sentential import sentential_analysis
 from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture
 from probsent.training.diagnostics import DiagnosticSample, diagnose

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from probsent.data.corpus import PairCorpus, load_corpus
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 
 
 @dataclass

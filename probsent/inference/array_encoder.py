@@ -1,76 +1,36 @@
-"""The encoders of WLO, Wordavg and Wordsum as NumPy tables, read from a model directory
-without torch (safetensors' NumPy loader), encoding through :mod:`probsent.inference.closed_form`.
-
-:func:`read_array_model` reads a directory of one of those models, or names what is wrong with
-it in one line, as the full reader would; it returns None only for a model of another type
-(an LSTM), which the full reader (:func:`probsent.model_files.read_model_dir`, with torch) loads.
+"""The encoders of WLO, Wordavg and Wordsum as NumPy tables, without torch, encoding through
+:mod:`probsent.inference.closed_form`; their weights come from
+:func:`probsent.model_directory.read_model`, what each model is from its description
+(:mod:`probsent.model_descriptions`).
 """
 from __future__ import annotations
 
-import math
-from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from probsent.data.vocab import Vocabulary
-from probsent.errors import InvalidValueError
 from probsent.inference.arrays import ArrayEncoding, vector_norms
 from probsent.inference.closed_form import pooled_encoding, wlo_encoding, wlo_word_terms
-from probsent.model_paths import CONFIG
-from probsent.model_reading import read_model_config, read_model_parts
+from probsent.model_descriptions import DESCRIPTIONS
 from probsent.text.token_ids import COMPILED_SENTENCES
 
 # Each batch's work arrays hold about this many float64 numbers (positions x dim), or one sentence.
 MAX_BATCH_NUMBERS = 1 << 20
-
-# What each NumPy model is: (label, probabilistic, its weights, its settings with their types and
-# ranges as training/config.py allows them (a test keeps the two in step), optional settings'
-# defaults).
-LIMITS = {"dim": (int, 1, 4096), "scale_init_mean": (float, -1e3, 1e3), "scale_init_std": (float, 0.0, 1e3),
-           "shift_init_std": (float, 0.0, 1e3), "start_variance": (float, 1e-30, 1e6), "init_std": (float, 0.0, 1e3)}
-MODELS = {
-    "wlo": ("WLO", True, ("scale.weight", "shift.weight"),
-            ("dim", "scale_init_mean", "scale_init_std", "shift_init_std", "start_variance"), {"start_variance": 1.0}),
-    "wordavg": ("Wordavg", False, ("embedding.weight",), ("dim", "init_std"), {}),
-    "wordsum": ("Wordsum", False, ("embedding.weight",), ("dim", "init_std"), {}),
-}
-
-
-def settings_problem(model: dict[str, Any]) -> str | None:
-    """What is wrong with config.json's "model" section of a WLO, Wordavg or Wordsum (its
-    ``type`` one of MODELS), or None: every setting known to that model and within the range
-    training/config.py allows (a test keeps the two equal)."""
-    _, _, _, names, optional = MODELS[model["type"]]
-    unknown = sorted(set(model) - {"type", "vocab_size"} - set(names))
-    if unknown:
-        return f"model.{unknown[0]} is not a setting of a {model['type']} model"
-    for name in names:
-        kind, low, high = LIMITS[name]
-        if name not in model and name not in optional:
-            return f"model.{name} is missing"
-        value = model.get(name, optional.get(name))
-        if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-            return f"model.{name} must be {'a number' if kind is float else 'an integer'}, not {value!r}"
-        if not (math.isfinite(value) and low <= value <= high):
-            return f"model.{name} must be from {low:g} to {high:g}, not {value!r}"
-    size = model.get("vocab_size")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        return f"model.vocab_size must be a positive integer, not {size!r}"
-    return None
+NUMPY_TYPES = ("wlo", "wordavg", "wordsum")  # the model types this encoder computes
 
 
 class ArrayEncoder:
-    """A WLO, Wordavg or Wordsum model as NumPy weights [vocab, dim] (float16 or float32 as
-    stored; computed in float64). Immutable, thread-safe."""
+    """A WLO, Wordavg or Wordsum model (``config``: its config.json "model" settings, checked;
+    its type one of NUMPY_TYPES) as NumPy weights [vocab, dim] (computed in float64).
+    Immutable, thread-safe."""
 
     def __init__(self, config: dict[str, Any], weights: dict[str, np.ndarray]) -> None:
-        self.type_name = config["type"]
-        self.label, self.probabilistic, _, _, optional = MODELS[self.type_name]
-        self.config = dict(config)
-        self.dim = int(config["dim"])
-        self.start_variance = float(config.get("start_variance", optional.get("start_variance", 1.0)))
-        self.has_word_entropy_terms = self.type_name == "wlo"
+        described = DESCRIPTIONS[config["type"]]
+        self.type_name, self.label, self.probabilistic = described.name, described.label, described.probabilistic
+        self.config = {**described.settings, **config}
+        self.dim = int(self.config["dim"])
+        self.start_variance = float(self.config.get("start_variance", 1.0))
+        self.has_word_entropy_terms = described.word_entropy_terms
         self.weights = weights
         self._tables: tuple[np.ndarray, np.ndarray] | None = None  # see _scale_tables
 
@@ -151,22 +111,3 @@ def padded_batches(ids: np.ndarray, offsets: np.ndarray,
             np.zeros(positions.shape, dtype=np.int64)
         yield rows, padded, lengths[rows]
         start = end
-
-
-def read_array_model(path: Path) -> tuple[ArrayEncoder, Vocabulary, dict[str, Any]] | None:
-    """The NumPy encoder, vocabulary and config of the model directory ``path``; None where it
-    holds a model of another type (an LSTM: the full reader, with torch, reads it). Anything
-    wrong with a WLO, Wordavg or Wordsum directory is the one-line error the full reader gives
-    (:func:`probsent.model_reading.read_model_parts`, the one check of the files every reader
-    uses: regular files only, bounded reads, the weights' header checked against the config
-    before anything of the model's size is read, finite float32 weights)."""
-    config = read_model_config(path)
-    model = config.get("model")
-    if not isinstance(model, dict) or model.get("type") not in MODELS:
-        return None
-    problem = settings_problem(model)
-    if problem:
-        raise InvalidValueError(f"{path / CONFIG}: {problem}")
-    shapes = dict.fromkeys(MODELS[model["type"]][2], (model["vocab_size"], model["dim"]))
-    vocab, weights = read_model_parts(path, model, shapes)
-    return ArrayEncoder(model, weights), vocab, config

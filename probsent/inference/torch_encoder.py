@@ -53,6 +53,5 @@ def torch_module(encoder: Any) -> SentenceEncoder:
     """The torch module of an :class:`~probsent.inference.array_encoder.ArrayEncoder` (float32 weights)."""
     from probsent.models.registry import build_model
 
-    module = build_model({**encoder.config, "vocab_size": len(next(iter(encoder.weights.values())))})
-    module.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float32)) for k, v in encoder.weights.items()})
-    return module.eval()
+    return build_model({**encoder.config, "vocab_size": len(next(iter(encoder.weights.values())))},
+                       {k: np.asarray(v, dtype=np.float32) for k, v in encoder.weights.items()})

@@ -6,7 +6,7 @@ import sys
 from typing import Any, Callable
 
 from probsent.errors import ProbsentError
-from probsent.extras import install_line
+from probsent.errors import install_line
 
 INSTALL_TRAIN = install_line("train")
 

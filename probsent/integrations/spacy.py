@@ -44,7 +44,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from probsent.extras import needs_extra
+from probsent.errors import needs_extra
 
 with needs_extra("spacy", "probsent's spaCy component"):
     from spacy.language import Language
@@ -54,8 +54,7 @@ with needs_extra("spacy", "probsent's spaCy component"):
 from probsent.api import MAX_TOKENS, SentenceModel, load
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import write_json
-from probsent.model_paths import DEFAULT_NAME
-from probsent.model_reading import MAX_JSON_BYTES
+from probsent.model_directory import DEFAULT_NAME, MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
 from probsent.readouts.score_readings import percentile_of_scores, probability_of_scores, term_table
 from probsent.text.token_spans import token_spans

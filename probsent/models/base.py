@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Protocol
 import torch
 from torch import Tensor, nn
 
+from probsent.model_descriptions import ModelDescription
 from probsent.models.torch_workarounds import settle_vector_math
 
 settle_vector_math()  # before any torch work of probsent's: see probsent/models/torch_workarounds.py
@@ -41,8 +42,10 @@ class SentenceEncoder(nn.Module):
     Index 0 of the vocabulary is the unknown word; positions at or beyond a sentence's length
     are padding and never change its result.
 
-    A model declares what the rest of probsent needs to know about it (class attributes), and
-    is registered under its ``type_name`` (:func:`probsent.models.registry.register_model`):
+    A model declares what the rest of probsent needs to know about it in its ``description``
+    (a :class:`probsent.model_descriptions.ModelDescription`, read without torch wherever a
+    model directory is read), which gives the class these attributes, and is registered under
+    its ``type_name`` (:func:`probsent.models.registry.register_model`):
 
     - ``type_name``: its name on the command line and in model files ("wlo");
     - ``label``: its name in tables and reports ("WLO"; the paper's row label where the paper
@@ -56,10 +59,11 @@ class SentenceEncoder(nn.Module):
       lexical analysis, the word-term diagnostics and ``--rarity-init`` use).
 
     Its hyper-parameters are its constructor's keyword arguments after ``vocab_size``, with
-    their defaults (:meth:`hyper_parameters`); training gives each the ``probsent train``
-    setting of the same name where there is one.
+    their defaults (:meth:`hyper_parameters`), the description's settings; training gives each
+    the ``probsent train`` setting of the same name where there is one.
     """
 
+    description: ClassVar[ModelDescription]
     type_name: ClassVar[str]
     label: ClassVar[str]
     probabilistic: ClassVar[bool]
@@ -71,6 +75,15 @@ class SentenceEncoder(nn.Module):
     start_variance: float = 1.0
     """With ``has_word_entropy_terms``: a sentence before any word is N(0, start_variance I), so
     its entropy is dim/2 log(2 pi e start_variance) plus its words' terms (WLO may set another)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class with a description of its own takes its attributes from it."""
+        super().__init_subclass__(**kwargs)
+        described = cls.__dict__.get("description")
+        if isinstance(described, ModelDescription):
+            cls.type_name, cls.label, cls.probabilistic = described.name, described.label, described.probabilistic
+            cls.default_margin, cls.order_sensitive = described.default_margin, described.order_sensitive
+            cls.has_word_entropy_terms = described.word_entropy_terms
 
     def __init__(self, vocab_size: int, **hyper: Any) -> None:
         super().__init__()

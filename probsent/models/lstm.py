@@ -5,6 +5,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from probsent import model_descriptions as descriptions
 from probsent.gaussian import kl_to_standard_normal
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
@@ -14,10 +15,7 @@ from probsent.models.registry import register_model
 class LSTMAverage(SentenceEncoder):
     """LSTMavg: average of the LSTM's hidden states over the real positions."""
 
-    type_name = "lstmavg"
-    label = "LSTMavg"
-    probabilistic = False
-    default_margin = 0.4
+    description = descriptions.LSTMAVG
 
     def __init__(self, vocab_size: int, dim: int = 50, hidden: int = 100,
                  init_std: float = 0.1) -> None:
@@ -46,10 +44,7 @@ class LSTMGaussian(LSTMAverage):
     """LSTMGaussian: LSTMavg followed by two linear maps to a diagonal Gaussian's mean and
     log-variance."""
 
-    type_name = "lstmgaussian"
-    label = "LSTMGaussian"
-    probabilistic = True
-    default_margin = 1.0
+    description = descriptions.LSTMGAUSSIAN
 
     def __init__(self, vocab_size: int, dim: int = 50, hidden: int = 100,
                  init_std: float = 0.1, mean_init_gain: float = 1.0) -> None:

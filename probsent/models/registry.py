@@ -1,18 +1,22 @@
 """The model registry: every sentence encoder by the name used on the command line and in
 model files.
 
-A model is one file: a :class:`~probsent.models.base.SentenceEncoder` subclass that declares
-its name, label, capabilities and hyper-parameters (its constructor's keywords), decorated
-with :func:`register_model`. The built-in models are registered when :mod:`probsent.models`
+A model is one file: a :class:`~probsent.models.base.SentenceEncoder` subclass whose
+``description`` (:class:`probsent.model_descriptions.ModelDescription`: its name, label,
+capabilities, settings and weights) says what it is without torch, decorated with
+:func:`register_model`, which adds the description to those every model reader knows. The built-in models are registered when :mod:`probsent.models`
 imports their files; a model defined elsewhere (a plug-in, a test) registers itself the same
 way and can be removed again with :func:`unregister_model`.
 """
 from __future__ import annotations
 
-import inspect
-from typing import Any, TypeVar, cast
+from typing import Any, Mapping, TypeVar, cast
+
+import numpy as np
+import torch
 
 from probsent.errors import InvalidValueError, ProbsentError
+from probsent.model_descriptions import ModelDescription, describe, forget
 from probsent.models.base import SentenceEncoder, WordEntropyTerms
 
 MODEL_TYPES: dict[str, type[SentenceEncoder]] = {}
@@ -22,25 +26,28 @@ Model = TypeVar("Model", bound=type[SentenceEncoder])
 
 
 def register_model(cls: Model) -> Model:
-    """Register ``cls`` under its ``type_name`` (a class decorator). Registering another class
-    under a name already taken is a ValueError; registering the same class again does nothing."""
-    for declared in ("type_name", "label", "probabilistic", "default_margin"):
-        if not hasattr(cls, declared):
-            raise TypeError(f"{cls.__name__} must declare {declared} to be registered")
-    no_default = [p.name for p in inspect.signature(cls.__init__).parameters.values()
-                  if p.name in cls.hyper_parameters() and p.default is p.empty]
-    if no_default:
-        raise TypeError(f"{cls.__name__}: hyper-parameters need defaults ({', '.join(no_default)})")
+    """Register ``cls`` under its ``type_name`` (a class decorator), and its description with
+    it. Its constructor's keywords after ``vocab_size`` must be its description's settings, with
+    the same defaults (a TypeError otherwise). Registering another class under a name already
+    taken is a ValueError; registering the same class again does nothing."""
+    described = cls.__dict__.get("description")
+    if not isinstance(described, ModelDescription):
+        raise TypeError(f"{cls.__name__} must declare its description (a ModelDescription) to be registered")
+    if cls.hyper_parameters() != dict(described.settings):
+        raise TypeError(f"{cls.__name__}: its constructor's keywords {cls.hyper_parameters()} are not the "
+                        f"settings of its description {dict(described.settings)}")
     known = MODEL_TYPES.get(cls.type_name)
     if known is not None and known is not cls:
         raise ValueError(f"model type {cls.type_name!r} is already registered to {known.__name__}")
+    describe(described)
     MODEL_TYPES[cls.type_name] = cls
     return cls
 
 
 def unregister_model(type_name: str) -> None:
-    """Remove a registered model type (no error if it is not registered)."""
+    """Remove a registered model type and its description (no error if it is not registered)."""
     MODEL_TYPES.pop(type_name, None)
+    forget(type_name)
 
 
 def model_class(type_name: Any) -> type[SentenceEncoder]:
@@ -55,10 +62,16 @@ def model_types() -> tuple[str, ...]:
     return tuple(MODEL_TYPES)
 
 
-def build_model(config: dict[str, Any]) -> SentenceEncoder:
-    """Rebuild an encoder from :meth:`SentenceEncoder.config` output."""
+def build_model(config: dict[str, Any], weights: Mapping[str, np.ndarray] | None = None) -> SentenceEncoder:
+    """Rebuild an encoder from :meth:`SentenceEncoder.config` output, with ``weights`` (NumPy
+    arrays by name, as :func:`probsent.model_directory.read_model` gives them, checked) where
+    given, in evaluation mode, else freshly initialized."""
     config = dict(config)
-    return model_class(config.pop("type", None))(**config)
+    encoder = model_class(config.pop("type", None))(**config)
+    if weights is None:
+        return encoder
+    encoder.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
+    return encoder.eval()
 
 
 def labels_of(models: list[type[SentenceEncoder]]) -> str:

@@ -41,6 +41,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from probsent import model_descriptions as descriptions
 from probsent.gaussian import kl_to_standard_normal, log_abs_scale
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
@@ -58,11 +59,7 @@ def checked_start_variance(value: float) -> float:
 class WLO(SentenceEncoder):
     """Word Linear Operator model: a sentence is the Gaussian its words' operators produce."""
 
-    type_name = "wlo"
-    label = "WLO"
-    probabilistic = True
-    default_margin = 1.0
-    has_word_entropy_terms = True
+    description = descriptions.WLO
 
     def __init__(self, vocab_size: int, dim: int = 50, scale_init_std: float = 0.1,
                  shift_init_std: float = 0.1, scale_init_mean: float = 1.0, start_variance: float = 1.0) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from probsent import model_descriptions as descriptions
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
 
@@ -11,9 +12,6 @@ from probsent.models.registry import register_model
 class WordPooling(SentenceEncoder):
     """Bag-of-words baseline: pool (average or sum) the word vectors of a sentence."""
 
-    probabilistic = False
-    default_margin = 0.4
-    order_sensitive = False
     pooling = "mean"
 
     def __init__(self, vocab_size: int, dim: int = 50, init_std: float = 0.1) -> None:
@@ -33,8 +31,7 @@ class WordPooling(SentenceEncoder):
 class WordAverage(WordPooling):
     """Wordavg: the average of the word vectors."""
 
-    type_name = "wordavg"
-    label = "Wordavg"
+    description = descriptions.WORDAVG
     pooling = "mean"
 
 
@@ -42,6 +39,5 @@ class WordAverage(WordPooling):
 class WordSum(WordPooling):
     """Wordsum: the sum of the word vectors (its norm grows with length and rare words)."""
 
-    type_name = "wordsum"
-    label = "Wordsum"
+    description = descriptions.WORDSUM
     pooling = "sum"

@@ -37,10 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.model_paths import CALIBRATION
 from probsent.files.atomic_writes import write_json
-from probsent.model_reading import MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
+from probsent.model_directory import CALIBRATION, MAX_JSON_BYTES
 
 FILE = CALIBRATION
 

@@ -33,10 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from probsent.errors import InvalidValueError
-from probsent.model_paths import PERCENTILES
 from probsent.files.atomic_writes import write_text
-from probsent.model_reading import MAX_JSON_BYTES
 from probsent.files.untrusted import iter_lines, read_json_file
+from probsent.model_directory import MAX_JSON_BYTES, PERCENTILES
 
 FILE = PERCENTILES
 PER_SOURCE = 2_000  # reference sentences drawn from each source corpus of the pairs file

@@ -17,10 +17,9 @@ translation norms for ``explain``, the calibration) and scores batches of senten
 :meth:`WordTermTable.text_scores` is corpus scoring's hot path: a whole chunk at once, NaN
 where a text holds no sentence.
 
-:func:`read_word_terms` builds the table from a model directory with safetensors' NumPy
-loader; ``probsent specificity``, ``explain``, the worker processes and Spark use it
-(:mod:`probsent.readouts.scoring_model`), and :class:`probsent.api.SentenceModel` delegates its entropy,
-specificity and explain to a table built from its encoder.
+:class:`probsent.api.SentenceModel` delegates its entropy, specificity and explain to a table
+built from its encoder, and ``probsent specificity``, ``explain``, the worker processes and
+Spark score with such a table (:mod:`probsent.readouts.scoring_model`).
 """
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from probsent.data.vocab import Vocabulary
-from probsent.inference.array_encoder import read_array_model
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.readouts.calibration import Calibration
@@ -43,7 +41,7 @@ from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.token_spans import typed_tokens
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "read_word_terms", "wlo_word_terms"]
+__all__ = ["MAX_TOKENS", "WordTermTable", "prior_entropy", "wlo_word_terms"]
 
 # A sentence counts its first MAX_TOKENS tokens (encoding's memory per sentence stays bounded).
 MAX_TOKENS = 10_000
@@ -76,7 +74,7 @@ class WordTermTable:
         self.calibration = calibration
         self.percentiles = percentiles
         self.path = path  # the model directory, if read from one
-        self.source_files: tuple | None = None  # its files' identity when read (model_reading.files_identity)
+        self.source_files: tuple | None = None  # its files' identity when read (model_directory.files_identity)
         self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
         self._scale: TermScale | None = None
 
@@ -154,19 +152,3 @@ class WordTermTable:
             if reader.calibration is not None and reader.calibration.percentile_slope is not None:
                 explanation.probability = float(reader.calibration.for_length(np.array([explanation.percentile]))[0])
         return explanation
-
-
-# -- reading a model directory without torch ---------------------------------------------------
-
-
-def read_word_terms(path: Path) -> WordTermTable | None:
-    """The term table of the WLO model directory ``path``, read with NumPy
-    (:func:`probsent.inference.array_encoder.read_array_model`: a one-line error for anything
-    wrong with it); None where it holds a model of another type (the caller loads it fully)."""
-    light = read_array_model(path)
-    if light is None or not light[0].has_word_entropy_terms:
-        return None
-    encoder, vocab, _ = light
-    return WordTermTable(vocab, encoder.word_entropy_terms(), prior_entropy(encoder.dim, encoder.start_variance),
-                         encoder.word_shift_norms(), Calibration.load(path), path,
-                         percentiles=PercentileTable.load(path))

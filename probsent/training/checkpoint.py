@@ -19,8 +19,9 @@ from safetensors.torch import load_file
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.files.atomic_writes import atomic_path
-from probsent.model_files import read_model_dir, write_model_dir, write_safetensors
-from probsent.models import SentenceEncoder
+from probsent.model_directory import read_model
+from probsent.model_files import write_model_dir, write_safetensors
+from probsent.models import SentenceEncoder, build_model
 
 LAST, BEST, BEST_NEWS, LOG = "last", "best", "best-news", "log.jsonl"
 OPTIMIZER, STATE, RUN_MARKER = "optimizer.safetensors", "trainer_state.json", "probsent-run.txt"
@@ -85,7 +86,8 @@ def loop_state_problem(state: Any) -> str | None:
 
 def load_checkpoint(directory: Path, optimizer_factory) -> tuple[SentenceEncoder, Vocabulary, Any, torch.Tensor, dict[str, Any]]:
     """Model, vocabulary, optimizer (built by ``optimizer_factory(encoder)``), RNG state and loop state."""
-    encoder, vocab, _ = read_model_dir(directory)
+    config, vocab, weights = read_model(directory)
+    encoder = build_model(config["model"], weights)
     try:
         state = json.loads((directory / STATE).read_text())
         tensors = load_file(str(directory / OPTIMIZER))

@@ -20,7 +20,7 @@ from probsent.gaussian_matrix import expected_inner_product_matrix, in_domain
 from probsent.models.base import Encoding, SentenceEncoder
 from probsent.models.batching import encode_by_length
 from probsent.models.training_similarity import paired_similarity, pairwise_similarity
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine, mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs
 

@@ -20,11 +20,11 @@ from probsent.version import __version__
 from probsent.models.batching import encode_by_length
 from probsent.devices import resolve_device
 from probsent.errors import ProbsentError
-from probsent.model_reading import read_config
+from probsent.model_directory import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
 from probsent.training.checkpoint import (BEST, BEST_NEWS, LAST, LOG, checkpoint_dir, load_checkpoint,
                                           save_best, save_checkpoint)
-from probsent.training.config import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_name, resume_differences
+from probsent.settings import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_name, resume_differences
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
@@ -124,7 +124,7 @@ class Trainer:
         of ``MAY_CHANGE_ON_RESUME`` may differ)."""
         try:
             differences = resume_differences(read_config(checkpoint), self.config)
-        except ProbsentError as exc:  # a retired setting at another value
+        except ProbsentError as exc:  # a recorded key that is no setting
             raise ProbsentError(f"{self.out}: {exc}") from None
         if differences:
             allowed = ", ".join(flag_name(name) for name in MAY_CHANGE_ON_RESUME)

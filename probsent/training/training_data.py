@@ -12,7 +12,7 @@ import numpy as np
 from probsent.data.corpus import load_corpus
 from probsent.data.mixture import Mixture, apply_mixture
 from probsent.data.vocab import UNKNOWN, Vocabulary
-from probsent.training.config import TrainConfig
+from probsent.settings import TrainConfig
 
 
 @dataclass

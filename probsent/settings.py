@@ -14,24 +14,27 @@ import typing
 from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from probsent.data.mixture import parse_source_caps
-from probsent.data.pair_files import parse_columns
 from probsent.data.pairs import MAX_TOKENS
 from probsent.errors import InvalidValueError, ProbsentError
-from probsent.models import model_types
+from probsent.model_descriptions import model_names
 
 
 def option(default: Any, help: str, *, low: float | None = None, high: float | None = None, above: float | None = None,
            choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None, required: bool = False) -> Any:
     """A setting with its help text and allowed values: ``low <= value <= high``, ``value >
     above``, or one of ``choices`` (a tuple, or a function giving the tuple when asked: the
-    registered models). ``required``: a flag the command line must give. The type (and whether
+    described models, :mod:`probsent.model_descriptions`). ``required``: a flag the command line must give. The type (and whether
     None is allowed) comes from the field's annotation."""
     return field(default=default, metadata={"help": help, "low": low, "high": high, "above": above,
                                             "choices": choices, "required": required})
 
 
 _NO_RULES = {"help": "", "low": None, "high": None, "above": None, "choices": None, "required": False}
+
+
+def is_declared(name: str) -> bool:
+    """Whether ``name`` is a declared setting (of training, or of model files only)."""
+    return name in _DECLARED
 
 
 def setting_rules(name: str) -> dict[str, Any]:
@@ -47,7 +50,7 @@ def setting_rules(name: str) -> dict[str, Any]:
 class TrainConfig:
     """Settings of one training run; each field is also a ``probsent train`` flag."""
 
-    model: str = option("wlo", "model to train", choices=model_types)
+    model: str = option("wlo", "model to train", choices=model_names)
     data: str = option("", "the pairs: a TSV file (s1<TAB>s2[<TAB>source] per line, plain or .gz), a Parquet "
                            "(.parquet) or JSON Lines (.jsonl) file, several joined by ':' (os.pathsep), or a "
                            "directory of such files (parts)", required=True)
@@ -120,6 +123,11 @@ class TrainConfig:
         if self.min_overlap > self.max_overlap:
             raise InvalidValueError(f"{flag_name('min_overlap')} {self.min_overlap} is above "
                                     f"{flag_name('max_overlap')} {self.max_overlap}: no pair could be kept")
+        # (imported here: these parsers' modules load the compiled tokenizer, which reading a
+        # model directory, importing this module for the settings' ranges, does not need)
+        from probsent.data.mixture import parse_source_caps
+        from probsent.data.pair_files import parse_columns
+
         if self.columns is not None:
             parse_columns(self.columns)
         if self.source_caps is not None:
@@ -133,9 +141,13 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
-        """The config of the known keys of ``values`` (others are ignored), checked; a retired
-        setting (:data:`RETIRED`) at its old default is ignored, at any other value refused."""
-        return cls(**{k: v for k, v in current_settings(values).items() if k in SETTINGS})
+        """The config of recorded settings (a checkpoint's, a model's, a record's), checked: a key
+        that is no setting is a one-line InvalidValueError (:func:`unknown_settings`), never
+        dropped, so that a recorded run never reads as another one."""
+        problem = unknown_settings(values)
+        if problem:
+            raise InvalidValueError(problem)
+        return cls(**values)
 
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
@@ -153,57 +165,18 @@ class ModelFileSettings:
 
 _DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields(ModelFileSettings)}}
 
-# Settings removed by issue 35 (no shipped model, paper run or documented need used them), each
-# with the value that meant the paper's recipe (ANY: any value was inert, e.g. where or how long a
-# run trained) and what does its job now (None: the study's git tag still trains with it). A
-# recorded config (a checkpoint, a model directory, results/) with that value still reads; any
-# other value, or the flag typed, is refused in one line saying what does its job or naming the tag.
-STUDY_TAG = "study-2026-11"
-ANY = object()
 SCRAMBLE = 0.4  # the paper's probability of shuffling a training sentence's word order (LSTMs, WLO)
-RETIRED: dict[str, tuple[Any, str | None]] = {
-    "then_min_overlap": (0.0, None), "resample_like": (None, None), "resample_pairs": (ANY, None),
-    "prior_on": ("distribution", None), "false_negatives": ("keep", None), "mine_by": ("loss", None),
-    "adam": ("lazy", None),
-    "max_tokens": (100, f"training cuts sentences to their first {MAX_TOKENS} tokens"),
-    "hidden": (100, "the LSTMs have the paper's 100 hidden units"),
-    "scramble": (SCRAMBLE, f"the word order of a training sentence is shuffled with the paper's "
-                           f"probability {SCRAMBLE}"),
-    "init_std": (0.1, "word vectors start as N(0, 0.1^2)"),
-    "start_variance": (1.0, "probsent export --start-variance S rewrites a trained WLO in another unit"),
-    "similarity_distance": ("own", "the pooled distance lost issue 34's round A (docs/RESULTS.md); it trains at the "
-                                   "tag issue34-round-a (git checkout issue34-round-a)"),
-    "max_seconds": (ANY, "--max-steps bounds a run"),
-    "data_dir": (ANY, "validation reads the data directory $PROBSENT_DATA_DIR (default ../shared/data)"),
-    "device": (ANY, "--engine torch trains on a GPU where torch sees one (CUDA_VISIBLE_DEVICES= keeps "
-                    "it off), --engine fast on the CPU"),
-    "quiet": (ANY, "the progress bar shows only when standard error is a terminal"),
-    "max_per_source": (None, "--source-caps '*=N' caps every source not named there at N pairs"),
-}
 
 
-def retired_message(flag: str, name: str) -> str:
-    """Why ``flag`` (a retired setting ``name``, with its value if any) is refused, in one line."""
-    instead = RETIRED[name][1]
-    if instead:
-        return f"{flag} was removed from probsent: {instead}"
-    return (f"{flag} was removed from probsent; the runs that use it train at the tag {STUDY_TAG} "
-            f"(git checkout {STUDY_TAG} && make reproduce)")
-
-
-def current_settings(values: dict[str, Any]) -> dict[str, Any]:
-    """A recorded config in today's settings: a ``max_per_source`` N (before issue 35) becomes
-    the ``*=N`` of ``source_caps``, after the single sources' caps it had (which overrode it); a
-    retired setting at its old value stays (ignored), at any other is a one-line InvalidValueError."""
-    values = dict(values)
-    cap = values.pop("max_per_source", None)
-    if cap is not None:
-        caps = values.get("source_caps")
-        values["source_caps"] = f"{caps},*={cap}" if caps else f"*={cap}"
-    for name, (old, _) in RETIRED.items():
-        if name in values and old is not ANY and values[name] != old:
-            raise InvalidValueError(retired_message(f"{flag_name(name)} {values[name]}", name))
-    return values
+def unknown_settings(values: dict[str, Any]) -> str | None:
+    """What is wrong with recorded settings ``values`` holding keys that are no setting (those of
+    a run of an older probsent: the settings removed since, and where their runs train, are in
+    docs/TRAINING.md), in one line; None where every key is a setting."""
+    unknown = sorted(set(values) - set(SETTINGS))
+    if not unknown:
+        return None
+    return (f"{', '.join(flag_name(name) for name in unknown)} recorded, but not a setting of this probsent: "
+            f"a run of an older probsent (docs/TRAINING.md says where removed settings train)")
 
 
 _HINTS = {**typing.get_type_hints(TrainConfig), **typing.get_type_hints(ModelFileSettings)}
@@ -270,11 +243,15 @@ MAY_CHANGE_ON_RESUME = ("out", "epochs", "max_steps", "eval_every", "engine")
 
 def resume_differences(checkpoint_config: Any, config: TrainConfig) -> list[str]:
     """The settings of ``config`` a resumed run may not change that differ from those its checkpoint's
-    ``config.json`` records (``training.config``, read by :func:`current_settings`; one missing there,
-    from an older version, counts as its default), each as ``--flag NEW (the run's: OLD)``."""
+    ``config.json`` records (``training.config``; one missing there, from an older version, counts
+    as its default), each as ``--flag NEW (the run's: OLD)``; a recorded key that is no setting is
+    a one-line InvalidValueError (:func:`unknown_settings`)."""
     training = checkpoint_config.get("training") if isinstance(checkpoint_config, dict) else None
     saved = training.get("config") if isinstance(training, dict) else None
-    saved = current_settings(saved) if isinstance(saved, dict) else {}
+    saved = saved if isinstance(saved, dict) else {}
+    problem = unknown_settings(saved)
+    if problem:
+        raise InvalidValueError(problem)
     differences = []
     for spec in fields(TrainConfig):
         if spec.name in MAY_CHANGE_ON_RESUME:
@@ -283,17 +260,3 @@ def resume_differences(checkpoint_config: Any, config: TrainConfig) -> list[str]
         if before != now:
             differences.append(f"{flag_name(spec.name)} {now} (the run's: {before})")
     return differences
-
-
-def check_model_settings(settings: Any) -> str | None:
-    """What is wrong with a model directory's ``config.json`` "model" settings, or None: each is
-    checked as the training setting of the same name (``type`` as ``model``) or as declared by
-    :class:`ModelFileSettings`; ``vocab_size`` is left to the reader (it compares it with vocab.txt)."""
-    if not isinstance(settings, dict):
-        return "no model settings"
-    for key, value in settings.items():
-        name = "model" if key == "type" else key
-        problem = check_setting(name, value) if name in _DECLARED and name != "vocab_size" else None
-        if problem:
-            return f"model.{key} {problem}"
-    return None

@@ -1,13 +1,16 @@
-"""The parts of a model directory read as untrusted input, without torch.
+"""A model directory, read: which directory a path names, and its files read as untrusted
+input and checked, without torch. Every model reader starts here (:func:`probsent.load`, the
+checkpoint and export readers with torch); :mod:`probsent.model_files` writes these files.
 
 Each part is a regular file read with a bound that follows from what it should hold
 (:mod:`probsent.untrusted_files`): ``config.json``, ``calibration.json`` and
-``percentiles.json`` at most :data:`MAX_JSON_BYTES`; ``vocab.txt`` at most :data:`MAX_WORD_BYTES` per word of the
-config's ``vocab_size``; ``model.safetensors`` exactly its header plus the bytes of the
-tensors the config implies. The weights' header is read and checked against the expected
-names and shapes before any tensor is read or any table of the model's size is made, so a
-config that claims a huge model costs nothing. Both model readers use these
-(:mod:`probsent.model_files` with torch, :mod:`probsent.word_terms` with NumPy).
+``percentiles.json`` at most :data:`MAX_JSON_BYTES`; ``vocab.txt`` at most :data:`MAX_WORD_BYTES`
+per word of the config's ``vocab_size``; ``model.safetensors`` exactly its header plus the bytes
+of the tensors the config implies. The config's model settings are checked against the model's
+description (:mod:`probsent.model_descriptions`) and the settings' declared ranges
+(:mod:`probsent.settings`), and the weights' header against the names and shapes they imply,
+before any tensor is read or any table of the model's size is made, so a config that claims a
+huge model costs nothing.
 """
 from __future__ import annotations
 
@@ -21,12 +24,27 @@ import numpy as np
 
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.model_paths import CONFIG, FORMAT_NAME, FORMAT_VERSION, MODEL_FILES, VOCAB, WEIGHTS
+from probsent.files.atomic_writes import set_aside
+from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
+from probsent.settings import check_setting, is_declared
 from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
 from probsent.version import __version__
 
-__all__ = ["MAX_HEADER_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_JSON_BYTES", "MAX_WORD_BYTES", "files_identity", "read_config", "read_consistently", "read_model_config",
-           "read_model_parts", "read_vocabulary", "read_weights", "weights_header"]
+__all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "FORMAT_NAME", "FORMAT_VERSION",
+           "MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_WORD_BYTES", "MODEL_FILES",
+           "PERCENTILES", "VOCAB", "WEIGHTS", "expected_shapes", "files_identity", "model_settings_problem",
+           "read_config", "read_consistently", "read_model", "read_model_config", "read_vocabulary",
+           "read_weights", "resolve_model_dir", "weights_header"]
+
+FORMAT_NAME = "probsent-model"
+FORMAT_VERSION = 1
+CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
+CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
+# Every file a model directory's model is made of: what ``save`` writes, and the only names it
+# ever replaces or removes in an existing directory (anything else there is the user's).
+MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
+DEFAULT_NAME = "default"  # the shipped model's name: never a path, so no file can shadow it
+DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 
 MAX_JSON_BYTES = 8 * 2**20  # config.json, calibration.json, percentiles.json
 MAX_WORD_BYTES = 1024  # vocab.txt: at most this many bytes per word, on average
@@ -37,6 +55,78 @@ _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4",
            "U8": "u1", "BOOL": "?"}
 
 
+def resolve_model_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The model directory that ``path`` names: with no argument, or the name ``"default"``
+    (a str), the WLO model that ships inside the package, whatever the working directory holds
+    (a directory named default is ``"./default"``, or a ``Path``); a model directory itself; or a
+    ``probsent train`` output directory's best model (or the copy set aside while it was
+    replaced). Raises MissingFileError only for the missing shipped model; any other problem is
+    left to the reader."""
+    if path is None or (isinstance(path, str) and path == DEFAULT_NAME):
+        if not (DEFAULT_MODEL / CONFIG).is_file():
+            raise MissingFileError(f"{DEFAULT_MODEL}: this installation has no shipped model; "
+                                   f"give a model directory")
+        path = DEFAULT_MODEL
+    path = Path(path)
+    if not (path / CONFIG).exists():  # a training run: its best model, or the copy set aside
+        path = next((p for p in (path / "best", set_aside(path / "best")) if (p / CONFIG).exists()), path)
+    return path
+
+
+def read_model(directory: Path) -> tuple[dict[str, Any], Vocabulary, dict[str, np.ndarray]]:
+    """The config, vocabulary and float32 weights (NumPy, by name) of the model directory
+    ``directory``, every part checked: MissingFileError (a FileNotFoundError) for it or a part
+    missing, InvalidValueError (a ValueError) for anything wrong in it, in one line."""
+    config = read_model_config(directory)
+    problem = model_settings_problem(config.get("model"))
+    if problem:
+        raise InvalidValueError(f"{directory / CONFIG}: {problem}")
+    model = config["model"]
+    vocab, weights = read_model_parts(directory, model, expected_shapes(DESCRIPTIONS[model["type"]], model))
+    return config, vocab, weights
+
+
+def model_settings_problem(model: Any) -> str | None:
+    """What is wrong with config.json's "model" settings, or None: a described model type, no
+    setting its description lacks, a positive whole ``vocab_size`` (the reader compares it with
+    vocab.txt), each setting (or its default, where absent) within the range that
+    :mod:`probsent.settings` declares for it, and the weights' dimensions whole numbers."""
+    if not isinstance(model, dict):
+        return "no model settings"
+    described = DESCRIPTIONS.get(model.get("type")) if isinstance(model.get("type"), str) else None
+    if described is None:
+        return f"model.type must be one of {', '.join(DESCRIPTIONS)}, not {model.get('type')!r}"
+    unknown = sorted(set(model) - {"type", "vocab_size"} - set(described.settings))
+    if unknown:
+        return f"model.{unknown[0]} is not a setting of a {described.name} model"
+    size = model.get("vocab_size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        return f"model.vocab_size must be a positive integer, not {size!r}"
+    for name, default in described.settings.items():
+        problem = check_setting(name, model.get(name, default)) if is_declared(name) else None
+        if problem:
+            return f"model.{name} {problem}"
+    for shape in described.weights.values():
+        for part in shape:
+            name = part.split("*")[-1] if isinstance(part, str) else None
+            value = model.get(name, described.settings.get(name)) if name else part
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                return f"model.{name} must be a whole number, not {value!r}"
+    return None
+
+
+def expected_shapes(described: ModelDescription, model: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Each tensor's name and shape for the model settings ``model`` (checked; a setting absent
+    there takes its default)."""
+    def size(part: int | str) -> int:
+        if isinstance(part, int):
+            return part
+        factor, _, name = part.rpartition("*")
+        return int(factor or 1) * model.get(name, described.settings.get(name))
+
+    return {name: tuple(size(part) for part in shape) for name, shape in described.weights.items()}
+
+
 def read_config(directory: Path) -> Any:
     """The JSON value of ``config.json`` (a one-line "damaged config" error otherwise)."""
     return read_json_file(directory / CONFIG, MAX_JSON_BYTES, "config")
@@ -45,7 +135,7 @@ def read_config(directory: Path) -> Any:
 def read_model_config(directory: Path) -> dict[str, Any]:
     """config.json's value, once the directory is checked to be a complete probsent model of this
     format: MissingFileError (a FileNotFoundError) for it or a part missing, InvalidValueError
-    for a config of another kind or version. Every reader starts here."""
+    for a config of another kind or version."""
     if not directory.is_dir():
         raise MissingFileError(f"{directory}: no such model directory")
     for name in (CONFIG, WEIGHTS, VOCAB):
@@ -93,7 +183,7 @@ def read_model_parts(directory: Path, model: Mapping[str, Any],
                      expected: Mapping[str, tuple[int, ...]]) -> tuple[Vocabulary, dict[str, np.ndarray]]:
     """The vocabulary and the float32 weights of a model directory whose config.json "model"
     section is ``model`` (checked) and whose tensors should have the ``expected`` names and shapes:
-    the one check of the files that every reader uses (the NumPy readers, the torch reader).
+    the check of the files behind :func:`read_model`.
 
     The weights' header is checked before anything else is read; the vocabulary must hold
     exactly ``vocab_size`` words; every tensor must be stored as a floating-point type and be
