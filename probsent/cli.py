@@ -72,12 +72,13 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
-    from probsent.evaluation.validation import NewsDevScorer, StsValidator
     from probsent.training.config import TrainConfig
 
     config = TrainConfig.from_dict(vars(args))
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
-    if not args.no_validation:
+    if not args.no_validation:  # (the validators import the evaluation suite: only when they run)
+        from probsent.evaluation.validation import NewsDevScorer, StsValidator
+
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsDevScorer.from_data_dir(trainer.vocab)
     state = trainer.train()
@@ -415,17 +416,19 @@ def _run_eval(args: argparse.Namespace) -> int:
     return run_eval(args)
 
 
-def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
+def build_parser(scoring_only: bool = False, training_only: bool = False) -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command (``scoring_only``: without ``train``
-    and ``eval``, whose flags need torch)."""
+    and ``eval``, whose flags need torch; ``training_only``: without ``eval``, whose module
+    imports the evaluation suite, scipy.stats included: 50 MB a training run would hold)."""
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
-        from probsent.evaluation.command import add_eval_parser
-
         _add_train(sub)
-        add_eval_parser(sub)
+        if not training_only:
+            from probsent.evaluation.command import add_eval_parser
+
+            add_eval_parser(sub)
     _add_specificity(sub)
     _add_encode(sub)
     _add_explain(sub)
@@ -443,7 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: "
               f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
-    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
+    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
+                        training_only=argv[:1] == ["train"]).parse_args(argv)
     try:
         with stopping_on_signals():
             return {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,
