@@ -120,9 +120,7 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                          "through; a FIFO or device is written to directly")
     parser.add_argument("--force", action="store_true", help="replace an existing --output file "
                                                              "(it keeps its permissions)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="processes scoring in parallel, one core each (default, and at most: the cores "
-                             "available)")
+    _add_workers(parser, "scoring")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
@@ -150,22 +148,51 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
                             description=description)
     _add_corpus_input(parser)
-    parser.add_argument("--output", required=True, help="the .parquet or .npy file to write, atomically")
-    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+    parser.add_argument("--output", required=True,
+                        help="the .parquet or .npy file to write, atomically. An interrupted run over an input "
+                             "file leaves its rows beside it (.NAME.partial); the same command continues from there")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file (and discard the "
+                                                             "partial output of a run with another input or model)")
+    _add_workers(parser, "encoding")
+
+
+def _add_workers(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help=f"processes {what} in parallel, one core each (default, and at most: the cores "
+                             "available)")
+
+
+def _workers(asked: int | None) -> int:
+    """The worker processes for ``--workers asked`` (see capped_workers), with a note where fewer."""
+    from probsent.corpus_scoring.workers import capped_workers
+
+    workers = capped_workers(asked)
+    if asked is not None and workers < asked:
+        print(f"probsent: --workers {asked} is more than the {workers} cores available; "
+              f"using {workers}", file=sys.stderr)
+    return workers
 
 
 def _run_encode(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.corpus_scoring.encoding import encode_corpus, encoding_format
     from probsent.corpus_scoring.formats import check_output, open_corpus
+    from probsent.corpus_scoring.resumable import input_identity, model_identity
 
     encoding_format(args.output)
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    rows = encode_corpus(load(args.model), corpus, args.output, args.force,
-                         progress=sys.stderr.isatty() and not args.sentences)
-    print(f"probsent: {rows:,} rows encoded into {args.output}", file=sys.stderr)
+    model = load(args.model)
+    given = None if args.sentences else input_identity(args.input, args.column)
+    identity = None if given is None else {"input": given, "model": model_identity(model.path)}
+    done = encode_corpus(model, corpus, args.output, args.force, progress=sys.stderr.isatty() and not args.sentences,
+                         workers=_workers(args.workers), identity=identity)
+    if done.restarted:
+        print(f"probsent: the partial output of an earlier run had no footer (killed?); started over",
+              file=sys.stderr)
+    resumed = f" ({done.resumed:,} of them by an earlier, interrupted run)" if done.resumed else ""
+    print(f"probsent: {done.rows:,} rows encoded into {args.output}{resumed}", file=sys.stderr)
     return 0
 
 
@@ -205,7 +232,6 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.scorer import load_scorer
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.text.token_ids import LOW_COVERAGE
-    from probsent.corpus_scoring.workers import capped_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
@@ -216,10 +242,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     if args.percentile:
         model.require_percentiles()
     progress = sys.stderr.isatty() and not args.sentences
-    workers = capped_workers(args.workers)
-    if args.workers is not None and workers < args.workers:
-        print(f"probsent: --workers {args.workers} is more than the {workers} cores available; "
-              f"using {workers}", file=sys.stderr)
+    workers = _workers(args.workers)
     columns = score_columns(args.probability, args.percentile, args.coverage)
     with open_sink(args.output, corpus, columns, args.format, force=args.force) as sink:
         scored = score_corpus(model, corpus.chunks, sink, workers, args.batch_size,
