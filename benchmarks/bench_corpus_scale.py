@@ -14,13 +14,14 @@ pair four times, written as plain TSV under ``--work``):
 
 and, with ``--encode N``, ``probsent encode`` (Parquet out) beside ``probsent specificity``
 (Parquet out) on the first N sentences of the shared pairs as a Parquet file, each in a fresh
-process: wall time and sentences/s of the whole command (interpreter start included).
+process, alternately for ``--rounds`` rounds: wall time and sentences/s of the whole command
+(interpreter start included), and their ratio in each round.
 
 The CPU model, the cores and the load average (before and after each measure) are printed:
 the machine may be shared, so compare numbers of one run.
 
     .venv/bin/python benchmarks/bench_corpus_scale.py [--data-dir DIR] [--work DIR] [--max-steps 40]
-        [--encode 1000000] [--skip-5m]
+        [--encode 1000000 [--rounds 3]] [--skip-5m] [--skip-training]
 """
 from __future__ import annotations
 
@@ -153,7 +154,10 @@ def train(path: Path, work: Path, steps: int) -> None:
               f"extra pairs over its extra seconds)")
 
 
-def encode_beside_specificity(data: Path, work: Path, sentences: int) -> None:
+def encode_beside_specificity(data: Path, work: Path, sentences: int, rounds: int) -> None:
+    """``probsent specificity`` and ``probsent encode`` (both Parquet in and out, all cores: their
+    default --workers) on the same sentences, alternately, ``rounds`` times; each command's
+    sentences/s and encode's share of specificity's speed in each round."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,14 +169,19 @@ def encode_beside_specificity(data: Path, work: Path, sentences: int) -> None:
                 break
     source = work / "sentences.parquet"
     pq.write_table(pa.table({"text": texts[:sentences]}), source)
-    for command in ("specificity", "encode", "specificity", "encode"):
-        before = load()
-        out = work / f"{command}.parquet"
-        wall, tree, _ = run([sys.executable, "-m", "probsent", command, "--input", str(source), "--output", str(out),
-                             "--force"])
-        print(f"  probsent {command}, {sentences:,} sentences, Parquet in and out: {wall:.1f} s wall, "
-              f"{sentences / wall:,.0f} sentences/s, peak {tree:,.0f} MB; load {before} -> {load()}")
-        out.unlink()
+    for round_ in range(1, rounds + 1):
+        speeds = {}
+        for command in ("specificity", "encode"):
+            before = load()
+            out = work / f"{command}.parquet"
+            wall, tree, _ = run([sys.executable, "-m", "probsent", command, "--input", str(source), "--output",
+                                 str(out), "--force"])
+            speeds[command] = sentences / wall
+            print(f"  round {round_}: probsent {command}, {sentences:,} sentences, Parquet in and out: {wall:.1f} s "
+                  f"wall, {speeds[command]:,.0f} sentences/s, peak {tree:,.0f} MB in the process tree; load "
+                  f"{before} -> {load()}")
+            out.unlink()
+        print(f"  round {round_}: encode runs at {speeds['encode'] / speeds['specificity']:.2f} x specificity's speed")
     source.unlink()
 
 
@@ -194,7 +203,9 @@ def main() -> None:
     parser.add_argument("--work", default=tempfile.gettempdir(), help="where the 5M-pair file and caches go")
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--encode", type=int, default=0, help="also time encode beside specificity on N sentences")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of encode beside specificity")
     parser.add_argument("--skip-5m", action="store_true")
+    parser.add_argument("--skip-training", action="store_true", help="only the encode rounds")
     parser.add_argument("--child-prepare", nargs=2, help=argparse.SUPPRESS)
     if sys.argv[1:2] == ["--child-train"]:
         child_train(sys.argv[2:])
@@ -207,15 +218,15 @@ def main() -> None:
     work = Path(args.work)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cpu_model()}, {cores} cores; load average {load()}")
-    files = [("1.26M pairs (pairs.tsv.gz)", data)]
-    if not args.skip_5m:
+    files = [] if args.skip_training else [("1.26M pairs (pairs.tsv.gz)", data)]
+    if not (args.skip_5m or args.skip_training):
         files.append(("5.05M pairs (each pair four times, plain TSV)", build_5m(data, work / "pairs-x4.tsv")))
     for name, path in files:
         print(name)
         prepare(path, work)
         train(path, work, args.max_steps)
     if args.encode:
-        encode_beside_specificity(data, work, args.encode)
+        encode_beside_specificity(data, work, args.encode, args.rounds)
 
 
 if __name__ == "__main__":
