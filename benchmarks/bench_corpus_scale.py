@@ -9,7 +9,7 @@ pair four times, written as plain TSV under ``--work``):
   whole process tree (the workers included);
 * short training runs (``probsent train``, the shipped model's recipe, ``--max-steps`` steps
   and five times as many, the cache warm, no validation data), each in a fresh process: the
-  peak resident memory of each (``ru_maxrss`` of the child) and the training loop's pairs per
+  peak resident memory of each (the child's VmHWM) and the training loop's pairs per
   second (the longer run's extra pairs over its extra seconds, as log.jsonl records them);
 
 and, with ``--encode N``, ``probsent encode`` (Parquet out) beside ``probsent specificity``
@@ -98,6 +98,15 @@ def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, f
 
 
 def peak_mb() -> float:
+    """This process's peak resident memory (MB): VmHWM, the high-water mark of its own memory
+    since it started (ru_maxrss, where there is no /proc, also counts the memory of the process
+    that started it: Linux carries it over fork and exec)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
@@ -148,7 +157,7 @@ def train(path: Path, work: Path, steps: int) -> None:
             batch = json.loads((out / "last" / "config.json").read_text())["training"]["config"]["batch_size"]
             done.append((record["step"] * batch, record["seconds"]))
             print(f"  training, {count} steps (cache warm): peak {float(printed.split()[-1]):,.0f} MB resident "
-                  f"(ru_maxrss), {wall:.1f} s wall in all; load {before} -> {load()}")
+                  f"(VmHWM), {wall:.1f} s wall in all; load {before} -> {load()}")
         (pairs_a, seconds_a), (pairs_b, seconds_b) = done
         print(f"  training loop: {(pairs_b - pairs_a) / (seconds_b - seconds_a):,.0f} pairs/s (the longer run's "
               f"extra pairs over its extra seconds)")
@@ -187,12 +196,12 @@ def encode_beside_specificity(data: Path, work: Path, sentences: int, rounds: in
 
 def build_5m(data: Path, target: Path) -> Path:
     """The shared pairs four times over, as plain TSV (each copy in the file's order)."""
-    if not target.exists():
-        with gzip.open(data, "rb") as handle:
-            text = handle.read()
+    if not target.exists():  # block by block: this process stays small (see peak_mb)
         with open(target, "wb") as out:
             for _ in range(4):
-                out.write(text)
+                with gzip.open(data, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 24), b""):
+                        out.write(block)
     return target
 
 
