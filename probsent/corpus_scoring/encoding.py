@@ -1,16 +1,20 @@
 """Encoding a corpus chunk by chunk with constant memory: the engine of ``probsent encode``.
 
 Chunks come from :mod:`probsent.corpus_scoring.formats` (text lines, JSON Lines, Parquet), are
-encoded by :meth:`probsent.api.SentenceModel.encode` (WLO, Wordavg and Wordsum through the
-compiled tokenizer and encoder, on all cores; no torch) and go, in input order, to
+encoded as :meth:`probsent.api.SentenceModel.encode` encodes them (:func:`chunk_encodings`: the
+texts as one UTF-8 buffer through the compiled tokenizer and encoder; no torch for WLO, Wordavg
+and Wordsum), here or in worker processes (:func:`probsent.corpus_scoring.workers.chunk_results`),
+and go, in input order, to
 
 - a Parquet file: the input's columns (one-sentence-a-line input: ``sentence``), then ``mean``
   and, for a probabilistic model, ``variance``, each a fixed-size list of ``dim`` float32; or
 - a ``.npy`` file: float32 [n, 2, dim] (``[:, 0]`` the means, ``[:, 1]`` the variances) for a
   probabilistic model, [n, dim] for a deterministic one.
 
-A row without a sentence (null, or only whitespace) is null in Parquet and NaN in ``.npy``. The
-output appears only once every row is written (atomically, as scoring's outputs).
+A row without a sentence (null, or no token: empty or only whitespace) is null in Parquet and NaN
+in ``.npy``. The output appears only once every row is written (atomically, as scoring's
+outputs); an interrupted run over an input file leaves a partial output that the same command
+continues (:mod:`probsent.corpus_scoring.resumable`).
 """
 from __future__ import annotations
 
