@@ -253,7 +253,7 @@ def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bo
                     done.resumed = sink.rows
                     _write_all(model, skip_rows(corpus.chunks, sink.rows), sink, workers, bar)
             else:  # a partial Parquet file is copied into the next one (a writer cannot append)
-                into = target.with_name(target.name + ".next") if partial is not None else target
+                into = partial.following if partial is not None else target
                 with open(into, "wb") as handle:
                     sink = ParquetEncodings(handle, schema, output, resume=target if resuming else None)
                     done.resumed, done.restarted = sink.rows, sink.restarted

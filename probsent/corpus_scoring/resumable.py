@@ -85,6 +85,12 @@ class Partial:
     def record(self) -> Path:
         return self.data.with_name(self.data.name + ".json")
 
+    @property
+    def following(self) -> Path:
+        """Where a format that cannot append (Parquet) writes the data again, then more rows;
+        it replaces ``data`` when the run ends, stopped or not."""
+        return self.data.with_name(self.data.name + ".next")
+
     def claim(self, force: bool) -> bool:
         """Start or continue: True where a partial output of this same run is there to continue;
         a one-line error for one of another run (discarded instead with ``force``)."""
@@ -110,8 +116,8 @@ class Partial:
         remove_quietly(self.record)
 
     def discard(self) -> None:
-        remove_quietly(self.data)
-        remove_quietly(self.record)
+        for path in (self.data, self.following, self.record):
+            remove_quietly(path)
 
 
 def skip_rows(chunks: Iterable[Chunk], count: int) -> Iterator[Chunk]:
