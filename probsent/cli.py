@@ -153,13 +153,18 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
                              "file leaves its rows beside it (.NAME.partial); the same command continues from there")
     parser.add_argument("--force", action="store_true", help="replace an existing --output file (and discard the "
                                                              "partial output of a run with another input or model)")
-    _add_workers(parser, "encoding")
+    _add_workers(parser, "encoding", default=1, default_text="1: this process, whose compiled tokenizer and "
+                                                             "encoder use every core; more send each row back")
 
 
-def _add_workers(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help=f"processes {what} in parallel, one core each (default, and at most: the cores "
-                             "available)")
+def _add_workers(parser: argparse.ArgumentParser, what: str, default: int | None = None,
+                 default_text: str | None = None) -> None:
+    """``--workers`` of a corpus command: ``default`` None (said: the cores available) or a number
+    (said by ``default_text``)."""
+    said = "default, and at most: the cores available" if default is None else \
+        f"default: {default_text}; at most the cores available"
+    parser.add_argument("--workers", type=positive_int, default=default,
+                        help=f"processes {what} in parallel, one core each ({said})")
 
 
 def _workers(asked: int | None) -> int:
