@@ -194,7 +194,7 @@ def _run_encode(args: argparse.Namespace) -> int:
     done = encode_corpus(model, corpus, args.output, args.force, progress=sys.stderr.isatty() and not args.sentences,
                          workers=_workers(args.workers), identity=identity)
     if done.restarted:
-        print(f"probsent: the partial output of an earlier run had no footer (killed?); started over",
+        print("probsent: the partial output of an earlier run had no footer (killed?); started over",
               file=sys.stderr)
     resumed = f" ({done.resumed:,} of them by an earlier, interrupted run)" if done.resumed else ""
     print(f"probsent: {done.rows:,} rows encoded into {args.output}{resumed}", file=sys.stderr)
@@ -444,16 +444,16 @@ def _run_eval(args: argparse.Namespace) -> int:
     return run_eval(args)
 
 
-def build_parser(scoring_only: bool = False, training_only: bool = False) -> argparse.ArgumentParser:
+def build_parser(scoring_only: bool = False, without_eval: bool = False) -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command (``scoring_only``: without ``train``
-    and ``eval``, whose flags need torch; ``training_only``: without ``eval``, whose module
-    imports the evaluation suite, scipy.stats included: 50 MB a training run would hold)."""
+    and ``eval``, whose flags need torch; ``without_eval``: for ``train``, without ``eval``, whose
+    module imports the evaluation suite, scipy.stats included: 50 MB a training run would hold)."""
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
         _add_train(sub)
-        if not training_only:
+        if not without_eval:
             from probsent.evaluation.command import add_eval_parser
 
             add_eval_parser(sub)
@@ -475,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
     args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
-                        training_only=argv[:1] == ["train"]).parse_args(argv)
+                        without_eval=argv[:1] == ["train"]).parse_args(argv)
     try:
         with stopping_on_signals():
             return {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,
