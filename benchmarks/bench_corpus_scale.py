@@ -9,18 +9,19 @@ pair four times, written as plain TSV under ``--work``):
   whole process tree (the workers included);
 * short training runs (``probsent train``, the shipped model's recipe, ``--max-steps`` steps
   and five times as many, the cache warm, no validation data), each in a fresh process: the
-  peak resident memory of each (``ru_maxrss`` of the child) and the training loop's pairs per
+  peak resident memory of each (the child's VmHWM) and the training loop's pairs per
   second (the longer run's extra pairs over its extra seconds, as log.jsonl records them);
 
 and, with ``--encode N``, ``probsent encode`` (Parquet out) beside ``probsent specificity``
 (Parquet out) on the first N sentences of the shared pairs as a Parquet file, each in a fresh
-process: wall time and sentences/s of the whole command (interpreter start included).
+process, alternately for ``--rounds`` rounds: wall time and sentences/s of the whole command
+(interpreter start included), and their ratio in each round.
 
 The CPU model, the cores and the load average (before and after each measure) are printed:
 the machine may be shared, so compare numbers of one run.
 
     .venv/bin/python benchmarks/bench_corpus_scale.py [--data-dir DIR] [--work DIR] [--max-steps 40]
-        [--encode 1000000] [--skip-5m]
+        [--encode 1000000 [--rounds 3]] [--skip-5m] [--skip-training]
 """
 from __future__ import annotations
 
@@ -97,6 +98,15 @@ def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, f
 
 
 def peak_mb() -> float:
+    """This process's peak resident memory (MB): VmHWM, the high-water mark of its own memory
+    since it started (ru_maxrss, where there is no /proc, also counts the memory of the process
+    that started it: Linux carries it over fork and exec)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
@@ -147,13 +157,16 @@ def train(path: Path, work: Path, steps: int) -> None:
             batch = json.loads((out / "last" / "config.json").read_text())["training"]["config"]["batch_size"]
             done.append((record["step"] * batch, record["seconds"]))
             print(f"  training, {count} steps (cache warm): peak {float(printed.split()[-1]):,.0f} MB resident "
-                  f"(ru_maxrss), {wall:.1f} s wall in all; load {before} -> {load()}")
+                  f"(VmHWM), {wall:.1f} s wall in all; load {before} -> {load()}")
         (pairs_a, seconds_a), (pairs_b, seconds_b) = done
         print(f"  training loop: {(pairs_b - pairs_a) / (seconds_b - seconds_a):,.0f} pairs/s (the longer run's "
               f"extra pairs over its extra seconds)")
 
 
-def encode_beside_specificity(data: Path, work: Path, sentences: int) -> None:
+def encode_beside_specificity(data: Path, work: Path, sentences: int, rounds: int) -> None:
+    """``probsent specificity`` and ``probsent encode`` (both Parquet in and out, all cores: their
+    default --workers) on the same sentences, alternately, ``rounds`` times; each command's
+    sentences/s and encode's share of specificity's speed in each round."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,25 +178,30 @@ def encode_beside_specificity(data: Path, work: Path, sentences: int) -> None:
                 break
     source = work / "sentences.parquet"
     pq.write_table(pa.table({"text": texts[:sentences]}), source)
-    for command in ("specificity", "encode", "specificity", "encode"):
-        before = load()
-        out = work / f"{command}.parquet"
-        wall, tree, _ = run([sys.executable, "-m", "probsent", command, "--input", str(source), "--output", str(out),
-                             "--force"])
-        print(f"  probsent {command}, {sentences:,} sentences, Parquet in and out: {wall:.1f} s wall, "
-              f"{sentences / wall:,.0f} sentences/s, peak {tree:,.0f} MB; load {before} -> {load()}")
-        out.unlink()
+    for round_ in range(1, rounds + 1):
+        speeds = {}
+        for command in ("specificity", "encode"):
+            before = load()
+            out = work / f"{command}.parquet"
+            wall, tree, _ = run([sys.executable, "-m", "probsent", command, "--input", str(source), "--output",
+                                 str(out), "--force"])
+            speeds[command] = sentences / wall
+            print(f"  round {round_}: probsent {command}, {sentences:,} sentences, Parquet in and out: {wall:.1f} s "
+                  f"wall, {speeds[command]:,.0f} sentences/s, peak {tree:,.0f} MB in the process tree; load "
+                  f"{before} -> {load()}")
+            out.unlink()
+        print(f"  round {round_}: encode runs at {speeds['encode'] / speeds['specificity']:.2f} x specificity's speed")
     source.unlink()
 
 
 def build_5m(data: Path, target: Path) -> Path:
     """The shared pairs four times over, as plain TSV (each copy in the file's order)."""
-    if not target.exists():
-        with gzip.open(data, "rb") as handle:
-            text = handle.read()
+    if not target.exists():  # block by block: this process stays small (see peak_mb)
         with open(target, "wb") as out:
             for _ in range(4):
-                out.write(text)
+                with gzip.open(data, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 24), b""):
+                        out.write(block)
     return target
 
 
@@ -194,7 +212,9 @@ def main() -> None:
     parser.add_argument("--work", default=tempfile.gettempdir(), help="where the 5M-pair file and caches go")
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--encode", type=int, default=0, help="also time encode beside specificity on N sentences")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of encode beside specificity")
     parser.add_argument("--skip-5m", action="store_true")
+    parser.add_argument("--skip-training", action="store_true", help="only the encode rounds")
     parser.add_argument("--child-prepare", nargs=2, help=argparse.SUPPRESS)
     if sys.argv[1:2] == ["--child-train"]:
         child_train(sys.argv[2:])
@@ -207,15 +227,15 @@ def main() -> None:
     work = Path(args.work)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cpu_model()}, {cores} cores; load average {load()}")
-    files = [("1.26M pairs (pairs.tsv.gz)", data)]
-    if not args.skip_5m:
+    files = [] if args.skip_training else [("1.26M pairs (pairs.tsv.gz)", data)]
+    if not (args.skip_5m or args.skip_training):
         files.append(("5.05M pairs (each pair four times, plain TSV)", build_5m(data, work / "pairs-x4.tsv")))
     for name, path in files:
         print(name)
         prepare(path, work)
         train(path, work, args.max_steps)
     if args.encode:
-        encode_beside_specificity(data, work, args.encode)
+        encode_beside_specificity(data, work, args.encode, args.rounds)
 
 
 if __name__ == "__main__":

@@ -60,12 +60,13 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> int:
     from probsent.training.trainer import Trainer
-    from probsent.evaluation.validation import NewsValidator, StsValidator
     from probsent.settings import SETTINGS, TrainConfig
 
     config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
-    if not args.no_validation:
+    if not args.no_validation:  # (the validators import the evaluation suite: only when they run)
+        from probsent.evaluation.validation import NewsValidator, StsValidator
+
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
     state = trainer.train()
@@ -107,9 +108,7 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                          "through; a FIFO or device is written to directly")
     parser.add_argument("--force", action="store_true", help="replace an existing --output file "
                                                              "(it keeps its permissions)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="processes scoring in parallel, one core each (default, and at most: the cores "
-                             "available)")
+    _add_workers(parser, "scoring")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
@@ -137,22 +136,56 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
                             description=description)
     _add_corpus_input(parser)
-    parser.add_argument("--output", required=True, help="the .parquet or .npy file to write, atomically")
-    parser.add_argument("--force", action="store_true", help="replace an existing --output file")
+    parser.add_argument("--output", required=True,
+                        help="the .parquet or .npy file to write, atomically. An interrupted run over an input "
+                             "file leaves its rows beside it (.NAME.partial); the same command continues from there")
+    parser.add_argument("--force", action="store_true", help="replace an existing --output file (and discard the "
+                                                             "partial output of a run with another input or model)")
+    _add_workers(parser, "encoding", default=1, default_text="1: this process, whose compiled tokenizer and "
+                                                             "encoder use every core; more send each row back")
+
+
+def _add_workers(parser: argparse.ArgumentParser, what: str, default: int | None = None,
+                 default_text: str | None = None) -> None:
+    """``--workers`` of a corpus command: ``default`` None (said: the cores available) or a number
+    (said by ``default_text``)."""
+    said = "default, and at most: the cores available" if default is None else \
+        f"default: {default_text}; at most the cores available"
+    parser.add_argument("--workers", type=positive_int, default=default,
+                        help=f"processes {what} in parallel, one core each ({said})")
+
+
+def _workers(asked: int | None) -> int:
+    """The worker processes for ``--workers asked`` (see capped_workers), with a note where fewer."""
+    from probsent.corpus_scoring.workers import capped_workers
+
+    workers = capped_workers(asked)
+    if asked is not None and workers < asked:
+        print(f"probsent: --workers {asked} is more than the {workers} cores available; "
+              f"using {workers}", file=sys.stderr)
+    return workers
 
 
 def _run_encode(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.corpus_scoring.encoding import encode_corpus, encoding_format
     from probsent.corpus_scoring.formats import check_output, open_corpus
+    from probsent.corpus_scoring.resumable import input_identity, model_identity
 
     encoding_format(args.output)
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    rows = encode_corpus(load(args.model), corpus, args.output, args.force,
-                         progress=sys.stderr.isatty() and not args.sentences)
-    print(f"probsent: {rows:,} rows encoded into {args.output}", file=sys.stderr)
+    model = load(args.model)
+    given = None if args.sentences else input_identity(args.input, args.column)
+    identity = None if given is None else {"input": given, "model": model_identity(model.path)}
+    done = encode_corpus(model, corpus, args.output, args.force, progress=sys.stderr.isatty() and not args.sentences,
+                         workers=_workers(args.workers), identity=identity)
+    if done.restarted:
+        print("probsent: the partial output of an earlier run had no footer (killed?); started over",
+              file=sys.stderr)
+    resumed = f" ({done.resumed:,} of them by an earlier, interrupted run)" if done.resumed else ""
+    print(f"probsent: {done.rows:,} rows encoded into {args.output}{resumed}", file=sys.stderr)
     return 0
 
 
@@ -194,7 +227,6 @@ def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
-    from probsent.corpus_scoring.workers import capped_workers
 
     check_output(args.output, args.input, args.force)
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
@@ -205,10 +237,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     if args.percentile:
         require_percentiles(model)
     progress = sys.stderr.isatty() and not args.sentences
-    workers = capped_workers(args.workers)
-    if args.workers is not None and workers < args.workers:
-        print(f"probsent: --workers {args.workers} is more than the {workers} cores available; "
-              f"using {workers}", file=sys.stderr)
+    workers = _workers(args.workers)
     columns = score_columns(args.probability, args.percentile, args.coverage)
     with open_sink(args.output, corpus, columns, args.format, force=args.force) as sink:
         scored = score_corpus(model, corpus.chunks, sink, workers, args.batch_size,
@@ -406,17 +435,19 @@ def _run_eval(args: argparse.Namespace) -> int:
     return run_eval(args)
 
 
-def build_parser(scoring_only: bool = False) -> argparse.ArgumentParser:
+def build_parser(scoring_only: bool = False, without_eval: bool = False) -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command (``scoring_only``: without ``train``
-    and ``eval``, whose flags need torch)."""
+    and ``eval``, whose flags need torch; ``without_eval``: for ``train``, without ``eval``, whose
+    module imports the evaluation suite, scipy.stats included: 50 MB a training run would hold)."""
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
-        from probsent.evaluation.command import add_eval_parser
-
         _add_train(sub)
-        add_eval_parser(sub)
+        if not without_eval:
+            from probsent.evaluation.command import add_eval_parser
+
+            add_eval_parser(sub)
     _add_specificity(sub)
     _add_encode(sub)
     _add_explain(sub)
@@ -434,7 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: "
               f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
-    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS)).parse_args(argv)
+    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
+                        without_eval=argv[:1] == ["train"]).parse_args(argv)
     try:
         with stopping_on_signals():
             return {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,

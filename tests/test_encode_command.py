@@ -82,3 +82,122 @@ def test_encode_starts_without_torch(tmp_path) -> None:
             f"code = main(['encode', 'A sentence.', '--output', {str(tmp_path / 'o.npy')!r}]); "
             "assert 'torch' not in sys.modules; sys.exit(code)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+WORDS = "a man woman plays guitar dog runs in the park near river , . big small red quickly".split()
+
+
+def _lines(count: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 12)))) for _ in range(count)]
+
+
+def test_blank_rows_are_those_the_api_calls_missing(tmp_path, model) -> None:
+    # a row is null in the output exactly where model.encode has no sentence (zero mean, NaN variance)
+    odd = ["\u200b", "\xa0", "\u3000 ", "\x1c", "x\u200b", "\t", "\u00ad", "word"]
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"text": odd}), source)
+    out = tmp_path / "out.parquet"
+    assert main(["encode", "--input", str(source), "--output", str(out)]) == 0
+    written = pq.read_table(out).column("mean").to_pylist()
+    mean, variance = model.encode(odd)
+    for text, row, m, v in zip(odd, written, mean, variance):
+        if np.isnan(v).all():
+            assert row is None and not m.any(), repr(text)
+        else:
+            assert np.array_equal(np.array(row, np.float32), m), repr(text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suffix", [".parquet", ".npy"])
+def test_workers_write_the_same_file(tmp_path, suffix) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(20000)) + "\n", encoding="utf-8")
+    outputs = [tmp_path / f"out{workers}{suffix}" for workers in (1, 2)]
+    for workers, out in zip((1, 2), outputs):
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", str(workers)]) == 0
+    assert outputs[0].read_bytes() == outputs[1].read_bytes()
+
+
+def _interrupted(monkeypatch, after: int):
+    """Make the encode command stop (as Ctrl-C does: exit status 130) when it asks for the encodings
+    of the chunk after the first ``after``."""
+    from probsent.corpus_scoring import encoding
+
+    calls = []
+    original = encoding.chunk_encodings
+
+    def stopping(model, texts, batch_size=256):
+        calls.append(len(texts))
+        if len(calls) > after:
+            raise KeyboardInterrupt()
+        return original(model, texts, batch_size)
+
+    monkeypatch.setattr(encoding, "chunk_encodings", stopping)
+    return lambda: monkeypatch.setattr(encoding, "chunk_encodings", original)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".npy"])
+def test_an_interrupted_run_continues_into_the_same_file(tmp_path, monkeypatch, suffix) -> None:
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "ROW_GROUP", 4096)  # several row groups in a small file
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": np.arange(20000), "text": _lines(20000)}), source)
+    whole, resumed = tmp_path / f"whole{suffix}", tmp_path / f"resumed{suffix}"
+    assert main(["encode", "--input", str(source), "--output", str(whole), "--workers", "1"]) == 0
+    restore = _interrupted(monkeypatch, after=2)
+    assert main(["encode", "--input", str(source), "--output", str(resumed), "--workers", "1"]) == 130
+    restore()
+    partial = tmp_path / f".resumed{suffix}.partial"
+    assert not resumed.exists() and partial.exists()  # nothing in place, the rows so far kept
+    if suffix == ".npy":  # a kill mid-row: the partial row is written again
+        with open(partial, "r+b") as handle:
+            handle.truncate(partial.stat().st_size - 100)
+    else:  # whole row groups only: 2 chunks of 8,192 rows = 4 groups of 4,096
+        assert pq.ParquetFile(partial).metadata.num_rows == 16384
+    assert main(["encode", "--input", str(source), "--output", str(resumed), "--workers", "1"]) == 0
+    assert resumed.read_bytes() == whole.read_bytes()
+    assert not partial.exists() and not (tmp_path / f".resumed{suffix}.partial.json").exists()
+
+
+def test_a_partial_output_of_another_input_is_refused_in_one_line(tmp_path, monkeypatch, capsys) -> None:
+    sources = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for seed, path in enumerate(sources):
+        path.write_text("\n".join(_lines(9000, seed)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.npy"
+    restore = _interrupted(monkeypatch, after=1)
+    assert main(["encode", "--input", str(sources[0]), "--output", str(out), "--workers", "1"]) == 130
+    restore()
+    partial = tmp_path / ".out.npy.partial"
+    kept = partial.read_bytes()
+    capsys.readouterr()
+    assert main(["encode", "--input", str(sources[1]), "--output", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "another input, model or output" in err and "--force" in err
+    assert partial.read_bytes() == kept and not out.exists()
+    assert main(["encode", "--input", str(sources[1]), "--output", str(out), "--workers", "1", "--force"]) == 0
+    expected = model_means(sources[1])
+    assert np.array_equal(np.load(out)[:, 0], expected) and not partial.exists()
+
+
+def model_means(path) -> np.ndarray:
+    return probsent.load().encode(path.read_text(encoding="utf-8").splitlines())[0]
+
+
+def test_a_killed_runs_parquet_without_footer_starts_over(tmp_path, capsys) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(50)) + "\n", encoding="utf-8")
+    whole, out = tmp_path / "whole.parquet", tmp_path / "out.parquet"
+    assert main(["encode", "--input", str(source), "--output", str(whole)]) == 0
+    from probsent.corpus_scoring.resumable import Partial, input_identity, model_identity
+
+    identity = {"input": input_identity(str(source), None), "model": model_identity(probsent.load().path),
+                "output": "parquet"}
+    partial = Partial(str(out), identity)
+    assert partial.claim(force=False) is False  # a new run's record
+    partial.data.write_bytes(b"PAR1" + b"\0" * 100)  # what a kill mid-write leaves: no footer
+    capsys.readouterr()
+    assert main(["encode", "--input", str(source), "--output", str(out)]) == 0
+    assert "started over" in capsys.readouterr().err
+    assert out.read_bytes() == whole.read_bytes()

@@ -3,6 +3,9 @@ from a checkpoint's state (the earlier RowAdam's layout included) exactly."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 
 import torch
 
@@ -10,6 +13,8 @@ from probsent.models import WLO, build_model
 from probsent.data.vocab import Vocabulary
 from probsent.training.checkpoint import LAST, load_checkpoint, save_checkpoint
 from probsent.training.optimizer import WordAwareAdam
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_lazy_adam_moves_only_the_rows_a_step_uses() -> None:
@@ -73,3 +78,26 @@ def test_the_earlier_row_adams_checkpoint_state_loads() -> None:
     assert state["step"] == 8 and isinstance(state["step"], int)
     assert torch.equal(state["exp_avg"][0], torch.full((3,), 0.1))  # row 0 unused: as loaded
     assert not torch.equal(state["exp_avg"][2], torch.full((3,), 0.1))
+
+
+def test_the_optimizer_never_imports_torchs_compiler() -> None:
+    # torch.optim wraps add_param_group, state_dict, load_state_dict and zero_grad in a shield
+    # whose first call imports torch._dynamo (70 MB resident); WordAwareAdam skips that import and
+    # the methods still do their work (the state read back equals the state saved)
+    code = ("import sys, torch\n"
+            "from probsent.models import WLO\n"
+            "from probsent.training.optimizer import WordAwareAdam\n"
+            "model = WLO(20, dim=3)\n"
+            "optimizer = WordAwareAdam(model, lr=0.01)\n"
+            "optimizer.zero_grad()\n"
+            "model.scale.weight.grad = torch.ones(20, 3).to_sparse()\n"
+            "optimizer.optimizers[0].state[model.scale.weight].update(step=1, exp_avg=torch.ones(20, 3),\n"
+            "                                                         exp_avg_sq=torch.full((20, 3), 2.0))\n"
+            "saved = optimizer.state_dict()\n"
+            "other = WordAwareAdam(WLO(20, dim=3), lr=0.01)\n"
+            "other.load_state_dict(saved)\n"
+            "assert torch.equal(other.state_dict()['state']['0.0']['exp_avg_sq'], torch.full((20, 3), 2.0))\n"
+            "print('torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False"]

@@ -318,3 +318,21 @@ def test_each_validation_is_logged_once_and_resuming_a_finished_run_changes_noth
     again = Trainer(config(tmp_path, data, epochs=2), resume=True, progress=False).train()
     assert again["step"] == 24 and again["finished"]
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files
+
+
+@pytest.mark.slow
+def test_a_run_without_validation_holds_neither_the_compiler_nor_the_evaluation_suite(tmp_path) -> None:
+    # what kept a training run above its memory goal (issue 45): torch._dynamo (70 MB, imported by
+    # torch.optim) and scipy.stats (50 MB, imported through the eval parser, the validators and
+    # the term-count diagnostic) are never imported by a --no-validation run of the compiled engine
+    from tests.helpers import write_toy_pairs
+
+    pairs = write_toy_pairs(tmp_path / "pairs.tsv")
+    code = ("import sys\nfrom probsent.cli import main\n"
+            f"code = main(['train', '--data', {str(pairs)!r}, '--out', {str(tmp_path / 'run')!r}, '--max-steps', '4',"
+            " '--batch-size', '4', '--megabatch', '2', '--dim', '4', '--no-validation'])\n"
+            "print(code, 'torch._dynamo' in sys.modules, 'scipy.stats' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PROBSENT_CACHE": str(tmp_path / "cache")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-3:] == ["0", "False", "False"]

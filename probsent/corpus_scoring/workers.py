@@ -16,7 +16,7 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 _MODELS: dict[str, "SentenceModel"] = {}  # this process's full models, by resolved directory
 
@@ -98,39 +99,52 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-_WORKER_MODEL: list[ScoringModel] = []  # a worker process's scoring model: the parent's, handed over at its start
+_WORKER_MODEL: list[Any] = []  # a worker process's model: the parent's, handed over at its start
 
 
-def _start_worker(model: ScoringModel, parent: int) -> None:
+def _start_worker(model: Any, parent: int) -> None:
     die_with_parent(parent)  # never outlive the parent, however it ends
     for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
         signal.signal(signum, signal.SIG_IGN)
     _WORKER_MODEL[:] = [model]
     if "torch" in sys.modules:  # a model without a term table: one core per worker
         sys.modules["torch"].set_num_threads(1)
+    if "numba" in sys.modules:  # the compiled tokenizer and encoder: one core per worker too
+        sys.modules["numba"].set_num_threads(1)
+    else:
+        os.environ["NUMBA_NUM_THREADS"] = "1"
 
 
-def _score_in_worker(texts: list[str | None], batch_size: int) -> np.ndarray:
-    return scores_and_coverage(_WORKER_MODEL[0], texts, batch_size)
+def _run_in_worker(work: Callable[[Any, Sequence[str | None], int], R], texts: Sequence[str | None],
+                   batch_size: int) -> R:
+    return work(_WORKER_MODEL[0], texts, batch_size)
 
 
 def score_chunks(model: ScoringModel, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
-    is :func:`scores_and_coverage`'s [2, n] array.
+    is :func:`scores_and_coverage`'s [2, n] array (see :func:`chunk_results`)."""
+    return chunk_results(model, scores_and_coverage, items, workers, batch_size)
+
+
+def chunk_results(model: Any, work: Callable[[Any, Sequence[str | None], int], R],
+                  items: Iterable[tuple[T, Sequence[str | None]]], workers: int = 1,
+                  batch_size: int = 256) -> Iterator[tuple[T, R]]:
+    """Yield ``(payload, work(model, texts, batch_size))`` for each ``(payload, texts)`` item, in
+    input order (``work``: a module-level function, so that a worker process can receive it).
 
     With ``workers`` > 1 the texts go to that many worker processes, each given a frozen copy
     of ``model`` itself when it starts (never the model directory again, which may have changed
     since: a run scores with one model) and using one thread; payloads stay here. At most ``2 * workers``
     chunks are in flight, so memory does not grow with the input. An input of a single
-    chunk is scored here, without starting processes.
+    chunk is worked on here, without starting processes.
     """
     items = iter(items)
     head = [] if workers <= 1 else list(islice(items, 2))
     if workers <= 1 or len(head) < 2:
         with torch_threads(workers):
             for payload, texts in chain(head, items):
-                yield payload, scores_and_coverage(model, texts, batch_size)
+                yield payload, work(model, texts, batch_size)
         return
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_start_worker, initargs=(model, os.getpid()))
@@ -138,7 +152,7 @@ def score_chunks(model: ScoringModel, items: Iterable[tuple[T, Sequence[str | No
         pending: deque = deque()
         for payload, texts in chain(head, items):
             texts = texts if isinstance(texts, Utf8Texts) else list(texts)  # (Utf8Texts: three arrays)
-            pending.append((payload, pool.submit(_score_in_worker, texts, batch_size)))
+            pending.append((payload, pool.submit(_run_in_worker, work, texts, batch_size)))
             if len(pending) >= 2 * workers:
                 payload, future = pending.popleft()
                 yield payload, future.result()

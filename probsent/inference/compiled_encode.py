@@ -40,30 +40,17 @@ def _recurrence_is_safe(lowest: np.ndarray, highest: np.ndarray) -> bool:  # pra
     return True
 
 
-@njit(cache=True, inline="always")
-def _recurrence(ids: np.ndarray, first: int, last: int, scale: np.ndarray, shift: np.ndarray, mean: np.ndarray,
-                log_abs_mean: np.ndarray) -> None:  # pragma: no cover (compiled)
-    """WLO's mean by its recurrence z_j = A_j (z_{j-1} + B_j) in float64 (two operations a word
-    and dimension, no exponential): equal to the log-space sums within float64's rounding."""
-    dim = scale.shape[1]
-    for d in range(dim):
-        mean[d] = 0.0
-    for j in range(first, last):
-        w = ids[j]
-        for d in range(dim):
-            mean[d] = np.float64(scale[w, d]) * (mean[d] + np.float64(shift[w, d]))
-    for d in range(dim):
-        log_abs_mean[d] = math.log(abs(mean[d])) if mean[d] != 0.0 else -np.inf
-
-
 @njit(cache=True, parallel=True)
 def _wlo(ids: np.ndarray, offsets: np.ndarray, log_abs_scale: np.ndarray, scale_sign: np.ndarray,
          scale: np.ndarray, shift: np.ndarray, log_start: float, mean: np.ndarray, logvar: np.ndarray,
          log_abs_mean: np.ndarray) -> None:  # pragma: no cover (compiled)
     """WLO's final Gaussian of every sentence (closed_form.wlo_encoding's steps, per dimension),
     from each word's log max(|A|, SCALE_FLOOR) and sign (+-1.0): the log-variance exactly as the
-    reference sums it; the mean by the plain recurrence where no product of scales comes near
-    float64's limits (:func:`_recurrence_is_safe`), else by the reference's log-space sums."""
+    reference sums it; the mean by the plain recurrence z_j = A_j (z_{j-1} + B_j) in float64 (two
+    operations a word and dimension, no exponential; equal to the log-space sums within float64's
+    rounding) where no product of scales comes near float64's limits (:func:`_recurrence_is_safe`),
+    else by the reference's log-space sums. The recurrence runs in the same pass over the words
+    as the running sums (``mean`` starts at zero), and is replaced where it is not safe."""
     dim = log_abs_scale.shape[1]
     for k in prange(len(offsets) - 1):
         first, last = offsets[k], offsets[k + 1]
@@ -77,6 +64,7 @@ def _wlo(ids: np.ndarray, offsets: np.ndarray, log_abs_scale: np.ndarray, scale_
                 cum[d] += log_abs
                 lowest[d] = min(lowest[d], cum[d] - log_abs)
                 highest[d] = max(highest[d], cum[d])
+                mean[k, d] = np.float64(scale[w, d]) * (mean[k, d] + np.float64(shift[w, d]))
         # the largest exponent S_n - S_{j-1} is S_n minus the smallest S_{j-1} (rounding is
         # monotonic); 0 where the sentence has no words (the reference's where)
         peak = cum - lowest
@@ -84,8 +72,8 @@ def _wlo(ids: np.ndarray, offsets: np.ndarray, log_abs_scale: np.ndarray, scale_
             if math.isinf(peak[d]):
                 peak[d] = 0.0
         if _recurrence_is_safe(lowest, highest):
-            _recurrence(ids, first, last, scale, shift, mean[k], log_abs_mean[k])
             for d in range(dim):
+                log_abs_mean[k, d] = math.log(abs(mean[k, d])) if mean[k, d] != 0.0 else -np.inf
                 logvar[k, d] = 2.0 * cum[d] + log_start
             continue
         before = np.zeros(dim)  # S_j again

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import torch
-from scipy import stats
 
 from probsent.models.batching import encode_by_length
 from probsent.models import SentenceEncoder, with_word_entropy_terms
@@ -56,6 +55,27 @@ def shared_word_counts(words: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np
     return np.asarray(words[a].multiply(words[b]).sum(axis=1)).ravel().astype(np.int64)
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``values``, tied values sharing the mean of their ranks (float64)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # each run of equal values
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return ranks
+
+
+def rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rank correlation of ``x`` and ``y``: Pearson's of their average ranks (the
+    definition scipy.stats.spearmanr computes; here in NumPy, so that a training run does not
+    hold scipy.stats' 50 MB for one diagnostic). NaN where either is constant."""
+    rx, ry = average_ranks(np.asarray(x, np.float64)), average_ranks(np.asarray(y, np.float64))
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    scale = np.sqrt(np.dot(rx, rx) * np.dot(ry, ry))
+    return float(np.dot(rx, ry) / scale) if scale > 0 else float("nan")
+
+
 def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[str, float]:
     """``term_count_spearman`` and ``frequent_term`` (empty for a model without per-word entropy
     terms); ``counts[i]``: the training count of vocabulary word i (index 0, ``<unk>``, left out)."""
@@ -65,7 +85,7 @@ def word_term_statistics(encoder: SentenceEncoder, counts: np.ndarray) -> dict[s
     terms = terms.detach().cpu().double().numpy()[1:]
     known = np.asarray(counts[1:len(terms) + 1], dtype=np.float64)
     order = np.argsort(-known, kind="stable")
-    rho = stats.spearmanr(terms[:len(known)], np.log(np.maximum(known, 1))).statistic
+    rho = rank_correlation(terms[:len(known)], np.log(np.maximum(known, 1)))
     return {"term_count_spearman": float(rho),
             "frequent_term": float(terms[order[:FREQUENT_WORDS]].mean())}
 

@@ -7,6 +7,7 @@ would cost more than the rest of the step together.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -15,10 +16,31 @@ from torch import nn
 from probsent.models import SentenceEncoder
 
 
+# torch.optim.Optimizer's methods that torch wraps with torch._disable_dynamo: the first call of
+# each imports torch._dynamo (the compiler, with sympy: about 70 MB of resident memory) only to
+# shield the method from a torch.compile trace, which probsent never runs.
+COMPILER_SHIELDED = ("add_param_group", "state_dict", "load_state_dict", "zero_grad")
+
+
+def skip_compiler_import() -> None:
+    """Let :data:`COMPILER_SHIELDED` run without importing torch._dynamo, where it is not imported
+    yet: each method's shield is set to the method itself (what the shield does outside a
+    torch.compile trace). The methods compute what they did; the compiled engine's training run
+    saves the compiler's memory (the torch loop's ``step`` imports it anyway). Nothing happens on a
+    torch whose methods are not shielded this way."""
+    if "torch._dynamo" in sys.modules:
+        return
+    for name in COMPILER_SHIELDED:
+        method = getattr(getattr(torch.optim.Optimizer, name, None), "__wrapped__", None)
+        if method is not None and getattr(method, "__dynamo_disable", None) is None:
+            setattr(method, "__dynamo_disable", method)
+
+
 class WordAwareAdam:
     """Lazy Adam on the word tables, Adam on the rest, with one learning rate."""
 
     def __init__(self, encoder: SentenceEncoder, lr: float) -> None:
+        skip_compiler_import()
         sparse = [m.weight for m in encoder.modules() if isinstance(m, nn.Embedding) and m.sparse]
         sparse_ids = {id(p) for p in sparse}
         others = [p for p in encoder.parameters() if id(p) not in sparse_ids]
