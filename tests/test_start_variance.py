@@ -17,6 +17,7 @@ from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.training.config import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
+from probsent.training.losses import KLPrior, MarginLoss
 from probsent.word_terms import read_word_terms
 from tests.helpers import wlo_recurrence
 
@@ -62,7 +63,7 @@ def test_the_trajectory_equals_the_naive_recurrence_from_s0() -> None:
 
 
 def test_the_prior_with_s0_sums_the_kl_after_every_word() -> None:
-    """Training's forward with the prior (the fused path steps aside for s_0 != 1)."""
+    """Training's forward with the prior."""
     model = _wlo(0.4)
     ids, lengths = torch.tensor([[3, 1, 4, 1], [2, 7, 0, 0]]), torch.tensor([4, 2])
     kl = model(ids, lengths, with_kl=True).kl.detach()
@@ -165,7 +166,8 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
 def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
     # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
     # there: a typed --start-variance says how a trained WLO gets another unit
-    assert FastWLOEngine.refusal(_wlo(0.5), "margin") and FastWLOEngine.refusal(_wlo(1.0), "margin") is None
+    losses = [MarginLoss(1.0), KLPrior(1e-4)]
+    assert FastWLOEngine.refusal(_wlo(0.5), losses) and FastWLOEngine.refusal(_wlo(1.0), losses) is None
     with pytest.raises(SystemExit) as stopped:
         main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
     assert stopped.value.code == 2
