@@ -29,7 +29,8 @@ from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
-from probsent.training.losses import Loss, LossSetup, MarginLoss, TrainingStep, build_losses, total_loss
+from probsent.training.losses import (Loss, LossSetup, MarginLoss, TrainingStep, build_losses, named_parts,
+                                      total_loss)
 from probsent.training.losses.rarity_anchor import read_log_frequencies, rarity_terms
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
@@ -210,8 +211,7 @@ class Trainer:
         out = encode_by_length(self.encoder, ids, offsets, sentences, batch,
                                with_kl=any(loss.needs_kl for loss in self.losses),
                                transform=scrambled if self.encoder.order_sensitive else None)
-        step = TrainingStep(self.encoder, out, batch, ids, offsets, sentences, self.device)
-        parts = {name: value for loss in self.losses for name, value in loss(step).items()}
+        parts = named_parts(self.losses, TrainingStep(self.encoder, out, batch, ids, offsets, sentences, self.device))
         loss = total_loss(parts)
         if not torch.isfinite(loss):
             raise self._bad_loss(loss.item())

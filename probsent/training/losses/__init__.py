@@ -7,7 +7,7 @@ margin, prior, L2, rarity anchor. To add a loss: a file here with its formula, r
 ``@register_loss`` class, imported below, and its setting (``training/config.py``). The fast
 engine trains only the losses of ``FastWLOEngine.losses`` (else the torch loop trains the run).
 """
-from probsent.training.losses.base import (LOSS_TYPES, Loss, LossSetup, TrainingStep, build_losses,
+from probsent.training.losses.base import (LOSS_TYPES, Loss, LossSetup, TrainingStep, build_losses, named_parts,
                                            register_loss, total_loss, unregister_loss)
 from probsent.training.losses.margin import MarginLoss
 from probsent.training.losses.prior import KLPrior
@@ -15,4 +15,4 @@ from probsent.training.losses.l2 import L2Penalty
 from probsent.training.losses.rarity_anchor import RarityAnchor
 
 __all__ = ["LOSS_TYPES", "KLPrior", "L2Penalty", "Loss", "LossSetup", "MarginLoss", "RarityAnchor",
-           "TrainingStep", "build_losses", "register_loss", "total_loss", "unregister_loss"]
+           "TrainingStep", "build_losses", "named_parts", "register_loss", "total_loss", "unregister_loss"]

@@ -49,7 +49,8 @@ class TrainingStep:
 
     def sides(self) -> tuple[Encoding, Encoding, Encoding, Encoding]:
         """The encodings of s1, s2, n1 and n2."""
-        return tuple(self.encoded.index(slice(i * self.pairs, (i + 1) * self.pairs)) for i in range(4))  # type: ignore[return-value]
+        s1, s2, n1, n2 = (self.encoded.index(slice(i * self.pairs, (i + 1) * self.pairs)) for i in range(4))
+        return s1, s2, n1, n2
 
     @cached_property
     def words(self) -> Tensor:
@@ -100,6 +101,18 @@ def build_losses(setup: LossSetup) -> list[Loss]:
     """Every registered loss that applies to the run of ``setup``, in registration order."""
     built = (cls.from_setup(setup) for cls in LOSS_TYPES.values())
     return [loss for loss in built if loss is not None]
+
+
+def named_parts(losses: list[Loss], step: TrainingStep) -> dict[str, Tensor]:
+    """Every part of ``losses`` on ``step`` by name, in their order; two parts of one name are a
+    ValueError (the second would hide the first from the sum)."""
+    parts: dict[str, Tensor] = {}
+    for loss in losses:
+        for name, value in loss(step).items():
+            if name in parts:
+                raise ValueError(f"two losses return a part named {name!r}")
+            parts[name] = value
+    return parts
 
 
 def total_loss(parts: dict[str, Tensor]) -> Tensor:
