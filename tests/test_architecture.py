@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def _room_of() -> dict[str, int]:
             for index, (_, patterns) in enumerate(ROOMS) if any(fnmatch.fnmatch(relative, p) for p in patterns)}
 
 
+@functools.cache  # read once for the tests below (they do not change it)
 def _imports() -> dict[str, set[str]]:
     """Module -> the modules of the three folders it imports (``from a import b`` imports ``a.b``
     where that is a module, else ``a``)."""

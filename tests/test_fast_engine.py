@@ -15,7 +15,8 @@ from probsent.models import WLO
 from probsent.training.fast import wlo_kernels as fast_wlo
 from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.training.losses import margin_loss, rarity_anchor_penalty
+from probsent.training.losses import LOSS_TYPES, Loss, register_loss, unregister_loss
+from probsent.training.losses.margin import margin_loss
 from probsent.training.trainer import Trainer, scramble
 
 numba = pytest.importorskip("numba")
@@ -53,8 +54,8 @@ def _reference(model: WLO, ids, offsets, pairs: int, margin: float, prior_weight
     loss = margin_loss(*parts, margin).mean() + prior_weight * out.kl.sum() / pairs
     if anchor:
         words = torch.from_numpy(np.unique(ids[offsets[0]:offsets[4 * pairs]]))
-        loss = loss + rarity_anchor_penalty(model.word_entropy_terms(words), torch.from_numpy(targets)[words],
-                                            anchor, pairs)
+        gaps = model.word_entropy_terms(words) - torch.from_numpy(targets)[words]
+        loss = loss + anchor * 0.5 * (gaps ** 2).sum() / pairs
     loss.backward()
     return loss.item(), model.scale.weight.grad.to_dense(), model.shift.weight.grad.to_dense()
 
@@ -97,7 +98,7 @@ def _kernel_step(model: WLO, ids, offsets, pairs: int, margin: float, prior_weig
               model.shift.weight.detach().float().numpy().copy()]
     moments = [m.copy() for m in moments] if moments is not None else [np.zeros_like(tables[0]) for _ in range(4)]
     starts, lengths = offsets[:-1].copy(), np.diff(offsets)
-    losses, done = fast_wlo.train_steps(ids, starts, lengths, np.array([pairs], np.int64), *tables, *moments,
+    losses, _, done = fast_wlo.train_steps(ids, starts, lengths, np.array([pairs], np.int64), *tables, *moments,
                                         step, lr, beta1, beta2, 1e-8, margin, prior_weight,
                                         np.full(len(tables[0]), -1, np.int64), anchor,
                                         np.zeros(0) if targets is None else targets)
@@ -333,14 +334,26 @@ def test_the_engine_says_where_training_runs(tmp_path, monkeypatch, toy_pairs) -
 
 
 def test_the_fast_engine_refuses_a_loss_it_does_not_implement_by_name(tmp_path, monkeypatch, toy_pairs) -> None:
-    """The engine declares the losses its kernels compute; the trainer's loss must be one of
-    them: --engine fast names the other one in a one-line error, auto takes the torch loop."""
-    assert FastWLOEngine.losses == ("margin", "rarity-anchor")
+    """The engine declares the losses its kernels compute; a run with another (a registered loss
+    that is always on, here): --engine fast names it in a one-line error, auto takes the torch loop."""
+    assert [loss.name for loss in FastWLOEngine.losses] == ["margin", "prior", "rarity_anchor"]
+
+    class Triplet(Loss):
+        name = "triplet"
+
+        @classmethod
+        def from_setup(cls, setup):
+            return cls()
+
     data = toy_pairs(2)
-    monkeypatch.setattr("probsent.training.trainer.LOSS", "triplet")
-    with pytest.raises(ProbsentError, match="implements the margin and rarity-anchor losses, not 'triplet'"):
-        Trainer(_config(tmp_path, data, "a", engine="fast"), progress=False)
-    assert Trainer(_config(tmp_path, data, "b", engine="auto"), progress=False).config.engine == "torch"
+    register_loss(Triplet)
+    try:
+        with pytest.raises(ProbsentError, match="implements the losses margin, prior, rarity_anchor, not 'triplet'"):
+            Trainer(_config(tmp_path, data, "a", engine="fast"), progress=False)
+        assert Trainer(_config(tmp_path, data, "b", engine="auto"), progress=False).config.engine == "torch"
+    finally:
+        unregister_loss(Triplet.name)
+    assert "triplet" not in LOSS_TYPES
 
 
 @pytest.mark.slow

@@ -310,7 +310,10 @@ def test_reference_where_no_fraction_fits(log_quad: float, reach: float) -> None
     assert fast_mining._prepare(mean, logvar) is None
     assert mine_gaussian_negatives(mean, logvar, partner) is None
     check_choices(mined_by_the_engine(mean, logvar, partner), mean, logvar, partner)
-    # and within mega-batches
+
+
+def test_reference_where_no_fraction_fits_within_mega_batches() -> None:
+    # the same within mega-batches: one pair of huge, opposite means; log-variances far apart
     mean, logvar = inputs("realistic", 200, 20, seed=12)
     mean[0, 0], mean[1, 0] = 1e9, -1e9  # sum u^2 / t up to ~1e38
     logvar[:, 0] = np.where(np.arange(200) % 2 == 0, -45.0, 45.0)

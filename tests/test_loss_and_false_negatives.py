@@ -18,7 +18,7 @@ from probsent.training.diagnostics import DiagnosticSample, prior_gradient_share
 import probsent.training.negatives as negatives
 from probsent.training.diagnostics import shared_word_counts, word_sets
 from probsent.training.negatives import megabatch_negatives, remine
-from probsent.training.losses import probabilistic_batch_loss
+from probsent.training.losses import KLPrior, MarginLoss, TrainingStep
 from probsent.training.trainer import Trainer
 from tests.helpers import wlo_recurrence
 
@@ -48,7 +48,8 @@ def test_batch_loss_equals_a_naive_loop_over_the_papers_formula() -> None:
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     ids = rng.integers(0, 30, offsets[-1])
     out = encode_by_length(model, ids, offsets, np.arange(4 * batch), 5, with_kl=True)
-    margin_part, prior_part = probabilistic_batch_loss(out, batch, margin, prior)
+    step = TrainingStep(model, out, batch, ids, offsets, np.arange(4 * batch), torch.device("cpu"))
+    margin_part, prior_part = MarginLoss(margin)(step)["margin"], KLPrior(prior)(step)["prior"]
 
     A, B = model.scale.weight.detach().numpy(), model.shift.weight.detach().numpy()
     steps = [_naive_gaussian(A[ids[offsets[k]:offsets[k + 1]]], B[ids[offsets[k]:offsets[k + 1]]])

@@ -12,19 +12,18 @@ from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 
 
 def brute_force(mean: np.ndarray, var: np.ndarray | None, partner: np.ndarray) -> np.ndarray:
-    """Argmax by a double loop, with the similarity written out here."""
+    """Argmax over every other sentence j, one sentence i at a time, with the similarity written out
+    here (the cosine, or log N(0; mu_i - mu_j, Sigma_i + Sigma_j) summed over dimensions)."""
     n = len(mean)
     best = np.empty(n, dtype=int)
+    norms = np.linalg.norm(mean, axis=1)
     for i in range(n):
-        scores = []
-        for j in range(n):
-            if j == i or j == partner[i]:
-                scores.append(-math.inf)
-            elif var is None:
-                scores.append(mean[i] @ mean[j] / (np.linalg.norm(mean[i]) * np.linalg.norm(mean[j])))
-            else:
-                t = var[i] + var[j]
-                scores.append(-0.5 * np.sum(np.log(2 * np.pi * t) + (mean[i] - mean[j]) ** 2 / t))
+        if var is None:
+            scores = mean @ mean[i] / (norms * norms[i])
+        else:
+            t = var[i] + var  # row j: Sigma_i + Sigma_j
+            scores = -0.5 * np.sum(np.log(2 * np.pi * t) + (mean[i] - mean) ** 2 / t, axis=1)
+        scores[[i, partner[i]]] = -math.inf
         best[i] = int(np.argmax(scores))
     return best
 

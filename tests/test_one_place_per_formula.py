@@ -16,6 +16,7 @@ the gradient terms of each pair in the same pass.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 
 import numpy as np
@@ -50,9 +51,10 @@ USES = {
 }
 
 
-def _modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+@functools.cache  # parsed once for the tests below (they only read the trees)
+def _modules() -> tuple[tuple[str, ast.Module], ...]:
+    return tuple((path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted(PACKAGE.rglob("*.py")))
 
 
 def _is_log_2pi(node: ast.AST) -> bool:

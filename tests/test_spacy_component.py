@@ -11,10 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import spacy  # the spacy extra, which make test installs
 
 import probsent
-from probsent.integrations.spacy import token_starts  # importing registers the factory
 from probsent.text.tokenize import tokenize
 
 pytestmark = pytest.mark.slow
@@ -29,7 +27,17 @@ def model():
     return probsent.load()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> None:
+    """The component registered (importing it registers the factory) before this file's tests:
+    imported here, not at collection, so that ``make test-fast``, which leaves the file out, never
+    imports spaCy."""
+    import probsent.integrations.spacy  # noqa: F401
+
+
 def pipeline(sentences: bool = True, **config):
+    import spacy  # the spacy extra, which make test installs
+
     nlp = spacy.blank("en")
     if sentences:
         nlp.add_pipe("sentencizer")
@@ -84,6 +92,8 @@ def test_unknown_words_and_ranks_are_the_explanations(model) -> None:
 
 
 def test_token_starts_are_character_offsets() -> None:
+    from probsent.integrations.spacy import token_starts
+
     text = 'He said "I can\'t go," Mr. Smith\'s "gonna" be...'
     tokens = tokenize(text)
     starts = token_starts(text, tokens)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import spacy
 
 import probsent
-from probsent.integrations.spacy import ATTRIBUTES  # importing registers the factory
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +19,18 @@ def model():
     return probsent.load()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> None:
+    """The component registered (importing it registers the factory) before this file's tests:
+    imported here, not at collection, so that ``make test-fast``, which leaves the file out, never
+    imports spaCy."""
+    import probsent.integrations.spacy  # noqa: F401
+
+
 @pytest.fixture(scope="module")
 def nlp():
+    import spacy
+
     pipeline = spacy.blank("en")
     pipeline.add_pipe("sentencizer")
     pipeline.add_pipe("probsent")
@@ -58,6 +66,8 @@ def test_sentence_probability_and_token_shares(nlp, model) -> None:
 
 
 def test_a_doc_without_sentences_is_its_own_mean() -> None:
+    import spacy
+
     nlp = spacy.blank("en")
     nlp.add_pipe("probsent")
     doc = nlp(SENTENCE)
@@ -65,6 +75,8 @@ def test_a_doc_without_sentences_is_its_own_mean() -> None:
 
 
 def test_assigns_names_every_attribute(nlp) -> None:
+    from probsent.integrations.spacy import ATTRIBUTES
+
     assigns = nlp.get_pipe_meta("probsent").assigns
     expected = {f"{owner}._.{name}" for owner, names in ATTRIBUTES.items() for name in names}
     assert set(assigns) == expected and "span._.probability" in expected and "token._.entropy_share" in expected
@@ -82,6 +94,8 @@ def test_pipe_with_two_processes_equals_one(nlp) -> None:
 
 
 def test_to_disk_and_load(nlp, tmp_path) -> None:
+    import spacy
+
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.pipe_names == ["sentencizer", "probsent"]

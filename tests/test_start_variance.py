@@ -18,6 +18,7 @@ from probsent.models import WLO
 from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
 from probsent.readouts.scoring_model import scoring_model
+from probsent.training.losses import KLPrior, MarginLoss
 from tests.helpers import wlo_recurrence
 
 SENTENCES = ["the cat sat on the mat .", "a dog ran in the park", "the man plays guitar",
@@ -165,7 +166,8 @@ def test_export_refuses_a_bad_start_variance_or_model(tmp_path, make_model, caps
 def test_the_start_variance_is_set_by_export_not_by_training(capsys) -> None:
     # the fast engine's kernels compute the recurrence from N(0, I) only, and training starts
     # there: probsent train has no --start-variance (export gives a trained WLO another unit)
-    assert FastWLOEngine.refusal(_wlo(0.5), "margin") and FastWLOEngine.refusal(_wlo(1.0), "margin") is None
+    losses = [MarginLoss(1.0), KLPrior(1e-4)]
+    assert FastWLOEngine.refusal(_wlo(0.5), losses) and FastWLOEngine.refusal(_wlo(1.0), losses) is None
     with pytest.raises(SystemExit) as stopped:
         main(["train", "--data", "x.tsv", "--out", "run", "--start-variance", "0.5"])
     assert stopped.value.code == 2

@@ -101,7 +101,7 @@ def test_resume_refuses_a_pair_file_that_changed(run, tmp_path, capsys) -> None:
 def test_a_nan_loss_before_any_checkpoint_says_so(tmp_path, capsys, monkeypatch) -> None:
     from probsent.training.fast.engine import FastWLOEngine
 
-    monkeypatch.setattr(FastWLOEngine, "run_steps", lambda self, *a, **k: [float("nan")])
+    monkeypatch.setattr(FastWLOEngine, "run_steps", lambda self, *a, **k: [(float("nan"), {})])
     code = main(["train", "--data", str(write_toy_pairs(tmp_path / "pairs.tsv", 10)), "--out", str(tmp_path / "run"),
                  "--batch-size", "20", "--megabatch", "2", "--vocab-size", "200", "--engine", "fast",
                  "--no-validation"])

@@ -158,10 +158,12 @@ def pair_blocks(parts: list[PairPart], block_bytes: int | None = None) -> Iterat
 
 
 def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """(block, lines): whole lines of the file, about ``block_bytes`` at a time, the last one
-    ending with a newline; a line longer than ``untrusted.MAX_LINE_BYTES`` or damaged gzip
-    data is a one-line error naming the file and line."""
+    """(block, lines): whole lines of the file, about ``block_bytes`` at a time, each ending with a
+    newline (a last line without one joins the last block: a small file is one block); a line longer
+    than ``untrusted.MAX_LINE_BYTES`` or damaged gzip data is a one-line error naming the file
+    and line."""
     line, carry = 1, b""
+    last: tuple[bytes, int] | None = None  # the block read but not yet given
     with open_pair_file(path) as handle:
         try:
             while chunk := handle.read(block_bytes):
@@ -170,13 +172,16 @@ def line_blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
                 block, carry = chunk[:cut], chunk[cut:]
                 _check_line_lengths(path, block, carry, line)
                 if block:
-                    lines = block.count(b"\n")
-                    yield block, lines
-                    line += lines
+                    if last is not None:
+                        yield last
+                    last = (block, block.count(b"\n"))
+                    line += last[1]
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InvalidValueError(f"{path}:{line}: damaged or truncated gzip data ({exc})") from None
     if carry:
-        yield carry + b"\n", 1
+        last = (last[0] + carry + b"\n", last[1] + 1) if last is not None else (carry + b"\n", 1)
+    if last is not None:
+        yield last
 
 
 def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> None:

@@ -145,7 +145,8 @@ class WLO(SentenceEncoder):
             mean, logvar, log_abs_mean = self._trajectory(ids, lengths, final_only=True)
             return Encoding(mean, logvar, log_abs_mean=log_abs_mean)
         # training's usual case (the paper's prior), the same numbers
-        fused = fused_forward_with_prior(self, ids, lengths)
+        fused = (fused_forward_with_prior(self.scale, self.shift, ids, lengths)
+                 if self.start_variance == 1.0 else None)
         if fused is not None:
             return fused
         # the prior applies to the distribution after every operator
@@ -158,7 +159,8 @@ class WLO(SentenceEncoder):
         """With the paper's prior (training), batches sorted by length go through the fused,
         regrouped path of :mod:`probsent.models.wlo_fused` (the same numbers to the last bit);
         otherwise batch by batch."""
-        fused = fused_encode_batches(self, batches) if with_kl else None
+        fused = (fused_encode_batches(self.scale, self.shift, batches)
+                 if with_kl and self.start_variance == 1.0 else None)
         return fused if fused is not None else super().encode_batches(batches, with_kl)
 
     def set_start_variance(self, start_variance: float) -> None:

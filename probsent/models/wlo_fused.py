@@ -3,22 +3,21 @@ as :meth:`probsent.models.wlo.WLO.trajectory` plus ``kl_to_standard_normal``, in
 operations, with a hand-written backward (:class:`_FinalAndPrior`); and a training step's
 batches regrouped into groups of rows cut for speed. ``tests/test_wlo.py`` checks it against
 the reference (``models/wlo.py``) to the last bit, values and gradients.
+
+It knows WLO's word tables, not the model: :class:`probsent.models.wlo.WLO` calls it (where it
+starts from N(0, I)) with its tables A (``scale``) and B (``shift``), and this module imports
+nothing of ``wlo.py``. What it gains: docs/PERFORMANCE.md (``benchmarks/bench_wlo_fused.py``).
 """
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
 from probsent.gaussian import SCALE_FLOOR, log_abs_scale
 from probsent.models.base import Encoding, lookup_real, padding_mask
-
-if TYPE_CHECKING:
-    from probsent.models.wlo import WLO
 
 # Below this bound on |log(A_1 ... A_i)| the mean is computed from the products themselves;
 # above it, in log space (and the fused path is not taken).
@@ -28,25 +27,28 @@ DIRECT_RANGE = 30.0
 GROUP_OVERHEAD = 300
 
 
-def fused_forward_with_prior(model: "WLO", ids: Tensor, lengths: Tensor) -> Encoding | None:
-    """``model.forward(ids, lengths, with_kl=True)`` (the paper's prior, on the whole
-    distribution) in one fused step, or None where a sentence leaves the direct range or the
-    model starts from another N(0, s_0 I) than N(0, I) (the reference path then runs)."""
-    if not ids.shape[1] or model.start_variance != 1.0:
+def fused_forward_with_prior(scale: nn.Embedding, shift: nn.Embedding, ids: Tensor,
+                             lengths: Tensor) -> Encoding | None:
+    """A WLO's ``forward(ids, lengths, with_kl=True)`` from N(0, I) (the paper's prior, on the
+    whole distribution) with word tables ``scale`` (A) and ``shift`` (B), in one fused step, or
+    None where a sentence leaves the direct range (the reference path then runs)."""
+    if not ids.shape[1]:
         return None
     mask = padding_mask(ids, lengths)
-    a = lookup_real(model.scale, ids, mask, 1.0)
+    a = lookup_real(scale, ids, mask, 1.0)
     with torch.no_grad():
         cum_log = log_abs_scale(a).cumsum(1)
     if float(cum_log.abs().max()) > DIRECT_RANGE:
         return None
-    b = lookup_real(model.shift, ids, mask, 0.0)
+    b = lookup_real(shift, ids, mask, 0.0)
     mean, logvar, kl = _FinalAndPrior.apply(a, b, cum_log, mask)
     return Encoding(mean, logvar, kl.sum(1))
 
 
-def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> list[Encoding] | None:
-    """With the paper's prior (training; on the whole distribution), batches whose rows are sorted by length, as
+def fused_encode_batches(scale: nn.Embedding, shift: nn.Embedding,
+                         batches: list[tuple[Tensor, Tensor]]) -> list[Encoding] | None:
+    """A WLO's encodings from N(0, I) (word tables ``scale`` and ``shift``) with the paper's prior
+    (training; on the whole distribution): batches whose rows are sorted by length, as
     :func:`probsent.models.batching.encode_by_length` makes them, are computed in groups of rows
     cut for speed (little padding, tensors that fit in cache) instead of batch by batch
     (on the CPU; elsewhere batch by batch).
@@ -57,17 +59,14 @@ def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> 
     sparse gradients, accumulated in the same order), each KL is summed over its own
     batch's width, and a batch beyond the direct range takes the reference's path.
 
-    Returns None where it does not apply (the caller then encodes batch by batch), as for a
-    model that starts from another N(0, s_0 I) than N(0, I).
+    Returns None where it does not apply (the caller then encodes batch by batch).
     """
-    if model.start_variance != 1.0:
-        return None
     lengths = torch.cat([rows for _, rows in batches]) if batches else torch.zeros(0, dtype=torch.long)
     if (not len(lengths) or lengths.device.type != "cpu"
             or any(ids.shape[1] == 0 for ids, _ in batches)
             or bool((lengths.diff() < 0).any())):
         return None
-    groups, largest = _regrouped(model, batches, lengths)
+    groups, largest = _regrouped(scale, shift, batches, lengths)
     sizes = [len(rows) for _, rows in batches]
     if not all(float(top.max()) <= DIRECT_RANGE for top in largest.split(sizes)):
         return None  # as the reference routes each batch
@@ -82,12 +81,13 @@ def fused_encode_batches(model: "WLO", batches: list[tuple[Tensor, Tensor]]) -> 
             for m, v, k, (ids, _) in zip(mean, logvar, kl, batches)]
 
 
-def _regrouped(model: "WLO", batches: list[tuple[Tensor, Tensor]], lengths: Tensor) -> tuple[list[tuple], Tensor]:
+def _regrouped(scale_table: nn.Embedding, shift_table: nn.Embedding, batches: list[tuple[Tensor, Tensor]],
+               lengths: Tensor) -> tuple[list[tuple], Tensor]:
     """_FinalAndPrior's inputs for groups of consecutive rows of ``batches`` (``lengths``:
     all their rows' lengths, sorted), and every row's largest |S_i|."""
     real = [padding_mask(ids, rows) for ids, rows in batches]
-    scale = torch.cat([model.scale(ids[mask]) for (ids, _), mask in zip(batches, real)])
-    shift = torch.cat([model.shift(ids[mask]) for (ids, _), mask in zip(batches, real)])
+    scale = torch.cat([scale_table(ids[mask]) for (ids, _), mask in zip(batches, real)])
+    shift = torch.cat([shift_table(ids[mask]) for (ids, _), mask in zip(batches, real)])
     # where each row's batch had padding after it (see _FinalAndPrior's inject)
     padded = np.concatenate([rows.numpy() < ids.shape[1] for ids, rows in batches])
     counts = lengths.numpy()
@@ -100,7 +100,7 @@ def _regrouped(model: "WLO", batches: list[tuple[Tensor, Tensor]], lengths: Tens
         width = max(int(rows[-1]) + int(row_padded[rows == rows[-1]].any()), 1)  # a padding slot
         mask = padding_mask(torch.empty(0, width), lengths[first:end])
         inject = torch.from_numpy(np.where(row_padded, width - 1, rows - 1))
-        a = torch.full((*mask.shape, model.dim), 1.0, dtype=scale.dtype)
+        a = torch.full((*mask.shape, scale_table.embedding_dim), 1.0, dtype=scale.dtype)
         a[mask] = scale_words  # as lookup_real: padding A = 1, B = 0
         b = torch.zeros_like(a)
         b[mask] = shift_words

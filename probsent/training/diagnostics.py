@@ -29,7 +29,7 @@ import torch
 from probsent.models.batching import encode_by_length
 from probsent.models import SentenceEncoder, with_word_entropy_terms
 from probsent.models.training_similarity import paired_similarity
-from probsent.training.losses import probabilistic_batch_loss
+from probsent.training.losses import KLPrior, MarginLoss, TrainingStep
 from probsent.training.fast.engine import mine_fastest
 from probsent.training.mining import partners_of_stacked_pairs
 
@@ -155,7 +155,8 @@ def prior_gradient_share(encoder: SentenceEncoder, ids: np.ndarray, offsets: np.
         negative = mine_fastest(plain, partners_of_stacked_pairs(count))
     picked = np.concatenate([sentences, sentences[negative]])  # s1, s2, n1, n2
     out = encode_by_length(encoder, ids, offsets, picked, count, with_kl=True)
-    parts = probabilistic_batch_loss(out, count, margin, prior_weight)
+    step = TrainingStep(encoder, out, count, ids, offsets, picked, weights.device)
+    parts = (MarginLoss(margin)(step)["margin"], KLPrior(prior_weight)(step)["prior"])
     norms = []
     for part in parts:
         (grad,) = torch.autograd.grad(part, weights, retain_graph=True)

@@ -29,12 +29,14 @@ from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
 from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
-from probsent.training.losses import LOSS, margin_loss, probabilistic_batch_loss, rarity_anchor_penalty
-from probsent.training.losses.rarity_anchor import read_log_frequencies, rarity_anchor_targets, rarity_terms
+from probsent.training.losses import (Loss, LossSetup, MarginLoss, TrainingStep, build_losses, named_parts,
+                                      total_loss)
+from probsent.training.losses.rarity_anchor import read_log_frequencies, rarity_terms
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
 Validator = Callable[[SentenceEncoder], float]
+StepLoss = tuple[float, dict[str, float]]  # a step's loss and its named parts
 
 
 def scramble(ids: Tensor, lengths: Tensor, probability: float, generator: torch.Generator) -> Tensor:
@@ -111,12 +113,9 @@ class Trainer:
                 terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init,
                                                                          rarity_log)))
             self.optimizer = self._optimizer(self.encoder)
-        self.anchor_targets: np.ndarray | None = None  # --rarity-anchor's t_w, one per vocabulary word
-        if config.rarity_anchor:
-            with_word_entropy_terms(self.encoder, "--rarity-anchor")
-            self.anchor_targets = rarity_anchor_targets(self.word_counts, config.rarity_init, config.dim,
-                                                        config.scale_init_mean, rarity_log)
-        self.margin = config.margin if config.margin is not None else self.encoder.default_margin
+        # the objective: every loss the settings turn on, their parts summed (training/losses/)
+        self.losses: list[Loss] = build_losses(LossSetup(config, self.encoder, self.word_counts, rarity_log))
+        self.margin = next(loss.margin for loss in self.losses if isinstance(loss, MarginLoss))
         self.fast = self._fast_engine()
 
     def _check_resumed_settings(self, checkpoint: Path) -> None:
@@ -146,7 +145,7 @@ class Trainer:
     def _fast_engine(self) -> "FastWLOEngine | None":
         """The compiled engine for ``config.engine`` (fast, or auto for a model that has one, on
         the CPU; its kernels compiled now, once per machine), or None for the torch loop."""
-        refusal = FastWLOEngine.refusal(self.encoder, LOSS)
+        refusal = FastWLOEngine.refusal(self.encoder, self.losses)
         if self.config.engine == "fast" and refusal:  # a valid name: the config checked it
             raise ProbsentError(f"--engine fast {refusal}; use --engine torch for this {self.config.model} model")
         if self.config.engine == "torch" or refusal or self.device.type != "cpu":
@@ -169,7 +168,7 @@ class Trainer:
 
     # -- one mega-batch ------------------------------------------------------------------
 
-    def _megabatch(self, pairs: np.ndarray) -> list[float]:
+    def _megabatch(self, pairs: np.ndarray) -> list[StepLoss]:
         """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch. Only the
         mega-batch's sentences are read from the corpus (``ids``, ``offsets``: row k of the
         mega-batch is sentence k there)."""
@@ -187,12 +186,11 @@ class Trainer:
             steps.append((np.concatenate([rows, rows + count, negative[rows], negative[rows + count]]), len(rows)))
         if self.fast is None:
             return [self._step(ids, offsets, step_rows, batch) for step_rows, batch in steps]
-        losses = self.fast.run_steps(ids, offsets, steps, SCRAMBLE, self.generator, self.margin, cfg.prior_weight,
-                                     cfg.rarity_anchor, self.anchor_targets)
-        taken = len(losses) if not losses or math.isfinite(losses[-1]) else len(losses) - 1
+        losses = self.fast.run_steps(ids, offsets, steps, SCRAMBLE, self.generator, self.losses)
+        taken = len(losses) if not losses or math.isfinite(losses[-1][0]) else len(losses) - 1
         self.state["step"] += taken
         if taken < len(losses):
-            raise self._bad_loss(losses[-1])
+            raise self._bad_loss(losses[-1][0])
         return losses
 
     def _last_good(self) -> str:
@@ -205,39 +203,23 @@ class Trainer:
         return ProbsentError(f"training stopped: the loss became {loss} at step {self.state['step'] + 1:,}; "
                              f"{self._last_good()}. Try a lower --lr or other --prior-weight/--l2-weight")
 
-    def _step(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray, batch: int) -> float:
+    def _step(self, ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray, batch: int) -> StepLoss:
         """One step of the torch loop on a mini-batch (``sentences``: its s1, s2, n1, n2, sentence k
-        being ``ids[offsets[k]:offsets[k + 1]]``); its loss."""
-        cfg = self.config
+        being ``ids[offsets[k]:offsets[k + 1]]``): encode, sum the parts of every loss, update. Its
+        loss and the parts."""
         scrambled = partial(scramble, probability=SCRAMBLE, generator=self.generator)
         out = encode_by_length(self.encoder, ids, offsets, sentences, batch,
-                               with_kl=self.encoder.probabilistic,
+                               with_kl=any(loss.needs_kl for loss in self.losses),
                                transform=scrambled if self.encoder.order_sensitive else None)
-        if self.encoder.probabilistic:
-            margin_part, prior_part = probabilistic_batch_loss(out, batch, self.margin, cfg.prior_weight)
-            loss = margin_part + prior_part
-            if self.anchor_targets is not None:
-                words = torch.from_numpy(self._step_words(ids, offsets, sentences)).to(self.device)
-                terms = with_word_entropy_terms(self.encoder, "--rarity-anchor").word_entropy_terms(words)
-                targets = torch.from_numpy(self.anchor_targets).to(terms)[words]
-                loss = loss + rarity_anchor_penalty(terms, targets, cfg.rarity_anchor, batch)
-        else:
-            s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
-            loss = margin_loss(s1, s2, n1, n2, self.margin).mean()
-            words = torch.from_numpy(self._step_words(ids, offsets, sentences)).to(self.device)
-            loss = loss + cfg.l2_weight * self.encoder.l2_penalty(words)
+        parts = named_parts(self.losses, TrainingStep(self.encoder, out, batch, ids, offsets, sentences, self.device))
+        loss = total_loss(parts)
         if not torch.isfinite(loss):
             raise self._bad_loss(loss.item())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.state["step"] += 1
-        return loss.item()
-
-    @staticmethod
-    def _step_words(ids: np.ndarray, offsets: np.ndarray, sentences: np.ndarray) -> np.ndarray:
-        """The distinct vocabulary ids of a step's sentences (their order scrambled or not)."""
-        return np.unique(np.concatenate([ids[offsets[k]:offsets[k + 1]] for k in sentences]))
+        return loss.item(), {name: value.item() for name, value in parts.items()}
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -263,15 +245,19 @@ class Trainer:
                 "untrained_news_train_accuracy": state.get("untrained_news_train_accuracy"),
                 "probsent_version": __version__, "data_report": self.data.report}
 
-    def _validate_and_save(self, loss: float) -> None:
-        """Log a validation (loss, diagnostics, development scores), keep the best models, write the checkpoint."""
+    def _validate_and_save(self, recent: list[StepLoss]) -> None:
+        """Log a validation (the mean loss and parts of the ``recent`` steps, diagnostics, development
+        scores), keep the best models, write the checkpoint."""
         state, cfg = self.state, self.config
         if not all(torch.isfinite(p).all() for p in self.encoder.parameters()):
             raise ProbsentError(f"training stopped: a weight became NaN or infinite at step "
                                 f"{state['step']:,}; {self._last_good()}")
         training = self._training_record()
         record: dict[str, Any] = {"step": state["step"], "epoch": state["epoch"], "pairs_done": state["pairs_done"],
-                                  "loss": loss, "seconds": round(state["seconds"], 2)}
+                                  "loss": float(np.mean([loss for loss, _ in recent])) if recent else float("nan"),
+                                  "loss_parts": {name: float(np.mean([parts[name] for _, parts in recent]))
+                                                 for name in (recent[-1][1] if recent else {})},
+                                  "seconds": round(state["seconds"], 2)}
         sample = self.diagnostic_sample  # its sentences read, and numbered as they are in the sample
         ids, offsets = self.data.sentences(np.stack([2 * sample.pairs, 2 * sample.pairs + 1], axis=1).ravel())
         local = DiagnosticSample(np.arange(len(sample.pairs)), sample.per_megabatch)
@@ -338,10 +324,11 @@ class Trainer:
                 self.state["seconds"] = base_seconds + time.monotonic() - started
                 bar.update(len(losses))
                 if self.progress:
-                    bar.set_postfix(loss=f"{np.mean(recent):.4f}", pairs_s=f"{len(chunk) / (time.monotonic() - t0):,.0f}")
+                    bar.set_postfix(loss=f"{np.mean([loss for loss, _ in recent]):.4f}",
+                                    pairs_s=f"{len(chunk) / (time.monotonic() - t0):,.0f}")
                 out_of_time = self._budget_spent()
                 if self.state["step"] - last_saved >= cfg.eval_every or out_of_time:
-                    self._validate_and_save(float(np.mean(recent)))
+                    self._validate_and_save(recent)
                     last_saved = self.state["step"]
                 if out_of_time:
                     stopped_early = True
@@ -355,7 +342,7 @@ class Trainer:
         if not stopped_early:
             self.state["finished"] = True
         if self.state["step"] != last_saved:
-            self._validate_and_save(float(np.mean(recent)) if recent else float("nan"))
+            self._validate_and_save(recent)
         elif newly_finished:  # the last step was just validated: only record that the run is done
             save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
                             self.state, self._training_record())

@@ -16,8 +16,7 @@ import torch
 
 from probsent.models import WLO
 from probsent.models.base import Encoding, SentenceEncoder
-from probsent.training.losses.margin import NAME as MARGIN
-from probsent.training.losses.rarity_anchor import NAME as RARITY_ANCHOR
+from probsent.training.losses import KLPrior, Loss, MarginLoss, RarityAnchor
 from probsent.training.mining import mine_negatives, partners_of_stacked_pairs
 
 NO_TARGETS = np.zeros(0)  # the kernel's anchor targets when --rarity-anchor is off
@@ -62,21 +61,26 @@ class FastWLOEngine:
     model_class = WLO
     """The model trained: the kernels compute WLO's exact recurrence (a class, not a capability)."""
 
-    losses = (MARGIN, RARITY_ANCHOR)
-    """The losses of probsent/training/losses/ the kernels implement; any other is refused by name."""
+    losses = (MarginLoss, KLPrior, RarityAnchor)
+    """The losses of probsent/training/losses/ the kernels implement (the first two always, the rarity
+    anchor where a run has it); a run with any other is refused by its name."""
 
     @classmethod
-    def refusal(cls, encoder: SentenceEncoder, loss: str) -> str | None:
-        """Why the kernels cannot train ``encoder`` with the loss named ``loss`` (the one-line error's words
+    def refusal(cls, encoder: SentenceEncoder, losses: list[Loss]) -> str | None:
+        """Why the kernels cannot train ``encoder`` on the sum of ``losses`` (the one-line error's words
         after "--engine fast"), or None: they compute a WLO's recurrence from N(0, I) (not a subclass's)."""
         if type(encoder) is not cls.model_class or encoder.start_variance != 1.0:
             return f"trains {cls.model_class.label} only"
-        if loss not in cls.losses:
-            return f"implements the {' and '.join(cls.losses)} losses, not {loss!r}"
+        names = ", ".join(loss.name for loss in cls.losses)
+        for loss in losses:
+            if type(loss) not in cls.losses:
+                return f"implements the losses {names}, not {loss.name!r}"
+        if not {MarginLoss, KLPrior} <= {type(loss) for loss in losses}:
+            return f"computes the losses {names} with margin and prior always on"
         return None
 
     def __init__(self, encoder: WLO, optimizer) -> None:
-        if self.refusal(encoder, MARGIN):
+        if type(encoder) is not self.model_class or encoder.start_variance != 1.0:
             raise TypeError("the fast engine trains WLO models that start from N(0, I) only")
         self.adam = optimizer.optimizers[0]  # SparseAdam over the two word tables
         self.params = [encoder.scale.weight, encoder.shift.weight]
@@ -146,17 +150,19 @@ class FastWLOEngine:
         return tokens, sorted_starts[position_all], lengths[position_all]
 
     def run_steps(self, ids: np.ndarray, offsets: np.ndarray, steps: list[tuple[np.ndarray, int]],
-                  scramble_probability: float,
-                  generator: torch.Generator, margin: float, prior_weight: float,
-                  anchor_weight: float = 0.0,
-                  anchor_targets: np.ndarray | None = None) -> list[float]:
+                  scramble_probability: float, generator: torch.Generator,
+                  losses: list[Loss]) -> list[tuple[float, dict[str, float]]]:
         """Train on ``steps`` ((sentences s1, s2, n1, n2 stacked, pairs) each; sentence k is
-        ``ids[offsets[k]:offsets[k + 1]]``) as the reference's
-        ``Trainer._step``: the same scrambles from ``generator``, the paper's prior, each word's entropy
-        term pulled toward ``anchor_targets`` with ``anchor_weight`` (``--rarity-anchor``; 0: off).
-        Returns the losses of the steps taken, then the first non-finite loss if any (its step not taken)."""
+        ``ids[offsets[k]:offsets[k + 1]]``) as the reference's ``Trainer._step`` with ``losses``
+        (those :meth:`refusal` accepts): the same scrambles from ``generator``, the same sum.
+        Returns the loss and named parts of the steps taken, then those of the first non-finite
+        loss if any (its step not taken)."""
         from probsent.training.fast.wlo_kernels import train_steps
 
+        by_type = {type(loss): loss for loss in losses}
+        margin, prior = by_type[MarginLoss], by_type[KLPrior]
+        anchor = by_type.get(RarityAnchor)
+        names = [MarginLoss.name, KLPrior.name] + ([RarityAnchor.name] if anchor else [])  # the kernel's parts
         start = time.perf_counter()
         tokens, starts, lengths = self._packed(ids, offsets, steps, scramble_probability, generator)
         self.timings["preparing steps"] += time.perf_counter() - start
@@ -164,15 +170,17 @@ class FastWLOEngine:
         first_step = int(self.adam.state[self.params[0]]["step"])
         group = self.adam.param_groups[0]
         beta1, beta2 = group["betas"]
-        losses, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
-                                   *self._tables(), first_step, float(group["lr"]), float(beta1),
-                                   float(beta2), float(group["eps"]), float(margin), float(prior_weight),
-                                   self.slot_of, float(anchor_weight),
-                                   NO_TARGETS if anchor_targets is None else anchor_targets)
+        totals, parts, done = train_steps(tokens, starts, lengths, np.array([batch for _, batch in steps], np.int64),
+                                          *self._tables(), first_step, float(group["lr"]), float(beta1),
+                                          float(beta2), float(group["eps"]), float(margin.margin),
+                                          float(prior.weight), self.slot_of,
+                                          float(anchor.weight) if anchor else 0.0,
+                                          anchor.targets if anchor else NO_TARGETS)
         for param in self.params:
             self.adam.state[param]["step"] = first_step + int(done)
         self.timings["steps"] += time.perf_counter() - start
-        return losses[:min(done + 1, len(steps))].tolist()
+        return [(float(totals[k]), dict(zip(names, parts[k].tolist())))
+                for k in range(min(done + 1, len(steps)))]
 
 
 def numba_threads_like_torch() -> None:

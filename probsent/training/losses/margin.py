@@ -1,16 +1,14 @@
-"""The margin loss on paraphrase pairs and their mined negatives, with the prior's KL terms.
+"""The margin loss on paraphrase pairs and their mined negatives (part ``margin``).
 
 For a mini-batch of B pairs (s1, s2) with negatives n1 (mined for s1) and n2 (for s2) and a
 similarity d (the expected inner product of the Gaussians, or the cosine of vectors):
 
     L = 1/B sum_pairs [max(0, delta - d(s1, s2) + d(s1, n1)) + max(0, delta - d(s1, s2) + d(s2, n2))]
-        + lambda / B sum over the 4B sentences of their KL terms
 
-Arguments: delta is ``--margin``, lambda ``--prior-weight``; the KL terms are those the model's
-forward returns (the sum over every prefix of KL(N(mu_i, Sigma_i) || N(0, I)) for WLO).
+Arguments: delta is ``--margin`` (default: the model's ``default_margin``).
 
 Reference: Chen & Gimpel, "Learning Probabilistic Sentence Representations from Paraphrases"
-(2020): the margin loss over mined negatives, plus the KL prior weighted by lambda.
+(2020), and Wieting & Gimpel (2018) for the mined negatives.
 """
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ from torch import Tensor
 
 from probsent.models.base import Encoding
 from probsent.models.training_similarity import paired_similarity
-
-NAME = "margin"
+from probsent.training.losses.base import Loss, LossSetup, TrainingStep, register_loss
 
 
 def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: float) -> Tensor:
@@ -30,11 +27,19 @@ def margin_loss(s1: Encoding, s2: Encoding, n1: Encoding, n2: Encoding, margin: 
             + torch.relu(margin - positive + paired_similarity(s2, n2)))
 
 
-def probabilistic_batch_loss(out: Encoding, batch: int, margin: float,
-                             prior_weight: float) -> tuple[Tensor, Tensor]:
-    """The two parts of a probabilistic model's loss on one mini-batch, ``out`` holding the
-    encodings of s1, s2, n1 and n2 (``batch`` rows each, in that order, with their KL terms):
-    the mean margin loss, and lambda times the KL terms summed over the four sides, per pair."""
-    assert out.kl is not None
-    s1, s2, n1, n2 = (out.index(slice(i * batch, (i + 1) * batch)) for i in range(4))
-    return margin_loss(s1, s2, n1, n2, margin).mean(), prior_weight * out.kl.sum() / batch
+@register_loss
+class MarginLoss(Loss):
+    """L above, the mean over the step's pairs."""
+
+    name = "margin"
+
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+
+    @classmethod
+    def from_setup(cls, setup: LossSetup) -> "MarginLoss":
+        margin = setup.config.margin
+        return cls(setup.encoder.default_margin if margin is None else margin)
+
+    def __call__(self, step: TrainingStep) -> dict[str, Tensor]:
+        return {"margin": margin_loss(*step.sides(), self.margin).mean()}

@@ -1,4 +1,4 @@
-"""``--rarity-anchor``: a penalty that keeps each word's entropy term near its rarity target.
+"""``--rarity-anchor``: a penalty that keeps each word's entropy term near its rarity target (part ``rarity_anchor``).
 
     R = w / B sum_{w in the step's distinct words} 1/2 (T_w - t_w)^2
 
@@ -6,7 +6,7 @@ T_w = sum_d log|A_w,d| is the word's entropy term, w the ``--rarity-anchor`` wei
 the step and t_w the term ``--rarity-init`` starts the word at (:func:`rarity_anchor_targets`), read
 from the words' log training counts or, with ``--rarity-from FILE``, from the log frequencies the
 file lists (:func:`read_log_frequencies`).
-Added to the margin loss (:mod:`probsent.training.losses.margin`).
+Applies with ``--rarity-anchor`` above 0, to a model with per-word entropy terms.
 
 Reference: this project's recipe study (docs/EXPERIMENTS.md); not in the paper.
 """
@@ -16,13 +16,14 @@ import math
 import os
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.gaussian import log_abs_scale
-
-NAME = "rarity-anchor"
+from probsent.models import with_word_entropy_terms
+from probsent.training.losses.base import Loss, LossSetup, TrainingStep, register_loss
 
 
 def rarity_terms(counts: np.ndarray, weight: float, log_frequencies: np.ndarray | None = None) -> np.ndarray:
@@ -74,6 +75,26 @@ def read_log_frequencies(path: str | os.PathLike[str], vocab: Vocabulary, counts
     return log_frequencies
 
 
-def rarity_anchor_penalty(terms: Tensor, targets: Tensor, weight: float, batch: int) -> Tensor:
-    """R for the distinct words of a step: ``terms`` their T_w, ``targets`` their t_w."""
-    return weight * 0.5 * ((terms - targets) ** 2).sum() / batch
+@register_loss
+class RarityAnchor(Loss):
+    """R above; ``targets`` holds t_w of every vocabulary word."""
+
+    name = "rarity_anchor"
+
+    def __init__(self, weight: float, targets: np.ndarray) -> None:
+        self.weight = weight
+        self.targets = targets
+
+    @classmethod
+    def from_setup(cls, setup: LossSetup) -> "RarityAnchor | None":
+        config = setup.config
+        if not config.rarity_anchor:
+            return None
+        with_word_entropy_terms(setup.encoder, "--rarity-anchor")  # refused here for a model without terms
+        return cls(config.rarity_anchor, rarity_anchor_targets(setup.word_counts, config.rarity_init, config.dim,
+                                                               config.scale_init_mean, setup.log_frequencies))
+
+    def __call__(self, step: TrainingStep) -> dict[str, Tensor]:
+        terms = with_word_entropy_terms(step.encoder, "--rarity-anchor").word_entropy_terms(step.words)
+        targets = torch.from_numpy(self.targets).to(terms)[step.words]
+        return {"rarity_anchor": self.weight * 0.5 * ((terms - targets) ** 2).sum() / step.pairs}
