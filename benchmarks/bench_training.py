@@ -55,8 +55,7 @@ class NaiveLoopWLO(WLO):
         return torch.stack(means, 1), torch.stack(logvars, 1)
 
     def forward(self, ids, lengths, with_kl=False):
-        """Training's prior from the trajectory above, as autograd differentiates it (WLO's
-        own forward takes a fused path with a hand-written backward instead)."""
+        """Training's prior from the trajectory above, as autograd differentiates it."""
         if not with_kl:
             return Encoding(*self.trajectory(ids, lengths, final_only=True))
         mean, logvar = self.trajectory(ids, lengths)
@@ -64,7 +63,7 @@ class NaiveLoopWLO(WLO):
         return Encoding(mean[:, -1], logvar[:, -1], kl)
 
     def encode_batches(self, batches, with_kl=False):
-        """Batch by batch through the forward above (WLO's own regroups training's batches)."""
+        """Batch by batch through the forward above."""
         return [self(ids, lengths, with_kl=with_kl) for ids, lengths in batches]
 
 

@@ -41,7 +41,6 @@ USES = {
     "probsent/training/fast/mining_kernels.py::_prepare": "expected inner product: inside the compiled mining argmax",
     "probsent/training/fast/wlo_kernels.py::_similarity": "expected inner product: inside the compiled loss step",
     "probsent/training/negatives.py::_similarity_rows": "the variance floor of the hardness cap's re-mining",
-    "probsent/models/wlo_fused.py::backward": "the scale floor: no gradient below it (the fused WLO's backward)",
     # the step kernel's log|A| (log_abs_scale's compiled twin, per row and dimension), tested
     # against the torch WLO in tests/test_fast_engine.py
     "probsent/training/fast/wlo_kernels.py::encode_final": "the scale floor: a mega-batch's log-variances",

@@ -63,7 +63,7 @@ def test_the_trajectory_equals_the_naive_recurrence_from_s0() -> None:
 
 
 def test_the_prior_with_s0_sums_the_kl_after_every_word() -> None:
-    """Training's forward with the prior (the fused path steps aside for s_0 != 1)."""
+    """Training's forward with the prior."""
     model = _wlo(0.4)
     ids, lengths = torch.tensor([[3, 1, 4, 1], [2, 7, 0, 0]]), torch.tensor([4, 2])
     kl = model(ids, lengths, with_kl=True).kl.detach()

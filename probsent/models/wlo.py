@@ -29,10 +29,8 @@ every entropy (+k log c); the KL between two sentences does not move at all. Onl
 (the KL to N(0, I), weight lambda) and read-outs that mix means with variances, such as the
 cosine of concat(mean, var), depend on it.
 
-This module is the reference. Training's forward with the prior (a KL term on every prefix)
-takes the fused path of :mod:`probsent.models.wlo_fused` where it applies, which gives the same
-numbers in fewer operations; the fast CPU engine (``probsent/training/fast/wlo_kernels.py``) is tested
-against both.
+This module is the reference; the fast CPU engine (``probsent/training/fast/wlo_kernels.py``) is
+tested against it.
 """
 from __future__ import annotations
 
@@ -45,7 +43,10 @@ from probsent import model_descriptions as descriptions
 from probsent.gaussian import kl_to_standard_normal, log_abs_scale
 from probsent.models.base import Encoding, SentenceEncoder, lookup_real, padding_mask
 from probsent.models.registry import register_model
-from probsent.models.wlo_fused import DIRECT_RANGE, fused_encode_batches, fused_forward_with_prior
+
+# Below this bound on |log(A_1 ... A_i)| the mean is computed from the products themselves;
+# above it, in log space.
+DIRECT_RANGE = 30.0
 
 
 def checked_start_variance(value: float) -> float:
@@ -144,24 +145,10 @@ class WLO(SentenceEncoder):
         if not with_kl:
             mean, logvar, log_abs_mean = self._trajectory(ids, lengths, final_only=True)
             return Encoding(mean, logvar, log_abs_mean=log_abs_mean)
-        # training's usual case (the paper's prior), the same numbers
-        fused = (fused_forward_with_prior(self.scale, self.shift, ids, lengths)
-                 if self.start_variance == 1.0 else None)
-        if fused is not None:
-            return fused
         # the prior applies to the distribution after every operator
         mean, logvar = self.trajectory(ids, lengths)
         kl = (kl_to_standard_normal(mean, logvar) * padding_mask(ids, lengths)).sum(1)
         return Encoding(mean[:, -1], logvar[:, -1], kl)
-
-    def encode_batches(self, batches: list[tuple[Tensor, Tensor]],
-                       with_kl: bool = False) -> list[Encoding]:
-        """With the paper's prior (training), batches sorted by length go through the fused,
-        regrouped path of :mod:`probsent.models.wlo_fused` (the same numbers to the last bit);
-        otherwise batch by batch."""
-        fused = (fused_encode_batches(self.scale, self.shift, batches)
-                 if with_kl and self.start_variance == 1.0 else None)
-        return fused if fused is not None else super().encode_batches(batches, with_kl)
 
     def set_start_variance(self, start_variance: float) -> None:
         """Make z_0 ~ N(0, s_0 I) with s_0 = ``start_variance``, scaling every B_w by
