@@ -121,7 +121,7 @@ class SentenceModel:
         self.calibration = calibration
         self.percentiles = percentiles  # the percentile table for the sentence's length, if any
         self.path = path  # the directory it was loaded from, if any
-        self.source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
+        self._source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
         self._ids: TokenIds | None = None  # made on first use: see _token_ids
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
 
@@ -938,7 +938,7 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     """
     path = resolve_model_dir(path)
     device = _available_device(device)
-    model, model.source_files = read_consistently(path, lambda: _read_model(path, device))
+    model, model._source_files = read_consistently(path, lambda: _read_model(path, device))
     return model
 
 
@@ -949,7 +949,7 @@ def scoring_table(model: SentenceModel) -> WordTermTable | None:
     if not model._encoder.has_word_entropy_terms:
         return None
     table = copy.copy(model._term_table("scoring"))
-    table.calibration, table.percentiles, table.source_files = model.calibration, model.percentiles, model.source_files
+    table.calibration, table.percentiles, table.source_files = model.calibration, model.percentiles, model._source_files
     return table
 
 

@@ -18,9 +18,6 @@ from tests.helpers import REPO
 USER_FACING = {
     # what a model is: its parts, read as loaded (calibration and percentiles: None without them)
     "vocab", "config", "calibration", "percentiles", "path", "encoder", "probabilistic", "device",
-    # source_files: the identity of the files load read (Spark checks its executors read the same);
-    # set by load, kept public until the model-directory module that reads it settles
-    "source_files",
     # what a user calls
     "to", "get_sentence_embedding_dimension", "encode", "entropy", "specificity", "percentile", "probability",
     "news_probability", "note", "coverage", "similarity", "similarity_pairwise", "semantic_search", "explain",

@@ -50,7 +50,7 @@ from probsent.errors import ProbsentError
 from probsent.model_directory import MAX_MODEL_FILE_BYTES, MODEL_FILES, read_consistently, resolve_model_dir
 from probsent.files.untrusted import read_regular_file
 from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
-                                             require_calibration, require_percentiles)
+                                             require_calibration, require_percentiles, source_files)
 from probsent.readouts.scoring_model import cached_scoring_model
 from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
 
@@ -224,7 +224,7 @@ def _ship(df: DataFrame, model: Model, loader: Callable = cached_scoring_model) 
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
     directory = model.path if given else resolve_model_dir(model)
     contents, identity = read_consistently(directory, lambda: _model_files(directory))
-    if given and model.source_files is not None and model.source_files != identity:
+    if given and source_files(model) is not None and source_files(model) != identity:
         raise ProbsentError(f"{directory}: the model directory changed after this model was loaded; load it "
                             f"again (the executors would read the directory's new files)")
     sha256 = _digest(contents)

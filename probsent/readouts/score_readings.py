@@ -71,3 +71,9 @@ def term_table(model: ScoringModel, purpose: str) -> WordTermTable:
     """The model's per-word entropy terms as a table (a SentenceModel's is rebuilt when its
     weights change); a one-line error naming ``purpose`` for a model without such terms."""
     return model if isinstance(model, WordTermTable) else model._term_table(purpose)
+
+
+def source_files(model: ScoringModel) -> tuple | None:
+    """The identity of the files :func:`probsent.load` read the model from (None for a model
+    built in memory), which Spark compares with the directory's files before shipping them."""
+    return model.source_files if isinstance(model, WordTermTable) else model._source_files
