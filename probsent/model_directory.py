@@ -3,7 +3,7 @@ input and checked, without torch. Every model reader starts here (:func:`probsen
 checkpoint and export readers with torch); :mod:`probsent.model_files` writes these files.
 
 Each part is a regular file read with a bound that follows from what it should hold
-(:mod:`probsent.untrusted_files`): ``config.json``, ``calibration.json`` and
+(:mod:`probsent.files.untrusted`): ``config.json``, ``calibration.json`` and
 ``percentiles.json`` at most :data:`MAX_JSON_BYTES`; ``vocab.txt`` at most :data:`MAX_WORD_BYTES`
 per word of the config's ``vocab_size``; ``model.safetensors`` exactly its header plus the bytes
 of the tensors the config implies. The config's model settings are checked against the model's

@@ -167,7 +167,7 @@ def test_nulls_are_zero_vectors_nan_variances_and_nan_scores(shipped, make_model
 
 @pytest.mark.slow
 def test_compiled_kernel_equals_the_log_space_path(shipped, make_model, monkeypatch) -> None:
-    from probsent.inference import similarity
+    from probsent.readouts import similarity
     from probsent.readouts.similarity import expected_inner_product_blocks
 
     monkeypatch.setattr(similarity, "COMPILED_PAIRS", 1)  # the kernel even for this small matrix
