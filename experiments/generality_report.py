@@ -5,16 +5,16 @@
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from experiments.design_rounds import GENERALITY_ROUNDS
 from experiments.generality_rule import (CHOICE, DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, SHIP_MARGIN, units)
 from experiments.generality_targets import FIT_RECORD
 from experiments.representation_rule import REFERENCE, SPECIFICITY
+from experiments.representation_report import number_cell
 from experiments.ship_rule import RECORDS
-from experiments.stage_helpers import SEEDS, seed_name
+from experiments.selection import load_json
+from experiments.stage_helpers import SEEDS
 
 COLUMNS = (("wordnet_dev_unseen", "WordNet dev, unseen words"),
            ("wordnet_dev_unseen_general_rarer", "… general word rarer"),
@@ -26,14 +26,6 @@ CHOICE_LABELS = {"snli_dev_entailment": "SNLI dev entailment", "wordnet_dev_unse
                  "wordnet_dev_unseen_general_rarer": "WordNet dev (unseen words, general word rarer)"}
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _f(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def _header() -> list[str]:
     names = [label for _, label in COLUMNS] + ["SNLI dev E / N / C", "News-train vs information content",
                                                "STS 2017", "`<unk>` term", "Gains E / W / W-rarer: C (noise units)",
@@ -43,10 +35,10 @@ def _header() -> list[str]:
 
 def _row(name: str, r: dict[str, Any]) -> str:
     snli = r["snli_dev"]
-    cells = [_f(r[key]) for key, _ in COLUMNS]
-    cells += [f"{_f(snli['entailment'])} / {_f(snli['neutral'])} / {_f(snli['contradiction'])}",
-              f"{_f(r['news_train'])} vs {_f(r['information_content_news_train'])}", _f(r["sts17"], 3),
-              _f(r.get("unk_term"), 2)]
+    cells = [number_cell(r[key]) for key, _ in COLUMNS]
+    cells += [f"{number_cell(snli['entailment'])} / {number_cell(snli['neutral'])} / {number_cell(snli['contradiction'])}",
+              f"{number_cell(r['news_train'])} vs {number_cell(r['information_content_news_train'])}", number_cell(r["sts17"], 3),
+              number_cell(r.get("unk_term"), 2)]
     if "gains" in r:
         g = r["gains"]
         cells += [" / ".join(f"{g[name]:+.2f}" for name in CHOICE) + f": **{g['C']:+.2f}**",
@@ -70,15 +62,15 @@ def diagnostic_lines(diagnostic: dict[str, Any], fit: dict[str, Any] | None) -> 
              *_header(), _row("shipped (probsent/pretrained/wlo)", shipped), ""]
     baselines = shipped["wordnet_dev_unseen_baselines"]
     lines += ["On the same unseen words' pairs, information content from wordfreq ranks "
-              f"{_f(baselines['all']['information_content_wordfreq'])} % right over all and "
-              f"{_f(baselines['general_rarer']['information_content_wordfreq'])} % where the general word is "
+              f"{number_cell(baselines['all']['information_content_wordfreq'])} % right over all and "
+              f"{number_cell(baselines['general_rarer']['information_content_wordfreq'])} % where the general word is "
               "rarer (right only by ties there, by construction)."]
     if fit:
         lines[-1] += (f" The generality score (`python -m experiments.generality_targets`, `results/generality/fit.json`), "
                       f"fitted on {fit['fitted_pairs']:,} development pairs of the anchor half's words, ranks "
                       f"{fit['judged_held_out_dev_pairs']:,} development pairs of unseen words with GloVe vectors "
-                      f"{_f(fit['score_on_held_out_dev_pairs'])} % right ("
-                      f"{_f(fit['score_on_held_out_dev_general_rarer'])} % where the general word is rarer): the "
+                      f"{number_cell(fit['score_on_held_out_dev_pairs'])} % right ("
+                      f"{number_cell(fit['score_on_held_out_dev_general_rarer'])} % where the general word is rarer): the "
                       "signal a candidate can learn, before any training.")
     return lines + [""]
 
@@ -110,7 +102,7 @@ def round_lines(name: str, record: dict[str, Any] | None) -> list[str]:
 
 
 def test_lines(name: str) -> list[str]:
-    tested = _read(RECORDS / f"generality-round{name}-test.json")
+    tested = load_json(RECORDS / f"generality-round{name}-test.json")
     if not tested:
         return []
     out = [f"Test sets, read once after the choice (`python -m experiments.generality_rule --round {name} "
@@ -120,11 +112,11 @@ def test_lines(name: str) -> list[str]:
            "WordNet test, unseen words |", "|---|---|---|---|---|---|---|---|---|"]
     for run, t in tested.items():
         e, s = t["entropy"], t["snli_test"]
-        out.append(f"| `{run}` | {_f(e['news'])} | {_f(e['twitter'])} | {_f(e['yelp'])} | {_f(e['movie'])} | "
-                   f"{_f(t['stsb_test_concat'])} | {_f(s['entailment'])} / {_f(s['neutral'])} / "
-                   f"{_f(s['contradiction'])} | {_f(t['wordnet_test']['model'])} / "
-                   f"{_f(t['wordnet_test_general_rarer']['model'])} | {_f(t['wordnet_test_unseen']['model'])} / "
-                   f"{_f(t['wordnet_test_unseen_general_rarer']['model'])} |")
+        out.append(f"| `{run}` | {number_cell(e['news'])} | {number_cell(e['twitter'])} | {number_cell(e['yelp'])} | {number_cell(e['movie'])} | "
+                   f"{number_cell(t['stsb_test_concat'])} | {number_cell(s['entailment'])} / {number_cell(s['neutral'])} / "
+                   f"{number_cell(s['contradiction'])} | {number_cell(t['wordnet_test']['model'])} / "
+                   f"{number_cell(t['wordnet_test_general_rarer']['model'])} | {number_cell(t['wordnet_test_unseen']['model'])} / "
+                   f"{number_cell(t['wordnet_test_unseen_general_rarer']['model'])} |")
     return out + [""]
 
 
@@ -135,8 +127,8 @@ def floor_against_seeds_lines(reference: dict[str, Any]) -> list[str]:
     from experiments.paths import REPO
     from experiments.representation_rule import SHIPPED_CHOICE
 
-    choice = _read(SHIPPED_CHOICE) or {}
-    seeds_record = _read(REPO / choice["record"]) if choice.get("record") else None
+    choice = load_json(SHIPPED_CHOICE) or {}
+    seeds_record = load_json(REPO / choice["record"]) if choice.get("record") else None
     if not seeds_record:
         return []
     lines = []
@@ -159,7 +151,7 @@ def floor_against_seeds_lines(reference: dict[str, Any]) -> list[str]:
 
 def generality_section() -> list[str]:
     """RESULTS' section on the generality rounds, from the records."""
-    diagnostic = _read(DIAGNOSTIC)
+    diagnostic = load_json(DIAGNOSTIC)
     out = ["## Generality: an entropy that reads how specific English is", "",
            "Issue 41's rule (docs/EXPERIMENTS.md, \"Generality rounds\"; `experiments/generality_rule.py`), committed "
            "before any run: every specificity development measure of the shipped model kept within its recipe's "
@@ -174,10 +166,10 @@ def generality_section() -> list[str]:
            "paper's).", ""]
     if diagnostic is None:
         return out + ["No diagnostic record yet.", ""]
-    out += diagnostic_lines(diagnostic, _read(FIT_RECORD))
+    out += diagnostic_lines(diagnostic, load_json(FIT_RECORD))
     for name in GENERALITY_ROUNDS:
-        out += round_lines(name, _read(RECORDS / f"generality-round{name}.json")) + test_lines(name)
-    reference = _read(REFERENCE)
+        out += round_lines(name, load_json(RECORDS / f"generality-round{name}.json")) + test_lines(name)
+    reference = load_json(REFERENCE)
     if reference:
         out += floor_against_seeds_lines(reference)
         out += [f"The recipe's three-seed sds behind the floors are issue 34's reference record "

@@ -7,7 +7,6 @@ records (``results/design/shipped-rows.json``, ``results/shipped/evaluation.json
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from experiments.design_rounds import REPRESENTATION_ROUNDS
@@ -16,6 +15,7 @@ from experiments.representation_rule import (DIRECTION_DIAGNOSTIC, FINALISTS, GO
                                              noise_units)
 from experiments.paths import REPO, RESULTS_DIR
 from experiments.ship_rule import RECORDS, STS17_FLOOR, STSB_DEV_FLOOR
+from experiments.selection import load_json
 from experiments.stage_helpers import SEEDS, seed_name
 
 COLUMNS = (("news_length_groups", "News groups"), ("equal_length", "Equal-length"),
@@ -23,19 +23,16 @@ COLUMNS = (("news_length_groups", "News groups"), ("equal_length", "Equal-length
            ("stsb_dev_concat", "STS-B dev concat"), ("stsb_dev_means", "STS-B dev means"))
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _f(value: float | None, digits: int = 1) -> str:
+def number_cell(value: float | None, digits: int = 1) -> str:
+    """A table cell: the number to ``digits`` places, or a dash where there is none."""
     return "—" if value is None else f"{value:.{digits}f}"
 
 
 def _row(name: str, r: dict[str, Any]) -> str:
     snli = r["snli_dev"]
-    cells = [_f(r[key]) for key, _ in COLUMNS]
-    cells += [f"{_f(snli['entailment'])} / {_f(snli['neutral'])} / {_f(snli['contradiction'])}",
-              f"{_f(r['news_train'])} vs {_f(r['information_content_news_train'])}", _f(r["sts17"], 3)]
+    cells = [number_cell(r[key]) for key, _ in COLUMNS]
+    cells += [f"{number_cell(snli['entailment'])} / {number_cell(snli['neutral'])} / {number_cell(snli['contradiction'])}",
+              f"{number_cell(r['news_train'])} vs {number_cell(r['information_content_news_train'])}", number_cell(r["sts17"], 3)]
     if "gains" in r:
         g = r["gains"]
         cells += [f"{g['stsb']:+.2f} / {g['entailment']:+.2f} / **{g['C']:+.2f}**",
@@ -59,7 +56,7 @@ def reference_lines(reference: dict[str, Any]) -> list[str]:
             "development numbers, and the sample sd over its recipe's three seeds in "
             f"`{json.loads(SHIPPED_CHOICE.read_text(encoding='utf-8'))['record']}` "
             f"(`{'`, `'.join(reference['recipe_seeds'])}`): "
-            + ", ".join(f"{key.replace('_', ' ')} {_f(sd[key], 2)}" for key in [*SPECIFICITY, "stsb_dev_concat"])
+            + ", ".join(f"{key.replace('_', ' ')} {number_cell(sd[key], 2)}" for key in [*SPECIFICITY, "stsb_dev_concat"])
             + f". Noise units: u_STS = {units['stsb']:.2f} (that sd of STS-B dev concat around its three-seed mean "
             f"{reference['mean']['stsb_dev_concat']:.1f}), u_E = {units['entailment']:.2f} (the binomial sd of the "
             f"shipped model's SNLI dev entailment share); the direction floor's noise is "
@@ -92,8 +89,8 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                 *[_row(run, runs[run]) for run in first], "",
                 "Diagnostics of each run's last validation (`log.jsonl`): "
                 + "; ".join(f"`{run}` Spearman(term, log count) "
-                            f"{_f(runs[run]['diagnostics'].get('term_count_spearman'), 2)}, "
-                            f"active hinge {_f(runs[run]['diagnostics'].get('active_hinge'), 2)}" for run in first)
+                            f"{number_cell(runs[run]['diagnostics'].get('term_count_spearman'), 2)}, "
+                            f"active hinge {number_cell(runs[run]['diagnostics'].get('active_hinge'), 2)}" for run in first)
                 + ".", ""]
     parts = record.get("similarity_parts")
     if parts:
@@ -125,7 +122,7 @@ def round_lines(name: str, record: dict[str, Any]) -> list[str]:
                        if record["winner"] else "No finalist passes every floor on all three seeds: the shipped "
                        "model stays.")
         out.append("")
-    tested = _read(RECORDS / f"representation-round{name}-test.json")
+    tested = load_json(RECORDS / f"representation-round{name}-test.json")
     if tested:
         out += ["Test sets, read once per finalist after the choice: " + "; ".join(
             f"`{run}` STS-B test concat {t['stsb_test_concat']:.1f}, means {t['stsb_test_means']:.1f}, News "
@@ -152,8 +149,8 @@ def direction_lines(record: dict[str, Any] | None, reference: dict[str, Any]) ->
            "Same, at equal token counts (pairs) |", "|---|---|---|---|---|"]
     for source, r in record.items():
         if isinstance(r, dict):
-            out.append(f"| {source} | {r['pairs']:,} ({r['directed']:,}) | {_f(r['original_longer'])} | "
-                       f"{_f(r['original_more_specific'])} | {_f(r['original_more_specific_at_equal_length'])} "
+            out.append(f"| {source} | {r['pairs']:,} ({r['directed']:,}) | {number_cell(r['original_longer'])} | "
+                       f"{number_cell(r['original_more_specific'])} | {number_cell(r['original_more_specific_at_equal_length'])} "
                        f"({r['equal_length_pairs']:,}) |")
     at_equal_length = _ordered_already(record, reference, "original_more_specific_at_equal_length")
     out += ["", f"The shipped model's SNLI dev entailment share is {entailment:.1f}. "
@@ -168,7 +165,7 @@ def direction_lines(record: dict[str, Any] | None, reference: dict[str, Any]) ->
 
 def render() -> list[str]:
     """The section's lines (empty before the reference record exists)."""
-    reference = _read(REFERENCE)
+    reference = load_json(REFERENCE)
     if reference is None:
         return []
     out = ["## Similarity and entailment from the same Gaussians", "",
@@ -186,10 +183,10 @@ def render() -> list[str]:
            "SNLI columns: % of equal-length dev pairs whose hypothesis scores less specific, by label.", ""]
     out += reference_lines(reference)
     for name in REPRESENTATION_ROUNDS:
-        record = _read(RECORDS / f"representation-round{name}.json")
+        record = load_json(RECORDS / f"representation-round{name}.json")
         if record is not None:
             out += round_lines(name, record)
-    out += direction_lines(_read(DIRECTION_DIAGNOSTIC), reference)
+    out += direction_lines(load_json(DIRECTION_DIAGNOSTIC), reference)
     out += outcome_lines(reference)
     return out
 
@@ -202,7 +199,7 @@ def outcome_lines(reference: dict[str, Any]) -> list[str]:
     """What the rounds add up to, once every round's choice is recorded; every number from the records."""
     from experiments.selection import load_run
 
-    records = {name: _read(RECORDS / f"representation-round{name}.json") for name in REPRESENTATION_ROUNDS}
+    records = {name: load_json(RECORDS / f"representation-round{name}.json") for name in REPRESENTATION_ROUNDS}
     if not records or any(r is None or "winner" not in r for r in records.values()):
         return []
     winners = {name: r["winner"] for name, r in records.items() if r.get("ships")}
@@ -214,12 +211,12 @@ def outcome_lines(reference: dict[str, Any]) -> list[str]:
     parts = {run: p["own_similarity"] for record in records.values()
              for run, p in record.get("similarity_parts", {}).items()}
     rows_path, evaluation_path = RECORDS / "shipped-rows.json", RESULTS_DIR / "shipped" / "evaluation.json"
-    stsb_test = ((_read(rows_path) or {}).get("measures", {})).get("stsb_test_concat")
+    stsb_test = ((load_json(rows_path) or {}).get("measures", {})).get("stsb_test_concat")
     evaluation = load_run(evaluation_path)
     model = next((e for e in evaluation.results.systems.values() if e.kind == "model"), None) if evaluation else None
     snli_test = model.snli.entailment if model is not None and model.snli else None
     standing = [name for name, r in records.items() if r.get("finalists")]
-    replaced = _ordered_already(_read(DIRECTION_DIAGNOSTIC), reference, "original_more_specific")
+    replaced = _ordered_already(load_json(DIRECTION_DIAGNOSTIC), reference, "original_more_specific")
     return out + [
         "No round has a winner"
         + (f" (finalists only in round {', '.join(standing)})" if standing else " (no candidate passes the floors)")

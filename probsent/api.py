@@ -95,7 +95,8 @@ def _shared_parameters(method: Any) -> Any:
                              break_on_hyphens=False, break_long_words=False)
         return f"{indent}{head}\n{body}"
 
-    method.__doc__ = re.sub(r"^( *)\{([\w, ]+)\}$", entry, method.__doc__, flags=re.MULTILINE)
+    if method.__doc__ is not None:  # None under python -OO, which drops docstrings
+        method.__doc__ = re.sub(r"^( *)\{([\w, ]+)\}$", entry, method.__doc__, flags=re.MULTILINE)
     return method
 
 
@@ -129,9 +130,6 @@ class SentenceModel:
         """A frozen copy for another process (corpus scoring's workers): the model, without the
         tokenizer's caches and lock and the term table, which the copy builds again."""
         return {**self.__dict__, "_ids": None, "_terms": None, "_torch_encoder": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
 
     @property
     def _token_ids(self) -> TokenIds:

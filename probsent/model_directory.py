@@ -14,6 +14,7 @@ huge model costs nothing.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -32,8 +33,8 @@ from probsent.version import __version__
 
 __all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "FORMAT_NAME", "FORMAT_VERSION",
            "MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_WORD_BYTES", "MODEL_FILES",
-           "PERCENTILES", "VOCAB", "WEIGHTS", "expected_shapes", "files_identity", "model_settings_problem",
-           "read_config", "read_consistently", "read_model", "read_model_config", "read_vocabulary",
+           "PERCENTILES", "VOCAB", "WEIGHTS", "expected_shapes", "files_digest", "files_identity", "model_settings_problem",
+           "read_config", "read_consistently", "read_model", "read_model_config", "read_model_files", "read_vocabulary",
            "read_weights", "resolve_model_dir", "weights_header"]
 
 FORMAT_NAME = "probsent-model"
@@ -164,6 +165,21 @@ def read_consistently(directory: Path, read: Callable[[], T]) -> tuple[T, tuple]
             return value, before
     raise InvalidValueError(f"{directory}: the model directory kept changing while it was read; try again "
                             f"once it is written")
+
+
+def read_model_files(directory: Path) -> dict[str, bytes]:
+    """The bytes of the model files there (:data:`MODEL_FILES`, those present), each a regular
+    file read within a bound: what Spark ships, and what identifies a model to a resumed run."""
+    return {name: read_regular_file(directory / name, MAX_MODEL_FILE_BYTES, "model file")
+            for name in MODEL_FILES if os.path.lexists(directory / name)}
+
+
+def files_digest(contents: Mapping[str, bytes]) -> str:
+    """SHA-256 over the files' names and bytes, in the given order."""
+    digest = hashlib.sha256()
+    for name, data in contents.items():
+        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def files_identity(directory: Path) -> tuple:

@@ -123,3 +123,16 @@ def die_with_parent(parent: int, interval: float = 1.0) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="probsent-parent-watchdog", daemon=True).start()
+
+
+def become_worker(parent: int) -> None:
+    """Start a worker process of ``parent`` (a pool's initializer): it dies with its parent, and
+    Ctrl-C, SIGTERM and SIGHUP are the parent's to handle (one message, no tracebacks)."""
+    die_with_parent(parent)
+    for signum in (signal.SIGINT, *HANDLED):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

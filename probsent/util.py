@@ -14,7 +14,7 @@ hit. What the similarity can and cannot tell apart: docs/USE_WITH.md#what-simila
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

@@ -8,6 +8,7 @@ import pytest
 from probsent.inference.array_encoder import ArrayEncoder
 from probsent.inference.closed_form import pooled_encoding, wlo_encoding
 from probsent.inference.compiled_encode import compiled_encoding
+from probsent.text.token_ids import COMPILED_SENTENCES
 
 
 def _problem(seed: int, vocab: int = 300, dim: int = 7):
@@ -67,6 +68,7 @@ def test_the_array_encoder_gives_the_same_numbers_either_way() -> None:
     ids, offsets, scale, shift = _problem(3)
     encoder = ArrayEncoder({"type": "wlo", "dim": 7}, {"scale.weight": scale, "shift.weight": shift})
     many = np.tile(np.arange(400), 3)  # 1,200 sentences: the compiled path
+    assert len(many) >= COMPILED_SENTENCES
     starts, lengths = offsets[many], np.diff(offsets)[many]
     tiled_offsets = np.concatenate([[0], np.cumsum(lengths)])
     tiled_ids = ids[np.repeat(starts - tiled_offsets[:-1], lengths) + np.arange(tiled_offsets[-1])]

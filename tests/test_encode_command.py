@@ -11,6 +11,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
+from tests.helpers import one_error
 
 SENTENCES = ["A man plays a guitar.", "", "Someone is outside.", "Einstein published relativity in 1905."]
 
@@ -71,8 +72,8 @@ def test_jsonl_input(tmp_path, model) -> None:
 def test_bad_outputs_are_one_line(tmp_path, capsys, output, fragment) -> None:
     (tmp_path / "exists.npy").write_bytes(b"mine")
     code = main(["encode", "a sentence", "--output", str(tmp_path / output)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and err.count("\n") == 0 and fragment in err
+    assert code == 2
+    one_error(capsys.readouterr().err, fragment)
     assert (tmp_path / "exists.npy").read_bytes() == b"mine"  # never overwritten without --force
 
 
@@ -173,8 +174,7 @@ def test_a_partial_output_of_another_input_is_refused_in_one_line(tmp_path, monk
     kept = partial.read_bytes()
     capsys.readouterr()
     assert main(["encode", "--input", str(sources[1]), "--output", str(out), "--workers", "1"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "another input, model or output" in err and "--force" in err
+    one_error(capsys.readouterr().err, "another input, model or output", "--force")
     assert partial.read_bytes() == kept and not out.exists()
     assert main(["encode", "--input", str(sources[1]), "--output", str(out), "--workers", "1", "--force"]) == 0
     expected = model_means(sources[1])
@@ -201,3 +201,27 @@ def test_a_killed_runs_parquet_without_footer_starts_over(tmp_path, capsys) -> N
     assert main(["encode", "--input", str(source), "--output", str(out)]) == 0
     assert "started over" in capsys.readouterr().err
     assert out.read_bytes() == whole.read_bytes()
+
+
+def test_a_model_is_identified_by_its_model_files_only(tmp_path) -> None:
+    """A README beside the model files leaves a resumable run's model the same; a changed
+    calibration makes it another (the SHA-256 over the model files, computed here by hand)."""
+    import hashlib
+    import shutil
+
+    from probsent.corpus_scoring.resumable import model_identity
+    from probsent.model_directory import MODEL_FILES
+
+    model = tmp_path / "m"
+    shutil.copytree(probsent.load().path, model)
+    digest = hashlib.sha256()
+    for name in MODEL_FILES:
+        data = (model / name).read_bytes()
+        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    before = model_identity(model)
+    assert before == {"path": str(model.resolve()), "sha256": digest.hexdigest()}
+    (model / "README.md").write_text("my notes", encoding="utf-8")
+    assert model_identity(model) == before
+    (model / "calibration.json").write_text((model / "calibration.json").read_text(encoding="utf-8") + " ",
+                                            encoding="utf-8")
+    assert model_identity(model)["sha256"] != before["sha256"]

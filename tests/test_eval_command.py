@@ -12,15 +12,17 @@ from probsent.api import SentenceModel
 from probsent.api import load as probsent_load
 from probsent.cli import main
 from probsent.data.corpus import load_corpus
+from probsent.data.mixture import apply_mixture
 from probsent.evaluation import paper
 from probsent.evaluation.command import JSON_NAME, REPORT_NAME
 from probsent.evaluation.results import load_evaluation
 from probsent.models import build_model
+from probsent.training.training_data import build_vocabulary
 
 def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
     """A randomly initialized model whose config names ``pairs`` as its training data."""
     torch.manual_seed(seed)
-    vocab = load_corpus(pairs).vocabulary(100)
+    vocab, _, _ = build_vocabulary(apply_mixture(load_corpus(pairs)), 100, 1)
     encoder = build_model({"type": model_type, "vocab_size": len(vocab), "dim": 8})
     training = {"config": {"data": str(pairs), "max_pairs": None, "prior_weight": prior_weight}}
     SentenceModel(encoder, vocab, {"training": training}).save(directory)

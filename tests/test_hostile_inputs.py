@@ -17,7 +17,7 @@ import pytest
 
 from probsent.cli import main
 from probsent.corpus_scoring.formats import MAX_JSON_DEPTH
-from probsent.corpus_scoring.workers import default_workers
+from probsent.signals import usable_cores
 from probsent.files.untrusted import MAX_LINE_BYTES
 from tests.helpers import REPO, one_error, run_specificity
 from tests.helpers import tiny_model as make_model
@@ -132,8 +132,8 @@ def test_workers_are_capped_at_the_cores_available(model_dir, tmp_path) -> None:
     done = subprocess.run([sys.executable, "-m", "probsent.cli", "specificity", "--model", model_dir, "--input",
                            str(text), "--workers", "1000"], env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == (f"probsent: --workers 1000 is more than the {default_workers()} cores available; "
-                           f"using {default_workers()}\n")
+    assert done.stderr == (f"probsent: --workers 1000 is more than the {usable_cores()} cores available; "
+                           f"using {usable_cores()}\n")
     assert len(done.stdout.splitlines()) == 20_000
 
 

@@ -45,7 +45,7 @@ def test_pairs_read_from_the_database_format(tmp_path: Path) -> None:
 
 def test_the_split_is_stable_and_about_even() -> None:
     halves = [synset_half(f"n:{offset:08d}") for offset in range(2000)]
-    assert halves == [synset_half(f"n:{offset:08d}") for offset in range(2000)]
+    assert halves[1:8] == ["test"] * 3 + ["dev"] * 4  # the pre-registered split, pinned
     assert 0.45 < halves.count("dev") / 2000 < 0.55
 
 

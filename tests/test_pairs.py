@@ -9,7 +9,9 @@ import pytest
 from probsent import ProbsentError
 from probsent.cli import main
 from probsent.data.corpus import load_corpus
+from probsent.data.mixture import apply_mixture
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
+from probsent.training.training_data import build_vocabulary
 
 
 def read_all(path, **kwargs):
@@ -81,9 +83,10 @@ def test_corpus_cache_is_reused(tmp_path, monkeypatch) -> None:
     second = load_corpus(path, cache_dir=tmp_path / "cache")
     assert second.words == first.words and (second.tokens == first.tokens).all()
     assert second.report == first.report
-    vocab = second.vocabulary(2)
+    mixture = apply_mixture(second)
+    vocab, _, ids_of_ranks = build_vocabulary(mixture, 2, 1)
     assert vocab.words == ["<unk>", "cat", "the"]
-    ids, _ = second.sentences(np.array([0]), second.rank_ids(len(vocab)))
+    ids, _ = mixture.sentences(np.array([0]), ids_of_ranks)
     assert ids.tolist() == [2, 1, 0]  # the cat sat -> sat is unknown
 
 

@@ -45,6 +45,22 @@ def test_training_file_found_under_the_data_dir(tmp_path, monkeypatch) -> None:
     assert missing.corpus is None and "not found" in missing.note
 
 
+def test_eval_reads_the_training_pairs_as_training_did(tmp_path, monkeypatch) -> None:
+    """A run on a directory of parts and a file, with --max-pairs: eval counts those pairs only."""
+    monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "parts").mkdir()
+    first = write_toy_pairs(tmp_path / "parts" / "a.tsv", repeat=2)
+    second = write_toy_pairs(tmp_path / "b.tsv", repeat=1)
+    lines = [sum(1 for _ in open(p, encoding="utf-8")) for p in (first, second)]
+    data = os.pathsep.join([str(tmp_path / "parts"), str(second)])
+    whole = load_training_corpus({"training": {"config": {"data": data}}})
+    assert whole.corpus is not None and whole.corpus.num_pairs == sum(lines)
+    capped = load_training_corpus({"training": {"config": {"data": data, "max_pairs": 5}}})
+    assert capped.corpus is not None and capped.corpus.num_pairs == 5
+    gone = load_training_corpus({"training": {"config": {"data": data + os.pathsep + str(tmp_path / "gone.tsv")}}})
+    assert gone.corpus is None and gone.note.endswith(f"not found: {tmp_path / 'gone.tsv'}")
+
+
 def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
     """Words ranked by decreasing count (ties alphabetically), every token their rank."""
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))

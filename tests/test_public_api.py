@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -73,6 +75,13 @@ def test_shared_entries_are_written_once_and_filled_in_everywhere() -> None:
                 head, text = SHARED_PARAMETERS[name]
                 assert f"\n{head}\n" in doc
                 assert " ".join(doc.split(f"\n{head}\n", 1)[1].split()).startswith(" ".join(text.split()))
+
+
+def test_probsent_imports_without_docstrings() -> None:
+    """python -OO drops docstrings: the template then has nothing to fill and the package loads."""
+    done = subprocess.run([sys.executable, "-OO", "-c", "import probsent; print(probsent.SentenceModel.encode.__doc__)"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr[-500:]
 
 
 def test_the_template_fills_a_hand_made_docstring() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -323,3 +324,6 @@ def test_rarity_from_a_file_by_hand(tmp_path) -> None:
         read_log_frequencies(bad, vocab, counts)
     with pytest.raises(MissingFileError, match="--rarity-from: no such file"):
         read_log_frequencies(tmp_path / "missing.tsv", vocab, counts)
+    os.mkfifo(tmp_path / "fifo.tsv")  # refused by its kind, never opened and waited on
+    with pytest.raises(InvalidValueError, match=r"fifo\.tsv: damaged --rarity-from word list \(.*not a regular file\)"):
+        read_log_frequencies(tmp_path / "fifo.tsv", vocab, counts)

@@ -19,7 +19,6 @@ starts over.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any, Iterable, Iterator
 from probsent.corpus_scoring.formats import Chunk
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import remove_quietly
+from probsent.model_directory import files_digest, read_consistently, read_model_files
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["Partial", "input_identity", "model_identity", "skip_rows"]
@@ -55,18 +55,11 @@ def input_identity(path: str | None, column: str | None) -> dict[str, Any] | Non
     return {"path": os.path.realpath(path), "stamp": stamp, "column": column}
 
 
-def model_identity(directory: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """The model's directory and the SHA-256 of its files (every regular file in it, by name)."""
-    if directory is None:
-        return {"path": None}
-    digest = hashlib.sha256()
-    for item in sorted(Path(directory).iterdir()):
-        if item.is_file():
-            digest.update(item.name.encode() + b"\0")
-            with open(item, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-    return {"path": os.path.realpath(directory), "sha256": digest.hexdigest()}
+def model_identity(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The model's directory and the SHA-256 of its model files (:func:`probsent.model_directory.files_digest`:
+    another file beside them, a README, changes nothing), read as one version of them."""
+    contents, _ = read_consistently(Path(directory), lambda: read_model_files(Path(directory)))
+    return {"path": os.path.realpath(directory), "sha256": files_digest(contents)}
 
 
 @dataclass

@@ -26,7 +26,6 @@ Users import it as :mod:`probsent.spark`, which re-exports the public names.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import shutil
 import stat
@@ -47,12 +46,11 @@ from pyspark.sql import types as T
 from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
-from probsent.model_directory import MAX_MODEL_FILE_BYTES, MODEL_FILES, read_consistently, resolve_model_dir
-from probsent.files.untrusted import read_regular_file
+from probsent.model_directory import files_digest, read_consistently, read_model_files, resolve_model_dir
 from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
                                              require_calibration, require_percentiles, source_files)
 from probsent.readouts.scoring_model import cached_scoring_model
-from probsent.corpus_scoring.workers import cached_model, scores_and_coverage, with_sentence
+from probsent.corpus_scoring.workers import cached_model, limit_threads, scores_and_coverage, with_sentence
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -205,7 +203,7 @@ def local_session(cores: int = 2, **config: str) -> SparkSession:
 class Shipped(NamedTuple):
     """A model directory sent to the executors: the archive's file name (the directory the
     executors unpack it into, found with ``SparkFiles.get``), the model files it holds and
-    their SHA-256 (:func:`_digest`)."""
+    their SHA-256 (:func:`probsent.model_directory.files_digest`)."""
     archive: str
     files: tuple[str, ...]
     sha256: str
@@ -223,11 +221,11 @@ def _ship(df: DataFrame, model: Model, loader: Callable = cached_scoring_model) 
     if given and model.path is None:
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
     directory = model.path if given else resolve_model_dir(model)
-    contents, identity = read_consistently(directory, lambda: _model_files(directory))
+    contents, identity = read_consistently(directory, lambda: read_model_files(directory))
     if given and source_files(model) is not None and source_files(model) != identity:
         raise ProbsentError(f"{directory}: the model directory changed after this model was loaded; load it "
                             f"again (the executors would read the directory's new files)")
-    sha256 = _digest(contents)
+    sha256 = files_digest(contents)
     shipped = Shipped(f"probsent-model-{sha256[:16]}.zip", tuple(contents), sha256)  # two runs' best/ differ
     with _SHIPPING:  # one session, several threads: each archive made and sent once
         local = model if given else loader(_snapshot(shipped, contents))
@@ -242,21 +240,6 @@ def _ship(df: DataFrame, model: Model, loader: Callable = cached_scoring_model) 
 _SENT: set[tuple[str, str]] = set()  # (session, archive) pairs this process has sent
 _STAGING: list[Path] = []  # this process's private staging directory, once made
 _SHIPPING = threading.Lock()
-
-
-def _model_files(directory: Path) -> dict[str, bytes]:
-    """The bytes of the model files there (:data:`probsent.model_directory.MODEL_FILES`), each a
-    regular file read within a bound."""
-    return {name: read_regular_file(directory / name, MAX_MODEL_FILE_BYTES, "model file")
-            for name in MODEL_FILES if os.path.lexists(directory / name)}
-
-
-def _digest(contents: dict[str, bytes]) -> str:
-    """SHA-256 over the files' names and bytes, in the given order."""
-    digest = hashlib.sha256()
-    for name, data in contents.items():
-        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
 
 
 def _staging() -> Path:
@@ -355,7 +338,7 @@ def _executor_directory(shipped: Shipped) -> str:
             if not regular:
                 raise ProbsentError(f"the model sent to this executor has no regular file {name} in {directory}")
             contents[name] = path.read_bytes()
-        if _digest(contents) != shipped.sha256:
+        if files_digest(contents) != shipped.sha256:
             raise ProbsentError(f"the model files in {directory} do not match the SHA-256 of the model the "
                                 f"driver sent ({shipped.sha256[:16]}...); refusing to score with them")
         _VERIFIED.add((str(directory), shipped.sha256))
@@ -365,16 +348,12 @@ def _executor_directory(shipped: Shipped) -> str:
 def _executor_model(shipped: Shipped | None, loader: Callable = cached_scoring_model) -> ScoringModel:
     """On an executor: the shipped model, or the directory sent by :func:`_ship` (checked by
     :func:`_executor_directory`), by ``loader`` (:func:`cached_scoring_model` or :func:`cached_model`).
-    Torch, where the model needs it, uses the task's cores (``spark.task.cpus``, default 1):
-    Spark already runs one Python worker per task slot, so more threads would only compete
-    for the same cores."""
+    Torch and the compiled kernels use the task's cores (``spark.task.cpus``, default 1): Spark
+    already runs one Python worker per task slot, so more threads would only compete for the
+    same cores."""
     model = loader(None if shipped is None else _executor_directory(shipped))
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        context = TaskContext.get()
-        threads = context.cpus() if context is not None else 1
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
+    context = TaskContext.get()
+    limit_threads(context.cpus() if context is not None else 1)
     return model
 
 

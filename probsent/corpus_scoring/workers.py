@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -22,7 +21,7 @@ import numpy as np
 
 from probsent.model_directory import resolve_model_dir
 from probsent.readouts.score_readings import ScoringModel
-from probsent.signals import HANDLED, die_with_parent
+from probsent.signals import become_worker, usable_cores
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.readouts.word_terms import WordTermTable
 
@@ -46,16 +45,11 @@ def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
     return _MODELS[key]
 
 
-def default_workers() -> int:
-    """All cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def capped_workers(asked: int | None) -> int:
     """The worker processes to start for ``--workers asked``: all cores when None, and never
     more than the cores available (each worker holds a model and uses one core; more only
     cost memory and start-up)."""
-    return default_workers() if asked is None else max(1, min(asked, default_workers()))
+    return usable_cores() if asked is None else max(1, min(asked, usable_cores()))
 
 
 def with_sentence(texts: Sequence[str | None]) -> list[int]:
@@ -103,16 +97,22 @@ _WORKER_MODEL: list[Any] = []  # a worker process's model: the parent's, handed 
 
 
 def _start_worker(model: Any, parent: int) -> None:
-    die_with_parent(parent)  # never outlive the parent, however it ends
-    for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle: one message, no tracebacks
-        signal.signal(signum, signal.SIG_IGN)
+    become_worker(parent)
     _WORKER_MODEL[:] = [model]
-    if "torch" in sys.modules:  # a model without a term table: one core per worker
-        sys.modules["torch"].set_num_threads(1)
-    if "numba" in sys.modules:  # the compiled tokenizer and encoder: one core per worker too
-        sys.modules["numba"].set_num_threads(1)
+    limit_threads(1)
+
+
+def limit_threads(threads: int) -> None:
+    """Run this process's torch (a model without a term table) and numba (the compiled tokenizer
+    and encoder) on ``threads`` threads: a worker process or a Spark task, beside others that
+    share the cores."""
+    if "torch" in sys.modules and sys.modules["torch"].get_num_threads() != threads:
+        sys.modules["torch"].set_num_threads(threads)
+    if "numba" in sys.modules:
+        numba = sys.modules["numba"]
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     else:
-        os.environ["NUMBA_NUM_THREADS"] = "1"
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
 
 
 def _run_in_worker(work: Callable[[Any, Sequence[str | None], int], R], texts: Sequence[str | None],

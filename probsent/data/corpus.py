@@ -23,7 +23,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import signal
 import sys
 import tempfile
 from collections import deque
@@ -39,10 +38,9 @@ from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
 from probsent.data.pairs import MAX_TOKENS, ReadReport
 from probsent.data.sentence_reads import read_token_rows
-from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.files.atomic_writes import atomic_path
-from probsent.signals import HANDLED, die_with_parent
+from probsent.signals import become_worker, usable_cores
 
 CACHE_FORMAT = 3  # 3: a directory of mapped arrays (2: one .npz read whole)
 BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker (TSV, JSON Lines)
@@ -64,17 +62,6 @@ class PairCorpus:
     @property
     def num_pairs(self) -> int:
         return (len(self.offsets) - 1) // 2
-
-    def vocabulary(self, max_words: int) -> Vocabulary:
-        """``<unk>`` plus the ``max_words`` most frequent words."""
-        return Vocabulary([UNKNOWN] + self.words[:max_words])
-
-    def rank_ids(self, vocab_size: int) -> np.ndarray:
-        """int64 per word rank: its id in the vocabulary of the ``vocab_size - 1`` most frequent
-        words (rank + 1), or 0 (``<unk>``) for a rarer word: ``rank_ids(V)[tokens]`` are the
-        model's ids, looked up where a step reads them (no copy of ``tokens``)."""
-        ranks = np.arange(len(self.words), dtype=np.int64)
-        return np.where(ranks < vocab_size - 1, ranks + 1, 0)
 
     def sentences(self, sentences: np.ndarray, rank_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, offsets) of ``sentences`` only, one after the other: sentence ``sentences[j]`` is
@@ -117,30 +104,19 @@ def default_cache_dir() -> Path:
 
 
 
-def _start_reader(parent: int) -> None:
-    die_with_parent(parent)  # never outlive the parent, however it ends
-    for signum in (signal.SIGINT, *HANDLED):  # the parent's to handle
-        signal.signal(signum, signal.SIG_IGN)
-
-
-def reader_processes() -> int:
-    """The worker processes that read a pair file: one per core this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def _token_blocks(parts: list[PairPart], max_tokens: int) -> Iterator[tuple[TokenBlock, int]]:
     """(tokens of a block, number of its first line), in file order, by worker processes
     (at most two blocks in flight each); pairs of one block are read in this process."""
     blocks = pair_blocks(parts, BLOCK_BYTES)
     reading = os.urandom(8).hex()  # this reading's word numbering in each process
     head = list(islice(blocks, 2))
-    workers = reader_processes()
+    workers = usable_cores()  # one reader process per core
     if len(head) < 2 or workers < 2:
         for block, line in chain(head, blocks):
             yield tokenize_block(block, max_tokens, reading), line
         return
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_reader, initargs=(os.getpid(),))
+                               initializer=become_worker, initargs=(os.getpid(),))
     try:
         pending: deque = deque()
         for block, line in chain(head, blocks):

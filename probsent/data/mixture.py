@@ -18,7 +18,6 @@ frequent words of what is actually trained on; nothing of the size of the corpus
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np

@@ -134,8 +134,9 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
                         help="sentential analysis: training sentences drawn (default: %(default)s)")
     parser.add_argument("--sentence-lengths", type=_lengths, default=(3, 15), metavar="MIN-MAX",
                         help="sentential analysis: token counts shown (default: 3-15)")
-    parser.add_argument("--train-data", metavar="FILE",
-                        help="training pair file, if not the one recorded in the model's config")
+    parser.add_argument("--train-data", metavar="PAIRS",
+                        help="the training pairs as --data names them (a file, several joined by ':', or a "
+                             "directory of parts), if not those recorded in the model's config")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sentence sample (default: %(default)s)")
     parser.add_argument("--threads", type=positive_int, default=1, metavar="N",
                         help="torch threads (default: %(default)s; the evaluation's tensors are small, and on a"

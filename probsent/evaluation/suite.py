@@ -100,21 +100,25 @@ class TrainingCorpora:
         if loaded.corpus is None:
             return None
         settings = trained_with(model.config) or TrainConfig()
-        key = (repr(self.options.train_data or settings.data),
+        key = (self._corpus_key(settings),
                repr((settings.source_caps, settings.min_tokens, settings.min_overlap, settings.max_overlap)))
         if key not in self._mixtures:
             self._mixtures[key] = training_mixture(model, loaded.corpus)
         return self._mixtures[key]
 
+    def _corpus_key(self, settings: TrainConfig) -> str:
+        """What makes two models' training corpora one: the pairs and how training read them."""
+        return repr((self.options.train_data or settings.data, settings.columns, settings.max_pairs))
+
     def get(self, model: SentenceModel) -> TrainingCorpus:
         settings = trained_with(model.config) or TrainConfig()
-        key = repr(self.options.train_data or settings.data)
+        key = self._corpus_key(settings)
         if key not in self._loaded:
             loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
             if loaded.corpus is None:
                 tqdm.write(f"probsent eval: {loaded.note}; the lexical and sentential analyses are "
-                           f"skipped (give the pair file with --train-data)", file=sys.stderr)
+                           f"skipped (give the pairs with --train-data)", file=sys.stderr)
             self._loaded[key] = loaded
         return self._loaded[key]
 
@@ -172,8 +176,8 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
 
 
 def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
-    """The pairs of ``corpus`` a model's training drew from: its mixture settings applied
-    (``--resample-like`` is not repeated), words recounted on them."""
+    """The pairs of ``corpus`` a model's training drew from: its mixture settings applied, the
+    words recounted on them."""
     settings = trained_with(model.config) or TrainConfig()
     return apply_mixture(corpus, source_caps=settings.source_caps,
                          min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,

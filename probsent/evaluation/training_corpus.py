@@ -39,18 +39,18 @@ def trained_with(config: dict[str, Any]) -> TrainConfig | None:
 
 
 def resolve_training_file(recorded: str, data_root: str | os.PathLike[str] | None) -> Path | None:
-    """The recorded pair file, or, where it is gone (a model directory moved to another
-    machine), the file under ``data_root`` that ends with the longest part of the recorded
-    path (``/old/place/paraphrase/pairs.tsv.gz`` -> ``DATA/paraphrase/pairs.tsv.gz``)."""
+    """The recorded pair file or directory of parts, or, where it is gone (a model directory moved
+    to another machine), the one under ``data_root`` that ends with the longest part of the
+    recorded path (``/old/place/paraphrase/pairs.tsv.gz`` -> ``DATA/paraphrase/pairs.tsv.gz``)."""
     path = Path(recorded)
-    if path.is_file():
+    if path.exists():
         return path
     if data_root is None:
         return None
     parts = path.parts[1:] if path.is_absolute() else path.parts
     for start in range(len(parts)):
         candidate = Path(data_root) / Path(*parts[start:])
-        if candidate.is_file():
+        if candidate.exists():
             return candidate
     return None
 
@@ -58,25 +58,30 @@ def resolve_training_file(recorded: str, data_root: str | os.PathLike[str] | Non
 def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str] | None = None,
                          progress: bool = False,
                          data_root: str | os.PathLike[str] | None = None) -> TrainingCorpus:
-    """The model's training corpus, read with the settings training used.
+    """The model's training corpus, read as training read it: its ``--data`` (one file, several
+    joined by ``os.pathsep`` or a directory of parts), ``--columns`` and ``--max-pairs``.
 
-    ``override`` replaces the recorded pair file (for a model trained elsewhere); a recorded
-    file that is gone is looked for under ``data_root`` (see :func:`resolve_training_file`).
-    Never raises for a missing file: the analyses that need the corpus are skipped with ``note``.
+    ``override`` replaces the recorded pairs (for a model trained elsewhere); a recorded file that
+    is gone is looked for under ``data_root`` (see :func:`resolve_training_file`). Never raises
+    for missing pairs: the analyses that need the corpus are skipped with ``note``.
     """
     settings = trained_with(config)
     recorded = settings.data if settings is not None else None
     if override is not None:
-        path: Path | None = Path(override) if Path(override).is_file() else None
-        if path is None:
-            return TrainingCorpus(None, str(override), f"training data file given not found: {override}")
+        entries = str(override).split(os.pathsep)
+        found: list[Path | None] = [Path(e) if Path(e).exists() else None for e in entries]
+        what = "training data given"
     elif not recorded:
         return TrainingCorpus(None, None, "the model's config names no training data file")
     else:
-        path = resolve_training_file(recorded, data_root)
-        if path is None:
-            return TrainingCorpus(None, str(recorded), f"training data file recorded in the model's "
-                                                       f"config not found: {recorded}")
-    corpus = load_corpus(path, progress=progress)
-    moved = f" (recorded as {recorded}, not found there)" if override is None and str(path) != recorded else ""
-    return TrainingCorpus(corpus, str(path), f"{corpus.num_pairs:,} training pairs from {path}{moved}")
+        entries = recorded.split(os.pathsep)
+        found = [resolve_training_file(e, data_root) for e in entries]
+        what = "training data recorded in the model's config"
+    if None in found:
+        missing = entries[found.index(None)]
+        return TrainingCorpus(None, str(override or recorded), f"{what} not found: {missing}")
+    path = os.pathsep.join(str(p) for p in found)
+    corpus = load_corpus(path, settings.max_pairs if settings else None, progress=progress,
+                         columns=settings.columns if settings else None)
+    moved = f" (recorded as {recorded}, not found there)" if override is None and path != recorded else ""
+    return TrainingCorpus(corpus, path, f"{corpus.num_pairs:,} training pairs from {path}{moved}")

@@ -6,12 +6,12 @@ with :func:`register_model`); the import order below is the order of ``MODEL_TYP
 from __future__ import annotations
 
 from probsent.models.base import Encoding, SentenceEncoder, WordEntropyTerms
-from probsent.models.registry import (MODEL_TYPES, build_model, model_class, model_types, register_model,
+from probsent.models.registry import (MODEL_TYPES, build_model, model_class, register_model,
                                       unregister_model, with_word_entropy_terms)
 from probsent.models.wlo import WLO
 from probsent.models.word_average import WordAverage, WordSum
 from probsent.models.lstm import LSTMAverage, LSTMGaussian
 
 __all__ = ["MODEL_TYPES", "Encoding", "SentenceEncoder", "WordEntropyTerms", "build_model", "model_class",
-           "model_types", "register_model", "unregister_model", "with_word_entropy_terms", "WLO",
+           "register_model", "unregister_model", "with_word_entropy_terms", "WLO",
            "WordAverage", "WordSum", "LSTMAverage", "LSTMGaussian"]

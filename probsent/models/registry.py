@@ -57,11 +57,6 @@ def model_class(type_name: Any) -> type[SentenceEncoder]:
     return MODEL_TYPES[type_name]
 
 
-def model_types() -> tuple[str, ...]:
-    """The registered model names, in registration order."""
-    return tuple(MODEL_TYPES)
-
-
 def build_model(config: dict[str, Any], weights: Mapping[str, np.ndarray] | None = None) -> SentenceEncoder:
     """Rebuild an encoder from :meth:`SentenceEncoder.config` output, with ``weights`` (NumPy
     arrays by name, as :func:`probsent.model_directory.read_model` gives them, checked) where

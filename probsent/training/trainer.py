@@ -69,6 +69,8 @@ class Trainer:
         self.config = config
         # the model records where it learned from (each file or directory, when there are several)
         config.data = os.pathsep.join(str(Path(entry).resolve()) for entry in config.data.split(os.pathsep))
+        if config.rarity_from:  # read again by a resumed run, wherever it starts
+            config.rarity_from = str(Path(config.rarity_from).resolve())
         self.out = Path(config.out)
         self.progress = progress
         self.validator = validator  # STS 2017: selects best/

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
+from probsent.files.untrusted import read_regular_file
 from probsent.gaussian import log_abs_scale
 from probsent.models import with_word_entropy_terms
 from probsent.training.losses.base import Loss, LossSetup, TrainingStep, register_loss
@@ -44,17 +45,19 @@ def rarity_anchor_targets(counts: np.ndarray, rarity_init: float, dim: int, scal
     return rarity_terms(counts, rarity_init, log_frequencies).astype(np.float64) + start
 
 
+MAX_WORD_LIST_BYTES = 1 << 30  # a --rarity-from list of every word of a 10-million-word vocabulary fits
+
+
 def read_log_frequencies(path: str | os.PathLike[str], vocab: Vocabulary, counts: np.ndarray) -> np.ndarray:
     """``--rarity-from``'s log frequency of every vocabulary word (float64): the file's value for a
     word it lists (``word<TAB>log frequency`` a line, ``#`` lines skipped; ``<unk>`` too), the log
     training count for one it does not (``<unk>``'s: the rarest kept word's). A bad line is a
     one-line error naming the file and line."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")
-    except FileNotFoundError:
+    try:  # a regular file of bounded size: a FIFO or a device is refused, not waited on
+        lines = read_regular_file(path, MAX_WORD_LIST_BYTES, "--rarity-from word list").decode("utf-8").split("\n")
+    except MissingFileError:
         raise MissingFileError(f"--rarity-from: no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InvalidValueError(f"--rarity-from {path}: cannot be read as UTF-8 text ({exc})") from None
     log_frequencies = np.log(np.maximum(counts, 1).astype(np.float64))
     for number, line in enumerate(lines, start=1):
