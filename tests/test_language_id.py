@@ -185,3 +185,10 @@ def test_the_explanation_says_which_language(shipped) -> None:
     explanation = shipped.explain("Die Preise für Lebensmittel sind im letzten Jahr stark gestiegen.")
     assert explanation.note == "looks German"
     assert "no percentile or P(specific): looks German (its words read as German" in explanation.summary()
+
+
+def test_the_language_table_in_evaluation_is_current() -> None:
+    """docs/EVALUATION.md shows what `python -m experiments.language_sets` computes now (after a
+    change of vocabulary or coverage, rerun it)."""
+    from experiments.language_sets import main
+    assert main(["--check"]) == 0
