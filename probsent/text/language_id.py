@@ -141,10 +141,10 @@ class WordTable:
         """The table in ``path`` (:data:`WORDS_FILE`); a one-line :class:`ProbsentError` naming
         the file and line if it is damaged."""
         column = {code: i for i, code in enumerate(WORD_LIST_LANGUAGES)}
-        index: dict[str, int] = {}
-        rows: list[int] = []
-        columns: list[int] = []
-        values: list[float] = []
+        words: list[str] = []
+        lines_column: list[int] = []
+        lines_zipf: list[float] = []
+        lines_count: list[int] = []
         try:
             with gzip.open(path, "rt", encoding="utf-8") as lines:
                 for number, line in enumerate(lines, 1):
@@ -153,17 +153,18 @@ class WordTable:
                     parts = line.rstrip("\n").split("\t")
                     if len(parts) != 3 or parts[0] not in column or not parts[1].isdigit():
                         raise ProbsentError(f"{path}, line {number}: not 'language<TAB>zipf tenths<TAB>words'")
-                    zipf = int(parts[1]) / 10
-                    for word in parts[2].split(" "):
-                        rows.append(index.setdefault(word, len(index)))
-                        columns.append(column[parts[0]])
-                        values.append(zipf)
+                    these = parts[2].split(" ")
+                    words.extend(these)
+                    lines_column.append(column[parts[0]])
+                    lines_zipf.append(int(parts[1]) / 10)
+                    lines_count.append(len(these))
         except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
             raise ProbsentError(f"{path}: cannot read the language word table ({exc})") from None
-        zipf_table = np.full((len(index), len(WORD_LIST_LANGUAGES)), FLOOR, dtype=np.float32)
-        np.maximum.at(zipf_table, (np.array(rows, dtype=np.int64), np.array(columns, dtype=np.int64)),
-                      np.array(values, dtype=np.float32))
-        return cls(index, zipf_table)
+        unique, rows = np.unique(np.array(words, dtype=str), return_inverse=True)
+        zipf_table = np.full((len(unique), len(WORD_LIST_LANGUAGES)), FLOOR, dtype=np.float32)
+        np.maximum.at(zipf_table, (rows.ravel(), np.repeat(lines_column, lines_count)),
+                      np.repeat(np.array(lines_zipf, dtype=np.float32), lines_count))
+        return cls(dict(zip(unique.tolist(), range(len(unique)))), zipf_table)
 
     def rows(self, text: str) -> list[int]:
         """The table rows of ``text``'s words (folded); a word with an apostrophe that the
@@ -229,7 +230,7 @@ class WordTable:
         least = self.zipf[:, latin[0]] - np.max(self.zipf[:, latin[1:]], axis=1)
         for word, i in vocabulary.items():
             if i:
-                row = self.index.get(fold(word))
+                row = self.index.get(word.lower() if word.isascii() else fold(word))
                 if row is not None:
                     lead[i] = least[row]
         return lead
@@ -255,7 +256,7 @@ _LEADS: "weakref.WeakKeyDictionary[TokenIds, np.ndarray]" = weakref.WeakKeyDicti
 
 
 def word_table() -> WordTable:
-    """The shipped :class:`WordTable`, read once (a fifth of a second) on first use."""
+    """The shipped :class:`WordTable`, read once on first use (a few tenths of a second)."""
     global _TABLE
     with _TABLE_LOCK:
         if _TABLE is None:
