@@ -12,7 +12,9 @@ the most specific there is:
     sentences are English, and a French sentence's words are read as the English entries they
     happen to share (or as unknown words), so its score reads nothing about how specific it
     is. Technical English (drug names, code, chemical names) is English to the identifier:
-    the words no language's list holds decide nothing, its English words decide.
+    the words no language's list holds decide nothing, its English words decide. An English
+    sentence made mostly of a foreign title or quote is called that language ("La La Land
+    won six Oscars.": French; "Ich bin ein Berliner, said Kennedy in 1963.": German).
 ``low coverage``
     fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (another
     language, a URL, emoji, code): every unknown word shares the ``<unk>`` term, which the
