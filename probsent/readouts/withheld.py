@@ -8,16 +8,16 @@ the most specific there is:
 
 ``looks French`` (or German, Spanish, ...: a language of :data:`probsent.text.language_id.NAMES`)
     the language identifier (:mod:`probsent.text.language_id`) reads a sentence (in Latin
-    letters, of at least ``MIN_WORDS`` words) as another language than English: the model and its reference
-    sentences are English, and a French sentence's words are read as the English entries they
+    letters, of at least ``MIN_WORDS`` words) as another language than English: the model
+    and its reference sentences are English, and a French sentence's words are read as the English entries they
     happen to share (or as unknown words), so its score reads nothing about how specific it
     is. Technical English (drug names, code, chemical names) is English to the identifier:
     the words no language's list holds decide nothing, its English words decide. An English
     sentence made mostly of a foreign title or quote is called that language ("La La Land
     won six Oscars.": French; "Ich bin ein Berliner, said Kennedy in 1963.": German).
 ``low coverage``
-    fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (another
-    language, a URL, emoji, code): every unknown word shares the ``<unk>`` term, which the
+    fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (a URL, emoji,
+    code, a language the identifier does not name): every unknown word shares the ``<unk>`` term, which the
     model learnt from rare training words, so an unknown word reads as a rare, specific one.
 ``repetition``
     at least ``MAX_REPEATED`` (half) of its token trigrams repeat an earlier trigram of the
@@ -71,6 +71,7 @@ def language_note(code: str) -> str:
 
 # indexed by withheld_codes: the rules', then one per language other than English (LANGUAGES[1:])
 NOTES = _RULES + tuple(language_note(code) for code in LANGUAGES[1:])
+assert len(NOTES) <= 128  # the codes are int8
 EXPLAINED = {"no tokens": "no words", "low coverage": "fewer than half its words are in the model's vocabulary",
              "repetition": "mostly the same words said again", "too short": f"fewer than {MIN_WORDS} words",
              **{language_note(code): f"its words read as {NAMES[code]}; the model and its reference sentences "
@@ -133,8 +134,9 @@ def withholding(tokens: np.ndarray, counted: np.ndarray, coverage: np.ndarray, r
     first rule that applies in this order: no tokens; another language (``languages``, an
     index into :data:`probsent.text.language_id.LANGUAGES`, 0 English; in Latin letters only
     for a sentence of at least ``MIN_WORDS`` counted words, as a word or two tell little,
-    while another script tells at once, and Chinese or Japanese has few tokens without spaces); low coverage (``coverage`` below ``LOW_COVERAGE``); repetition (``repeated``
-    at least ``MAX_REPEATED``); too short (``counted`` below ``MIN_WORDS``). All arguments
+    while another script tells at once, and Chinese or Japanese has few tokens without
+    spaces); low coverage (``coverage`` below ``LOW_COVERAGE``); repetition (``repeated`` at
+    least ``MAX_REPEATED``); too short (``counted`` below ``MIN_WORDS``). All arguments
     are per sentence: ``tokens`` its tokens, ``counted`` the words coverage counts,
     ``coverage`` the share of them known, ``repeated`` :func:`repeated_trigram_share` or
     :func:`stutter_share`, whichever is larger."""
