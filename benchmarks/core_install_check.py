@@ -24,11 +24,14 @@ def main() -> int:
     assert 0 <= model.probability(sentences[0]) <= 1
     assert model.explain(sentences[0]).words
     assert np.isfinite(model.similarity(sentences, sentences[:1])).all()
+    # the language rule reads the word table shipped in the wheel (no wordfreq in the core)
+    assert importlib.util.find_spec("wordfreq") is None, "wordfreq is importable in the core install"
+    assert model.note("Le président a annoncé une réforme des retraites mardi.") == "looks French"
     with warnings.catch_warnings(record=True) as caught:  # no torch: "auto" runs on the CPU, with one note
         warnings.simplefilter("always")
         assert probsent.load(device="auto").device == "cpu"
     assert len(caught) == 1 and "PyTorch is not installed" in str(caught[0].message), caught
-    for name in ("torch", "pyspark", "spacy"):
+    for name in ("torch", "pyspark", "spacy", "wordfreq"):
         assert name not in sys.modules, name
     out = subprocess.run([sys.executable, "-m", "probsent", "train", "--help"], capture_output=True, text=True)
     assert out.returncode == 2 and "pip install 'probsent[train]'" in out.stderr, out.stderr

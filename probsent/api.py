@@ -638,8 +638,10 @@ class SentenceModel:
     @_shared_parameters
     def note(self, sentences: Sentences):
         """Why each sentence's :meth:`percentile` and :meth:`probability` are withheld (NaN):
+        "looks French" (or another language: the model and its reference sentences are English),
         "low coverage", "repetition", "too short" or "no tokens"; "" where they are given (the
-        rules and their thresholds: :mod:`probsent.readouts.withheld`). A null item gives "no tokens".
+        rules and their thresholds: :mod:`probsent.readouts.withheld`; the language identifier:
+        :mod:`probsent.text.language_id`). A null item gives "no tokens".
 
         Parameters
         ----------
@@ -654,7 +656,7 @@ class SentenceModel:
         --------
         >>> model = load()
         >>> model.note(["Einstein published relativity in 1905.", "the " * 50, "lol ok", "Der Hund bellt laut."])
-        ['', 'repetition', 'too short', 'low coverage']
+        ['', 'repetition', 'too short', 'looks German']
         """
         given = texts(sentences)
         found = notes(withheld(self._token_ids, given.items)[0])
@@ -670,8 +672,8 @@ class SentenceModel:
         reference sentences with the same number of tokens that score lower (ties count half;
         see :mod:`probsent.readouts.percentiles`). Comparable across kinds of text, unlike the raw score.
         NaN for a null or blank item, and withheld (NaN) for text that is no sentence of the
-        reference's kind: mostly unknown words, mostly repetition, or fewer than three words
-        (:meth:`note` says which; :mod:`probsent.readouts.withheld`). A pandas Series gives a Series
+        reference's kind: another language, mostly unknown words, mostly repetition, or fewer
+        than three words (:meth:`note` says which; :mod:`probsent.readouts.withheld`). A pandas Series gives a Series
         with its index.
 
         Parameters

@@ -244,11 +244,11 @@ def _run_specificity(args: argparse.Namespace) -> int:
                               args.probability, progress, args.percentile, args.coverage)
     if scored.low_coverage:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
-              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, code?); "
+              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, a URL?); "
               f"their scores say little (see --coverage)", file=sys.stderr)
     if scored.withheld:
         print(f"probsent: warning: {scored.withheld:,} of {scored.rows:,} sentences have no percentile or "
-              f"P(specific) (nan): mostly unknown words, mostly repetition, or fewer than three words "
+              f"P(specific) (nan): another language, mostly unknown words, mostly repetition, or fewer than three words "
               f"(probsent.load().note(sentences) says which)", file=sys.stderr)
     return 0
 

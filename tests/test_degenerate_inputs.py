@@ -31,7 +31,8 @@ SHORT_VAGUE = ["It is good.", "Things happen sometimes.", "She said it was fine.
 # the degenerate inputs of issue 41 (and the reason each is withheld)
 DEGENERATE = {"the " * 2000: "repetition", "Things happen. " * 6: "repetition", "lol ok": "too short",
               "https://www.example.com/path/to/page?id=42": "low coverage",
-              "Der Hund läuft schnell über die Straße und bellt laut.": "low coverage", "Stuff.": "too short",
+              "Der Hund läuft schnell über die Straße und bellt laut.": "looks German", "Stuff.": "too short",
+              "xqzzy blorp flumph wibble grooble": "low coverage",
               "yes yes yes": "repetition", "no no no no , thanks": "repetition"}
 
 

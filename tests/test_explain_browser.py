@@ -118,3 +118,28 @@ def test_the_explanation_page_renders_in_headless_chromium(tmp_path: Path, capsy
         return any(all(abs(p - c) <= tolerance for p, c in zip(pixel, rgb)) for pixel in pixels)
     assert near((67, 147, 195)) and near((247, 247, 247))  # full blue (the legend's end, 1905) and neutral
     assert sum(1 for pixel in pixels if pixel[2] > pixel[0] + 60) > 50  # many blueish pixels: specific words
+
+
+def test_both_ends_of_the_scale_show_on_a_readme_example_in_chromium(tmp_path: Path, capsys) -> None:
+    """Issue 49 item 4: the README's examples (examples/sentences.txt) rendered by Chromium, the
+    legend taken out so only the words are coloured: the full red of the general end (the
+    model's highest term: the full stop) and a blue at least 80 % of the way to the specific
+    end (2021, CO2) both appear in the screenshot."""
+    _chromium()
+    examples = Path(__file__).resolve().parents[1] / "examples" / "sentences.txt"
+    page = tmp_path / "readme.html"
+    assert main(["explain", "--input", str(examples), "--html", str(page)]) == 0
+    capsys.readouterr()
+    html = page.read_text(encoding="utf-8")
+    words_only = tmp_path / "words.html"
+    words_only.write_text(re.sub(r'<div class="probsent-legend">.*?</div></div>', "", html, flags=re.S),
+                          encoding="utf-8")
+    assert "probsent-legend" not in words_only.read_text(encoding="utf-8").split("<body", 1)[1]
+    shot = tmp_path / "words.png"
+    _browser(f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}", words_only.as_uri(), cwd=tmp_path)
+    _, _, rows = _png_pixels(shot)
+    pixels = [bytes(row[i:i + 3]) for row in rows for i in range(0, len(row), 3)]
+    general = sum(all(abs(p - c) <= 6 for p, c in zip(pixel, (214, 96, 77))) for pixel in pixels)
+    # a blue at least 80 % of the way from grey (247, 247, 247) to (67, 147, 195): red at most 103
+    specific = sum(pixel[0] <= 105 and pixel[2] >= 195 and pixel[1] >= 150 for pixel in pixels)
+    assert general > 100 and specific > 100, (general, specific)

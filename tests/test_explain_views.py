@@ -81,10 +81,11 @@ def test_html_is_escaped_on_one_scale_and_totalled(model) -> None:
     assert "<script>alert(1)</script" in "".join(s["text"] for s in parsed.spans)  # shown as typed, as text
     assert [s["entropy"] for s in parsed.spans] == [w.entropy for w in explanation.words]
     assert [s["unknown"] for s in parsed.spans] == [w.word is None for w in explanation.words]
-    unit = explanation.scale.unit
-    for span in parsed.spans:  # the colour is the term itself on the model's unit, by hand
-        strength = min(1.0, abs(span["entropy"]) / unit)
-        end = (67, 147, 195) if span["entropy"] < 0 else (214, 96, 77)
+    scale = explanation.scale
+    for span in parsed.spans:  # the colour is the term itself on the side's end, by hand
+        term = span["entropy"]
+        strength = min(1.0, term / scale.specific_end if term < 0 else term / scale.general_end)
+        end = (67, 147, 195) if term < 0 else (214, 96, 77)
         expected = tuple(round(n + (e - n) * strength) for n, e in zip((247, 247, 247), end))
         assert span["color"] == "rgb({}, {}, {})".format(*expected)
     (total,) = parsed.totals
@@ -105,10 +106,55 @@ def test_the_same_word_has_the_same_colour_in_every_sentence(model) -> None:
             spans.setdefault(span["text"], set()).add(span["color"])
     assert all(len(colors) == 1 for colors in spans.values())
     scale = model.explain(vague).scale
-    assert scale.unit == pytest.approx(-scale.term_at(0.9)) and scale.unit > 0
-    # the vague sentence's strongest colour is paler than the precise one's: one scale, not each its own
-    strongest = [max(abs(w.entropy) for w in model.explain(s).words) / scale.unit for s in (vague, precise)]
+    # the vague sentence's strongest blue is paler than the precise one's: one scale, not each its own
+    strongest = [max(scale.strength(w.entropy) for w in model.explain(s).words if w.entropy < 0)
+                 for s in (vague, precise)]
     assert strongest[0] < 0.5 < strongest[1]
+
+
+def test_the_scale_ends_are_the_model_s_own_terms(model) -> None:
+    """Issue 49 item 4: full red at the model's highest term, full blue at the term of its entry
+    more specific than 99 % of the others; both are terms of named entries (each explained alone
+    gives that term), and the legend names them."""
+    from probsent.readouts.explanation import legend_html
+    from probsent.readouts.score_readings import term_table
+    scale = model.explain("It is good.").scale
+    ordered = sorted(term_table(model, "explain").terms[1:].tolist())  # the entries, <unk> left out
+    assert scale.general_end == ordered[-1] > 0
+    assert scale.specific_end == ordered[int(0.01 * len(ordered))] < 0
+    more_specific = sum(t < scale.specific_end for t in ordered) / len(ordered)
+    assert 0.0095 <= more_specific <= 0.0105  # the most specific 1 % saturate, no more
+    for word, end in ((scale.general_word, scale.general_end), (scale.specific_word, scale.specific_end)):
+        (alone,) = [w for w in model.explain(word).words if w.word == word]
+        assert alone.entropy == end
+    legend = legend_html(scale)
+    assert f"term {scale.general_end:+.2f} (&#x27;{scale.general_word}&#x27;): more general" in legend
+    assert f"{scale.specific_end:+.2f} (&#x27;{scale.specific_word}&#x27;): more specific" in legend
+
+
+def test_both_ends_show_on_the_readme_examples(model) -> None:
+    """On the README's example sentences (examples/sentences.txt), some word is full red and
+    some word at least 80 % blue; on the old symmetric scale (+-2.87) red reached 17 %."""
+    sentences = (Path(__file__).resolve().parents[1] / "examples" / "sentences.txt").read_text().splitlines()
+    words = [w for sentence in sentences for w in model.explain(sentence).words]
+    scale = model.explain(sentences[0]).scale
+    assert max(scale.strength(w.entropy) for w in words if w.entropy > 0) == 1.0
+    assert max(scale.strength(w.entropy) for w in words if w.entropy < 0) >= 0.8
+    old_unit = -scale.term_at(0.9)
+    assert max(w.entropy for w in words) / old_unit < 0.2
+
+
+def test_bidirectional_controls_are_escaped_visibly_in_the_html(model, tmp_path) -> None:
+    """Issue 50 item 15: a right-to-left override in a sentence is written as its escape, so the
+    page shows the text in its order."""
+    sentence = "Pay the invoice \u202egnp.exe\u202c today, \u2066please\u2069."
+    page = tmp_path / "bidi.html"
+    assert main(["explain", sentence, "--html", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert not any(ch in written for ch in "\u202e\u202c\u2066\u2069")
+    assert "\\u202egnp" in written or "\\u202e" in written
+    shown = "".join(span["text"] for span in _parsed(written).spans)
+    assert "\\u202e" in shown and "gnp.exe" in shown
 
 
 def test_withheld_numbers_say_why_in_the_html_and_json(model, capsys) -> None:

@@ -3,10 +3,15 @@ and its forms for people: rows of dicts, a pandas DataFrame, JSON, and HTML (a n
 display, or ``probsent explain --html FILE``).
 
 Colours are on one scale for every sentence and every call (:class:`TermScale`): a word's
-colour is its own term in a fixed unit of the model, the term of the model's most specific
-tenth of words, never scaled by the other words of its sentence. So the same word has the
-same colour everywhere, a vague sentence looks pale beside a precise one, and the colours of a
-sentence add up, as its terms do, to how specific it is.
+colour is its own term on the model's own term distribution, never scaled by the other words of
+its sentence. So the same word has the same colour everywhere and a vague sentence looks pale
+beside a precise one. The scale is as asymmetric as the distribution: a WLO model's terms are
+nearly all negative (each word makes a sentence more specific; the shipped model's run from
+-4.89 to +0.49, 0.07 % positive), so grey is a term of 0, full red is the model's highest term
+(its least specific entry) and full blue the term of its entry more specific than ``FULL_RANK``
+of the others; both ends are real terms of named entries, shown in the legend. Text is escaped,
+and bidirectional controls (U+202E ...) are written as their escapes, so the page shows the
+sentence as it is and not reordered.
 """
 from __future__ import annotations
 
@@ -24,24 +29,50 @@ from probsent.text.token_ids import counts_for_coverage
 # one that makes it more general), blended from a neutral grey at a term of 0; a colour-blind-safe pair
 SPECIFIC_RGB, NEUTRAL_RGB, GENERAL_RGB = (67, 147, 195), (247, 247, 247), (214, 96, 77)
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
-FULL_RANK = 0.9  # full colour at the term of the model's word more specific than this share of its vocabulary
+# full blue at the term of the model's entry more specific than this share of its vocabulary: only
+# the most specific 1 % saturate (the shipped model: -3.23 to -4.89; the lowest term alone is far
+# from the rest, its 0.1 % at -3.49), so the words of ordinary sentences spread over the blues
+FULL_RANK = 0.99
+# bidirectional controls, written as their escapes in HTML (as the terminal writes every control)
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def html_text(text: str) -> str:
+    """``text`` escaped for HTML, each bidirectional control written as its escape (``\\u202e``)
+    so that it shows, and reorders nothing."""
+    if any(ch in BIDI_CONTROLS for ch in text):
+        text = "".join(f"\\u{ord(ch):04x}" if ch in BIDI_CONTROLS else ch for ch in text)
+    return html.escape(text)
 
 
 class TermScale:
     """A model's own distribution of word terms (its vocabulary's entries, the shared ``<unk>``
-    entry left out), the unit of every explanation's colours.
+    entry left out), the scale of every explanation's colours.
 
-    ``unit`` is the size of the term at ``FULL_RANK`` (a word more specific than 90 % of the
-    model's words): a term of minus ``unit`` is full blue, 0 neutral, plus ``unit`` full red,
-    linear between and clipped beyond. ``rank(term)`` says where a term falls among the
-    entries: the share whose term is higher (less specific; ties count half), 0 to 1. Both
+    Two ends, both real terms of the model's entries: ``specific_end``, the term of the entry
+    more specific than ``FULL_RANK`` of the others (full blue), and ``general_end``, the
+    highest term (full red; 0 where no term is positive). A term blends linearly from grey at 0
+    to the end on its side and is clipped beyond. ``specific_word`` and ``general_word`` are
+    their entries where the words were given. ``rank(term)`` says where a term falls among the
+    entries: the share whose term is higher (less specific; ties count half), 0 to 1. All
     depend on the model only, never on the sentence.
     """
 
-    def __init__(self, terms: np.ndarray) -> None:
-        self.terms = np.sort(np.asarray(terms, dtype=np.float64)[1:])  # ascending: most specific first
-        self.unit = abs(self.term_at(FULL_RANK)) if len(self.terms) else 1.0
-        self.unit = self.unit if self.unit > 0 else 1.0
+    def __init__(self, terms: np.ndarray, words: list[str] | None = None) -> None:
+        terms = np.asarray(terms, dtype=np.float64)[1:]
+        order = np.argsort(terms, kind="stable")  # ascending: most specific first
+        self.terms = terms[order]
+        entry = (lambda at: words[int(order[at]) + 1]) if words is not None else (lambda at: None)
+        count = len(self.terms)
+        at = min(count - 1, int((1.0 - FULL_RANK) * count))
+        if count and self.terms[at] < 0:
+            self.specific_end, self.specific_word = float(self.terms[at]), entry(at)
+        else:  # no negative term to scale on
+            self.specific_end, self.specific_word = -1.0, None
+        if count and self.terms[-1] > 0:
+            self.general_end, self.general_word = float(self.terms[-1]), entry(count - 1)
+        else:  # no term makes a sentence more general
+            self.general_end, self.general_word = 0.0, None
 
     def rank(self, term: float) -> float:
         """The share (0-1) of the model's entries whose term is less specific than ``term``."""
@@ -55,17 +86,23 @@ class TermScale:
         """The term at ``rank`` of the entries (the inverse of :meth:`rank`)."""
         return float(np.quantile(self.terms, 1.0 - rank))
 
+    def strength(self, term: float) -> float:
+        """How far a term is towards the end on its side, 0 (grey) to 1 (full colour)."""
+        if math.isnan(term) or term == 0:
+            return 0.0
+        if term < 0:
+            return min(1.0, term / self.specific_end)
+        return min(1.0, term / self.general_end) if self.general_end > 0 else 1.0
+
     def color(self, term: float) -> str:
-        """The CSS colour of a term: neutral grey at 0 (and for NaN), blending to blue at minus
-        ``unit`` (more specific) and to red at plus ``unit`` (more general)."""
-        if math.isnan(term):
-            return "rgb({}, {}, {})".format(*NEUTRAL_RGB)
+        """The CSS colour of a term: neutral grey at 0 (and for NaN), blending to blue at
+        ``specific_end`` (more specific) and to red at ``general_end`` (more general)."""
         end = SPECIFIC_RGB if term < 0 else GENERAL_RGB
-        strength = min(1.0, abs(term) / self.unit)
+        strength = self.strength(term)
         return "rgb({}, {}, {})".format(*(round(n + (e - n) * strength) for n, e in zip(NEUTRAL_RGB, end)))
 
 
-_UNSCALED = TermScale(np.array([0.0, -1.0]))  # an explanation made without a model's scale: unit 1
+_UNSCALED = TermScale(np.array([0.0, -1.0, 1.0]))  # an explanation made without a model's scale: -1 to +1
 
 
 @dataclass
@@ -172,15 +209,15 @@ class Explanation:
                                                              f", more specific than {100 * w.rank:.0f} % of the model's words")
                      + (" — unknown word: the model has no entry for it and uses the shared <unk> term" if unknown else ""))
             spans.append(f'<span class="probsent-token{" probsent-unknown" if unknown else ""}" '
-                         f'title="{html.escape(title)}" data-entropy="{w.entropy!r}" data-rank="{w.rank!r}" '
+                         f'title="{html_text(title)}" data-entropy="{w.entropy!r}" data-rank="{w.rank!r}" '
                          f'data-unknown="{str(unknown).lower()}" style="background: {scale.color(w.entropy)}">'
-                         f'{html.escape(w.typed)}{"<sup>?</sup>" if unknown else ""}</span>')
+                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else ""}</span>')
         total = (f"entropy {self.entropy:.3f} = prior {self.prior_entropy:.3f} + word terms "
                  f"{self.entropy - self.prior_entropy:+.3f}")
         stats = (f'<div class="probsent-stats" data-specificity="{self.specificity!r}" '
                  f'data-percentile="{_attribute(self.percentile)}" data-probability="{_attribute(self.probability)}" '
-                 f'data-coverage="{_attribute(self.coverage)}" data-note="{html.escape(self.note)}">'
-                 f'{html.escape(self.summary())}</div>')
+                 f'data-coverage="{_attribute(self.coverage)}" data-note="{html_text(self.note)}">'
+                 f'{html_text(self.summary())}</div>')
         return (f'<div class="probsent-explanation"><div class="probsent-sentence">{" ".join(spans)}</div>'
                 f'{stats}<div class="probsent-total">{html.escape(total)}</div></div>')
 
@@ -206,22 +243,43 @@ def _page_style(scale: TermScale | None = None) -> str:
             ".probsent-stats, .probsent-total {font-size: 0.85em; color: #444; line-height: 1.5}"
             ".probsent-bar {display: inline-block; width: 16em; height: 0.9em; vertical-align: middle; "
             "border: 1px solid #999; background: linear-gradient(to right, "
-            f"{scale.color(scale.unit)}, {scale.color(0.0)}, {scale.color(-scale.unit)})}}</style>")
+            f"{scale.color(scale.general_end)} 0%, {scale.color(0.0)} {100 * _grey_at(scale):.1f}%, "
+            f"{scale.color(scale.specific_end)} 100%)}}</style>")
+
+
+def _grey_at(scale: TermScale) -> float:
+    """Where 0 falls on the legend's bar, from the general end (left) to the specific end."""
+    return scale.general_end / (scale.general_end - scale.specific_end)
+
+
+def _end_label(term: float, word: str | None) -> str:
+    """A legend end: its term, and the entry that has it."""
+    return f"{term:+.2f}" + (f" ({word!r})" if word is not None else "")
 
 
 def legend_html(scale: TermScale | None) -> str:
-    """The legend of the colour scale, in the model's terms where its scale is known."""
-    unit = (scale or _UNSCALED).unit
-    typical = (f" The median term over the model's vocabulary entries, most of them rare words, is "
-               f"{scale.term_at(0.5):+.2f}." if scale is not None else "")
+    """The legend of the colour scale, in the model's terms where its scale is known: its two
+    ends are real terms of named entries, the bar's grey where a term is 0."""
+    known = scale is not None
+    scale = scale or _UNSCALED
+    general, specific = _end_label(scale.general_end, scale.general_word), _end_label(scale.specific_end,
+                                                                                     scale.specific_word)
+    about = ""
+    if known and len(scale.terms):
+        positive = float(np.mean(scale.terms > 0))
+        about = (f" The model's terms run from {scale.terms[0]:+.2f} to {scale.terms[-1]:+.2f}, "
+                 f"{100 * positive:.2f} % of them positive, so the scale is as lopsided: full red is its "
+                 f"highest term, {general}; full blue is {specific}, a word more specific than "
+                 f"{100 * FULL_RANK:.0f} % of its vocabulary. The median term over its entries, most of them rare "
+                 f"words, is {scale.term_at(0.5):+.2f}.")
     return ('<div class="probsent-legend">'
-            f'<span class="probsent-tick">term {unit:+.2f}: more general</span> <span class="probsent-bar"></span> '
-            f'<span class="probsent-tick">{-unit:+.2f}: more specific</span> '
+            f'<span class="probsent-tick">term {html_text(general)}: more general</span> '
+            '<span class="probsent-bar"></span> '
+            f'<span class="probsent-tick">{html_text(specific)}: more specific</span> '
             '<span class="probsent-token probsent-unknown">unknown<sup>?</sup></span>'
             '<div class="probsent-stats">Each word is coloured by its own entropy term, on one scale for every '
-            'sentence: blue words make a sentence more specific, red ones more general, grey ones change little; '
-            f'full blue is a term of {-unit:+.2f}, that of a word more specific than {100 * FULL_RANK:.0f} % of the '
-            f'model\'s vocabulary.{html.escape(typical)} A dashed box marks a word the model has no entry for (it '
+            'sentence: blue words make a sentence more specific, red ones more general, grey ones change little.'
+            f'{html_text(about)} A dashed box marks a word the model has no entry for (it '
             'uses the shared &lt;unk&gt; term). Beside each sentence: its score (minus its entropy), its percentile '
             'among reference sentences of its length, P(specific) for its length, and coverage.</div></div>')
 

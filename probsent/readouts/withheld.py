@@ -2,13 +2,22 @@
 
 The score (minus the entropy) is always given: it is the model's reading, whatever the text.
 The percentile for the sentence's length and P(specific) compare that score with *sentences*
-of the reference sample and of the news labels, and three kinds of text are not what those
+of the reference sample and of the news labels, and four kinds of text are not what those
 hold. For them both numbers are NaN and :func:`notes` says why, so that no such text is called
 the most specific there is:
 
+``looks French`` (or German, Spanish, ...: a language of :data:`probsent.text.language_id.NAMES`)
+    the language identifier (:mod:`probsent.text.language_id`) reads a sentence (in Latin
+    letters, of at least ``MIN_WORDS`` words) as another language than English: the model
+    and its reference sentences are English, and a French sentence's words are read as the English entries they
+    happen to share (or as unknown words), so its score reads nothing about how specific it
+    is. Technical English (drug names, code, chemical names) is English to the identifier:
+    the words no language's list holds decide nothing, its English words decide. An English
+    sentence made mostly of a foreign title or quote is called that language ("La La Land
+    won six Oscars.": French; "Ich bin ein Berliner, said Kennedy in 1963.": German).
 ``low coverage``
-    fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (another
-    language, a URL, emoji, code): every unknown word shares the ``<unk>`` term, which the
+    fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (a URL, emoji,
+    code, a language the identifier does not name): every unknown word shares the ``<unk>`` term, which the
     model learnt from rare training words, so an unknown word reads as a rare, specific one.
 ``repetition``
     at least ``MAX_REPEATED`` (half) of its token trigrams repeat an earlier trigram of the
@@ -37,6 +46,7 @@ import numpy as np
 
 from typing import TYPE_CHECKING, Sequence
 
+from probsent.text.language_id import FIRST_NON_LATIN, LANGUAGES, NAMES, sentence_languages
 from probsent.text.token_ids import LOW_COVERAGE, coverage_counts
 from probsent.text.utf8_texts import Utf8Texts
 
@@ -44,16 +54,28 @@ if TYPE_CHECKING:
     from probsent.readouts.percentiles import PercentileTable
     from probsent.text.token_ids import TokenIds
 
-__all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "notes", "percentiles_read",
-           "repeated_trigram_share", "stutter_share", "withheld", "withheld_codes"]
+__all__ = ["EXPLAINED", "LOW_COVERAGE", "MAX_REPEATED", "MIN_WORDS", "NOTES", "READ", "language_note", "notes",
+           "percentiles_read", "repeated_trigram_share", "stutter_share", "withheld", "withheld_codes", "withholding"]
 
 MIN_WORDS = 3  # fewer words than this: "too short"
 MAX_REPEATED = 0.5  # at least this share of a text's trigrams repeating an earlier one: "repetition"
 
 READ = ""  # the note of a sentence whose percentile and P(specific) are given
-NOTES = (READ, "no tokens", "low coverage", "repetition", "too short")  # indexed by withheld_codes
+_RULES = (READ, "no tokens", "low coverage", "repetition", "too short")
+
+
+def language_note(code: str) -> str:
+    """The note of a sentence in language ``code`` (not English): "looks French"."""
+    return f"looks {NAMES[code]}"
+
+
+# indexed by withheld_codes: the rules', then one per language other than English (LANGUAGES[1:])
+NOTES = _RULES + tuple(language_note(code) for code in LANGUAGES[1:])
+assert len(NOTES) <= 128  # the codes are int8
 EXPLAINED = {"no tokens": "no words", "low coverage": "fewer than half its words are in the model's vocabulary",
-             "repetition": "mostly the same words said again", "too short": f"fewer than {MIN_WORDS} words"}
+             "repetition": "mostly the same words said again", "too short": f"fewer than {MIN_WORDS} words",
+             **{language_note(code): f"its words read as {NAMES[code]}; the model and its reference sentences "
+                                     f"are English" for code in LANGUAGES[1:]}}
 
 # odd 64-bit multipliers that mix a trigram's three ids into one hash, of which the top _HASH_BITS are kept
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
@@ -106,21 +128,46 @@ def stutter_share(ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, inside / np.maximum(counts, 1), 0.0)
 
 
-def withheld_codes(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Each sentence's index into :data:`NOTES` (0: read) from its token ids and offsets and the
-    model's coverage codes (:func:`probsent.text.token_ids.coverage_codes`); the first rule
-    that applies, in the order of :data:`NOTES`."""
-    counted, known = coverage_counts(ids, offsets, codes)
+def withholding(tokens: np.ndarray, counted: np.ndarray, coverage: np.ndarray, repeated: np.ndarray,
+                languages: np.ndarray) -> np.ndarray:
+    """The withholding decision: each sentence's index into :data:`NOTES` (0: read), the
+    first rule that applies in this order: no tokens; another language (``languages``, an
+    index into :data:`probsent.text.language_id.LANGUAGES`, 0 English; in Latin letters only
+    for a sentence of at least ``MIN_WORDS`` counted words, as a word or two tell little,
+    while another script tells at once, and Chinese or Japanese has few tokens without
+    spaces); low coverage (``coverage`` below ``LOW_COVERAGE``); repetition (``repeated`` at
+    least ``MAX_REPEATED``); too short (``counted`` below ``MIN_WORDS``). All arguments
+    are per sentence: ``tokens`` its tokens, ``counted`` the words coverage counts,
+    ``coverage`` the share of them known, ``repeated`` :func:`repeated_trigram_share` or
+    :func:`stutter_share`, whichever is larger."""
+    tokens, counted, languages = np.asarray(tokens), np.asarray(counted), np.asarray(languages, dtype=np.int64)
+    language_codes = np.where(languages > 0, len(_RULES) - 1 + languages, 0)  # "looks ...", by language
+    rules = ((tokens == 0, NOTES.index("no tokens")),
+             ((languages > 0) & ((counted >= MIN_WORDS) | (languages >= FIRST_NON_LATIN)), language_codes),
+             (np.asarray(coverage) < LOW_COVERAGE, NOTES.index("low coverage")),
+             (np.asarray(repeated) >= MAX_REPEATED, NOTES.index("repetition")),
+             (counted < MIN_WORDS, NOTES.index("too short")))
+    out = np.zeros(len(tokens), dtype=np.int8)
+    for applies, code in reversed(rules):  # the first rule that applies is written last
+        out[applies] = code[applies] if isinstance(code, np.ndarray) else code
+    return out
+
+
+def withheld_codes(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+                   languages: np.ndarray | None = None,
+                   counts: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Each sentence's index into :data:`NOTES` (0: read) by :func:`withholding`, from its token
+    ids and offsets, the model's coverage codes (:func:`probsent.text.token_ids.coverage_codes`),
+    the sentences' languages (:func:`probsent.text.language_id.sentence_languages`; None: all
+    English) and, if already counted, :func:`probsent.text.token_ids.coverage_counts`."""
+    counted, known = counts if counts is not None else coverage_counts(ids, offsets, codes)
     tokens = np.diff(np.asarray(offsets, dtype=np.int64))
     with np.errstate(invalid="ignore", divide="ignore"):
         coverage = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
-    out = np.zeros(len(tokens), dtype=np.int8)
     repeated = np.maximum(repeated_trigram_share(ids, offsets), stutter_share(ids, offsets))
-    rules = ((tokens == 0, "no tokens"), (coverage < LOW_COVERAGE, "low coverage"),
-             (repeated >= MAX_REPEATED, "repetition"), (counted < MIN_WORDS, "too short"))
-    for applies, note in reversed(rules):  # the first rule that applies is written last
-        out[applies] = NOTES.index(note)
-    return out
+    if languages is None:
+        languages = np.zeros(len(tokens), dtype=np.int16)
+    return withholding(tokens, counted, coverage, repeated, languages)
 
 
 def notes(codes: np.ndarray) -> list[str]:
@@ -133,7 +180,9 @@ def withheld(token_ids: "TokenIds", sentences: Sequence[str | None] | Utf8Texts)
     if not isinstance(sentences, Utf8Texts):
         sentences = [s if isinstance(s, str) else "" for s in sentences]
     ids, offsets = token_ids(sentences)
-    return withheld_codes(ids, offsets, token_ids.coverage_codes), np.diff(offsets)
+    counts = coverage_counts(ids, offsets, token_ids.coverage_codes)
+    languages = sentence_languages(token_ids, ids, offsets, *counts, sentences)
+    return withheld_codes(ids, offsets, token_ids.coverage_codes, languages, counts), np.diff(offsets)
 
 
 def percentiles_read(table: "PercentileTable", token_ids: "TokenIds", scores: np.ndarray,

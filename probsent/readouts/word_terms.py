@@ -127,7 +127,7 @@ class WordTermTable:
     def scale(self) -> TermScale:
         """The model's own term distribution, on which ``explain`` colours words (made once)."""
         if self._scale is None:
-            self._scale = TermScale(self.terms)
+            self._scale = TermScale(self.terms, self.vocab.words)
         return self._scale
 
     def explain(self, sentence: str, reader: Any = None) -> Explanation:
