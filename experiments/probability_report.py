@@ -225,7 +225,8 @@ def report_lines(heading: str = "##") -> list[str]:
             "", f"News test ({next(iter(test['news'].values()))['n']:,} sentences; `{test['command']}`; P read for "
             "every sentence, none withheld):", "",
             "| | accuracy at 0.5 | AUC | log-loss | Brier | ECE (10 bins) | range |", "|---|---|---|---|---|---|---|"]
-    for name, m in test["news"].items():
+    for name in sorted(test["news"], key=lambda name: name != "P(specific)"):  # P first, then the baselines
+        m = test["news"][name]
         out.append(f"| {name} | {m['accuracy']:.1f} | {m['auc']:.3f} | {m['log_loss']:.3f} | {m['brier']:.3f} | "
                    f"{m['ece']:.3f} | {m['min']:.2f}-{m['max']:.2f} |")
     out += ["", f"Reliability diagram: `{test['plot']}`. The Length row is the same logistic fit on log tokens alone, "
