@@ -597,7 +597,8 @@ class SentenceModel:
         Examples
         --------
         >>> model = load()
-        >>> p = model.probability(["Einstein published relativity in 1905.", "It is good."])
+        >>> p = model.probability(["The company said its net income rose 12 % to $ 45.6 million , or 89 cents "
+        ...                        "a share , from $ 40.7 million a year earlier .", "It is good."])
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """

@@ -59,10 +59,10 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
     try:
         for chunk, (scores, shares) in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
+            if probability:  # the columns in this order: specificity, probability, percentile, coverage
+                columns[PROBABILITY] = probability_of_scores(model, scores, chunk.texts)
             if percentile:
                 columns[PERCENTILE] = percentile_of_scores(model, scores, chunk.texts)
-            if probability:
-                columns[PROBABILITY] = probability_of_scores(model, scores, chunk.texts)
             if probability or percentile:
                 read = columns[PERCENTILE if percentile else PROBABILITY]
                 scored.withheld += int(np.count_nonzero(np.isnan(read) & ~np.isnan(scores)))
