@@ -307,14 +307,12 @@ def render(data_dir: Path) -> str:
               "## Probability of \"specific\"", "",
               f"`probsent specificity --probability` and `model.probability()` give P(specific), the chance that "
               f"a news annotator calls the sentence specific: 1 / (1 + exp(-({_linear(calibration)}))), score = "
-              f"-entropy, log_tokens = log of the token count, fitted by maximum likelihood on the "
-              f"{calibration.sentences:,} cleaned news training rows (`probsent calibrate`). News annotators "
-              f"reward length, and so does P: a short precise sentence gets a middling P and a high percentile "
-              f"for its length (below), which is the length-relative reading. P is withheld (NaN), with the "
-              f"percentile, for text with fewer than three words, fewer than half its words in the vocabulary, "
-              f"or mostly repetition; `model.note()` says which. How it was chosen and how well it predicts "
-              f"the label (computed by the commands named, from `results/probability/`):", "",
-              *report_lines("###"),
+              f"-entropy, log_tokens = log of the token count, fitted on the {calibration.sentences:,} cleaned "
+              f"news training rows (`probsent calibrate`; the features chosen by a pre-registered rule, "
+              f"docs/RESULTS.md). Annotators reward length, and so does P: a short precise sentence gets a "
+              f"middling P and a high percentile for its length (below). P is withheld (NaN) with the "
+              f"percentile; `model.note()` says why.", "",
+              *report_lines(brief=True),
               "## Percentile for the sentence's length", "",
               f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
               f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "

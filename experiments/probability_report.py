@@ -194,11 +194,14 @@ def _met(value: float, goal: float, at_least: bool) -> str:
     return "met" if (value >= goal if at_least else value <= goal) else "**missed**"
 
 
-def report_lines(heading: str = "##") -> list[str]:
+def report_lines(heading: str = "##", brief: bool = False) -> list[str]:
     """The report from the records (no model, no data): the choice, the news test table, the Ko et
-    al. Spearman and the goals; each with the command that wrote it."""
+    al. Spearman and the goals; each with the command that wrote it. ``brief`` (the model card,
+    which must keep the model directory under 10 MiB) leaves out the choice's table and the formula."""
     choice = json.loads(CHOICE.read_text(encoding="utf-8")) if CHOICE.is_file() else None
     test = json.loads(TEST.read_text(encoding="utf-8")) if TEST.is_file() else None
+    if brief and test is not None:
+        return _test_lines(test, brief=True)
     out = [f"{heading} P(specific): the chance that a news annotator calls the sentence specific", "",
            "Issue 49's rule (docs/EXPERIMENTS.md, \"P(specific) as a probability of the news label\"), committed "
            "before any of these numbers: the features chosen by 10-fold cross-validated log-loss on the cleaned "
@@ -222,15 +225,21 @@ def report_lines(heading: str = "##") -> list[str]:
                      for name, c in zip(test["features"], test["coefficients"]))
     out += [f"Shipped: P(specific) = sigmoid({test['intercept']:.4g} {terms}) (score = minus the entropy, "
             f"log_tokens = log of the token count), fitted on {test['training_rows']:,} rows by `probsent calibrate`.",
-            "", f"News test ({next(iter(test['news'].values()))['n']:,} sentences; `{test['command']}`; P read for "
+            ""]
+    return out + _test_lines(test)
+
+
+def _test_lines(test: dict, brief: bool = False) -> list[str]:
+    """The news test table, the Ko et al. Spearman and the goals (``brief``: shorter captions)."""
+    out = [f"News test ({next(iter(test['news'].values()))['n']:,} sentences; `{test['command']}`; P read for "
             "every sentence, none withheld):", "",
             "| | accuracy at 0.5 | AUC | log-loss | Brier | ECE (10 bins) | range |", "|---|---|---|---|---|---|---|"]
     for name in sorted(test["news"], key=lambda name: name != "P(specific)"):  # P first, then the baselines
         m = test["news"][name]
         out.append(f"| {name} | {m['accuracy']:.1f} | {m['auc']:.3f} | {m['log_loss']:.3f} | {m['brier']:.3f} | "
                    f"{m['ece']:.3f} | {m['min']:.2f}-{m['max']:.2f} |")
-    out += ["", f"Reliability diagram: `{test['plot']}`. The Length row is the same logistic fit on log tokens alone, "
-            "on the same training rows; SPECITELLER's are its own probabilities.", "",
+    out += ["", f"Reliability diagram: `{test['plot']}`." + ("" if brief else " The Length row is the same logistic "
+            "fit on log tokens alone, on the same training rows; SPECITELLER's are its own probabilities."), "",
             "Spearman ρ ×100 with the human ratings (Ko et al. 2019):", "",
             "| | Twitter | Yelp | Movie |", "|---|---|---|---|",
             "| P(specific) | " + " | ".join(f"{test['ko2019'][d]['probability']:.1f}" for d in ("twitter", "yelp", "movie")) + " |",

@@ -606,10 +606,33 @@ class SentenceModel:
         return self._values(sentences, "probability", lambda items: probability_of_scores(
             self, self._specificity_values(items, batch_size), items), show_progress_bar)
 
+    @_shared_parameters
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
                          show_progress_bar: bool | None = None):
         """Deprecated: the same as :meth:`probability`, which it was folded into (a calibration
-        has one probability, of the news label). Emits a DeprecationWarning."""
+        has one probability, of the news label). Emits a DeprecationWarning.
+
+        Parameters
+        ----------
+        {sentences}
+        {batch_size}
+        {show_progress_bar}
+
+        Returns
+        -------
+        numpy.ndarray, float or pandas.Series
+            :meth:`probability`'s values.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> model = load()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     folded = model.news_probability("It is good.")
+        >>> folded == model.probability("It is good.")
+        True
+        """
         import warnings
 
         warnings.warn("news_probability() is probability() now (one P(specific), of the news label)",
