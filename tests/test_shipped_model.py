@@ -1,6 +1,6 @@
 """The WLO model shipped inside the package: loads with no argument, is small, its scores and
 its model card's example table are what the paper's recurrence gives on its raw weights, and its
-news-threshold probability reaches the Length baseline's News accuracy."""
+P(specific) reaches the Length baseline's News accuracy."""
 from __future__ import annotations
 
 import json
@@ -112,9 +112,9 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
 
 def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_baseline(model, data_dir) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
-    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its news-threshold
-    probability (a score-only logistic fit on the news training rows, so in the score's order)
-    is at least as accurate on News as the Length baseline."""
+    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its P(specific) (a
+    logistic of the score and the log token count fitted on the news training rows) is at least as
+    accurate on News as the Length baseline."""
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer, ProbabilityScorer
     from probsent.evaluation.results import load_evaluation
