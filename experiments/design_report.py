@@ -219,8 +219,8 @@ def diagnostic_lines(record: dict[str, Any] | None) -> list[str]:
 
 
 def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
-    """The shipped model's rows on the four test sets: its entropy, its P(specific) for the
-    sentence's length and its news-threshold probability (records written before the length fit:
+    """The shipped model's rows on the four test sets: its entropy, its P(specific) (of the score and
+    the length; in earlier records, for the sentence's length and the news-threshold probability, or
     the one probability they hold), and the share of each set the API withholds a reading of."""
     if rows is None:
         return []
@@ -234,6 +234,20 @@ def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
                   "a logistic fit of the score" if rows.get("calibration") == "score" else "calibrated with length"))))
     for row, label in labels:
         table.append(f"| shipped model, {label} | " + " | ".join(f"{measures[row][d]:.1f}" for d in DOMAINS) + " |")
+    if rows.get("calibration") == "score_and_length":  # issue 49: a probability of the news label
+        table[-1] = ("| shipped model, P(specific) (a logistic of the score and the log token count) | "
+                     + " | ".join(f"{measures['probability'][d]:.1f}" for d in DOMAINS) + " |")
+        table.append("| share withheld by `model.note` (%) | "
+                     + " | ".join(f"{measures['withheld'][d]:.1f}" for d in DOMAINS) + " |")
+        gap = measures["probability"]["news"] - length["news"]
+        return ["### The shipped model's P(specific)", "",
+                "`probsent calibrate` fits P(specific), the chance that a news annotator calls the sentence "
+                "specific, on the cleaned news training rows (`python -m experiments.ship_rule --round 1 --stage "
+                "shipped-rows`; News: accuracy with the threshold tuned on the training rows; the ρ columns rank by "
+                "P). Here every test sentence is read; the last row is the share the API withholds (fewer than "
+                "three words, half unknown, or mostly repetition). Its calibration measures are in \"P(specific): "
+                "the chance that a news annotator calls the sentence specific\" below.", "", *table, "",
+                f"On News, P(specific) is {abs(gap):.1f} points {'above' if gap >= 0 else 'below'} Length.", ""]
     if not by_length:
         gap = measures["probability"]["news"] - length["news"]
         return ["### The shipped model's P(specific)", "", *table, "",

@@ -15,11 +15,11 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 
 import probsent
 from experiments.paths import REPO, RESULTS_DIR
 from experiments import similarity_limits
+from experiments.probability_report import report_lines
 from experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from probsent.evaluation.results import load_evaluation
@@ -42,11 +42,6 @@ def _choice_sentence() -> str:
             f"its development sets before any candidate was trained): floors on the vocabulary, STS 2017, "
             f"STS Benchmark dev and equal-length pairs, then the best mean of three development measures "
             f"that counting words cannot raise; `{choice['record']}` holds every number.")
-
-
-def _signed(value: float) -> str:
-    """``+ 1.2340`` or ``- 1.2340``: a term of a sum."""
-    return f"{'-' if value < 0 else '+'} {abs(value):.4f}"
 
 
 def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: dict) -> str:
@@ -106,11 +101,17 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
             f"{len(words)} distinct words, numbers included{shown}.")
 
 
+def _linear(calibration) -> str:
+    """The calibration's logit, written out: ``-5.595 + 0.07691 x score + 0.57 x log_tokens``."""
+    return f"{calibration.intercept:.4g} " + " ".join(
+        f"{'-' if c < 0 else '+'} {abs(c):.4g} x {name}" for name, c in zip(calibration.features, calibration.coefficients))
+
+
 def _calibration_label(rows: dict) -> str:
-    """How the shipped rows' P(specific) was fitted: of the percentile for the length (now), of the
-    score alone, or with the token count (records written before)."""
-    return {"percentile": "for the sentence's length", "score": "a logistic fit of the score"}.get(
-        rows.get("calibration"), "calibrated with length")
+    """How the shipped rows' P(specific) was fitted: of the score and the log token count (now), of
+    the percentile for the length, of the score alone, or with the token count (records written before)."""
+    return {"score_and_length": "of the score and the length", "percentile": "for the sentence's length",
+            "score": "a logistic fit of the score"}.get(rows.get("calibration"), "calibrated with length")
 
 
 def _information_content(systems) -> tuple[str, object] | None:
@@ -228,7 +229,7 @@ def render(data_dir: Path) -> str:
         "exact term per word, sum_d log|A_w,d|: low entropy = specific.", "",
         "```python", "import probsent", "model = probsent.load()           # this model",
         "model.specificity(\"The Dow fell 2.3 % on Tuesday.\")   # -entropy: higher = more specific",
-        "model.probability(\"It is good.\")  # P(specific) for its length, calibrated on the news training rows",
+        "model.probability(\"It is good.\")  # P(specific): the chance a news annotator calls it specific",
         "model.note(\"lol ok\")  # why a percentile and P(specific) are withheld: 'too short'", "```", "",
         "## Intended use and licence", "",
         "Research on sentence specificity and sentence representations. **Not for commercial use**: "
@@ -304,21 +305,14 @@ def render(data_dir: Path) -> str:
     lines += ["", f"News: accuracy (%) on the {spec.news.n_test:,} test sentences of Li & Nenkova (2015), threshold tuned on the "
               "news training rows. Others: Spearman ρ ×100 with human ratings (Ko et al. 2019).", "",
               "## Probability of \"specific\"", "",
-              f"`probsent specificity --probability` and `model.probability()` give P(specific) for the "
-              f"sentence's length = 1 / (1 + exp(-({calibration.percentile_slope:.5f} x percentile "
-              f"{_signed(calibration.percentile_intercept)}))): a logistic fit of the percentile for the "
-              f"sentence's length (below) on the {calibration.sentences:,} cleaned news training rows, so it is "
-              f"in the percentile's order, short sentences and long alike; it runs from "
-              f"{calibration.for_length(np.array([0.0]))[0]:.2f} (the least specific for its length) to "
-              f"{calibration.for_length(np.array([100.0]))[0]:.2f} (the most). `model.news_probability()` gives "
-              f"the news-threshold probability 1 / (1 + exp(-({calibration.slope:.4f} x score "
-              f"{_signed(calibration.intercept)}))), score = -entropy, fitted on the same rows: the share of "
-              f"news sentences with that score that annotators call specific, which calls most short "
-              f"sentences general however precise (news sentences average 22 tokens). Both are withheld "
-              f"(NaN), with the percentile, for text with fewer than three words, fewer than half its words "
-              f"in the vocabulary, or mostly repetition; `model.note()` says which. Chat words that the "
-              f"training text seldom has still read as specific in a text of three or more words: the "
-              f"score reads how rare its words were in the training text.", "",
+              f"`probsent specificity --probability` and `model.probability()` give P(specific), the chance that "
+              f"a news annotator calls the sentence specific: 1 / (1 + exp(-({_linear(calibration)}))), score = "
+              f"-entropy, log_tokens = log of the token count, fitted on the {calibration.sentences:,} cleaned "
+              f"news training rows (`probsent calibrate`; the features chosen by a pre-registered rule, "
+              f"docs/RESULTS.md). Annotators reward length, and so does P: a short precise sentence gets a "
+              f"middling P and a high percentile for its length (below). P is withheld (NaN) with the "
+              f"percentile; `model.note()` says why.", "",
+              *report_lines(brief=True),
               "## Percentile for the sentence's length", "",
               f"`probsent specificity --percentile` and `model.percentile()` give the share (0-100) of "
               f"{sum(map(len, model.percentiles.scores)):,} reference sentences with the same number of tokens "

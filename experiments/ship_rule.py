@@ -301,7 +301,6 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     stsb = ds.load_sts_benchmark(ds.as_data_dir(None), "test")
     similarities = sts_similarities(model, stsb, probabilistic=True)
     return {"entropy": specificity_row(model), "probability": specificity_row(ProbabilityScorer(model)),
-            "news_probability": specificity_row(ProbabilityScorer(model, "news_probability")),
             "withheld": withheld_shares(model),
             "stsb_test_concat": 100.0 * pearson(similarities["cosine"], stsb.scores),
             "stsb_test_means": 100.0 * pearson(similarities["cosine_mean"], stsb.scores)}
@@ -374,11 +373,11 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 
 
 def write_shipped_rows() -> dict[str, Any]:
-    """The shipped model's rows on the test sets (its entropy, P(specific) for the length, the
-    news-threshold probability, the share withheld), and Length's."""
+    """The shipped model's rows on the test sets (its entropy, P(specific), the share withheld),
+    and Length's."""
     from probsent.evaluation.baselines import LengthScorer
 
-    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "percentile",
+    rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "score_and_length",
             "measures": test_measures(SHIPPED), "length": specificity_row(LengthScorer())}
     write_json(SHIPPED_ROWS, rows)
     return rows

@@ -27,6 +27,7 @@ from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from experiments.design_report import render as design_section
 from experiments.generality_report import generality_section
+from experiments.probability_report import report_lines as probability_section
 from experiments.model_card import generality_lines
 from experiments.representation_report import render as representation_section
 from experiments.recipe_summary import mean_sd, sections as recipe_sections
@@ -621,6 +622,7 @@ def render() -> str:
     lines += design_section().splitlines() + [""]
     lines += representation_section()
     lines += generality_section()
+    lines += probability_section()
     lines += ["Some rounds on this page (the recipe study's rounds 1, 2, 3, 6 and 7, and the ship rule's resampling "
               "rounds) used `probsent train` settings that have since left the product; their records stay "
               "here as they were, and they are trained again at commit `2d16e26`, the last before they left: "

@@ -575,12 +575,12 @@ class SentenceModel:
 
     @_shared_parameters
     def probability(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
-        """P(specific) for the sentence's length, from the model's calibration (``probsent
-        calibrate``): a logistic function of :meth:`percentile` fitted on the news labels, so in
-        the percentile's order, short sentences and long alike; see :mod:`probsent.readouts.calibration`.
-        NaN for a null or blank item, and where the percentile is withheld (:meth:`note` says
-        why); a pandas Series gives a Series with its index. The probability of the raw score on
-        news's scale is :meth:`news_probability`.
+        """P(specific): the chance that a news annotator would call the sentence specific, from the
+        model's calibration (``probsent calibrate``): a logistic function of the score and the
+        sentence's length fitted on the news labels (:mod:`probsent.readouts.calibration`). It
+        follows what annotators reward, length among it; :meth:`percentile` is the
+        length-relative reading. NaN for a null or blank item, and where the percentile is
+        withheld (:meth:`note` says why); a pandas Series gives a Series with its index.
 
         Parameters
         ----------
@@ -597,7 +597,8 @@ class SentenceModel:
         Examples
         --------
         >>> model = load()
-        >>> p = model.probability(["Einstein published relativity in 1905.", "It is good."])
+        >>> p = model.probability(["The company said its net income rose 12 % to $ 45.6 million , or 89 cents "
+        ...                        "a share , from $ 40.7 million a year earlier .", "It is good."])
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
@@ -608,11 +609,8 @@ class SentenceModel:
     @_shared_parameters
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
                          show_progress_bar: bool | None = None):
-        """The news-threshold probability: a logistic function of the raw score fitted on the news
-        labels, in the score's order, read as if every sentence were a news sentence (they
-        average 22 tokens, so most short sentences come out general however precise). It is the
-        paper's News-accuracy reading; for what a person reads, use :meth:`probability`. NaN
-        for a null or blank item.
+        """Deprecated: the same as :meth:`probability`, which it was folded into (a calibration
+        has one probability, of the news label). Emits a DeprecationWarning.
 
         Parameters
         ----------
@@ -623,17 +621,23 @@ class SentenceModel:
         Returns
         -------
         numpy.ndarray, float or pandas.Series
-            float64 between 0 and 1, in the order of :meth:`specificity`.
+            :meth:`probability`'s values.
 
         Examples
         --------
+        >>> import warnings
         >>> model = load()
-        >>> model.news_probability("Einstein published relativity in 1905.") < 0.5
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     folded = model.news_probability("It is good.")
+        >>> folded == model.probability("It is good.")
         True
         """
-        calibration = require_calibration(self)
-        return self._values(sentences, "news_probability", lambda items: calibration.probability(
-            self._specificity_values(items, batch_size)), show_progress_bar)
+        import warnings
+
+        warnings.warn("news_probability() is probability() now (one P(specific), of the news label)",
+                      DeprecationWarning, stacklevel=2)
+        return self.probability(sentences, batch_size, show_progress_bar=show_progress_bar)
 
     @_shared_parameters
     def note(self, sentences: Sentences):

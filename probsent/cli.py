@@ -112,9 +112,9 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
     parser.add_argument("--probability", action="store_true",
-                        help="also write P(specific) for the sentence's length: a logistic function of the "
-                             "percentile fitted on news labels (probsent calibrate), in the percentile's "
-                             "order; withheld (nan) with it (tsv: score, probability, ..., sentence)")
+                        help="also write P(specific): the chance that a news annotator calls the sentence "
+                             "specific (probsent calibrate fits it on news labels, from the score and the "
+                             "length); withheld (nan) with the percentile (tsv: score, probability, ..., sentence)")
     parser.add_argument("--percentile", action="store_true",
                         help="also write the percentile for the sentence's length, 0-100: the share of "
                              "the model's reference sentences with as many tokens that score lower; nan "
@@ -192,12 +192,13 @@ def _run_encode(args: argparse.Namespace) -> int:
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("calibrate", help="fit P(specific) and the percentile table of a model",
                             description="Build the percentile table for the sentence's length from a "
-                                        "fixed sample of training sentences (--reference), then fit, by "
-                                        "maximum likelihood on the labelled news training sentences (rows "
-                                        "0..2795 minus those equal to test sentences), P(specific) = "
-                                        "sigmoid(a * percentile + b) and the news-threshold probability "
-                                        "sigmoid(c * score + d); store them in the model directory "
-                                        "(percentiles.json, calibration.json).")
+                                        "fixed sample of training sentences (--reference), then fit "
+                                        "P(specific), the chance that a news annotator calls the sentence "
+                                        "specific, by maximum likelihood on the labelled news training "
+                                        "sentences (every row but those equal to test sentences), as a "
+                                        "logistic function of the score and the sentence's length; store them in the model "
+                                        "directory (percentiles.json, calibration.json). The same model and "
+                                        "data give the same files, byte for byte.")
     parser.add_argument("--model", required=True, help="model directory or probsent train output directory")
     parser.add_argument("--data-dir", help="evaluation data root (default: $PROBSENT_DATA_DIR or ../shared/data)")
     parser.add_argument("--reference", help="paraphrase pairs file whose first sides are the percentile "
@@ -209,14 +210,12 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.readouts.model_calibration import calibrate
 
     model = load(args.model)
-    calibration, table = calibrate(model, args.data_dir, args.reference)
-    print(f"P(specific) = sigmoid({calibration.percentile_slope:.4f} * percentile "
-          f"{'-' if calibration.percentile_intercept < 0 else '+'} {abs(calibration.percentile_intercept):.4f}); "
-          f"news-threshold probability = sigmoid({calibration.slope:.4f} * score "
-          f"{'-' if calibration.intercept < 0 else '+'} {abs(calibration.intercept):.4f}) (accuracy at 0.5: "
-          f"{100 * calibration.accuracy_at_half:.1f} %), both from {calibration.sentences:,} news sentences; "
-          f"percentiles from {sum(map(len, table.scores)):,} reference sentences in {len(table.starts)} length bins; "
-          f"written to {model.path}")
+    calibration, table, reference_sentences = calibrate(model, args.data_dir, args.reference)
+    terms = " ".join(f"{'-' if c < 0 else '+'} {abs(c):.4g} * {name}"
+                     for name, c in zip(calibration.features, calibration.coefficients))
+    print(f"P(specific) = sigmoid({calibration.intercept:.4g} {terms}), fitted on {calibration.sentences:,} "
+          f"news sentences; percentile table from {reference_sentences:,} reference sentences "
+          f"({sum(map(len, table.scores)):,} kept in {len(table.starts)} length bins); written to {model.path}")
     return 0
 
 

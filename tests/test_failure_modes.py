@@ -149,22 +149,23 @@ def test_a_fork_after_loading_does_not_deadlock(tmp_path) -> None:
 @pytest.mark.parametrize("slope,intercept", [(1e308, 0.0), (1e308, -1e308), (-1e308, 1e308), (1e-308, 1e308),
                                              (1e308, 1e308), (-1e308, -1e308)])
 def test_extreme_calibrations_are_never_nan(slope, intercept) -> None:
-    calibration = Calibration(slope, intercept, "x", 2, 1.0)
+    calibration = Calibration(("score",), (slope,), intercept, "x", 2)
     scores = np.array([-60.0, -1.0, 0.0, 1e-300, 1.0, 1.0000000000000002, 60.0, 1e300, -1e300])
+    counts = np.ones(len(scores))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no NumPy overflow warnings either
-        got = calibration.probability(scores)
+        got = calibration.probability(scores, counts)
     assert np.all((got >= 0) & (got <= 1)), got
     for p, s in zip(got, scores):  # against the exact logit, in fractions
         logit = Fraction(slope) * Fraction(s) + Fraction(intercept)
         expected = 1.0 if logit > 800 else 0.0 if logit < -800 else 1.0 / (1.0 + math.exp(-float(logit)))
         assert p == pytest.approx(expected, abs=1e-12), (s, float(logit))
-    assert np.all(np.diff(calibration.probability(np.sort(scores))) * np.sign(slope) >= 0)  # in the scores' order
+    assert np.all(np.diff(calibration.probability(np.sort(scores), counts)) * np.sign(slope) >= 0)  # the scores' order
 
 
 def test_a_null_score_stays_null_under_an_extreme_calibration() -> None:
-    calibration = Calibration(1e308, -1e308, "x", 2, 1.0)
-    assert np.isnan(calibration.probability(np.array([np.nan]))[0])
+    calibration = Calibration(("score",), (1e308,), -1e308, "x", 2)
+    assert np.isnan(calibration.probability(np.array([np.nan]), np.array([3]))[0])
 
 
 # -- finding 19: what batching changes --------------------------------------------------------

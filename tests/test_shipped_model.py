@@ -1,6 +1,6 @@
 """The WLO model shipped inside the package: loads with no argument, is small, its scores and
 its model card's example table are what the paper's recurrence gives on its raw weights, and its
-news-threshold probability reaches the Length baseline's News accuracy."""
+P(specific) reaches the Length baseline's News accuracy."""
 from __future__ import annotations
 
 import json
@@ -16,6 +16,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
+from probsent.readouts.score_readings import token_counts
 from probsent.text.tokenize import tokenize
 from tests.helpers import REPO, wlo_recurrence
 
@@ -61,18 +62,20 @@ def test_scores_and_the_card_examples_follow_the_recurrence(model) -> None:
     sentences = [r[0] for r in rows]
     expected = np.array([recurrence_entropy(s) for s in sentences])
     calibration = json.loads((DEFAULT_MODEL / "calibration.json").read_text())
-    # the news-threshold probability = sigmoid(slope * specificity + intercept), specificity = -entropy
-    news = 1 / (1 + np.exp(-(calibration["slope"] * -expected + calibration["intercept"])))
+    assert calibration["features"] == ["score", "log_tokens"]
+    (a, b), c = calibration["coefficients"], calibration["intercept"]
+    counts = token_counts(model, sentences)
     assert model.entropy(sentences) == pytest.approx(expected, abs=1e-4)
-    assert model.news_probability(sentences) == pytest.approx(news, abs=1e-5)
-    # the card prints three decimals; P(specific) = sigmoid(a * percentile + b), or "–" with the note
+    # the card prints three decimals; P(specific) = sigmoid(a * score + b * log tokens + c), score =
+    # -entropy, or "–" with the note
     assert [float(r[1]) for r in rows] == pytest.approx(expected, abs=5.1e-4)
     percentile = model.percentile(sentences)
-    for (sentence, _, shown_percentile, shown_probability), value in zip(rows, percentile):
+    for (sentence, _, shown_percentile, shown_probability), value, entropy, count in zip(rows, percentile, expected,
+                                                                                          counts):
         if np.isnan(value):
             assert shown_percentile == f"– ({model.note(sentence)})" and shown_probability == "–"
             continue
-        probability = 1 / (1 + np.exp(-(calibration["percentile_slope"] * value + calibration["percentile_intercept"])))
+        probability = 1 / (1 + np.exp(-(a * -entropy + b * np.log(count) + c)))
         assert int(shown_percentile) == round(value) and float(shown_probability) == pytest.approx(probability, abs=5.1e-4)
 
 
@@ -109,9 +112,9 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
 
 def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_baseline(model, data_dir) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
-    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its news-threshold
-    probability (a score-only logistic fit on the news training rows, so in the score's order)
-    is at least as accurate on News as the Length baseline."""
+    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its P(specific) (a
+    logistic of the score and the log token count fitted on the news training rows) is at least as
+    accurate on News as the Length baseline."""
     from probsent.evaluation.baselines import LengthScorer
     from probsent.evaluation.encoding import ModelScorer, ProbabilityScorer
     from probsent.evaluation.results import load_evaluation
@@ -120,8 +123,8 @@ def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_base
     shipped = news_experiment(ModelScorer("shipped", model), data_dir).accuracy
     documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
     assert shipped == pytest.approx(documented.specificity.news.accuracy, abs=1e-9)
-    assert model.calibration is not None and model.calibration.slope > 0
-    probability = news_experiment(ProbabilityScorer(model, "news_probability"), data_dir).accuracy
+    assert model.calibration is not None and model.calibration.coefficients[0] > 0
+    probability = news_experiment(ProbabilityScorer(model), data_dir).accuracy
     length = news_experiment(LengthScorer(), data_dir).accuracy
     assert probability >= length, (probability, length)
 

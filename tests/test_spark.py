@@ -15,6 +15,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
+from probsent.readouts.score_readings import token_counts
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
@@ -67,10 +68,11 @@ def test_probability_percentile_and_coverage_with_the_shipped_model(spark) -> No
     present = [i for i, t in enumerate(SENTENCES) if t and t.strip()]
     scores = model.specificity([SENTENCES[i] for i in present])
     np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
-    c = model.calibration  # a logistic function of the percentile for the length
+    c = model.calibration  # a logistic function of the score and the log token count, withheld with the percentile
     percentile = model.percentile([SENTENCES[i] for i in present])
-    np.testing.assert_allclose([rows[i].probability for i in present],
-                               1 / (1 + np.exp(-(c.percentile_slope * percentile + c.percentile_intercept))),
+    counts = token_counts(model, [SENTENCES[i] for i in present])
+    by_hand = 1 / (1 + np.exp(-(c.coefficients[0] * scores + c.coefficients[1] * np.log(counts) + c.intercept)))
+    np.testing.assert_allclose([rows[i].probability for i in present], np.where(np.isnan(percentile), np.nan, by_hand),
                                rtol=0, atol=1e-6)
     np.testing.assert_allclose([rows[i].percentile for i in present],
                                model.percentile([SENTENCES[i] for i in present]), rtol=0, atol=1e-9)

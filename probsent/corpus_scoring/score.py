@@ -15,7 +15,8 @@ import numpy as np
 from probsent.corpus_scoring.formats import (CHUNK, COVERAGE, PERCENTILE, PROBABILITY, SCORE, Chunk, Sink, TextSink,
                                              iter_lines, text_chunks)
 from probsent.corpus_scoring.workers import score_chunks
-from probsent.readouts.score_readings import ScoringModel, percentile_of_scores, require_calibration, require_percentiles
+from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
+                                              require_calibration, require_percentiles)
 from probsent.text.token_ids import LOW_COVERAGE
 
 __all__ = ["Scored", "iter_lines", "score_corpus", "score_columns", "score_stream"]
@@ -58,13 +59,13 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
     try:
         for chunk, (scores, shares) in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
-            if probability or percentile:
-                percentiles = percentile_of_scores(model, scores, chunk.texts)
-                scored.withheld += int(np.count_nonzero(np.isnan(percentiles) & ~np.isnan(scores)))
-            if probability:
-                columns[PROBABILITY] = require_calibration(model).for_length(percentiles)
+            if probability:  # the columns in this order: specificity, probability, percentile, coverage
+                columns[PROBABILITY] = probability_of_scores(model, scores, chunk.texts)
             if percentile:
-                columns[PERCENTILE] = percentiles
+                columns[PERCENTILE] = percentile_of_scores(model, scores, chunk.texts)
+            if probability or percentile:
+                read = columns[PERCENTILE if percentile else PROBABILITY]
+                scored.withheld += int(np.count_nonzero(np.isnan(read) & ~np.isnan(scores)))
             if coverage:
                 columns[COVERAGE] = shares
             sink.write(chunk, columns)

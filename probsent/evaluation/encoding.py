@@ -49,12 +49,10 @@ def natural_measure(mean: np.ndarray, logvar: np.ndarray | None) -> tuple[str, n
 
 
 class ProbabilityScorer:
-    """A model's calibrated probability as a scorer: ``"probability"``, P(specific) for the
-    sentence's length (the calibration's function of the percentile; here every sentence is
-    read, none withheld, so that a test set is scored whole), or ``"news_probability"``, the
-    news-threshold probability of the raw score."""
+    """A model's P(specific) as a scorer (the calibration's function of the score and the token
+    count; here every sentence is read, none withheld, so that a test set is scored whole)."""
 
-    READINGS = {"probability": "P(specific) for the length", "news_probability": "news-threshold probability"}
+    READINGS = {"probability": "P(specific)"}
 
     def __init__(self, model: SentenceModel, reading: str = "probability") -> None:
         if reading not in self.READINGS:
@@ -67,10 +65,11 @@ class ProbabilityScorer:
         sentences = list(sentences)
         scores = np.asarray(self.model.specificity(sentences), dtype=np.float64).reshape(len(sentences))
         calibration = require_calibration(self.model)
-        if self.reading == "news_probability":
-            return calibration.probability(scores)
-        percentiles = require_percentiles(self.model).percentile(scores, token_counts(self.model, sentences))
-        return calibration.for_length(percentiles)
+        counts = token_counts(self.model, sentences)
+        percentiles = None
+        if "percentile" in calibration.features:  # a calibration file of an earlier probsent
+            percentiles = require_percentiles(self.model).percentile(scores, counts)
+        return calibration.probability(scores, counts, percentiles)
 
 
 class ModelScorer:

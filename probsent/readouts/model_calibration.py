@@ -1,44 +1,70 @@
-"""Calibrating a model: the percentile table for the sentence's length from reference training
-sentences, then P(specific) from the news labels, as a function of that percentile (and the
-news-threshold probability, of the raw score) (``probsent calibrate``, ``export``).
+"""Calibrating a model (``probsent calibrate``, ``export``): one function per file it writes
+into the model directory, atomically, each a function of its inputs alone (the model's scores,
+the data files; no clock, no randomness but fixed seeds, no thread-dependent sums):
 
-Both read the model's specificity only; both are written into the model directory
-(``calibration.json``, ``percentiles.json``), atomically, and kept by ``SentenceModel.save``.
+- :func:`percentile_table`: ``percentiles.json``, the percentile table for the sentence's
+  length, from a fixed sample of reference training sentences (:mod:`probsent.readouts.percentiles`);
+- :func:`fit_calibration`: ``calibration.json``, P(specific), a logistic fit on the cleaned
+  news training rows of the :data:`FEATURES` docs/EXPERIMENTS.md's rule chose
+  (:mod:`probsent.readouts.calibration`).
+
+:func:`calibrate` computes them all, then writes them; both are kept by ``SentenceModel.save``. The same model
+directory and data give byte-identical files (tests/test_calibration.py checks the shipped ones).
 """
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
-from probsent.readouts.calibration import Calibration, fit_logistic
-from probsent.readouts.percentiles import PercentileTable, table_for
+from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
+from probsent.readouts.percentiles import PER_SOURCE, SEED, PercentileTable, build_table, reference_sample
 from probsent.readouts.score_readings import token_counts
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 PAIRS = "paraphrase/pairs.tsv.gz"  # the reference's default, under the data directory
-FITTED_ON = "news-train rows 0..2795 without test overlaps"
+FEATURES = ("score", "log_tokens")  # chosen by the pre-registered rule (docs/EXPERIMENTS.md; results/probability/choice.json)
+FITTED_ON = "news-train, all rows but the 939 equal to news-test sentences"
 
 
-def fit_calibration(model: "SentenceModel", table: PercentileTable,
-                    data_dir: str | os.PathLike[str] | None = None) -> Calibration:
-    """Both logistic fits on the cleaned news training rows: of the score (the news-threshold
-    probability) and of the percentile for the sentence's length in ``table`` (P(specific);
-    the rows whose percentile is withheld, :mod:`probsent.readouts.withheld`, are left out of it)."""
+class Calibrated(NamedTuple):
+    """What :func:`calibrate` wrote: the calibration, the percentile table, and how many
+    reference sentences the table was drawn from (it keeps at most PER_BIN per length bin)."""
+
+    calibration: Calibration
+    table: PercentileTable
+    reference_sentences: int
+
+
+def scores_of(model: "SentenceModel", sentences: Sequence[str], progress: bool) -> np.ndarray:
+    """The model's specificity of each sentence as float64 (one value per sentence, whatever the
+    chunking: sentences are scored independently), with a tqdm bar on standard error if ``progress``."""
+    return np.asarray(model.specificity(list(sentences), show_progress_bar=progress), dtype=np.float64)
+
+
+def news_training_rows(data_dir: str | os.PathLike[str] | None = None):
+    """The rows P(specific) is fitted on: every news-train row but those equal to a news-test
+    sentence (``DERIVED_rows_overlapping_news_test.txt``)."""
     from probsent.evaluation.datasets import DataDir, load_news_train
 
-    news = load_news_train(DataDir(data_dir))
-    scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
-    slope, intercept = fit_logistic(scores, news.specific)
-    percentiles = table.percentile(scores, token_counts(model, news.sentences))  # news rows are sentences: all read
-    percentile_slope, percentile_intercept = fit_logistic(percentiles, news.specific)
-    calibration = Calibration(slope, intercept, FITTED_ON, len(scores), 0.0, percentile_slope, percentile_intercept)
-    calibration.accuracy_at_half = float(((calibration.probability(scores) > 0.5) == news.specific).mean())
-    return calibration
+    return load_news_train(DataDir(data_dir), pdtb_only=False)
+
+
+def fit_calibration(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None,
+                    features: Sequence[str] = FEATURES, progress: bool = False) -> Calibration:
+    """P(specific) = sigmoid(w . features + b) by maximum likelihood on the cleaned news training
+    rows (:func:`news_training_rows`), every row read (none withheld)."""
+    news = news_training_rows(data_dir)
+    scores = scores_of(model, news.sentences, progress)
+    x = feature_matrix(features, scores, token_counts(model, news.sentences))
+    coefficients, intercept = fit_logistic_features(x, news.specific)
+    return Calibration(tuple(features), tuple(float(c) for c in coefficients), float(intercept), FITTED_ON,
+                       len(scores))
 
 
 def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
@@ -52,15 +78,30 @@ def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
     return DataDir(data_dir).path(PAIRS)
 
 
+def percentile_table(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None,
+                     reference: str | os.PathLike[str] | None = None,
+                     progress: bool = False) -> tuple[PercentileTable, int]:
+    """The content of ``percentiles.json``: the table of the reference sample of the pairs file
+    (:func:`reference_pairs`), and the number of reference sentences scored for it."""
+    pairs = reference_pairs(data_dir, reference)
+    sample = reference_sample(pairs)
+    table = build_table(scores_of(model, sample, progress), token_counts(model, sample),
+                        f"{pairs.name}: {len(sample):,} first sides, up to {PER_SOURCE:,} per source (seed {SEED})")
+    return table, len(sample)
+
+
 def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None,
-              reference: str | os.PathLike[str] | None = None) -> tuple[Calibration, PercentileTable]:
-    """Fit both, attach them to ``model`` and write them into its directory (``model.path``)."""
+              reference: str | os.PathLike[str] | None = None, progress: bool | None = None) -> Calibrated:
+    """Compute every file calibration makes (:func:`percentile_table`, :func:`fit_calibration`),
+    then write them into the model's directory (``model.path``), each atomically, and attach them
+    to ``model``: a missing data file writes nothing. A tqdm bar on standard error while scoring
+    (default: when it is a terminal)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
-    table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), lambda s: token_counts(model, s),
-                      reference_pairs(data_dir, reference))
-    calibration = fit_calibration(model, table, data_dir)
-    calibration.save(model.path)
+    progress = sys.stderr.isatty() if progress is None else progress
+    table, used = percentile_table(model, data_dir, reference, progress)
+    calibration = fit_calibration(model, data_dir, progress=progress)
     table.save(model.path)
-    model.calibration, model.percentiles = calibration, table
-    return calibration, table
+    calibration.save(model.path)
+    model.percentiles, model.calibration = table, calibration
+    return Calibrated(calibration, table, used)

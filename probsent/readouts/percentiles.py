@@ -28,7 +28,6 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -160,12 +159,3 @@ def build_table(scores: np.ndarray, counts: np.ndarray, reference: str, per_bin:
     kept = [np.sort(np.round(scores[rng.choice(m, size=per_bin, replace=False) if len(m) > per_bin else m],
                              DECIMALS)) for m in members]
     return PercentileTable(starts, kept, reference)
-
-
-def table_for(score: Callable[[Sequence[str]], np.ndarray], count: Callable[[Sequence[str]], np.ndarray],
-              pairs_file: str | os.PathLike[str]) -> PercentileTable:
-    """The percentile table of a model (its ``score`` and token ``count`` functions) on the
-    reference sample of ``pairs_file``."""
-    sample = reference_sample(pairs_file)
-    return build_table(score(sample), count(sample), f"{Path(pairs_file).name}: {len(sample):,} first sides, "
-                                                     f"up to {PER_SOURCE:,} per source (seed {SEED})")

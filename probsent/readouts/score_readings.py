@@ -1,5 +1,5 @@
 """A score's other readings, for either model that scores: the percentile for the sentence's
-length and P(specific) of sentences already scored, their token counts, and the one-line error
+length and P(specific) (the chance a news annotator calls it specific) of sentences already scored, their token counts, and the one-line error
 of a model without a calibration or a percentile table.
 
 The command line, corpus scoring, Spark, spaCy and the evaluation score with a
@@ -19,7 +19,7 @@ import numpy as np
 
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.readouts.percentiles import FILE as PERCENTILES, PercentileTable
-from probsent.readouts.withheld import percentiles_read
+from probsent.readouts.withheld import percentiles_read, withheld
 from probsent.readouts.word_terms import WordTermTable
 from probsent.text.token_ids import TokenIds
 from probsent.text.utf8_texts import Utf8Texts
@@ -60,11 +60,18 @@ def percentile_of_scores(model: ScoringModel, scores: np.ndarray, sentences: Tex
 
 
 def probability_of_scores(model: ScoringModel, scores: np.ndarray, sentences: Texts) -> np.ndarray:
-    """P(specific) for their length of sentences already scored: the calibration's function of
-    :func:`percentile_of_scores` (the same order; NaN where withheld); a one-line error without
-    a calibration or a percentile table."""
+    """P(specific) of sentences already scored: the calibration's function of their scores and
+    token counts (:mod:`probsent.readouts.calibration`), NaN where the percentile is withheld
+    (:mod:`probsent.readouts.withheld`); a one-line error without a calibration (or, for a file of
+    an earlier probsent that reads the percentile, without a percentile table)."""
     calibration = require_calibration(model)
-    return calibration.for_length(percentile_of_scores(model, scores, sentences))
+    codes, counts = withheld(token_ids(model), sentences)
+    percentiles = None
+    if "percentile" in calibration.features:
+        percentiles = require_percentiles(model).percentile(scores, counts)
+    out = calibration.probability(scores, counts, percentiles)
+    out[codes != 0] = np.nan
+    return out
 
 
 def term_table(model: ScoringModel, purpose: str) -> WordTermTable:

@@ -149,6 +149,9 @@ class WordTermTable:
         score = np.array([explanation.specificity])
         if reader.percentiles is not None:
             explanation.percentile = float(percentiles_read(reader.percentiles, self.token_ids, score, [sentence])[0])
-            if reader.calibration is not None and reader.calibration.percentile_slope is not None:
-                explanation.probability = float(reader.calibration.for_length(np.array([explanation.percentile]))[0])
+        calibration = reader.calibration
+        if calibration is not None and (explanation.percentile is not None or "percentile" not in calibration.features):
+            percentile = np.array([math.nan if explanation.percentile is None else explanation.percentile])
+            probability = calibration.probability(score, self.token_ids.counts([sentence]), percentile)
+            explanation.probability = math.nan if explanation.note else float(probability[0])
         return explanation
