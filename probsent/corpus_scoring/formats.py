@@ -39,6 +39,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 import numpy as np
 
 from probsent.errors import ProbsentError
+from probsent.files.json_lines import MAX_JSON_DEPTH, parse_json_line  # noqa: F401 (MAX_JSON_DEPTH: this module's limit)
 from probsent.files.user_output import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.files.untrusted import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
@@ -308,15 +309,7 @@ def _check_json_field(path: str, column: str) -> None:
 
 
 def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except UnicodeDecodeError:
-        raise ProbsentError(f"{path}:{number}: not valid UTF-8") from None
-    except RecursionError:
-        raise ProbsentError(f"{path}:{number}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # a JSONDecodeError, or an integer of more digits than Python converts
-        reason = getattr(exc, "msg", None) or str(exc).splitlines()[0]
-        raise ProbsentError(f"{path}:{number}: not valid JSON ({reason})") from None
+    row = parse_json_line(path, number, line)  # the bounded reader training's pairs use too
     if not isinstance(row, dict):
         raise ProbsentError(f"{path}:{number}: not a JSON object")
     try:
@@ -330,22 +323,19 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-MAX_JSON_DEPTH = 100  # arrays and objects in a JSON Lines row, one inside another
 
 
-def without_lone_surrogates(value: Any, depth: int = 0) -> Any:
-    """``value`` (parsed JSON) with every lone surrogate in its strings replaced by U+FFFD, and
-    in its field names by its JSON spelling (``\\ud800`` as six characters), so that two names
-    stay two fields: JSON may spell one (``"\\ud800"``), UTF-8 cannot hold it. ValueError if
-    two names still become one, or for a value nested deeper than ``MAX_JSON_DEPTH``."""
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON, at most ``MAX_JSON_DEPTH`` deep: :mod:`probsent.files.json_lines`)
+    with every lone surrogate in its strings replaced by U+FFFD, and in its field names by its
+    JSON spelling (``\\ud800`` as six characters), so that two names stay two fields: JSON may
+    spell one (``"\\ud800"``), UTF-8 cannot hold it. ValueError if two names still become one."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, (list, dict)) and depth >= MAX_JSON_DEPTH:
-        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, list):
-        return [without_lone_surrogates(item, depth + 1) for item in value]
+        return [without_lone_surrogates(item) for item in value]
     if isinstance(value, dict):
-        cleaned = {_SURROGATE.sub(_spelled, k): without_lone_surrogates(v, depth + 1) for k, v in value.items()}
+        cleaned = {_SURROGATE.sub(_spelled, k): without_lone_surrogates(v) for k, v in value.items()}
         if len(cleaned) < len(value):
             raise ValueError("two field names become one when their lone surrogates are spelled out")
         return cleaned

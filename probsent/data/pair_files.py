@@ -31,6 +31,7 @@ from probsent.data.pairs import open_pair_file
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.files import untrusted
+from probsent.files.json_lines import first_too_deep, parse_json_line, too_deep_message
 
 __all__ = ["DEFAULT_COLUMNS", "PairPart", "pair_blocks", "pair_parts", "parse_columns"]
 
@@ -131,7 +132,7 @@ def _jsonl_columns(path: Path) -> list[str]:
         with open_pair_file(path) as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
-                    row = json.loads(line)
+                    row = parse_json_line(path, number, line)  # the scoring reader's bounds
                     if not isinstance(row, dict):
                         raise InvalidValueError(f"{path}:{number}: a JSON Lines row is an object")
                     return list(row)
@@ -244,6 +245,9 @@ def _jsonl_blocks(part: PairPart, block_bytes: int) -> Iterator[tuple[ColumnBloc
 
     first = 1
     for block, lines in line_blocks(part.path, block_bytes):
+        deep = first_too_deep(block)  # checked before Arrow's parser sees it (it crashes on depth 20,000)
+        if deep is not None:
+            raise InvalidValueError(too_deep_message(part.path, first + deep))
         try:
             table = pajson.read_json(io.BytesIO(block), parse_options=pajson.ParseOptions(newlines_in_values=False))
         except pa.ArrowException as exc:
