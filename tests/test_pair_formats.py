@@ -197,3 +197,67 @@ def test_the_depth_count_against_the_parsed_values() -> None:
         expected = next((i for i, row in enumerate(rows) if walked(row) > limit), None)
         block = "\n".join(json.dumps(row, ensure_ascii=rng.random() < 0.5) for row in rows).encode() + b"\n"
         assert first_too_deep(block, limit) == expected, (rows, limit)
+
+
+# -- issue 50, item 4: a directory of parts is read as the scoring commands read a dataset ---------
+
+def _pair_set(corpus_of):
+    sentences, sources, words, counts = corpus_of
+    pairs = sorted(zip(map(tuple, sentences[0::2]), map(tuple, sentences[1::2]), sources))
+    return pairs, sorted(zip(words, counts))
+
+
+def test_spark_partition_folders_are_read_with_their_source(tmp_path, tsv) -> None:
+    """``partitionBy("source")`` puts each pair's source in its folder's name and leaves it out of
+    the files: a folder of such folders only was refused, and a part beside them dropped them."""
+    expected = _pair_set(_corpus_of(tsv, tmp_path))
+    parts = tmp_path / "parts"
+    for i, (a, b, source) in enumerate(PAIRS):
+        folder = parts / f"source={source}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"s1": [a], "s2": [b]}), folder / f"part-{i}.snappy.parquet")
+        (folder / f".part-{i}.snappy.parquet.crc").write_bytes(b"crc")
+    (parts / "_SUCCESS").write_text("")
+    (parts / "_temporary").mkdir()
+    (parts / "_temporary" / "part-9.parquet").write_bytes(b"half written")
+    assert _pair_set(_corpus_of(parts, tmp_path)) == expected
+    mixed = tmp_path / "mixed"  # a part at the top beside a folder of parts (text, as Spark names it)
+    (mixed / "year=2026").mkdir(parents=True)  # name order at each level: part-00000 first
+    lines = tsv.read_text().splitlines(keepends=True)
+    (mixed / "part-00000").write_text("".join(lines[:2]))
+    (mixed / "year=2026" / "part-00001.txt").write_text("".join(lines[2:]))
+    assert _corpus_of(mixed, tmp_path) == _corpus_of(tsv, tmp_path)
+
+
+def test_a_file_that_is_no_part_is_one_line_not_pairs(tmp_path, tsv) -> None:
+    """A README.md in the folder was trained on as TSV; now it is one line naming it, as the scoring
+    commands refuse it. A part without a suffix that is Parquet (as Hive names them) reads as Parquet."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    lines = tsv.read_text().splitlines(keepends=True)
+    (parts / "part-0.tsv").write_text("".join(lines[:2]))
+    pq.write_table(pa.table({"s1": [p[0] for p in PAIRS[2:]], "s2": [p[1] for p in PAIRS[2:]],
+                             "source": [p[2] for p in PAIRS[2:]]}), parts / "part-1")
+    assert _corpus_of(parts, tmp_path) == _corpus_of(tsv, tmp_path)
+    (parts / "README.md").write_text("About\tthese pairs\n")
+    with pytest.raises(ProbsentError, match=r"parts/README\.md: not a part of pairs") as caught:
+        load_corpus(parts, cache_dir=tmp_path / "cache")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_fifo_in_a_dataset_is_one_line_for_training_and_scoring(tmp_path, tsv, capsys) -> None:
+    """Both readers list a directory with one function (probsent/files/dataset_directory.py): a FIFO
+    among the parts is refused by its kind, never opened and waited on."""
+    from probsent.files.dataset_directory import dataset_files
+
+    parts = tmp_path / "parts"
+    (parts / "x=1").mkdir(parents=True)
+    pq.write_table(pa.table({"s1": ["a b"], "s2": ["c d"], "text": ["a b"]}), parts / "x=1" / "part-0.parquet")
+    assert dataset_files(parts) == [parts / "x=1" / "part-0.parquet"]
+    os.mkfifo(parts / "x=1" / "part-1.parquet")
+    with pytest.raises(ProbsentError, match=r"part-1\.parquet: a FIFO, not a part of the dataset directory"):
+        load_corpus(parts, cache_dir=tmp_path / "cache")
+    code = main(["specificity", "--input", str(parts), "--output", str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    one_error(err, "part-1.parquet: a FIFO, not a part of the dataset directory")

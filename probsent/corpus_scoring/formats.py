@@ -1,8 +1,9 @@
 """Corpora in and out of ``probsent specificity``: text lines, JSON Lines and Parquet.
 
 The format comes from the file name: ``.parquet`` / ``.pq`` is Parquet, ``.jsonl`` /
-``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files
-read in name order as one table), anything else (and standard input) one sentence a line.
+``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files at
+any depth, read in name order as one table: :mod:`probsent.files.dataset_directory`, which
+``probsent train --data DIR`` reads too), anything else (and standard input) one sentence a line.
 
 Reading streams chunks of rows (Parquet: record batches within row groups), so memory does
 not grow with the file. A chunk keeps its rows untouched and lists the texts of the scored
@@ -39,6 +40,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 import numpy as np
 
 from probsent.errors import ProbsentError
+from probsent.files.dataset_directory import dataset_files
 from probsent.files.json_lines import MAX_JSON_DEPTH, parse_json_line  # noqa: F401 (MAX_JSON_DEPTH: this module's limit)
 from probsent.files.user_output import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
@@ -169,8 +171,9 @@ def _first_line(exc: Exception) -> str:
 
 def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The schema and the record batches of a Parquet file, or of a directory of them (a
-    dataset, as Spark writes it: its files in name order, ``_SUCCESS``, ``.crc`` and other
-    files starting with ``_`` or ``.`` left out), read as one table."""
+    dataset, as Spark writes it, read as :mod:`probsent.files.dataset_directory` says: its
+    files at any depth in name order, ``_SUCCESS``, ``.crc`` and other names starting with ``_``
+    or ``.`` left out), read as one table."""
     if not Path(path).exists():
         raise ProbsentError(f"{path}: cannot read (no such file)")
     if not Path(path).is_dir():
@@ -178,12 +181,12 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
     try:
         if Path(path).is_dir():
             import pyarrow.dataset as ds
-            dataset = ds.dataset(path, format=ds.ParquetFileFormat(
-                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
-            if not dataset.files:
+            files = [str(file) for file in dataset_files(path)]  # the parts, as training reads a directory too
+            if not files:
                 raise ProbsentError(f"{path}: a directory without Parquet files")
-            schema = _dataset_schema(path, dataset.files)
-            dataset = ds.dataset(path, schema=schema, format=dataset.format)
+            schema = _dataset_schema(path, files)
+            dataset = ds.dataset(files, schema=schema, format=ds.ParquetFileFormat(
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
             return schema, dataset.to_batches(batch_size=chunk, use_threads=False)
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
         return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
@@ -203,7 +206,13 @@ def _dataset_schema(path: str, files: list[str]) -> pa.Schema:
     """The columns of a dataset whose part files may differ: every column of every part, in
     order of first appearance (a part without one gives nulls); a column whose type differs
     between parts is a one-line error naming both parts."""
-    schemas = [pq.read_schema(name) for name in files]
+    schemas = []
+    for name in files:
+        try:
+            schemas.append(pq.read_schema(name))
+        except (pa.ArrowException, OSError) as exc:
+            raise ProbsentError(f"{name}: not a readable Parquet file, in the dataset directory {path} "
+                                f"({_first_line(exc)})") from None
     try:
         return pa.unify_schemas(schemas)
     except (pa.ArrowInvalid, pa.ArrowTypeError):

@@ -88,8 +88,10 @@ def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndar
 
 def content_hash(parts: list[PairPart]) -> str:
     """The SHA-256 of the pairs' content: each file's bytes (read once more: cheap next to
-    tokenizing them), its format and columns, in order (a single TSV file: its bytes' SHA-256)."""
-    digests = [(_file_sha256(part.path), part.kind, part.columns) for part in parts]
+    tokenizing them), its format, columns and partition values, in order (a single TSV file: its
+    bytes' SHA-256)."""
+    digests = [(_file_sha256(part.path), part.kind, part.columns) + ((part.partition,) if part.partition else ())
+               for part in parts]  # a partition folder's values are content too (a source)
     if len(parts) == 1 and parts[0].kind == "tsv":
         return digests[0][0]
     return hashlib.sha256(json.dumps(digests).encode()).hexdigest()
