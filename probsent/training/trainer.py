@@ -28,7 +28,7 @@ from probsent.settings import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
+from probsent.training.fast.engine import FastWLOEngine, compile_kernels_saying_so, numba_threads_like_torch
 from probsent.training.losses import (Loss, LossSetup, MarginLoss, TrainingStep, build_losses, named_parts,
                                       total_loss)
 from probsent.training.losses.rarity_anchor import rarity_terms
@@ -150,9 +150,8 @@ class Trainer:
             return None
         self.config.engine = "fast"
         numba_threads_like_torch()
-        seconds = compile_kernels()
-        if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
-            self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
+        compile_kernels_saying_so(self.log)
+
         return FastWLOEngine(self.encoder, self.optimizer)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":
