@@ -10,8 +10,8 @@ read a dataset (:mod:`probsent.files.dataset_directory`: its parts at any depth,
 ``partitionBy`` folders included, ``_SUCCESS``, ``.crc`` and other ``_``/``.`` names left out); in it,
 a part is TSV only where its name says so (``.tsv``, ``.txt``, optionally ``.gz``, or no suffix, as
 Spark names text parts; a part without a suffix that starts as Parquet does is Parquet), and any
-other file (a ``README.md``) is a one-line error naming it, never read as pairs. Everything that can be checked without reading the pairs is checked here, before any
-work: a missing file, a directory without parts, a device, a Parquet file that cannot be opened,
+other file (a ``README.md``) is a one-line error naming it, never read as pairs. Everything that
+can be checked without reading the pairs is checked here, before any work: a missing file, a directory without parts, a device, a Parquet file that cannot be opened,
 a column that is not there; each is one line naming the file.
 
 :func:`pair_blocks` then yields the parts' rows a block at a time: TSV as whole lines of bytes,
@@ -85,8 +85,11 @@ def _part_kind(directory: Path, path: Path) -> str:
     if name.endswith(_PARQUET) or name.endswith(_JSONL):
         return _kind(path)
     if not path.suffix:
-        with open(path, "rb") as handle:
-            return "parquet" if handle.read(4) == b"PAR1" else "tsv"
+        try:
+            with open(path, "rb") as handle:
+                return "parquet" if handle.read(4) == b"PAR1" else "tsv"
+        except OSError as exc:
+            raise InvalidValueError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
     if name.endswith(_TEXT_PARTS):
         return "tsv"
     raise InvalidValueError(f"{path}: not a part of pairs (a part of the directory {directory} is .tsv, .txt, "
@@ -134,8 +137,9 @@ def _checked_columns(path: Path, kind: str, named: tuple[str, ...] | None,
     source only where present); the source may be a partition folder's key. A one-line error
     naming a missing one."""
     present = _parquet_columns(path) if kind == "parquet" else _jsonl_columns(path)
-    present += [key for key, _ in partition if key not in present]
     wanted = named or DEFAULT_COLUMNS
+    if len(wanted) > 2 and wanted[2] not in present and wanted[2] in dict(partition):
+        present.append(wanted[2])  # the source from its folder (partitionBy); the sentences come from the file
     required = wanted if named else wanted[:2]
     missing = [name for name in required if name not in present]
     if missing:
@@ -266,8 +270,8 @@ def _parquet_blocks(part: PairPart) -> Iterator[tuple[ColumnBlock, int]]:
     import pyarrow.parquet as pq
 
     try:
-        in_file = [name for name in part.columns if name not in dict(part.partition) or name in
-                   pq.read_schema(part.path).names]
+        names = pq.read_schema(part.path).names
+        in_file = [name for name in part.columns if name in names]  # the source may be a folder's
         for batch in pq.ParquetFile(part.path).iter_batches(batch_size=BLOCK_ROWS, columns=in_file):
             yield _column_block(part.path, pa.Table.from_batches([batch]), part.columns, part.partition), batch.num_rows
     except (pa.ArrowException, OSError) as exc:
