@@ -39,7 +39,12 @@ def dataset_files(directory: str | os.PathLike[str]) -> list[Path]:
         if (status.st_dev, status.st_ino) in seen:
             return
         seen.add((status.st_dev, status.st_ino))
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:  # a folder that cannot be listed (permission denied)
+            raise InvalidValueError(f"{folder}: cannot be read ({exc.strerror or type(exc).__name__}), in the "
+                                    f"dataset directory {root}") from None
+        for entry in entries:
             if is_left_out(entry.name):
                 continue
             path = Path(entry.path)
