@@ -9,12 +9,15 @@ from typing import Any
 
 from experiments.design_rounds import GENERALITY_ROUNDS
 from experiments.generality_rule import (CHOICE, DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, SHIP_MARGIN, units)
-from experiments.generality_targets import FIT_RECORD
 from experiments.representation_rule import REFERENCE, SPECIFICITY
 from experiments.representation_report import number_cell
+from experiments.paths import GENERALITY_TARGETS_DIR
 from experiments.ship_rule import RECORDS
 from experiments.selection import load_json
 from experiments.stage_helpers import SEEDS
+
+FIT_RECORD = GENERALITY_TARGETS_DIR / "fit.json"  # what the generality fit saw (written at commit 9701be6)
+RAN_AT = "9701be6"  # the last commit with --rarity-from, where the rounds' training stages run
 
 COLUMNS = (("wordnet_dev_unseen", "WordNet dev, unseen words"),
            ("wordnet_dev_unseen_general_rarer", "… general word rarer"),
@@ -66,7 +69,8 @@ def diagnostic_lines(diagnostic: dict[str, Any], fit: dict[str, Any] | None) -> 
               f"{number_cell(baselines['general_rarer']['information_content_wordfreq'])} % where the general word is "
               "rarer (right only by ties there, by construction)."]
     if fit:
-        lines[-1] += (f" The generality score (`python -m experiments.generality_targets`, `results/generality/fit.json`), "
+        lines[-1] += (f" The generality score (`python -m experiments.generality_targets` at commit `{RAN_AT}`, "
+                      "`results/generality/fit.json`), "
                       f"fitted on {fit['fitted_pairs']:,} development pairs of the anchor half's words, ranks "
                       f"{fit['judged_held_out_dev_pairs']:,} development pairs of unseen words with GloVe vectors "
                       f"{number_cell(fit['score_on_held_out_dev_pairs'])} % right ("
@@ -83,7 +87,8 @@ def round_lines(name: str, record: dict[str, Any] | None) -> list[str]:
     if not record or not record.get("runs"):
         return out + ["No run of this round has been measured yet.", ""]
     out += [f"Command: `python -m experiments.generality_rule --round {name} --stage dev` (then `--stage seeds`, "
-            f"`--stage select`); record `results/design/generality-round{name}.json`.", "", *_header()]
+            f"`--stage select`) at commit `{RAN_AT}`, the last with `--rarity-from` (it left probsent in issue 49); "
+            f"record `results/design/generality-round{name}.json`.", "", *_header()]
     out += [_row(run, r) for run, r in record["runs"].items()] + [""]
     if "finalists" in record:
         finalists = record["finalists"]
@@ -99,25 +104,6 @@ def round_lines(name: str, record: dict[str, Any] | None) -> list[str]:
                    "No winner: the shipped model stays.")
         out.append("")
     return out
-
-
-def test_lines(name: str) -> list[str]:
-    tested = load_json(RECORDS / f"generality-round{name}-test.json")
-    if not tested:
-        return []
-    out = [f"Test sets, read once after the choice (`python -m experiments.generality_rule --round {name} "
-           f"--stage test`): News accuracy, Twitter / Yelp / Movie ρ, STS-B test concat, SNLI test E / N / C, "
-           "WordNet test (all pairs / general word rarer; then unseen words only).", "",
-           "| Run | News | Twitter | Yelp | Movie | STS-B test concat | SNLI test E / N / C | WordNet test | "
-           "WordNet test, unseen words |", "|---|---|---|---|---|---|---|---|---|"]
-    for run, t in tested.items():
-        e, s = t["entropy"], t["snli_test"]
-        out.append(f"| `{run}` | {number_cell(e['news'])} | {number_cell(e['twitter'])} | {number_cell(e['yelp'])} | {number_cell(e['movie'])} | "
-                   f"{number_cell(t['stsb_test_concat'])} | {number_cell(s['entailment'])} / {number_cell(s['neutral'])} / "
-                   f"{number_cell(s['contradiction'])} | {number_cell(t['wordnet_test']['model'])} / "
-                   f"{number_cell(t['wordnet_test_general_rarer']['model'])} | {number_cell(t['wordnet_test_unseen']['model'])} / "
-                   f"{number_cell(t['wordnet_test_unseen_general_rarer']['model'])} |")
-    return out + [""]
 
 
 def floor_against_seeds_lines(reference: dict[str, Any]) -> list[str]:
@@ -168,7 +154,7 @@ def generality_section() -> list[str]:
         return out + ["No diagnostic record yet.", ""]
     out += diagnostic_lines(diagnostic, load_json(FIT_RECORD))
     for name in GENERALITY_ROUNDS:
-        out += round_lines(name, load_json(RECORDS / f"generality-round{name}.json")) + test_lines(name)
+        out += round_lines(name, load_json(RECORDS / f"generality-round{name}.json"))
     reference = load_json(REFERENCE)
     if reference:
         out += floor_against_seeds_lines(reference)

@@ -11,6 +11,6 @@ SHIPPED = REPO / "probsent" / "pretrained" / "wlo"  # the model inside the packa
 # the shipped model's files and the plan's shipping choice as they were before the recipe's
 # round 2 replaced the model (rule 6)
 SHIPPED_BEFORE = RESULTS_DIR / "shipped-before-issue-11"
-# the word lists issue 41's generality rounds train with (--rarity-from), written by
-# python -m experiments.generality_targets
+# the word lists issue 41's generality rounds trained with (--rarity-from, which left probsent in
+# issue 49) and their fit's record: history, written at commit 9701be6
 GENERALITY_TARGETS_DIR = RESULTS_DIR / "generality"

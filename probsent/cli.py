@@ -74,7 +74,10 @@ def _run_train(args: argparse.Namespace) -> int:
     summary = f"step {state['step']:,}"
     if best:
         summary += f"; best STS 2017 Pearson {best['score']:.4f} at step {best['step']:,}"
-    print(f"{'finished' if state['finished'] else 'stopped'} at {summary}; model in {config.out}/best")
+    from probsent.training.score_unit import unit_note
+
+    print(f"{'finished' if state['finished'] else 'stopped'} at {summary}; model in {config.out}/best"
+          + unit_note(config.model, config.dim))
     return 0
 
 

@@ -95,10 +95,6 @@ class TrainConfig:
                                        "term --rarity-init starts it at, t_w = --rarity-init x (log count - the "
                                        "average token's) + dim x log|--scale-init-mean|; 0 = off (the paper)",
                                   low=0.0, high=1e6)
-    rarity_from: str | None = option(None, "WLO (ours): a TSV file of word<TAB>log frequency that --rarity-init "
-                                           "and --rarity-anchor read in place of the words' log training counts "
-                                           "(a word it does not list, <unk> included, keeps its own); default: "
-                                           "the training counts")
     hardness_cap: float | None = option(None, "(ours) a mined negative may score at most this much above "
                                               "the sentence's partner; one above it is replaced by the "
                                               "hardest that is not (default: no cap, the paper)",
@@ -147,7 +143,7 @@ class TrainConfig:
         problem = unknown_settings(values)
         if problem:
             raise InvalidValueError(problem)
-        return cls(**values)
+        return cls(**{name: value for name, value in values.items() if name not in RETIRED_AT_DEFAULT})
 
 
 SETTINGS: dict[str, Field] = {spec.name: spec for spec in fields(TrainConfig)}
@@ -168,11 +164,20 @@ _DECLARED: dict[str, Field] = {**SETTINGS, **{spec.name: spec for spec in fields
 SCRAMBLE = 0.4  # the paper's probability of shuffling a training sentence's word order (LSTMs, WLO)
 
 
+# Settings that left probsent after runs of the current format recorded them, read only at the value
+# that does what probsent does without them (a run recording it trained as probsent trains now):
+# ``--rarity-from`` (issue 49; its runs train at commit 9701be6), recorded as null by every run
+# trained before it left. Any other recorded value is a run of an older probsent (unknown_settings).
+RETIRED_AT_DEFAULT: dict[str, Any] = {"rarity_from": None}
+
+
 def unknown_settings(values: dict[str, Any]) -> str | None:
     """What is wrong with recorded settings ``values`` holding keys that are no setting (those of
     a run of an older probsent: the settings removed since, and where their runs train, are in
-    docs/TRAINING.md), in one line; None where every key is a setting."""
-    unknown = sorted(set(values) - set(SETTINGS))
+    docs/TRAINING.md), in one line; None where every key is a setting or a retired one at the
+    value that changes nothing (:data:`RETIRED_AT_DEFAULT`)."""
+    unknown = sorted(name for name in set(values) - set(SETTINGS)
+                     if not (name in RETIRED_AT_DEFAULT and values[name] == RETIRED_AT_DEFAULT[name]))
     if not unknown:
         return None
     return (f"{', '.join(flag_name(name) for name in unknown)} recorded, but not a setting of this probsent: "

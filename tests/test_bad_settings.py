@@ -11,7 +11,7 @@ import pytest
 import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
-from probsent.settings import TrainConfig
+from probsent.settings import SETTINGS, TrainConfig
 from tests.helpers import write_toy_pairs
 from tests.helpers import tiny_model as make_model
 
@@ -169,8 +169,25 @@ def test_a_recorded_key_that_is_no_setting_is_one_line(name, value) -> None:
     assert TrainConfig.from_dict({"data": "pairs.tsv", "out": "run"}) == TrainConfig(data="pairs.tsv", out="run")
 
 
+def test_rarity_from_left_and_reads_recorded_only_as_null() -> None:
+    """``--rarity-from`` left probsent (issue 49: its last round was not run); every run trained
+    before that records ``rarity_from: null``, which is what training does now, so such a config
+    still reads, as the same settings; a recorded file is a run that trained otherwise: one line."""
+    from probsent.cli import build_parser
+
+    assert "rarity_from" not in SETTINGS
+    help_text = build_parser()._subparsers._group_actions[0].choices["train"].format_help()
+    assert "--rarity-from" not in help_text
+    recorded = {"data": "pairs.tsv", "out": "run", "rarity_init": 0.3, "rarity_from": None}
+    assert TrainConfig.from_dict(recorded) == TrainConfig(data="pairs.tsv", out="run", rarity_init=0.3)
+    with pytest.raises(InvalidValueError) as caught:
+        TrainConfig.from_dict({**recorded, "rarity_from": "english.tsv"})
+    assert "\n" not in str(caught.value) and "--rarity-from recorded, but not a setting" in str(caught.value)
+
+
 @pytest.mark.parametrize("argv", [["--adam", "dense"], ["--mine-by", "means"], ["--quiet"], ["--device", "cuda"],
-                                  ["--similarity-distance", "pooled"], ["--start-variance", "0.5"]])
+                                  ["--similarity-distance", "pooled"], ["--start-variance", "0.5"],
+                                  ["--rarity-from", "english.tsv"]])
 def test_a_removed_train_flag_is_an_unknown_flag(argv, capsys) -> None:
     from probsent.cli import main
 

@@ -94,6 +94,62 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
     assert original["format"] == corpus_module.CACHE_FORMAT
 
 
+@pytest.mark.parametrize("damage", ["meta null", "meta a list", "sources null", "a size of 1e400", "a size of -1",
+                                    "a size as text", "sums null", "report null", "words linked to /dev/zero",
+                                    "tokens linked to /dev/zero", "words longer than recorded"])
+def test_a_cache_of_the_wrong_shape_or_kind_is_rebuilt(tmp_path, damage) -> None:
+    """Issue 50, item 7: a meta.json of the wrong shape crashed every later run (AttributeError,
+    TypeError, OverflowError), and a words.txt linked to /dev/zero hung load_corpus. Any damaged
+    cache is rebuilt; only regular files are read, and only as far as meta.json says."""
+    import os
+    import signal
+
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY))
+    first = load_corpus(path, cache_dir=tmp_path / "cache")
+    expected = (_as_triples(first), first.words, first.counts.tolist())
+    directory = _cache_dir(tmp_path)
+    text = (directory / "meta.json").read_text()
+    meta, original = json.loads(text), json.loads(text)
+    if damage == "meta null":
+        text = "null"
+    elif damage == "meta a list":
+        text = "[]"
+    elif damage in ("sources null", "sums null", "report null"):
+        meta[{"sources null": "sources", "sums null": "sha256", "report null": "report"}[damage]] = None
+        text = json.dumps(meta)
+    elif damage.startswith("a size"):
+        meta["sizes"]["tokens.i32"] = "SIZE"
+        text = json.dumps(meta).replace('"SIZE"', {"a size of 1e400": "1e400", "a size of -1": "-1",
+                                                   "a size as text": '"12"'}[damage])
+    elif damage.endswith("/dev/zero"):
+        name = "words.txt" if damage.startswith("words") else "tokens.i32"
+        (directory / name).unlink()
+        os.symlink("/dev/zero", directory / name)
+    else:
+        with open(directory / "words.txt", "ab") as handle:
+            handle.write(b"\nmore")
+    (directory / "meta.json").write_text(text)
+
+    class Hung(BaseException):  # not an OSError: nothing on the way may take it for a damaged file
+        pass
+
+    def hung(*_):
+        raise Hung("load_corpus hung on the damaged cache")
+
+    before = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        again = load_corpus(path, cache_dir=tmp_path / "cache")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert (_as_triples(again), again.words, again.counts.tolist()) == expected
+    rebuilt = _cache_dir(tmp_path)
+    assert json.loads((rebuilt / "meta.json").read_text()) == original
+    assert not any(p.is_symlink() for p in rebuilt.iterdir())
+
+
 @pytest.mark.slow
 def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
     path = tmp_path / "pairs.tsv"

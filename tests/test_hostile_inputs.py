@@ -103,8 +103,8 @@ def test_lone_surrogate_field_names_stay_distinct(model_dir, tmp_path, capsys) -
 
 @pytest.mark.parametrize("line,problem", [
     ('{"text": "a", "n": ' + "9" * 5000 + "}", "not valid JSON (Exceeds the limit"),
-    ('{"text": "a", "n": ' + "[" * 500 + "]" * 500 + "}", f"nested deeper than {MAX_JSON_DEPTH} levels"),
-    ('{"text": "a", "n": ' + "[" * 100_000 + "]" * 100_000 + "}", "not valid JSON (nested too deeply)"),
+    ('{"text": "a", "n": ' + "[" * 500 + "]" * 500 + "}", f"not valid JSON (nested too deeply: more than {MAX_JSON_DEPTH} levels)"),
+    ('{"text": "a", "n": ' + "[" * 100_000 + "]" * 100_000 + "}", f"not valid JSON (nested too deeply: more than {MAX_JSON_DEPTH} levels)"),
 ])
 def test_huge_integers_and_deep_nesting_are_one_line(model_dir, tmp_path, capsys, line, problem) -> None:
     jsonl = tmp_path / "in.jsonl"

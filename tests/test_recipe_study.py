@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -297,33 +296,3 @@ def test_training_gains_of_the_shown_runs_that_recorded_them() -> None:
                                                                                      ("b", 66.4, 67.8)]
     assert [gain for *_, gain in gains] == pytest.approx([-1.15, 1.4])
     assert training_gains({"candidates": [{"name": "c", "news_dev": 70.0}]}, {"c"}) == []
-
-
-def test_rarity_from_a_file_by_hand(tmp_path) -> None:
-    from probsent.data.vocab import Vocabulary
-    from probsent.errors import InvalidValueError, MissingFileError
-    from probsent.training.losses.rarity_anchor import read_log_frequencies
-
-    vocab = Vocabulary(["<unk>", "the", "cat", "zebra"])
-    counts = np.array([4, 100, 10, 1])
-    listed = tmp_path / "freq.tsv"
-    listed.write_text("# a comment\nthe\t2.5\r\nzebra\t-1\n<unk>\t99\nnot-in-vocab\t7\n", encoding="utf-8")
-    log_frequencies = read_log_frequencies(listed, vocab, counts)
-    # listed words take the file's value (CRLF allowed; <unk> too), others keep their log count
-    assert log_frequencies == pytest.approx([99.0, 2.5, np.log(10), -1.0])
-    unlisted_unknown = tmp_path / "no-unk.tsv"
-    unlisted_unknown.write_text("zebra\t-1\n", encoding="utf-8")
-    assert read_log_frequencies(unlisted_unknown, vocab, counts)[0] == pytest.approx(np.log(4))
-    terms = rarity_terms(counts, 0.3, log_frequencies)
-    average = np.sum(counts * log_frequencies) / counts.sum()
-    assert terms == pytest.approx(0.3 * (log_frequencies - average), abs=1e-5)
-    assert terms[3] < terms[2] < terms[1]  # zebra listed as the rarest: the lowest entropy term, the most specific
-    bad = tmp_path / "bad.tsv"
-    bad.write_text("the\t1\ncat\tinf\n", encoding="utf-8")
-    with pytest.raises(InvalidValueError, match=r"bad\.tsv:2: expected word<TAB>log frequency"):
-        read_log_frequencies(bad, vocab, counts)
-    with pytest.raises(MissingFileError, match="--rarity-from: no such file"):
-        read_log_frequencies(tmp_path / "missing.tsv", vocab, counts)
-    os.mkfifo(tmp_path / "fifo.tsv")  # refused by its kind, never opened and waited on
-    with pytest.raises(InvalidValueError, match=r"fifo\.tsv: damaged --rarity-from word list \(.*not a regular file\)"):
-        read_log_frequencies(tmp_path / "fifo.tsv", vocab, counts)

@@ -89,3 +89,14 @@ def test_resume_refuses_a_checkpoint_recording_a_key_that_is_no_setting(run, tmp
     assert main([*with_flag(run, "--max-steps", "3"), "--resume"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--adam recorded, but not a setting" in err, err
+
+
+def test_a_checkpoint_recording_rarity_from_null_resumes(run, tmp_path) -> None:
+    """A checkpoint trained before ``--rarity-from`` left (issue 49) records it as null, the
+    training counts, which is how probsent trains now: it resumes."""
+    path = tmp_path / "run" / "last" / "config.json"
+    config = json.loads(path.read_text())
+    config["training"]["config"]["rarity_from"] = None
+    path.write_text(json.dumps(config))
+    assert main([*with_flag(run, "--max-steps", "4"), "--resume"]) == 0
+    assert json.loads(path.read_text())["training"]["step"] == 4

@@ -6,6 +6,10 @@ Pre-registered (docs/EXPERIMENTS.md, "Generality rounds") before any of its runs
 pair, one epoch, ``--hardness-cap 0 --rarity-init 0.3 --rarity-anchor 1.0``, validated every 1,000
 steps, its STS 2017-selected ``best/``, written with the shipped unit) by the fast engine, with one
 change: ``--rarity-from FILE`` (``<unk>`` then counts as the average token).
+
+History: the round had no winner, and ``--rarity-from`` left probsent (issue 49); these candidates
+train at commit ``9701be6`` (G1's own form of the option at ``389ba6f``). The file stays because
+RESULTS' generality section is generated from it.
 """
 from experiments.design_round import DesignRound
 from experiments.design_rounds.base_recipe import BASE
@@ -21,7 +25,7 @@ def generality_run(name: str, note: str, **change: object) -> Run:
 
 
 def _relative(name: str) -> str:
-    """A target list of experiments/generality_targets.py, relative to the repository."""
+    """A target list written by experiments/generality_targets.py (at commit 9701be6), relative to the repository."""
     return (GENERALITY_TARGETS_DIR / name).relative_to(REPO).as_posix()
 
 

@@ -6,6 +6,9 @@ records and before any of its own runs; judged by ``experiments/generality_rule.
 is the shipped recipe by the fast engine with ``--rarity-from`` one of round G2's lists
 (``experiments/generality_targets.py``); ``--rarity-from`` no longer moves ``<unk>`` (round G1's
 option did; it trains at the tag ``generality-round-g1``).
+
+History: the round had no winner, and ``--rarity-from`` left probsent (issue 49); these candidates
+train at commit ``9701be6``. The file stays because RESULTS' generality section is generated from it.
 """
 from experiments.design_round import DesignRound
 from experiments.design_rounds.design_G1 import _relative, generality_run

@@ -1,8 +1,9 @@
 """Corpora in and out of ``probsent specificity``: text lines, JSON Lines and Parquet.
 
 The format comes from the file name: ``.parquet`` / ``.pq`` is Parquet, ``.jsonl`` /
-``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files
-read in name order as one table), anything else (and standard input) one sentence a line.
+``.ndjson`` is JSON Lines, a directory is a Parquet dataset (Spark's output: its part files at
+any depth, read in name order as one table: :mod:`probsent.files.dataset_directory`, which
+``probsent train --data DIR`` reads too), anything else (and standard input) one sentence a line.
 
 Reading streams chunks of rows (Parquet: record batches within row groups), so memory does
 not grow with the file. A chunk keeps its rows untouched and lists the texts of the scored
@@ -39,6 +40,8 @@ from typing import Any, BinaryIO, Iterable, Iterator, Protocol, TextIO
 import numpy as np
 
 from probsent.errors import ProbsentError
+from probsent.files.dataset_directory import dataset_files
+from probsent.files.json_lines import MAX_JSON_DEPTH, parse_json_line  # noqa: F401 (MAX_JSON_DEPTH: this module's limit)
 from probsent.files.user_output import check_output_target, writing_output
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.files.untrusted import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
@@ -168,8 +171,9 @@ def _first_line(exc: Exception) -> str:
 
 def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The schema and the record batches of a Parquet file, or of a directory of them (a
-    dataset, as Spark writes it: its files in name order, ``_SUCCESS``, ``.crc`` and other
-    files starting with ``_`` or ``.`` left out), read as one table."""
+    dataset, as Spark writes it, read as :mod:`probsent.files.dataset_directory` says: its
+    files at any depth in name order, ``_SUCCESS``, ``.crc`` and other names starting with ``_``
+    or ``.`` left out), read as one table."""
     if not Path(path).exists():
         raise ProbsentError(f"{path}: cannot read (no such file)")
     if not Path(path).is_dir():
@@ -177,12 +181,12 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
     try:
         if Path(path).is_dir():
             import pyarrow.dataset as ds
-            dataset = ds.dataset(path, format=ds.ParquetFileFormat(
-                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
-            if not dataset.files:
+            files = [str(file) for file in dataset_files(path)]  # the parts, as training reads a directory too
+            if not files:
                 raise ProbsentError(f"{path}: a directory without Parquet files")
-            schema = _dataset_schema(path, dataset.files)
-            dataset = ds.dataset(path, schema=schema, format=dataset.format)
+            schema = _dataset_schema(path, files)
+            dataset = ds.dataset(files, schema=schema, format=ds.ParquetFileFormat(
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
             return schema, dataset.to_batches(batch_size=chunk, use_threads=False)
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
         return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
@@ -202,7 +206,13 @@ def _dataset_schema(path: str, files: list[str]) -> pa.Schema:
     """The columns of a dataset whose part files may differ: every column of every part, in
     order of first appearance (a part without one gives nulls); a column whose type differs
     between parts is a one-line error naming both parts."""
-    schemas = [pq.read_schema(name) for name in files]
+    schemas = []
+    for name in files:
+        try:
+            schemas.append(pq.read_schema(name))
+        except (pa.ArrowException, OSError) as exc:
+            raise ProbsentError(f"{name}: not a readable Parquet file, in the dataset directory {path} "
+                                f"({_first_line(exc)})") from None
     try:
         return pa.unify_schemas(schemas)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -308,15 +318,7 @@ def _check_json_field(path: str, column: str) -> None:
 
 
 def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except UnicodeDecodeError:
-        raise ProbsentError(f"{path}:{number}: not valid UTF-8") from None
-    except RecursionError:
-        raise ProbsentError(f"{path}:{number}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # a JSONDecodeError, or an integer of more digits than Python converts
-        reason = getattr(exc, "msg", None) or str(exc).splitlines()[0]
-        raise ProbsentError(f"{path}:{number}: not valid JSON ({reason})") from None
+    row = parse_json_line(path, number, line)  # the bounded reader training's pairs use too
     if not isinstance(row, dict):
         raise ProbsentError(f"{path}:{number}: not a JSON object")
     try:
@@ -330,22 +332,19 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-MAX_JSON_DEPTH = 100  # arrays and objects in a JSON Lines row, one inside another
 
 
-def without_lone_surrogates(value: Any, depth: int = 0) -> Any:
-    """``value`` (parsed JSON) with every lone surrogate in its strings replaced by U+FFFD, and
-    in its field names by its JSON spelling (``\\ud800`` as six characters), so that two names
-    stay two fields: JSON may spell one (``"\\ud800"``), UTF-8 cannot hold it. ValueError if
-    two names still become one, or for a value nested deeper than ``MAX_JSON_DEPTH``."""
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (parsed JSON, at most ``MAX_JSON_DEPTH`` deep: :mod:`probsent.files.json_lines`)
+    with every lone surrogate in its strings replaced by U+FFFD, and in its field names by its
+    JSON spelling (``\\ud800`` as six characters), so that two names stay two fields: JSON may
+    spell one (``"\\ud800"``), UTF-8 cannot hold it. ValueError if two names still become one."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, (list, dict)) and depth >= MAX_JSON_DEPTH:
-        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, list):
-        return [without_lone_surrogates(item, depth + 1) for item in value]
+        return [without_lone_surrogates(item) for item in value]
     if isinstance(value, dict):
-        cleaned = {_SURROGATE.sub(_spelled, k): without_lone_surrogates(v, depth + 1) for k, v in value.items()}
+        cleaned = {_SURROGATE.sub(_spelled, k): without_lone_surrogates(v) for k, v in value.items()}
         if len(cleaned) < len(value):
             raise ValueError("two field names become one when their lone surrogates are spelled out")
         return cleaned

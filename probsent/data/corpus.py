@@ -13,8 +13,11 @@ The cache is a directory of flat files (int32 word ranks, int64 sentence offsets
 sources, the counts, the words and ``meta.json`` with their sizes and SHA-256 sums), mapped
 into memory with ``np.memmap`` (the offsets, a step's index, are read into memory): a step
 reads its sentences with ``pread`` (:mod:`probsent.data.sentence_reads`), so a run's resident
-memory does not grow with the number of pairs beyond the offsets. A cache that is damaged,
-from another format or another version of probsent is rebuilt; a cache directory that cannot be written is only a lost cache (the corpus is
+memory does not grow with the number of pairs beyond the offsets. A cache that is damaged
+(``meta.json`` of another shape included), from another format or another version of probsent is
+rebuilt: a cache is read only from regular files (a link to ``/dev/zero`` is damage, not a read that
+never ends), each only as far as ``meta.json`` says it holds, so damage costs a rebuild, never a
+crash or a hang. A cache directory that cannot be written is only a lost cache (the corpus is
 then built in a temporary directory and read into memory).
 """
 from __future__ import annotations
@@ -38,11 +41,12 @@ from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
 from probsent.data.pairs import MAX_TOKENS, ReadReport
 from probsent.data.sentence_reads import read_token_rows
-from probsent.errors import InvalidValueError
+from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import atomic_path
+from probsent.files.untrusted import open_regular_file, read_json_file
 from probsent.signals import become_worker, usable_cores
 
-CACHE_FORMAT = 3  # 3: a directory of mapped arrays (2: one .npz read whole)
+CACHE_FORMAT = 4  # 4: words.txt's size recorded too (3: a directory of mapped arrays; 2: one .npz read whole)
 BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker (TSV, JSON Lines)
 _COPY_ROWS = 1 << 22  # array entries moved at a time while writing the cache
 
@@ -84,8 +88,10 @@ def gather_sentences(tokens: np.ndarray, offsets: np.ndarray, sentences: np.ndar
 
 def content_hash(parts: list[PairPart]) -> str:
     """The SHA-256 of the pairs' content: each file's bytes (read once more: cheap next to
-    tokenizing them), its format and columns, in order (a single TSV file: its bytes' SHA-256)."""
-    digests = [(_file_sha256(part.path), part.kind, part.columns) for part in parts]
+    tokenizing them), its format, columns and partition values, in order (a single TSV file: its
+    bytes' SHA-256)."""
+    digests = [(_file_sha256(part.path), part.kind, part.columns) + ((part.partition,) if part.partition else ())
+               for part in parts]  # a partition folder's values are content too (a source)
     if len(parts) == 1 and parts[0].kind == "tsv":
         return digests[0][0]
     return hashlib.sha256(json.dumps(digests).encode()).hexdigest()
@@ -203,11 +209,12 @@ class _CorpusWriter:
             handle.write(np.zeros(1, np.int64).tobytes())
         _map_file(directory / "lengths.tmp", directory / "offsets.i64", np.int32, offsets, append=True)
         np.asarray(self.counts[order], dtype=np.int64).tofile(directory / "counts.i64")
-        (directory / "words.txt").write_bytes("\n".join(seen[i] for i in order).encode("utf-8"))
+        words = "\n".join(seen[i] for i in order).encode("utf-8")
+        (directory / "words.txt").write_bytes(words)
         sizes = {"tokens.i32": running[0], "offsets.i64": 2 * report.pairs + 1, "pair_sources.i32": report.pairs,
-                 "counts.i64": len(order)}
+                 "counts.i64": len(order), "words.txt": len(words)}  # entries of the arrays, bytes of the words
         return {"format": CACHE_FORMAT, "version": __version__, "sizes": sizes,
-                "sha256": {name: _file_sha256(directory / name) for name in (*sizes, "words.txt")},
+                "sha256": {name: _file_sha256(directory / name) for name in sizes},
                 "sources": list(self.source_index),
                 "report": {"summary": report.summary(), "lines": report.lines, "pairs": report.pairs,
                            "skipped": dict(report.skipped), "truncated": report.truncated_sentences}}
@@ -228,6 +235,49 @@ def _file_sha256(path: Path) -> str:
 
 
 _DTYPES = {"tokens.i32": np.int32, "offsets.i64": np.int64, "pair_sources.i32": np.int32, "counts.i64": np.int64}
+_CACHE_FILES = (*_DTYPES, "words.txt")
+MAX_META_BYTES = 1 << 30  # meta.json: sizes, sums, the report and the source names
+_MAX_ENTRIES = 1 << 48  # no file of a cache holds more (entries or bytes)
+_REPORT = {"summary": str, "lines": int, "pairs": int, "skipped": dict, "truncated": int, "sha256": str}
+
+
+def _cache_meta(directory: Path) -> dict:
+    """The cache's ``meta.json``, checked to have the shape this format writes; ValueError where
+    it does not (another format or version, or damage of any kind)."""
+    try:
+        meta = read_json_file(directory / "meta.json", MAX_META_BYTES, "corpus cache meta.json")
+    except ProbsentError as exc:  # missing, not a regular file, too large, not JSON
+        raise ValueError(str(exc)) from None
+    if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT or meta.get("version") != __version__:
+        raise ValueError("another format or version")
+    sizes, sums, sources, report = (meta.get(name) for name in ("sizes", "sha256", "sources", "report"))
+    if not (isinstance(sizes, dict) and set(sizes) == set(_CACHE_FILES)
+            and all(type(size) is int and 0 <= size <= _MAX_ENTRIES for size in sizes.values())):
+        raise ValueError("meta.json: damaged sizes")
+    if not (isinstance(sums, dict) and set(sums) == set(_CACHE_FILES) and all(isinstance(v, str) for v in sums.values())):
+        raise ValueError("meta.json: damaged sums")
+    if not (isinstance(sources, list) and all(isinstance(name, str) for name in sources)):
+        raise ValueError("meta.json: damaged sources")
+    if not (isinstance(report, dict) and all(type(report.get(key)) is kind for key, kind in _REPORT.items())):
+        raise ValueError("meta.json: damaged report")
+    return meta
+
+
+def _check_cache_file(file: Path, size: int, sha256: str) -> None:
+    """ValueError unless ``file`` is a regular file (or a link to one) of exactly ``size`` bytes
+    whose SHA-256 is ``sha256``; no more than ``size`` bytes are read."""
+    try:
+        with open_regular_file(file, size, "corpus cache file") as handle:
+            if os.fstat(handle.fileno()).st_size != size:
+                raise ValueError(f"{file.name} is damaged (its size)")
+            digest, left = hashlib.sha256(), size
+            while left and (part := handle.read(min(left, 1 << 24))):
+                digest.update(part)
+                left -= len(part)
+    except ProbsentError as exc:  # missing, not a regular file, larger than recorded
+        raise ValueError(str(exc)) from None
+    if left or digest.hexdigest() != sha256:
+        raise ValueError(f"{file.name} is damaged")
 
 
 def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens: int, directory: Path,
@@ -259,21 +309,19 @@ def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens
 def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
     """The corpus in a cache directory, its arrays mapped (or read, ``in_memory``); ValueError
     where the directory is not a complete, undamaged cache of this format and version."""
-    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-    if meta.get("format") != CACHE_FORMAT or meta.get("version") != __version__:
-        raise ValueError("another format or version")
+    meta = _cache_meta(directory)
+    sizes = meta["sizes"]
     arrays = {}
     for name, dtype in _DTYPES.items():
         file = directory / name
-        count = int(meta["sizes"][name])
-        if file.stat().st_size != count * np.dtype(dtype).itemsize or _file_sha256(file) != meta["sha256"][name]:
-            raise ValueError(f"{name} is damaged")
+        _check_cache_file(file, sizes[name] * np.dtype(dtype).itemsize, meta["sha256"][name])
         in_memory_here = in_memory or name == "offsets.i64"  # a step's index: 8 bytes a sentence, read at random
         arrays[name] = np.fromfile(file, dtype=dtype) if in_memory_here else np.memmap(file, dtype=dtype, mode="r")
-    words_file = directory / "words.txt"
-    if _file_sha256(words_file) != meta["sha256"]["words.txt"]:
-        raise ValueError("words.txt is damaged")
-    words = words_file.read_bytes().decode("utf-8").split("\n")
+    _check_cache_file(directory / "words.txt", sizes["words.txt"], meta["sha256"]["words.txt"])
+    with open_regular_file(directory / "words.txt", sizes["words.txt"], "corpus cache file") as handle:
+        words = handle.read(sizes["words.txt"]).decode("utf-8").split("\n")
+    if len(words) != sizes["counts.i64"] or len(arrays["offsets.i64"]) != 2 * sizes["pair_sources.i32"] + 1:
+        raise ValueError("the files disagree with meta.json")
     return PairCorpus(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
                       meta["report"], meta["sources"], arrays["pair_sources.i32"])
 
@@ -295,7 +343,7 @@ def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_
     cached = cache / f"corpus-{_cache_key(digest, max_pairs, max_tokens)}"
     try:
         return _mapped(cached)
-    except (OSError, ValueError, KeyError, TypeError):  # none yet, or damaged: only a cache
+    except (OSError, ValueError):  # none yet, or damaged (any shape: _cache_meta): only a cache
         pass
     try:
         with atomic_path(cached) as tmp:

@@ -1,13 +1,17 @@
 """What ``--data`` names, as users have their pairs: TSV (plain or gzip), Parquet or JSON Lines;
 one file, several files (joined by ``os.pathsep``, ``:`` on POSIX) or a directory of parts.
 
-:func:`pair_parts` resolves the name into the files to read, in order (a directory's files by
-name, hidden and ``_``-prefixed ones such as ``_SUCCESS`` left out), each with its format (by
-suffix: ``.parquet``/``.pq``; ``.jsonl``/``.ndjson``, optionally ``.gz``; anything else is TSV)
-and, for Parquet and JSON Lines, the columns of the two sentences and the optional source
-(``--columns A,B[,SOURCE]``; default ``s1,s2,source``, the source read where that column
-exists). Everything that can be checked without reading the pairs is checked here, before any
-work: a missing file, a directory without parts, a device, a Parquet file that cannot be opened,
+:func:`pair_parts` resolves the name into the files to read, in order, each with its format (by
+suffix: ``.parquet``/``.pq``; ``.jsonl``/``.ndjson``, optionally ``.gz``; a file named by the user
+is TSV otherwise) and, for Parquet and JSON Lines, the columns of the two sentences and the
+optional source (``--columns A,B[,SOURCE]``; default ``s1,s2,source``, the source read where that
+column exists, or else from a ``source=NAME`` folder). A directory is read as the scoring commands
+read a dataset (:mod:`probsent.files.dataset_directory`: its parts at any depth, Spark's
+``partitionBy`` folders included, ``_SUCCESS``, ``.crc`` and other ``_``/``.`` names left out); in it,
+a part is TSV only where its name says so (``.tsv``, ``.txt``, optionally ``.gz``, or no suffix, as
+Spark names text parts; a part without a suffix that starts as Parquet does is Parquet), and any
+other file (a ``README.md``) is a one-line error naming it, never read as pairs. Everything that
+can be checked without reading the pairs is checked here, before any work: a missing file, a directory without parts, a device, a Parquet file that cannot be opened,
 a column that is not there; each is one line naming the file.
 
 :func:`pair_blocks` then yields the parts' rows a block at a time: TSV as whole lines of bytes,
@@ -31,6 +35,8 @@ from probsent.data.pairs import open_pair_file
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.files import untrusted
+from probsent.files.dataset_directory import dataset_files, partition_values
+from probsent.files.json_lines import first_too_deep, parse_json_line, too_deep_message
 
 __all__ = ["DEFAULT_COLUMNS", "PairPart", "pair_blocks", "pair_parts", "parse_columns"]
 
@@ -49,6 +55,7 @@ class PairPart:
     path: Path
     kind: str
     columns: tuple[str, ...] | None = None
+    partition: tuple[tuple[str, str], ...] = ()  # the key=value folders above it, in a directory of parts
 
 
 def parse_columns(text: str | None) -> tuple[str, ...] | None:
@@ -68,21 +75,44 @@ def _kind(path: Path) -> str:
     return "jsonl" if name.endswith(_JSONL) else "tsv"
 
 
-def _files(entry: str) -> list[Path]:
+_TEXT_PARTS = (".tsv", ".txt", ".tsv.gz", ".txt.gz", ".gz")  # and no suffix: Spark's text parts
+
+
+def _part_kind(directory: Path, path: Path) -> str:
+    """The format of a part found in a directory: by suffix, a suffix-less Parquet file by its
+    magic bytes; a one-line error for a file that is no part of pairs."""
+    name = path.name.lower()
+    if name.endswith(_PARQUET) or name.endswith(_JSONL):
+        return _kind(path)
+    if not path.suffix:
+        try:
+            with open(path, "rb") as handle:
+                return "parquet" if handle.read(4) == b"PAR1" else "tsv"
+        except OSError as exc:
+            raise InvalidValueError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if name.endswith(_TEXT_PARTS):
+        return "tsv"
+    raise InvalidValueError(f"{path}: not a part of pairs (a part of the directory {directory} is .tsv, .txt, "
+                            f".parquet or .jsonl, or has no suffix); move it out, or name the files with "
+                            f"'{os.pathsep}'")
+
+
+def _files(entry: str) -> list[tuple[Path, str, tuple[tuple[str, str], ...]]]:
+    """(file, format, partition values) of each file ``entry`` names."""
     path = Path(entry)
     if not path.exists():
         raise MissingFileError(f"{path}: no such file")
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if not p.name.startswith((".", "_")) and p.is_file())
+        files = dataset_files(path)  # the scoring commands' reading of a directory
         if not files:
             raise InvalidValueError(f"{path}: a directory without pair files (parts)")
-        return files
+        return [(file, _part_kind(path, file), partition_values(path, file)) for file in files]
     if not path.is_file():
         raise InvalidValueError(f"{path}: not a regular file (a pair file is TSV, plain or gzip, Parquet or "
                                 f"JSON Lines)")
     if not os.access(path, os.R_OK):
         raise InvalidValueError(f"{path}: cannot be read (permission denied)")
-    return [path]
+    return [(path, _kind(path), ())]
 
 
 def pair_parts(data: str, columns: str | None = None) -> list[PairPart]:
@@ -90,23 +120,26 @@ def pair_parts(data: str, columns: str | None = None) -> list[PairPart]:
     named = parse_columns(columns)
     parts = []
     for entry in str(data).split(os.pathsep):
-        for path in _files(entry):
-            kind = _kind(path)
+        for path, kind, partition in _files(entry):
             if kind == "tsv":
                 if named is not None:
                     raise InvalidValueError(f"{path}: --columns names the columns of Parquet or JSON Lines "
                                             f"pairs; a TSV file's are positional (s1<TAB>s2[<TAB>source])")
                 parts.append(PairPart(path, kind))
             else:
-                parts.append(PairPart(path, kind, _checked_columns(path, kind, named)))
+                parts.append(PairPart(path, kind, _checked_columns(path, kind, named, partition), partition))
     return parts
 
 
-def _checked_columns(path: Path, kind: str, named: tuple[str, ...] | None) -> tuple[str, ...]:
+def _checked_columns(path: Path, kind: str, named: tuple[str, ...] | None,
+                     partition: tuple[tuple[str, str], ...] = ()) -> tuple[str, ...]:
     """The columns to read from ``path``: ``named`` (all required), or the default's (the
-    source only where present); a one-line error naming a missing one."""
+    source only where present); the source may be a partition folder's key. A one-line error
+    naming a missing one."""
     present = _parquet_columns(path) if kind == "parquet" else _jsonl_columns(path)
     wanted = named or DEFAULT_COLUMNS
+    if len(wanted) > 2 and wanted[2] not in present and wanted[2] in dict(partition):
+        present.append(wanted[2])  # the source from its folder (partitionBy); the sentences come from the file
     required = wanted if named else wanted[:2]
     missing = [name for name in required if name not in present]
     if missing:
@@ -131,7 +164,7 @@ def _jsonl_columns(path: Path) -> list[str]:
         with open_pair_file(path) as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
-                    row = json.loads(line)
+                    row = parse_json_line(path, number, line)  # the scoring reader's bounds
                     if not isinstance(row, dict):
                         raise InvalidValueError(f"{path}:{number}: a JSON Lines row is an object")
                     return list(row)
@@ -199,10 +232,15 @@ def _check_line_lengths(path: Path, block: bytes, carry: bytes, line: int) -> No
     raise ProbsentError(f"{path}:{line}: a line longer than {limit:,} bytes (the limit of one line; split it)")
 
 
-def _column_block(path: Path, table, columns: tuple[str, ...]) -> ColumnBlock:
-    """A block of ``table``'s rows: the two sentence columns as UTF-8, the source's values as text."""
+def _column_block(path: Path, table, columns: tuple[str, ...], partition: tuple[tuple[str, str], ...] = ()) -> ColumnBlock:
+    """A block of ``table``'s rows: the two sentence columns as UTF-8, the source's values as text
+    (a partition folder's value where the file has no such column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    if len(columns) > 2 and columns[2] not in table.column_names:
+        value = dict(partition)[columns[2]]
+        table = table.append_column(columns[2], pa.array([value] * table.num_rows, pa.string()))
 
     texts = []
     for name in columns[:2]:
@@ -232,8 +270,10 @@ def _parquet_blocks(part: PairPart) -> Iterator[tuple[ColumnBlock, int]]:
     import pyarrow.parquet as pq
 
     try:
-        for batch in pq.ParquetFile(part.path).iter_batches(batch_size=BLOCK_ROWS, columns=list(part.columns)):
-            yield _column_block(part.path, pa.Table.from_batches([batch]), part.columns), batch.num_rows
+        names = pq.read_schema(part.path).names
+        in_file = [name for name in part.columns if name in names]  # the source may be a folder's
+        for batch in pq.ParquetFile(part.path).iter_batches(batch_size=BLOCK_ROWS, columns=in_file):
+            yield _column_block(part.path, pa.Table.from_batches([batch]), part.columns, part.partition), batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise InvalidValueError(f"{part.path}: damaged Parquet data ({str(exc).splitlines()[0]})") from None
 
@@ -244,16 +284,19 @@ def _jsonl_blocks(part: PairPart, block_bytes: int) -> Iterator[tuple[ColumnBloc
 
     first = 1
     for block, lines in line_blocks(part.path, block_bytes):
+        deep = first_too_deep(block)  # checked before Arrow's parser sees it (it crashes on depth 20,000)
+        if deep is not None:
+            raise InvalidValueError(too_deep_message(part.path, first + deep))
         try:
             table = pajson.read_json(io.BytesIO(block), parse_options=pajson.ParseOptions(newlines_in_values=False))
         except pa.ArrowException as exc:
             raise InvalidValueError(f"{part.path}: lines {first:,}-{first + lines - 1:,}: not JSON Lines "
                                     f"({str(exc).splitlines()[0]})") from None
         for name in part.columns:
-            if name not in table.column_names:
+            if name not in table.column_names and name not in dict(part.partition):
                 table = table.append_column(name, pa.nulls(table.num_rows, pa.string()))
         if table.num_rows != lines:
             raise InvalidValueError(f"{part.path}: lines {first:,}-{first + lines - 1:,}: blank lines or rows that "
                                     f"are not objects (JSON Lines is one object a line)")
-        yield _column_block(part.path, table, part.columns), lines
+        yield _column_block(part.path, table, part.columns, part.partition), lines
         first += lines

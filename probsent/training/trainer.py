@@ -28,10 +28,10 @@ from probsent.settings import MAY_CHANGE_ON_RESUME, SCRAMBLE, TrainConfig, flag_
 from probsent.training.run_directory import claim_run_directory, release_unused
 from probsent.training.training_data import TrainingData, build_training_data
 from probsent.training.diagnostics import DiagnosticSample, diagnose
-from probsent.training.fast.engine import FastWLOEngine, compile_kernels, numba_threads_like_torch
+from probsent.training.fast.engine import FastWLOEngine, compile_kernels_saying_so, numba_threads_like_torch
 from probsent.training.losses import (Loss, LossSetup, MarginLoss, TrainingStep, build_losses, named_parts,
                                       total_loss)
-from probsent.training.losses.rarity_anchor import read_log_frequencies, rarity_terms
+from probsent.training.losses.rarity_anchor import rarity_terms
 from probsent.training.negatives import megabatch_negatives
 from probsent.training.optimizer import WordAwareAdam
 
@@ -69,8 +69,6 @@ class Trainer:
         self.config = config
         # the model records where it learned from (each file or directory, when there are several)
         config.data = os.pathsep.join(str(Path(entry).resolve()) for entry in config.data.split(os.pathsep))
-        if config.rarity_from:  # read again by a resumed run, wherever it starts
-            config.rarity_from = str(Path(config.rarity_from).resolve())
         self.out = Path(config.out)
         self.progress = progress
         self.validator = validator  # STS 2017: selects best/
@@ -92,8 +90,6 @@ class Trainer:
         torch.manual_seed(config.seed)
         self.data: TrainingData = build_training_data(config, self.log, self.progress)
         self.vocab, self.word_counts = self.data.vocab, self.data.word_counts
-        rarity_log = (read_log_frequencies(config.rarity_from, self.vocab, self.word_counts)
-                      if config.rarity_from else None)  # None: the log training counts
         self.diagnostic_sample = DiagnosticSample.draw(self.data.num_pairs,
                                                        config.batch_size * config.megabatch, config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)
@@ -112,11 +108,10 @@ class Trainer:
             self.encoder = build_encoder(config, len(self.vocab))
             if config.rarity_init:
                 terms = with_word_entropy_terms(self.encoder, "--rarity-init")
-                terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init,
-                                                                         rarity_log)))
+                terms.shift_entropy_terms(torch.from_numpy(rarity_terms(self.word_counts, config.rarity_init)))
             self.optimizer = self._optimizer(self.encoder)
         # the objective: every loss the settings turn on, their parts summed (training/losses/)
-        self.losses: list[Loss] = build_losses(LossSetup(config, self.encoder, self.word_counts, rarity_log))
+        self.losses: list[Loss] = build_losses(LossSetup(config, self.encoder, self.word_counts))
         self.margin = next(loss.margin for loss in self.losses if isinstance(loss, MarginLoss))
         self.fast = self._fast_engine()
 
@@ -155,9 +150,8 @@ class Trainer:
             return None
         self.config.engine = "fast"
         numba_threads_like_torch()
-        seconds = compile_kernels()
-        if seconds > 1.0:  # a first run on this machine (numba caches the compiled code)
-            self.log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
+        compile_kernels_saying_so(self.log)
+
         return FastWLOEngine(self.encoder, self.optimizer)
 
     def _optimizer(self, encoder: SentenceEncoder) -> "WordAwareAdam":

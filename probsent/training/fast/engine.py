@@ -9,7 +9,9 @@ differ where two candidates' similarities are within float32 rounding of each ot
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Callable
 
 import numpy as np
 import torch
@@ -52,6 +54,29 @@ def compile_kernels() -> float:
                             1e-3, 0.9, 0.999, 1e-8, 1.0, 1e-4, np.full(3, -1, np.int64),
                             1e-2, np.zeros(3))
     return time.perf_counter() - start
+
+
+COMPILE_NOTE_AFTER = 2.0  # seconds of compiling before the note (numba's cache loads in well under one)
+
+
+def compile_kernels_saying_so(log: Callable[[str], None], after: float | None = None) -> float:
+    """:func:`compile_kernels`, telling ``log`` what is going on: a first run on a machine compiles
+    for most of a minute, silent until now (issue 50), so a note goes out once compiling has lasted
+    ``after`` seconds (default :data:`COMPILE_NOTE_AFTER`; a load from numba's cache stays silent),
+    and the time it took at the end. Returns the seconds."""
+    note = threading.Timer(COMPILE_NOTE_AFTER if after is None else after, log,
+                           ["fast engine: compiling its kernels, once per machine (up to about a minute; "
+                            "cached for later runs) ..."])
+    note.daemon = True
+    note.start()
+    try:
+        seconds = compile_kernels()
+    finally:
+        note.cancel()
+        note.join()  # a note being written ends before anything else is
+    if seconds > 1.0:
+        log(f"fast engine: compiled its kernels in {seconds:.0f} s (cached for later runs)")
+    return seconds
 
 
 class FastWLOEngine:

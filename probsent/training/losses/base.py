@@ -25,12 +25,11 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class LossSetup:
     """What a loss may read to build itself: the run's settings, its model (new or resumed), the
-    training count of every vocabulary word and, with ``--rarity-from``, their log frequencies."""
+    training count of every vocabulary word."""
 
     config: "TrainConfig"
     encoder: SentenceEncoder
     word_counts: np.ndarray
-    log_frequencies: np.ndarray | None = None
 
 
 @dataclass
