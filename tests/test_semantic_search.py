@@ -143,3 +143,56 @@ def test_what_similarity_cannot_do_is_measured_and_current() -> None:
     assert f"closer than the paraphrase in {closer} of {len(similarity_limits.NEGATION_GROUPS)}" in "\n".join(block)
     card = (REPO / "probsent" / "pretrained" / "wlo" / "MODEL_CARD.md").read_text(encoding="utf-8")
     assert "\n".join(block) in card
+
+
+@pytest.mark.parametrize("merge_cells", [1, 7, 1 << 20])
+def test_hits_do_not_depend_on_how_many_queries_are_merged_at_a_time(model, monkeypatch, merge_cells) -> None:
+    """Issue 50, item 3: a block's similarities are merged a few queries at a time (at least one);
+    the hits are the brute-force ranking's whatever that number, for arrays and for sentences."""
+    from probsent import util
+
+    monkeypatch.setattr(util, "MERGE_CELLS", merge_cells)
+    rng = np.random.default_rng(3)
+    queries, corpus = rng.normal(size=(9, 4)), rng.normal(size=(30, 4))
+    cosine = (queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ (
+        corpus / np.linalg.norm(corpus, axis=1, keepdims=True)).T
+    got = semantic_search(queries, corpus, top_k=4, corpus_chunk_size=11)
+    assert [[j for j, _ in row] for row in pairs(got)] == [[j for j, _ in row] for row in brute_force(cosine, 4)]
+    expected = brute_force(model.similarity(QUERIES, CORPUS), 3)
+    assert pairs(model.semantic_search(QUERIES, CORPUS, top_k=3, corpus_chunk_size=3)) == expected
+
+
+def test_search_memory_is_bounded_whatever_the_query_count(monkeypatch) -> None:
+    """Issue 50, item 3: memory beyond the inputs and the hits is one merge step's, not
+    (queries x corpus chunk): 2,000 queries against a 4,096-entry block once took 2,000 x 4,096
+    cells of each temporary (64 MB each). The bound: the inputs and the hits, plus 16 float64
+    numbers (128 bytes) per cell of one merge step (the similarities, their NaN mask and -inf
+    copy, the stacked scores and ids, the sort's keys and order, the kept rows: about ten
+    arrays of a step's cells), with room to spare."""
+    import tracemalloc
+
+    from probsent import util
+
+    monkeypatch.setattr(util, "MERGE_CELLS", 1 << 14, raising=False)
+    rng = np.random.default_rng(0)
+    queries, corpus = rng.normal(size=(2000, 8)), rng.normal(size=(4096, 8))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        hits = semantic_search(queries, corpus, top_k=5, corpus_chunk_size=4096)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    inputs = queries.nbytes + corpus.nbytes
+    kept = 2000 * 5 * (8 + 8 + 8) + 2000 * 5 * 400  # the arrays of hits, and the hits as dicts (< 400 B each)
+    assert len(hits) == 2000 and all(len(found) == 5 for found in hits)
+    assert peak < 2 * inputs + kept + 128 * (1 << 14), peak
+
+
+def test_no_query_is_no_hits_as_sentence_transformers(model) -> None:
+    """Issue 50, item 13: ``semantic_search([], corpus)`` is ``[]`` (it raised "cannot reshape"),
+    and a query against an empty corpus has no hits."""
+    corpus = np.ones((3, 4))
+    assert semantic_search([], corpus) == [] and semantic_search(np.zeros((0, 4)), corpus) == []
+    assert semantic_search(np.ones((2, 4)), []) == [[], []]
+    assert model.semantic_search([], CORPUS) == [] and model.semantic_search(QUERIES, []) == [[], [], []]
