@@ -225,3 +225,24 @@ def test_a_model_is_identified_by_its_model_files_only(tmp_path) -> None:
     (model / "calibration.json").write_text((model / "calibration.json").read_text(encoding="utf-8") + " ",
                                             encoding="utf-8")
     assert model_identity(model)["sha256"] != before["sha256"]
+
+
+@pytest.mark.parametrize("command", ["encode", "specificity"])
+@pytest.mark.parametrize("extra,fragment", [(["--column", "text"], "--column text"),
+                                            (["--input", "README.md"], "not both")])
+def test_flags_that_sentences_as_arguments_would_ignore_are_one_line(tmp_path, capsys, command, extra,
+                                                                     fragment) -> None:
+    """Issue 50, item 15: ``encode --column text "x"`` (or ``--input f "x"``) ran, ignoring the flag."""
+    output = ["--output", str(tmp_path / "o.npy")] if command == "encode" else []
+    assert main([command, "A sentence.", *extra, *output]) == 2
+    one_error(capsys.readouterr().err, fragment)
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_the_output_that_is_the_input_is_refused_in_words_for_any_command(tmp_path, capsys) -> None:
+    """Issue 50, item 15: the refusal said "write the scores" to ``encode``, which writes encodings."""
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"text": ["A sentence."]}), source)
+    assert main(["encode", "--input", str(source), "--output", str(source), "--force"]) == 2
+    err = capsys.readouterr().err
+    one_error(err, "is the input file; write the output to a new file")

@@ -196,3 +196,21 @@ def test_no_query_is_no_hits_as_sentence_transformers(model) -> None:
     assert semantic_search([], corpus) == [] and semantic_search(np.zeros((0, 4)), corpus) == []
     assert semantic_search(np.ones((2, 4)), []) == [[], []]
     assert model.semantic_search([], CORPUS) == [] and model.semantic_search(QUERIES, []) == [[], [], []]
+
+
+def test_a_querys_number_is_its_line_or_its_place_whatever_the_blanks(tmp_path: Path, capsys) -> None:
+    """Issue 50, item 14: users join on the query number, so it means one thing: its line in
+    ``--queries`` (blank lines counted) or its place among the arguments, from 1; a blank query
+    has no hits and no output, in either form."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(c or "" for c in CORPUS) + "\n", encoding="utf-8")
+    queries = tmp_path / "queries.txt"
+    queries.write_text(f"\n{QUERIES[0]}\n   \n{QUERIES[1]}\n", encoding="utf-8")  # lines 2 and 4
+    numbers = {}
+    for source in (["--queries", str(queries)], ["", QUERIES[0], "   ", QUERIES[1]]):
+        for fmt in ("tsv", "json"):
+            assert main(["similarity", "--corpus", str(corpus), "--top-k", "1", "--format", fmt, *source]) == 0
+            lines = capsys.readouterr().out.splitlines()
+            numbers[source[0], fmt] = ([int(line.split("\t")[0]) for line in lines] if fmt == "tsv"
+                                       else [json.loads(line)["number"] for line in lines])
+    assert set(map(tuple, numbers.values())) == {(2, 4)}, numbers

@@ -5,7 +5,10 @@ so memory holds the queries, one chunk and the hits so far, whatever the corpus'
 Output, one hit a line, each query's hits highest score first (ties: the earlier corpus row):
 TSV ``query number, rank, corpus row, score, query, corpus sentence`` (numbers from 1 for the
 query and the rank, from 0 for the corpus row, as ``semantic_search``'s ``corpus_id``), or one
-JSON object a line per query, ``{"query", "hits": [{"corpus_id", "score", "sentence"}]}``.
+JSON object a line per query, ``{"number", "query", "hits": [{"corpus_id", "score", "sentence"}]}``.
+A query's number is the caller's (``probsent similarity``: its line in the queries file, blank
+lines counted, or its place among the arguments), so that it means one thing however the
+queries came.
 """
 from __future__ import annotations
 
@@ -32,11 +35,14 @@ def search_corpus(model: "SentenceModel", queries: list[str], chunks: Iterable[C
     return model.semantic_search(queries, rows, top_k, batch_size, measure, with_text=True)
 
 
-def write_hits(out: TextIO, queries: list[str], hits: list[list[dict[str, Any]]], fmt: str = "tsv") -> None:
-    """Write the hits of each query to ``out`` as TSV lines or one JSON object per query."""
-    for number, (query, found) in enumerate(zip(queries, hits), start=1):
+def write_hits(out: TextIO, queries: list[str], hits: list[list[dict[str, Any]]], fmt: str = "tsv",
+               numbers: list[int] | None = None) -> None:
+    """Write the hits of each query to ``out`` as TSV lines or one JSON object per query; each
+    query's number is ``numbers``' (default: 1, 2, ...)."""
+    numbers = range(1, len(queries) + 1) if numbers is None else numbers
+    for number, query, found in zip(numbers, queries, hits):
         if fmt == "json":
-            out.write(json.dumps({"query": query, "hits": [{"corpus_id": h["corpus_id"], "score": h["score"],
+            out.write(json.dumps({"number": number, "query": query, "hits": [{"corpus_id": h["corpus_id"], "score": h["score"],
                                                              "sentence": h.get("text")} for h in found]},
                                  ensure_ascii=False) + "\n")
             continue

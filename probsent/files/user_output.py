@@ -21,10 +21,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, TextIO
 
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import fsync_path, new_parents, remove_quietly, temporary_beside, usual_mode
@@ -47,6 +48,16 @@ class OutputTarget:
     def exists(self) -> bool:
         """Whether writing here would overwrite something (a file or a block device)."""
         return self.kind in (FILE, DEVICE)
+
+
+def standard_output(instead: str = "") -> TextIO:
+    """Standard output; a one-line error, before any work, where the program started with it
+    closed (``>&-``: Python then has no ``sys.stdout``), naming ``instead`` (an option that
+    writes to a file) as the way out."""
+    if sys.stdout is None:
+        raise ProbsentError("standard output is closed; redirect it (> FILE)"
+                            + (f" or give {instead}" if instead else ""))
+    return sys.stdout
 
 
 def cannot_write(path: str | os.PathLike[str], exc: OSError) -> ProbsentError:
@@ -86,7 +97,7 @@ def check_output_target(path: str, input_path: str | None, force: bool) -> Outpu
     target = inspect_output(path)
     if target.kind == FILE and input_path not in (None, "-") and os.path.exists(input_path) \
             and os.path.samefile(target.real, input_path):
-        raise ProbsentError(f"{path}: is the input file; write the scores to a new file")
+        raise ProbsentError(f"{path}: is the input file; write the output to a new file")
     if target.exists and not force:
         raise ProbsentError(f"{path}: already exists; add --force to replace it")
     return target
