@@ -246,3 +246,119 @@ def test_the_output_that_is_the_input_is_refused_in_words_for_any_command(tmp_pa
     assert main(["encode", "--input", str(source), "--output", str(source), "--force"]) == 2
     err = capsys.readouterr().err
     one_error(err, "is the input file; write the output to a new file")
+
+
+HOLD_LOCK = ("import sys, time; from pathlib import Path; from probsent.files.user_output import lock_output; "
+             "lock = lock_output(Path(sys.argv[1]).resolve(), sys.argv[1]); print('held', flush=True); time.sleep(60)")
+
+
+@pytest.mark.parametrize("command", [["encode", "--input", "{input}", "--output", "{output}"],
+                                     ["specificity", "--input", "{input}", "--output", "{output}"],
+                                     ["similarity", "--corpus", "{input}", "--output", "{output}", "a query"]])
+def test_a_second_writer_of_an_output_is_refused_in_one_line_and_writes_nothing(tmp_path, capsys, command) -> None:
+    """Issue 50, item 1: one lock for every writer of an output. While another process holds the
+    output's writer lock (as a running encode does from before its first write), a run writing the
+    same file stops with one line naming it (pid, host), exit 2, and leaves the files beside it as
+    they were (an overlapping encode deleted the first's ``.partial.next``, and the first then put a
+    half-written file in place)."""
+    import os
+    import socket
+
+    from tests.helpers import REPO
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(100)) + "\n", encoding="utf-8")
+    output = tmp_path / ("out.npy" if command[0] == "encode" else "out.tsv")
+    (tmp_path / f".{output.name}.partial").write_bytes(b"the first run's rows")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(output)], cwd=tmp_path, text=True,
+                              stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert holder.stdout.readline() == "held\n"
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+        argv = [part.format(input=source, output=output) for part in command]
+        assert main(argv) == 2
+        one_error(capsys.readouterr().err, str(output), "another probsent process is writing it",
+                  f"pid {holder.pid} on {socket.gethostname()}")
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    finally:
+        holder.kill()
+        holder.wait()
+    assert main([part.format(input=source, output=output) for part in command]) == 0  # the kernel freed it
+    assert not (tmp_path / f".{output.name}.lock").exists()
+
+
+@pytest.mark.slow
+def test_two_overlapping_encodes_leave_one_complete_output(tmp_path) -> None:
+    """Issue 50, item 1, as found: a second ``probsent encode`` to the output of a running one
+    (held still with SIGSTOP while it writes) is refused in one line; the first then finishes
+    a complete file."""
+    import os
+    import signal
+    import time
+
+    from tests.helpers import REPO
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(300_000)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.parquet"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    argv = [sys.executable, "-m", "probsent.cli", "encode", "--input", str(source), "--output", str(out)]
+    first = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    partial = tmp_path / ".out.parquet.partial.next"
+    while not partial.exists() and first.poll() is None:
+        time.sleep(0.01)
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = subprocess.run(argv, env=env, capture_output=True, text=True)
+        assert second.returncode == 2 and "another probsent process is writing it" in second.stderr
+        assert second.stderr.count("\n") == 1 and partial.exists()
+    finally:
+        first.send_signal(signal.SIGCONT)
+    assert first.wait() == 0, first.stderr.read()
+    assert pq.ParquetFile(out).metadata.num_rows == 300_000
+
+
+def test_a_resumed_encode_knows_its_input_by_content_not_size_and_time(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 6: an input edited in place with the same size and its old modification time
+    (as ``cp -p``, ``rsync -t`` or ``touch -r`` leave it) is another input: the partial output of
+    the first is refused in one line, never continued into a mix of the two."""
+    import os
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(20000)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.npy"
+    restore = _interrupted(monkeypatch, after=1)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 130
+    restore()
+    stamp = os.stat(source)
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("a", "e"), encoding="utf-8")  # same size, other sentences
+    os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert os.stat(source).st_size == stamp.st_size and os.stat(source).st_mtime_ns == stamp.st_mtime_ns
+    capsys.readouterr()
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+    one_error(capsys.readouterr().err, "another input, model or output")
+    assert not out.exists()
+
+
+def test_an_encode_written_inside_its_input_dataset_resumes(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 8: an output inside the Parquet dataset it reads. Its own hidden partial files
+    (and lock) were part of the input's identity, so the run could never continue; the input is now
+    what its reader reads, and the resumed file equals a run that never stopped."""
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    lines = _lines(20000)
+    pq.write_table(pa.table({"text": lines[:12000]}), dataset / "part-0.parquet")
+    pq.write_table(pa.table({"text": lines[12000:]}), dataset / "part-1.parquet")
+    whole, resumed = tmp_path / "whole.parquet", dataset / "encoded.parquet"
+    assert main(["encode", "--input", str(dataset), "--output", str(whole), "--workers", "1"]) == 0
+    restore = _interrupted(monkeypatch, after=2)
+    assert main(["encode", "--input", str(dataset), "--output", str(resumed), "--workers", "1"]) == 130
+    restore()
+    capsys.readouterr()
+    assert main(["encode", "--input", str(dataset), "--output", str(resumed), "--workers", "1"]) == 0
+    assert "8,192 of them by an earlier, interrupted run" in capsys.readouterr().err  # 2 chunks: 8,192 + 3,808 rows
+    assert resumed.read_bytes() == whole.read_bytes()

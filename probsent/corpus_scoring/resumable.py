@@ -3,8 +3,8 @@ run of the same command continues it (used by ``probsent encode``; written for a
 output is one row per input row, in input order).
 
 While a run writes ``OUTPUT``, its rows go to ``.OUTPUT.partial`` beside it, and
-``.OUTPUT.partial.json`` says what they are: the input (its real path, size and modification
-time, and the column read), the model (its directory and the SHA-256 of its files), the output's
+``.OUTPUT.partial.json`` says what they are: the input (its real path, the SHA-256 of its content,
+and the column read: :func:`input_identity`), the model (its directory and the SHA-256 of its files), the output's
 kind and its settings. A run that stops (an error, Ctrl-C, SIGTERM, SIGHUP) leaves both; the next
 run with the same identity skips the input rows already written and appends the rest, then puts
 the whole file in place atomically (:func:`probsent.files.user_output.writing_output`) and removes the
@@ -25,34 +25,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from probsent.corpus_scoring.formats import Chunk
+from probsent.corpus_scoring.formats import Chunk, dataset_files
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import remove_quietly
+from probsent.files.content_identity import file_sha256
 from probsent.model_directory import files_digest, read_consistently, read_model_files
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["Partial", "input_identity", "model_identity", "skip_rows"]
 
 FORMAT = "probsent-partial-output"
-VERSION = 1
+VERSION = 2  # 2: inputs named by their content (1: by size and modification time)
 
 
 def input_identity(path: str | None, column: str | None) -> dict[str, Any] | None:
-    """What names an input file as it is now (real path, size, modification time, column), or
-    None for one that cannot be read again the same way (standard input, a stream)."""
+    """What names an input file by its content (real path, the SHA-256 of its bytes, column; a
+    Parquet dataset: the SHA-256 of each file its reader reads, by name, so that hidden files,
+    such as an output's own partial files written inside it, change nothing), or None for one
+    that cannot be read again the same way (standard input, a stream)."""
     if path in (None, "-"):
         return None
-    try:
-        info = os.stat(path)
-    except OSError:
+    if os.path.isdir(path):
+        parts = dataset_files(path)
+        content: Any = [[os.path.relpath(part, path), file_sha256(part)] for part in parts]
+    elif os.path.isfile(path):
+        content = file_sha256(path)
+    else:
         return None
-    if not (os.path.isfile(path) or os.path.isdir(path)):
-        return None
-    stamp = [info.st_size, info.st_mtime_ns]
-    if os.path.isdir(path):  # a Parquet dataset: each part's name, size and time
-        parts = sorted(p for p in Path(path).rglob("*") if p.is_file())
-        stamp = [[str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns] for p in parts]
-    return {"path": os.path.realpath(path), "stamp": stamp, "column": column}
+    return {"path": os.path.realpath(path), "sha256": content, "column": column}
 
 
 def model_identity(directory: str | os.PathLike[str]) -> dict[str, Any]:
@@ -92,7 +92,8 @@ class Partial:
         except (OSError, ValueError):
             recorded = None
         if recorded is not None and self.data.exists():
-            if recorded.get("format") == FORMAT and recorded.get("identity") == self.identity:
+            if recorded.get("format") == FORMAT and recorded.get("version") == VERSION \
+                    and recorded.get("identity") == self.identity:
                 return True
             if not force:
                 raise ProbsentError(f"{self.output}: an interrupted run with another input, model or output "

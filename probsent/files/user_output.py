@@ -14,6 +14,10 @@ process substitution (``>(wc -l)``, a ``/dev/fd/N`` link to a pipe). The rules:
 - "already exists; add --force" is checked before any work and again at the final step: the
   rename is a hard link that fails if a file appeared meanwhile, so a file a user wrote during
   the run is never overwritten without ``--force``;
+- one writer at a time: a run holds the writer lock of the output (``.NAME.lock`` beside it,
+  :mod:`probsent.files.writer_lock`) from before its first write (a resumable run's partial
+  files included) until it ends; a second run writing the same file stops in one line naming
+  the first;
 - every operating-system error is one line naming the path (:class:`ProbsentError`).
 """
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Iterator, TextIO
 
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import fsync_path, new_parents, remove_quietly, temporary_beside, usual_mode
+from probsent.files.writer_lock import HeldLock, hold_lock
 
 NEW, FILE, STREAM, DEVICE = "new", "file", "stream", "device"
 
@@ -123,17 +128,30 @@ def writing_output(path: str, force: bool) -> Iterator[Path]:
     places = [path, str(target.real), *map(str, target.real.parents)]
     try:
         with new_parents(target.real):
-            tmp = Path(temporary_beside(target.real))
+            lock = lock_output(target.real, path)  # before anything of this run is written beside it
             try:
-                yield tmp
-                fsync_path(tmp)
-                _put_in_place(tmp, target.real, path, force)
+                tmp = Path(temporary_beside(target.real))
+                try:
+                    yield tmp
+                    fsync_path(tmp)
+                    _put_in_place(tmp, target.real, path, force)
+                finally:
+                    remove_quietly(tmp)
             finally:
-                remove_quietly(tmp)
+                lock.release()
     except OSError as exc:
         if not (_about(exc, places) or _is_temporary_of(exc.filename, target.real)):
             raise
         raise cannot_write(path, exc) from None
+
+
+def lock_output(real: Path, given: str) -> HeldLock:
+    """Hold the writer lock of the output file ``real`` (``.NAME.lock`` beside it) for this run,
+    or raise the one-line error naming the process that writes it (two runs writing one output
+    would mix their rows, or one would put the other's half-written file in place)."""
+    return hold_lock(real.parent / f".{real.name}.lock",
+                     lambda holder: f"{given}: another probsent process is writing it ({holder}); wait for it "
+                                    f"to end, or write to another file")
 
 
 def _is_temporary_of(name: object, real: Path) -> bool:
