@@ -362,3 +362,112 @@ def test_an_encode_written_inside_its_input_dataset_resumes(tmp_path, monkeypatc
     assert main(["encode", "--input", str(dataset), "--output", str(resumed), "--workers", "1"]) == 0
     assert "8,192 of them by an earlier, interrupted run" in capsys.readouterr().err  # 2 chunks: 8,192 + 3,808 rows
     assert resumed.read_bytes() == whole.read_bytes()
+
+
+class _DiskFullAfter:
+    """A file whose writes fail as on a full disk (ENOSPC) once ``room`` more bytes are written."""
+
+    def __init__(self, handle, room: int) -> None:
+        self.handle, self.room = handle, room
+
+    def write(self, data) -> int:
+        import errno
+
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.handle.close()
+
+
+def _full_disk_for(monkeypatch, name: str, room: int) -> None:
+    """Writes to the file called ``name`` fail as on a full disk after ``room`` bytes."""
+    import builtins
+
+    from probsent.corpus_scoring import encoding
+
+    def opening(path, mode="r", *args, **kwargs):
+        handle = builtins.open(path, mode, *args, **kwargs)
+        return _DiskFullAfter(handle, room) if str(path).endswith(name) else handle
+
+    monkeypatch.setattr(encoding, "open", opening, raising=False)
+
+
+def test_a_full_disk_keeps_the_partial_output_and_says_what_is_kept(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 12: an encode that meets a full disk leaves no half-written file of its own
+    (a Parquet file cut short, without a footer, was later blamed on a kill), keeps the partial
+    output of the earlier run as it was, says in its one line which hidden files are kept and
+    their size; a resume needing more free space than the disk has says so before any work; the
+    run that finally has room writes the bytes of a run that never stopped."""
+    import shutil
+
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(30000)) + "\n", encoding="utf-8")
+    whole, out = tmp_path / "whole.parquet", tmp_path / "out.parquet"
+    assert main(["encode", "--input", str(source), "--output", str(whole), "--workers", "1"]) == 0
+    partial, following = tmp_path / ".out.parquet.partial", tmp_path / ".out.parquet.partial.next"
+    with monkeypatch.context() as patch:  # a full disk at the first run: nothing of it is kept but its record
+        _full_disk_for(patch, ".partial.next", 200_000)
+        capsys.readouterr()
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, f"{out}: cannot write (No space left on device)",
+                  "kept .out.parquet.partial.json (")
+        assert not partial.exists() and not following.exists()
+    restore = _interrupted(monkeypatch, after=2)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 130
+    restore()
+    size = partial.stat().st_size
+    assert f"kept .out.parquet.partial ({size / 1e6:,.1f} MB), .out.parquet.partial.json (" in capsys.readouterr().err
+    kept = partial.read_bytes()
+    with monkeypatch.context() as patch:  # the copy of the partial output meets the full disk
+        _full_disk_for(patch, ".partial.next", size // 2)
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, "No space left on device", f".out.parquet.partial ({size / 1e6:,.1f} MB)")
+        assert partial.read_bytes() == kept and not following.exists()
+    with monkeypatch.context() as patch:  # less free space than the copy needs: said before any work
+        patch.setattr(encoding.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 100, 100))
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, "continuing copies the rows already written", "0.0 MB free")
+        assert partial.read_bytes() == kept and not following.exists()
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "killed" not in err and "16,384 of them by an earlier, interrupted run" in err
+    assert out.read_bytes() == whole.read_bytes()
+
+
+def test_a_full_disk_at_the_last_flush_keeps_no_cut_file(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 12: the footer fits the writer's buffer but not the disk (the failure shows
+    when the buffer is flushed): the file cut short is not kept as the partial output."""
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(50)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.parquet"
+
+    class FlushFails(_DiskFullAfter):
+        def write(self, data) -> int:
+            return self.handle.write(data)
+
+        def flush(self) -> None:
+            import errno
+
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    import builtins
+
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "open", lambda path, mode="r", *a, **k: FlushFails(builtins.open(path, mode, *a, **k), 0)
+                        if str(path).endswith(".next") else builtins.open(path, mode, *a, **k), raising=False)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+    one_error(capsys.readouterr().err, "No space left on device")
+    assert not (tmp_path / ".out.parquet.partial").exists() and not (tmp_path / ".out.parquet.partial.next").exists()

@@ -32,7 +32,7 @@ from probsent.files.content_identity import file_sha256
 from probsent.model_directory import files_digest, read_consistently, read_model_files
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["Partial", "input_identity", "model_identity", "skip_rows"]
+__all__ = ["Partial", "input_identity", "kept_files", "megabytes", "model_identity", "skip_rows"]
 
 FORMAT = "probsent-partial-output"
 VERSION = 2  # 2: inputs named by their content (1: by size and modification time)
@@ -112,6 +112,24 @@ class Partial:
     def discard(self) -> None:
         for path in (self.data, self.following, self.record):
             remove_quietly(path)
+
+
+def megabytes(size: int) -> str:
+    """A file size as people read it: ``320.1 MB``."""
+    return f"{size / 1e6:,.1f} MB"
+
+
+def kept_files(output: str) -> str | None:
+    """What an interrupted or failed run left beside ``output`` for the next run (the partial
+    files, hidden: their names start with a dot), named with their sizes; None where nothing."""
+    partial = Partial(output, {})
+    kept = [(path, path.stat().st_size) for path in (partial.data, partial.following, partial.record)
+            if path.is_file()]
+    if not kept:
+        return None
+    names = ", ".join(f"{path.name} ({megabytes(size)})" for path, size in kept)
+    return (f"kept {names} beside {output}: the same command continues from there; remove "
+            f"{'them' if len(kept) > 1 else 'it'} to give the space back")
 
 
 def skip_rows(chunks: Iterable[Chunk], count: int) -> Iterator[Chunk]:
