@@ -180,7 +180,7 @@ def _run_encode(args: argparse.Namespace) -> int:
     given = None if args.sentences else input_identity(args.input, args.column)
     identity = None if given is None else {"input": given, "model": model_identity(model.path)}
     done = encode_corpus(model, corpus, args.output, args.force, progress=sys.stderr.isatty() and not args.sentences,
-                         workers=_workers(args.workers), identity=identity)
+                         workers=_workers(args.workers), identity=identity, column=args.column)
     if done.restarted:
         print("probsent: the partial output of an earlier run had no footer (killed?); started over",
               file=sys.stderr)
@@ -362,7 +362,9 @@ def _add_similarity(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--queries", dest="queries_file", metavar="FILE",
                         help="a file of queries, one a line ('-' for stdin); blank lines are skipped")
     parser.add_argument("--corpus", required=True, help="the corpus: a text file (one sentence a line), "
-                                                        ".jsonl or .parquet (or a Parquet directory)")
+                                                        ".jsonl or .parquet (or a Parquet directory); or the "
+                                                        ".parquet / .npy file probsent encode wrote, searched "
+                                                        "without encoding it again (with the model that wrote it)")
     parser.add_argument("--column", help="the text field of a JSON Lines or Parquet corpus (default: text)")
     parser.add_argument("--top-k", type=positive_int, default=10, help="hits per query (default: %(default)s)")
     parser.add_argument("--measure", choices=MEASURE_NAMES, default=None,
@@ -379,7 +381,8 @@ def _add_similarity(sub: argparse._SubParsersAction) -> None:
 def _run_similarity(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.corpus_scoring.formats import open_corpus
-    from probsent.corpus_scoring.search import search_corpus, write_hits
+    from probsent.corpus_scoring.encoded_corpus import open_encoded_corpus
+    from probsent.corpus_scoring.search import search_corpus, search_encoded, write_hits
     from probsent.files.user_output import check_output_target, standard_output, writing_output
 
     if not args.output:
@@ -395,9 +398,14 @@ def _run_similarity(args: argparse.Namespace) -> int:
     numbers, queries = [n for n, _ in numbered], [q for _, q in numbered]
     if args.output:
         check_output_target(args.output, args.corpus, args.force)  # before any work
-    corpus = open_corpus(args.corpus, args.column)
+    progress = sys.stderr.isatty()
+    encoded = open_encoded_corpus(args.corpus, args.column)  # probsent encode's output: searched as it is
+    corpus = open_corpus(args.corpus, args.column) if encoded is None else None
     model = load(args.model)
-    hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size)
+    if encoded is not None:
+        hits = search_encoded(model, queries, encoded, args.top_k, args.measure, args.batch_size, progress)
+    else:
+        hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size, progress)
     if args.output:
         with writing_output(args.output, args.force) as path, open(path, "w", encoding="utf-8") as out:
             write_hits(out, queries, hits, args.format, numbers)

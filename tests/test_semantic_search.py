@@ -214,3 +214,69 @@ def test_a_querys_number_is_its_line_or_its_place_whatever_the_blanks(tmp_path: 
             numbers[source[0], fmt] = ([int(line.split("\t")[0]) for line in lines] if fmt == "tsv"
                                        else [json.loads(line)["number"] for line in lines])
     assert set(map(tuple, numbers.values())) == {(2, 4)}, numbers
+
+
+@pytest.fixture(scope="module")
+def encoded_corpus(tmp_path_factory) -> dict[str, Path]:
+    """The corpus as sentences (Parquet, with an id column) and as probsent encode wrote it."""
+    work = tmp_path_factory.mktemp("encoded")
+    sentences = work / "corpus.parquet"
+    pq.write_table(pa.table({"id": list(range(len(CORPUS))), "body": pa.array(CORPUS, pa.string())}), sentences)
+    out = {"sentences": sentences}
+    for suffix in ("parquet", "npy"):
+        out[suffix] = work / f"encoded.{suffix}"
+        assert main(["encode", "--input", str(sentences), "--column", "body", "--output", str(out[suffix])]) == 0
+    return out
+
+
+@pytest.mark.parametrize("kind", ["parquet", "npy"])
+@pytest.mark.parametrize("measure", [None, "expected_inner_product"])
+def test_an_encoded_corpus_is_searched_as_its_sentences(model, encoded_corpus, capsys, kind, measure) -> None:
+    """Issue 50, item 20: ``similarity --corpus`` reads what ``probsent encode`` wrote and finds the
+    hits of the corpus's sentences, without encoding them again: the same corpus rows in the same
+    order, the same texts (Parquet; a .npy file holds none), and scores within float32's rounding:
+    both paths compare float32 encodings (encode's output is model.encode's, bit for bit) and
+    return float32 similarities, so they differ at most by a few units of float32's 6e-8 relative
+    rounding of the values compared; 1e-6 relative bounds that."""
+    argv = ["similarity", "--top-k", "3", "--format", "json", *QUERIES] + (["--measure", measure] if measure else [])
+    assert main([*argv, "--corpus", str(encoded_corpus["sentences"]), "--column", "body"]) == 0
+    expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main([*argv, "--corpus", str(encoded_corpus[kind])]) == 0
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [[h["corpus_id"] for h in r["hits"]] for r in got] == [[h["corpus_id"] for h in r["hits"]] for r in expected]
+    for mine, theirs in zip(got, expected):
+        np.testing.assert_allclose([h["score"] for h in mine["hits"]], [h["score"] for h in theirs["hits"]], rtol=1e-6)
+        texts = [h["sentence"] for h in mine["hits"]]
+        assert texts == ([h["sentence"] for h in theirs["hits"]] if kind == "parquet" else [None] * len(texts))
+
+
+def test_an_encoded_corpus_of_another_model_or_of_no_known_model_is_refused(encoded_corpus, tmp_path, capsys) -> None:
+    """Issue 50, item 20: the encodings are compared only with queries of the model that wrote them
+    (the model files' SHA-256 recorded by encode); a .npy file without that record is refused."""
+    from tests.helpers import tiny_model
+
+    tiny_model("wlo").save(tmp_path / "other")
+    for kind in ("parquet", "npy"):
+        assert main(["similarity", "--corpus", str(encoded_corpus[kind]), "--model", str(tmp_path / "other"),
+                     "a query"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "encoded by another model" in err
+    bare = tmp_path / "bare.npy"
+    np.save(bare, np.ones((3, 2, 50), np.float32))
+    assert main(["similarity", "--corpus", str(bare), "a query"]) == 2
+    assert "holds no record of the model that encoded it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["sentences", "npy"])
+def test_searching_shows_a_progress_bar_on_a_terminal(encoded_corpus, capsys, monkeypatch, kind) -> None:
+    """Issue 50, item 20: as ``specificity``, a bar on standard error where it is a terminal; the hits
+    on standard output are the same with it."""
+    column = ["--column", "body"] if kind == "sentences" else []
+    argv = ["similarity", "--corpus", str(encoded_corpus[kind]), *column, *QUERIES]
+    assert main(argv) == 0
+    plain = capsys.readouterr()
+    assert "searching" not in plain.err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+    assert "searching" in shown.err and shown.out == plain.out

@@ -18,6 +18,7 @@ continues (:mod:`probsent.corpus_scoring.resumable`).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -30,7 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from probsent.corpus_scoring.formats import Chunk, Corpus, file_format, text_schema
+from probsent.corpus_scoring.encoded_corpus import ENCODING_KEY, encoding_record, npy_header
+from probsent.corpus_scoring.formats import SENTENCE, Chunk, Corpus, file_format, text_schema
 from probsent.corpus_scoring.resumable import Partial, kept_files, megabytes, skip_rows
 from probsent.corpus_scoring.workers import chunk_results
 from probsent.errors import ProbsentError
@@ -106,8 +108,10 @@ class ParquetEncodings:
     are copied first; an unreadable one, from a killed run, counts as empty) writes the same file,
     byte for byte, as a run that never stopped."""
 
-    def __init__(self, handle: BinaryIO, schema: pa.Schema | None, name: str, resume: Path | None = None) -> None:
+    def __init__(self, handle: BinaryIO, schema: pa.Schema | None, name: str, resume: Path | None = None,
+                 record: dict[str, Any] | None = None) -> None:
         self.handle, self.schema, self.name = handle, schema, name
+        self.metadata = None if record is None else {ENCODING_KEY: json.dumps(record, separators=(",", ":"))}
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.Table] = []
         self.buffered = 0
@@ -173,7 +177,8 @@ class ParquetEncodings:
         if self.writer is None:
             floats = [name for name in (MEAN, VARIANCE) if name in table.schema.names]  # no gain from
             others = [n for n in table.schema.names if n not in floats]  # dictionaries, compression, statistics
-            self.writer = pq.ParquetWriter(self.handle, table.schema, write_page_checksum=True,
+            self.writer = pq.ParquetWriter(self.handle, table.schema.with_metadata(self.metadata),
+                                           write_page_checksum=True,
                                            use_dictionary=others, write_statistics=others,
                                            compression={name: "none" if name in floats else "snappy"
                                                         for name in table.schema.names})
@@ -199,7 +204,8 @@ class ParquetEncodings:
         if self.writer is not None:
             self.writer.close()
         else:  # no rows: the input's columns only
-            pq.write_table((self.schema or text_schema()).empty_table(), self.handle)
+            pq.write_table((self.schema or text_schema()).empty_table().replace_schema_metadata(self.metadata),
+                           self.handle)
         self.finished = True
 
 
@@ -208,10 +214,10 @@ class NpyEncodings:
     the header, which holds n, is written last over a space kept for it. ``handle`` may hold
     the rows of an earlier run (a partial file): its whole rows are kept and followed."""
 
-    HEADER = 128  # bytes kept for the .npy header (the format pads it to a multiple of 64)
+    HEADER = 320  # bytes kept for the .npy header, the record of its model included (a multiple of 64)
 
-    def __init__(self, handle: BinaryIO, shape: tuple[int, ...]) -> None:
-        self.handle, self.row_shape = handle, shape
+    def __init__(self, handle: BinaryIO, shape: tuple[int, ...], record: dict[str, Any] | None = None) -> None:
+        self.handle, self.row_shape, self.record = handle, shape, record
         self.row_bytes = 4 * int(np.prod(shape))
         size = handle.seek(0, os.SEEK_END)
         self.rows = max(0, size - self.HEADER) // self.row_bytes
@@ -227,12 +233,9 @@ class NpyEncodings:
         self.rows += len(rows)
 
     def close(self, complete: bool = True) -> None:
-        """Write the header (every row written is whole, ``complete`` or not)."""
-        header = {"descr": "<f4", "fortran_order": False, "shape": (self.rows, *self.row_shape)}
+        """Write the header, with the record of the model (every row written is whole, ``complete`` or not)."""
         self.handle.seek(0)
-        np.lib.format.write_array_header_1_0(self.handle, header)
-        if self.handle.tell() != self.HEADER:
-            raise AssertionError("the .npy header outgrew its space")
+        self.handle.write(npy_header((self.rows, *self.row_shape), self.record, self.HEADER))
 
 
 @dataclass
@@ -248,13 +251,20 @@ class Encoded:
 
 def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bool = False,
                   progress: bool = False, workers: int = 1,
-                  identity: dict[str, Any] | None = None) -> Encoded:
+                  identity: dict[str, Any] | None = None, column: str | None = None) -> Encoded:
     """Write the encodings of every row of ``corpus`` to ``output`` (see the module's docstring)
     with ``workers`` processes. With ``identity`` (what names this run: input, model, output;
     see :mod:`probsent.corpus_scoring.resumable`) the rows go to a partial file first, which an
-    interrupted run leaves and the next run with the same identity continues."""
+    interrupted run leaves and the next run with the same identity continues. The file records
+    the model that wrote it and its text column (``column``, default ``text``; ``sentence`` for
+    one sentence a line), which ``probsent similarity`` reads
+    (:mod:`probsent.corpus_scoring.encoded_corpus`)."""
     kind = encoding_format(output)
     schema = text_schema() if corpus.kind == "text" else corpus.schema
+    record = None
+    if model.path is not None:
+        text_column = None if kind == "npy" else SENTENCE if corpus.kind == "text" else (column or "text")
+        record = encoding_record(model, text_column)  # (a .npy file holds no texts)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -266,7 +276,7 @@ def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bo
             resuming = partial is not None and partial.claim(force)
             with _saying_what_is_kept(partial, output):
                 done.rows = _encode_into(model, corpus, partial.data if partial is not None else path, kind,
-                                         partial, resuming, schema, output, workers, bar, done)
+                                         partial, resuming, schema, output, workers, bar, done, record)
             if partial is not None:
                 partial.finish(path)
     finally:
@@ -276,11 +286,12 @@ def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bo
 
 
 def _encode_into(model: "SentenceModel", corpus: Corpus, target: Path, kind: str, partial: Partial | None,
-                 resuming: bool, schema: pa.Schema | None, output: str, workers: int, bar, done: Encoded) -> int:
+                 resuming: bool, schema: pa.Schema | None, output: str, workers: int, bar, done: Encoded,
+                 record: dict[str, Any] | None) -> int:
     """Write the encodings into ``target`` (continuing its rows where ``resuming``); the rows it holds."""
     if kind == "npy":
         with open(target, "r+b" if resuming else "wb") as handle:
-            sink: EncodingSink = NpyEncodings(handle, row_shape(model))
+            sink: EncodingSink = NpyEncodings(handle, row_shape(model), record)
             done.resumed = sink.rows
             _write_all(model, skip_rows(corpus.chunks, sink.rows), sink, workers, bar)
         return sink.rows
@@ -292,7 +303,7 @@ def _encode_into(model: "SentenceModel", corpus: Corpus, target: Path, kind: str
     try:
         with open(into, "wb") as handle:
             try:
-                parquet = ParquetEncodings(handle, schema, output, resume=target if resuming else None)
+                parquet = ParquetEncodings(handle, schema, output, resume=target if resuming else None, record=record)
                 done.resumed, done.restarted = parquet.rows, parquet.restarted
                 _write_all(model, skip_rows(corpus.chunks, parquet.rows), parquet, workers, bar)
             finally:
