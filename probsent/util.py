@@ -70,15 +70,34 @@ class TopHits:
         self.seen += count
 
     def _merge(self, rows: slice, block: np.ndarray, ids: np.ndarray, texts: np.ndarray | None) -> None:
-        """Keep, for the queries in ``rows``, the best ``top_k`` of their hits so far and ``block``."""
+        """Keep, for the queries in ``rows``, the best ``top_k`` of their hits so far and ``block``:
+        highest score first, then the lowest id. Where the block is wide, the candidates are first
+        cut (in linear time) to those at least as high as the ``top_k``-th highest score, ties
+        included, so that the exact ordering sorts only about ``top_k`` of them."""
+        k = self.top_k
         scores = np.hstack([self.scores[rows], np.where(np.isnan(block), -np.inf, block)])
         every_id = np.hstack([self.ids[rows], np.broadcast_to(ids, block.shape)])
-        order = np.lexsort((every_id, -scores), axis=1)[:, :self.top_k]  # highest score, then lowest id
-        self.scores[rows] = np.take_along_axis(scores, order, 1)
-        self.ids[rows] = np.take_along_axis(every_id, order, 1)
-        if texts is not None:
-            every_text = np.hstack([self.texts[rows], np.broadcast_to(texts, block.shape)])
-            self.texts[rows] = np.take_along_axis(every_text, order, 1)
+        positions = None  # the candidates' columns in `scores` (None: every column)
+        width = scores.shape[1]
+        if width > 2 * k:
+            kth = np.partition(scores, width - k, axis=1)[:, width - k]  # each row's k-th highest score
+            keep = (scores >= kth[:, None]) & (scores > -np.inf)
+            count = max(int(keep.sum(axis=1).max()), 1)
+            positions = np.argsort(~keep, axis=1, kind="stable")[:, :count]  # the kept first (a linear sort)
+            scores = np.take_along_axis(scores, positions, 1)
+            every_id = np.take_along_axis(every_id, positions, 1)
+        order = np.lexsort((every_id, -scores), axis=1)[:, :k]  # highest score, then lowest id
+        kept_scores, kept_ids = np.take_along_axis(scores, order, 1), np.take_along_axis(every_id, order, 1)
+        chosen = order if positions is None else np.take_along_axis(positions, order, 1)  # columns in the merge
+        if order.shape[1] < k:  # fewer candidates than top_k: the rest stay empty
+            missing = k - order.shape[1]
+            kept_scores = np.pad(kept_scores, ((0, 0), (0, missing)), constant_values=-np.inf)
+            kept_ids = np.pad(kept_ids, ((0, 0), (0, missing)), constant_values=-1)
+            chosen = np.pad(chosen, ((0, 0), (0, missing)), constant_values=0)
+        if texts is not None:  # a chosen column below k is a hit kept from before, from k on the block's
+            earlier = np.take_along_axis(self.texts[rows], np.minimum(chosen, k - 1), 1)
+            self.texts[rows] = np.where(chosen < k, earlier, texts[np.maximum(chosen - k, 0)])
+        self.scores[rows], self.ids[rows] = kept_scores, kept_ids
 
     def hits(self) -> list[list[dict[str, Any]]]:
         """Per query, its hits highest score first: ``{"corpus_id": int, "score": float}`` (and

@@ -280,3 +280,22 @@ def test_searching_shows_a_progress_bar_on_a_terminal(encoded_corpus, capsys, mo
     assert main(argv) == 0
     shown = capsys.readouterr()
     assert "searching" in shown.err and shown.out == plain.out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_blocks_with_many_ties_and_nans_equal_a_full_sort(seed) -> None:
+    """The cut of a wide block's candidates to its top_k-th score (ties included) loses no hit and
+    keeps the lower-id rule: scores of few distinct values (ties everywhere), NaN rows and columns,
+    blocks wider and narrower than 2 x top_k."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 4, size=(7, 300)).astype(float)
+    matrix[rng.random(matrix.shape) < 0.3] = np.nan
+    matrix[2] = np.nan  # a query with no hit at all
+    matrix[:, 150:200] = np.nan  # a stretch of null corpus rows
+    for top_k in (1, 5, 40):
+        hits = TopHits(7, top_k)
+        for start, step in zip(range(0, 300, 37), [37] * 10):
+            hits.add(matrix[:, start:start + step], texts=[f"t{j}" for j in range(start, min(start + step, 300))])
+        found = hits.hits()
+        assert pairs(found) == brute_force(matrix, top_k)
+        assert all(h["text"] == f"t{h['corpus_id']}" for row in found for h in row)
