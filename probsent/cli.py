@@ -132,7 +132,8 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
                    "columns, or 'sentence' for one sentence a line, then 'mean' and, for a probabilistic model, "
                    "'variance': fixed-size lists of float32) or a .npy file (float32 [n, 2, dim]: [:, 0] the means, "
                    "[:, 1] the variances; [n, dim] for a deterministic model). A row without a sentence (null or "
-                   "blank) is null (Parquet) or NaN (.npy).")
+                   "blank) is null (Parquet) or NaN (.npy). The file records the model that wrote it: probsent "
+                   "similarity --corpus FILE searches it with that model, without encoding the sentences again.")
     parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
                             description=description)
     _add_corpus_input(parser)
