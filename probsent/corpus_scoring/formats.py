@@ -181,32 +181,16 @@ def _open_parquet(path: str, chunk: int) -> tuple[pa.Schema, Iterator[pa.RecordB
         _check_regular(path)  # Arrow would block on a FIFO, beyond the reach of SIGTERM and Ctrl-C
     try:
         if Path(path).is_dir():
-            dataset = _parquet_dataset(path)
+            import pyarrow.dataset as ds
+            dataset = ds.dataset(path, format=ds.ParquetFileFormat(
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
             if not dataset.files:
                 raise ProbsentError(f"{path}: a directory without Parquet files")
             schema = _dataset_schema(path, dataset.files)
-            dataset = dataset.replace_schema(schema)
+            dataset = ds.dataset(path, schema=schema, format=dataset.format)
             return schema, dataset.to_batches(batch_size=chunk, use_threads=False)
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
         return parquet.schema_arrow, parquet.iter_batches(batch_size=chunk)
-    except (pa.ArrowException, OSError) as exc:
-        raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
-
-
-def _parquet_dataset(path: str):  # noqa: ANN202 - a pyarrow.dataset.Dataset
-    """The Parquet dataset of directory ``path`` as this module reads it (files starting with
-    ``_`` or ``.``, at any depth, left out: Spark's ``_SUCCESS`` and ``.crc``, and the hidden
-    partial and lock files of an output written inside it)."""
-    import pyarrow.dataset as ds
-
-    return ds.dataset(path, format=ds.ParquetFileFormat(
-        default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)))
-
-
-def dataset_files(path: str) -> list[str]:
-    """The files of the Parquet dataset in directory ``path`` that its reader reads, in order."""
-    try:
-        return list(_parquet_dataset(path).files)
     except (pa.ArrowException, OSError) as exc:
         raise ProbsentError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
 

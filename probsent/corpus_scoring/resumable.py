@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from probsent.corpus_scoring.formats import Chunk, dataset_files
+from probsent.corpus_scoring.formats import Chunk
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import remove_quietly
 from probsent.files.content_identity import file_sha256
@@ -46,13 +46,26 @@ def input_identity(path: str | None, column: str | None) -> dict[str, Any] | Non
     if path in (None, "-"):
         return None
     if os.path.isdir(path):
-        parts = dataset_files(path)
+        parts = _dataset_parts(path)
         content: Any = [[os.path.relpath(part, path), file_sha256(part)] for part in parts]
     elif os.path.isfile(path):
         content = file_sha256(path)
     else:
         return None
     return {"path": os.path.realpath(path), "sha256": content, "column": column}
+
+
+def _dataset_parts(path: str) -> list[str]:
+    """The files of the Parquet dataset in directory ``path`` that the corpus reader reads
+    (:func:`probsent.corpus_scoring.formats.open_corpus`: Arrow's discovery, names starting with
+    ``_`` or ``.`` left out at any depth), in its order."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    try:
+        return list(ds.dataset(path, format="parquet").files)
+    except (pa.ArrowException, OSError):
+        return []  # the reader says what is wrong with it
 
 
 def model_identity(directory: str | os.PathLike[str]) -> dict[str, Any]:
