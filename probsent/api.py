@@ -515,7 +515,8 @@ class SentenceModel:
         for chunk in _corpus_chunks(corpus, max(1, int(corpus_chunk_size))):
             corpus_side = self._operand(chunk, batch_size, None)
             texts = corpus_side.texts.items if with_text and corpus_side.texts is not None else None
-            hits.add(self._matrix(query_side, corpus_side, measure), texts)
+            hits.add(lambda rows: self._matrix(query_side.rows(rows), corpus_side, measure), texts,
+                     count=len(corpus_side.missing))  # a few queries at a time: memory bounded (util.TopHits)
         return hits.hits()
 
     @_shared_parameters
@@ -821,6 +822,10 @@ class _Operand:
         logvar = self.encoding.logvar.astype(np.float64)
         logvar[self.missing] = 0.0
         return mean, logvar
+
+    def rows(self, index: slice) -> "_Operand":
+        """The items at ``index`` (a slice), as a side of their own."""
+        return _Operand(self.encoding.rows(index), self.missing[index], False)
 
     @classmethod
     def of_arrays(cls, given: Encoded, probabilistic: bool) -> "_Operand":

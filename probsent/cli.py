@@ -135,7 +135,8 @@ def _add_encode(sub: argparse._SubParsersAction) -> None:
                    "columns, or 'sentence' for one sentence a line, then 'mean' and, for a probabilistic model, "
                    "'variance': fixed-size lists of float32) or a .npy file (float32 [n, 2, dim]: [:, 0] the means, "
                    "[:, 1] the variances; [n, dim] for a deterministic model). A row without a sentence (null or "
-                   "blank) is null (Parquet) or NaN (.npy).")
+                   "blank) is null (Parquet) or NaN (.npy). The file records the model that wrote it: probsent "
+                   "similarity --corpus FILE searches it with that model, without encoding the sentences again.")
     parser = sub.add_parser("encode", help="write sentences' encodings (means and variances) to a file",
                             description=description)
     _add_corpus_input(parser)
@@ -183,7 +184,7 @@ def _run_encode(args: argparse.Namespace) -> int:
     given = None if args.sentences else input_identity(args.input, args.column)
     identity = None if given is None else {"input": given, "model": model_identity(model.path)}
     done = encode_corpus(model, corpus, args.output, args.force, progress=sys.stderr.isatty() and not args.sentences,
-                         workers=_workers(args.workers), identity=identity)
+                         workers=_workers(args.workers), identity=identity, column=args.column)
     if done.restarted:
         print("probsent: the partial output of an earlier run had no footer (killed?); started over",
               file=sys.stderr)
@@ -225,12 +226,15 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
     from probsent.api import load
+    from probsent.files.user_output import standard_output
     from probsent.readouts.scoring_model import scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
     from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
 
     check_output(args.output, args.input, args.force)
+    if args.output in (None, "-"):
+        standard_output("--output FILE")
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
     model = scoring_model(load(args.model))
@@ -287,11 +291,17 @@ def _explain_sentences(args: argparse.Namespace) -> list[str]:
 def _lines(path: str) -> list[str]:
     """The non-blank lines of a file ('-': standard input), each read within MAX_LINE_BYTES
     (:mod:`probsent.files.untrusted`), undecodable bytes as U+FFFD."""
+    return [line for _, line in _numbered_lines(path)]
+
+
+def _numbered_lines(path: str) -> list[tuple[int, str]]:
+    """(line number from 1, blank lines counted; line) of each non-blank line of a file, as :func:`_lines`."""
     from probsent.files.untrusted import iter_lines, open_input
 
     stream = open_input(path)
     try:
-        return [line for line in iter_lines(stream, "standard input" if path == "-" else path) if line.strip()]
+        return [(number, line) for number, line in
+                enumerate(iter_lines(stream, "standard input" if path == "-" else path), start=1) if line.strip()]
     finally:
         if path != "-":
             stream.close()
@@ -301,20 +311,20 @@ def _run_explain(args: argparse.Namespace) -> int:
     import json
 
     from probsent.readouts.explanation import explanations_page
-    from probsent.files.user_output import check_output_target, writing_output
+    from probsent.files.user_output import check_output_target, standard_output, writing_output
     from probsent.api import load
     from probsent.readouts.scoring_model import scoring_model
     from probsent.terminal_text import display_width, fitted, printable
     from probsent.text.token_ids import LOW_COVERAGE
 
+    out = standard_output()
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
     model = scoring_model(load(args.model))
     explanations = [model.explain(sentence) for sentence in sentences]
-    color = sys.stdout.isatty()
+    color = out.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
-    out = sys.stdout
     for number, explanation in enumerate(explanations):
         if args.format == "json":
             out.write(json.dumps(explanation.to_dict(), ensure_ascii=False) + "\n")
@@ -345,15 +355,19 @@ def _add_similarity(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("similarity", help="the corpus sentences most similar to each query",
                             description="Semantic search: for each query, the --top-k sentences of the corpus "
                                         "(text, one sentence a line; JSON Lines; Parquet) of highest similarity, "
-                                        "reading the corpus chunk by chunk. Output: one hit a line, query number, "
-                                        "rank, corpus row (from 0), score, query and sentence, tab-separated; or "
-                                        "one JSON object a line per query with --format json. The similarity is a "
+                                        "reading the corpus chunk by chunk. Output: one hit a line, query number "
+                                        "(its line in --queries, blank lines counted, or its place among the "
+                                        "arguments, from 1), rank, corpus row (from 0), score, query and sentence, "
+                                        "tab-separated; or one JSON object a line per query with --format json. "
+                                        "A blank query has no hits and no output. The similarity is a "
                                         "bag of words': word order and negation barely move it (docs/USE_WITH.md).")
     parser.add_argument("queries", nargs="*", help="the queries (default: one a line from --queries)")
     parser.add_argument("--queries", dest="queries_file", metavar="FILE",
                         help="a file of queries, one a line ('-' for stdin); blank lines are skipped")
     parser.add_argument("--corpus", required=True, help="the corpus: a text file (one sentence a line), "
-                                                        ".jsonl or .parquet (or a Parquet directory)")
+                                                        ".jsonl or .parquet (or a Parquet directory); or the "
+                                                        ".parquet / .npy file probsent encode wrote, searched "
+                                                        "without encoding it again (with the model that wrote it)")
     parser.add_argument("--column", help="the text field of a JSON Lines or Parquet corpus (default: text)")
     parser.add_argument("--top-k", type=positive_int, default=10, help="hits per query (default: %(default)s)")
     parser.add_argument("--measure", choices=MEASURE_NAMES, default=None,
@@ -370,27 +384,36 @@ def _add_similarity(sub: argparse._SubParsersAction) -> None:
 def _run_similarity(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.corpus_scoring.formats import open_corpus
-    from probsent.corpus_scoring.search import search_corpus, write_hits
-    from probsent.files.user_output import check_output_target, writing_output
+    from probsent.corpus_scoring.encoded_corpus import open_encoded_corpus
+    from probsent.corpus_scoring.search import search_corpus, search_encoded, write_hits
+    from probsent.files.user_output import check_output_target, standard_output, writing_output
 
+    if not args.output:
+        standard_output("--output FILE")
     if args.queries and args.queries_file:
         raise ProbsentError("give queries as arguments or with --queries, not both")
-    if args.queries:
-        queries = [_argv_text(q) for q in args.queries]
+    if args.queries:  # a query's number: its position among the arguments, or its line in the file, from 1
+        numbered = [(number, _argv_text(q)) for number, q in enumerate(args.queries, start=1) if q.strip()]
     elif args.queries_file:
-        queries = _lines(args.queries_file)
+        numbered = _numbered_lines(args.queries_file)
     else:
         raise ProbsentError("no query: give one as an argument or with --queries FILE")
+    numbers, queries = [n for n, _ in numbered], [q for _, q in numbered]
     if args.output:
         check_output_target(args.output, args.corpus, args.force)  # before any work
-    corpus = open_corpus(args.corpus, args.column)
+    progress = sys.stderr.isatty()
+    encoded = open_encoded_corpus(args.corpus, args.column)  # probsent encode's output: searched as it is
+    corpus = open_corpus(args.corpus, args.column) if encoded is None else None
     model = load(args.model)
-    hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size)
+    if encoded is not None:
+        hits = search_encoded(model, queries, encoded, args.top_k, args.measure, args.batch_size, progress)
+    else:
+        hits = search_corpus(model, queries, corpus.chunks, args.top_k, args.measure, args.batch_size, progress)
     if args.output:
         with writing_output(args.output, args.force) as path, open(path, "w", encoding="utf-8") as out:
-            write_hits(out, queries, hits, args.format)
+            write_hits(out, queries, hits, args.format, numbers)
     else:
-        write_hits(sys.stdout, queries, hits, args.format)
+        write_hits(sys.stdout, queries, hits, args.format, numbers)
     return 0
 
 

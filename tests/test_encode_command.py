@@ -225,3 +225,277 @@ def test_a_model_is_identified_by_its_model_files_only(tmp_path) -> None:
     (model / "calibration.json").write_text((model / "calibration.json").read_text(encoding="utf-8") + " ",
                                             encoding="utf-8")
     assert model_identity(model)["sha256"] != before["sha256"]
+
+
+@pytest.mark.parametrize("command", ["encode", "specificity"])
+@pytest.mark.parametrize("extra,fragment", [(["--column", "text"], "--column text"),
+                                            (["--input", "README.md"], "not both")])
+def test_flags_that_sentences_as_arguments_would_ignore_are_one_line(tmp_path, capsys, command, extra,
+                                                                     fragment) -> None:
+    """Issue 50, item 15: ``encode --column text "x"`` (or ``--input f "x"``) ran, ignoring the flag."""
+    output = ["--output", str(tmp_path / "o.npy")] if command == "encode" else []
+    assert main([command, "A sentence.", *extra, *output]) == 2
+    one_error(capsys.readouterr().err, fragment)
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_the_output_that_is_the_input_is_refused_in_words_for_any_command(tmp_path, capsys) -> None:
+    """Issue 50, item 15: the refusal said "write the scores" to ``encode``, which writes encodings."""
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"text": ["A sentence."]}), source)
+    assert main(["encode", "--input", str(source), "--output", str(source), "--force"]) == 2
+    err = capsys.readouterr().err
+    one_error(err, "is the input file; write the output to a new file")
+
+
+HOLD_LOCK = ("import sys, time; from pathlib import Path; from probsent.files.user_output import lock_output; "
+             "lock = lock_output(Path(sys.argv[1]).resolve(), sys.argv[1]); print('held', flush=True); time.sleep(60)")
+
+
+@pytest.mark.parametrize("command", [["encode", "--input", "{input}", "--output", "{output}"],
+                                     ["specificity", "--input", "{input}", "--output", "{output}"],
+                                     ["similarity", "--corpus", "{input}", "--output", "{output}", "a query"]])
+def test_a_second_writer_of_an_output_is_refused_in_one_line_and_writes_nothing(tmp_path, capsys, command) -> None:
+    """Issue 50, item 1: one lock for every writer of an output. While another process holds the
+    output's writer lock (as a running encode does from before its first write), a run writing the
+    same file stops with one line naming it (pid, host), exit 2, and leaves the files beside it as
+    they were (an overlapping encode deleted the first's ``.partial.next``, and the first then put a
+    half-written file in place)."""
+    import os
+    import socket
+
+    from tests.helpers import REPO
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(100)) + "\n", encoding="utf-8")
+    output = tmp_path / ("out.npy" if command[0] == "encode" else "out.tsv")
+    (tmp_path / f".{output.name}.partial").write_bytes(b"the first run's rows")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(output)], cwd=tmp_path, text=True,
+                              stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert holder.stdout.readline() == "held\n"
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+        argv = [part.format(input=source, output=output) for part in command]
+        assert main(argv) == 2
+        one_error(capsys.readouterr().err, str(output), "another probsent process is writing it",
+                  f"pid {holder.pid} on {socket.gethostname()}")
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    finally:
+        holder.kill()
+        holder.wait()
+    assert main([part.format(input=source, output=output) for part in command]) == 0  # the kernel freed it
+    assert not (tmp_path / f".{output.name}.lock").exists()
+
+
+@pytest.mark.slow
+def test_two_overlapping_encodes_leave_one_complete_output(tmp_path) -> None:
+    """Issue 50, item 1, as found: a second ``probsent encode`` to the output of a running one
+    (held still with SIGSTOP while it writes) is refused in one line; the first then finishes
+    a complete file."""
+    import os
+    import signal
+    import time
+
+    from tests.helpers import REPO
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(300_000)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.parquet"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    argv = [sys.executable, "-m", "probsent.cli", "encode", "--input", str(source), "--output", str(out)]
+    first = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    partial = tmp_path / ".out.parquet.partial.next"
+    while not partial.exists() and first.poll() is None:
+        time.sleep(0.01)
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = subprocess.run(argv, env=env, capture_output=True, text=True)
+        assert second.returncode == 2 and "another probsent process is writing it" in second.stderr
+        assert second.stderr.count("\n") == 1 and partial.exists()
+    finally:
+        first.send_signal(signal.SIGCONT)
+    assert first.wait() == 0, first.stderr.read()
+    assert pq.ParquetFile(out).metadata.num_rows == 300_000
+
+
+def test_a_resumed_encode_knows_its_input_by_content_not_size_and_time(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 6: an input edited in place with the same size and its old modification time
+    (as ``cp -p``, ``rsync -t`` or ``touch -r`` leave it) is another input: the partial output of
+    the first is refused in one line, never continued into a mix of the two."""
+    import os
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(20000)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.npy"
+    restore = _interrupted(monkeypatch, after=1)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 130
+    restore()
+    stamp = os.stat(source)
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("a", "e"), encoding="utf-8")  # same size, other sentences
+    os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert os.stat(source).st_size == stamp.st_size and os.stat(source).st_mtime_ns == stamp.st_mtime_ns
+    capsys.readouterr()
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+    one_error(capsys.readouterr().err, "another input, model or output")
+    assert not out.exists()
+
+
+def test_an_encode_written_inside_its_input_dataset_resumes(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 8: an output inside the Parquet dataset it reads. Its own hidden partial files
+    (and lock) were part of the input's identity, so the run could never continue; the input is now
+    what its reader reads, and the resumed file equals a run that never stopped."""
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    lines = _lines(20000)
+    pq.write_table(pa.table({"text": lines[:12000]}), dataset / "part-0.parquet")
+    pq.write_table(pa.table({"text": lines[12000:]}), dataset / "part-1.parquet")
+    whole, resumed = tmp_path / "whole.parquet", dataset / "encoded.parquet"
+    assert main(["encode", "--input", str(dataset), "--output", str(whole), "--workers", "1"]) == 0
+    restore = _interrupted(monkeypatch, after=2)
+    assert main(["encode", "--input", str(dataset), "--output", str(resumed), "--workers", "1"]) == 130
+    restore()
+    capsys.readouterr()
+    assert main(["encode", "--input", str(dataset), "--output", str(resumed), "--workers", "1"]) == 0
+    assert "8,192 of them by an earlier, interrupted run" in capsys.readouterr().err  # 2 chunks: 8,192 + 3,808 rows
+    assert resumed.read_bytes() == whole.read_bytes()
+
+
+class _DiskFullAfter:
+    """A file whose writes fail as on a full disk (ENOSPC) once ``room`` more bytes are written."""
+
+    def __init__(self, handle, room: int) -> None:
+        self.handle, self.room = handle, room
+
+    def write(self, data) -> int:
+        import errno
+
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.handle.close()
+
+
+def _full_disk_for(monkeypatch, name: str, room: int) -> None:
+    """Writes to the file called ``name`` fail as on a full disk after ``room`` bytes."""
+    import builtins
+
+    from probsent.corpus_scoring import encoding
+
+    def opening(path, mode="r", *args, **kwargs):
+        handle = builtins.open(path, mode, *args, **kwargs)
+        return _DiskFullAfter(handle, room) if str(path).endswith(name) else handle
+
+    monkeypatch.setattr(encoding, "open", opening, raising=False)
+
+
+def test_a_full_disk_keeps_the_partial_output_and_says_what_is_kept(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 12: an encode that meets a full disk leaves no half-written file of its own
+    (a Parquet file cut short, without a footer, was later blamed on a kill), keeps the partial
+    output of the earlier run as it was, says in its one line which hidden files are kept and
+    their size; a resume needing more free space than the disk has says so before any work; the
+    run that finally has room writes the bytes of a run that never stopped."""
+    import shutil
+
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(30000)) + "\n", encoding="utf-8")
+    whole, out = tmp_path / "whole.parquet", tmp_path / "out.parquet"
+    assert main(["encode", "--input", str(source), "--output", str(whole), "--workers", "1"]) == 0
+    partial, following = tmp_path / ".out.parquet.partial", tmp_path / ".out.parquet.partial.next"
+    with monkeypatch.context() as patch:  # a full disk at the first run: nothing of it is kept but its record
+        _full_disk_for(patch, ".partial.next", 200_000)
+        capsys.readouterr()
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, f"{out}: cannot write (No space left on device)",
+                  "kept .out.parquet.partial.json (")
+        assert not partial.exists() and not following.exists()
+    restore = _interrupted(monkeypatch, after=2)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 130
+    restore()
+    size = partial.stat().st_size
+    assert f"kept .out.parquet.partial ({size / 1e6:,.1f} MB), .out.parquet.partial.json (" in capsys.readouterr().err
+    kept = partial.read_bytes()
+    with monkeypatch.context() as patch:  # the copy of the partial output meets the full disk
+        _full_disk_for(patch, ".partial.next", size // 2)
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, "No space left on device", f".out.parquet.partial ({size / 1e6:,.1f} MB)")
+        assert partial.read_bytes() == kept and not following.exists()
+    with monkeypatch.context() as patch:  # less free space than the copy needs: said before any work
+        patch.setattr(encoding.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 100, 100))
+        assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+        one_error(capsys.readouterr().err, "continuing copies the rows already written", "0.0 MB free")
+        assert partial.read_bytes() == kept and not following.exists()
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "killed" not in err and "16,384 of them by an earlier, interrupted run" in err
+    assert out.read_bytes() == whole.read_bytes()
+
+
+def test_a_full_disk_at_the_last_flush_keeps_no_cut_file(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 50, item 12: the footer fits the writer's buffer but not the disk (the failure shows
+    when the buffer is flushed): the file cut short is not kept as the partial output."""
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(50)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.parquet"
+
+    class FlushFails(_DiskFullAfter):
+        def write(self, data) -> int:
+            return self.handle.write(data)
+
+        def flush(self) -> None:
+            import errno
+
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    import builtins
+
+    from probsent.corpus_scoring import encoding
+
+    monkeypatch.setattr(encoding, "open", lambda path, mode="r", *a, **k: FlushFails(builtins.open(path, mode, *a, **k), 0)
+                        if str(path).endswith(".next") else builtins.open(path, mode, *a, **k), raising=False)
+    assert main(["encode", "--input", str(source), "--output", str(out), "--workers", "1"]) == 2
+    one_error(capsys.readouterr().err, "No space left on device")
+    assert not (tmp_path / ".out.parquet.partial").exists() and not (tmp_path / ".out.parquet.partial.next").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_encode_with_workers_leaves_no_leaked_semaphore_warning(tmp_path) -> None:
+    """Issue 50, item 15: SIGKILL of an ``encode --workers 2`` left multiprocessing's resource
+    tracker printing "There appear to be 1 leaked semaphore objects to clean up at shutdown"
+    (it removes them all the same). The run's standard error, read to its end (the workers and
+    the tracker gone), holds no such line; the partial output is there to continue."""
+    import os
+    import signal
+    import time
+
+    from tests.helpers import REPO
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(_lines(400_000)) + "\n", encoding="utf-8")
+    argv = [sys.executable, "-m", "probsent.cli", "encode", "--input", str(source), "--output",
+            str(tmp_path / "out.npy"), "--workers", "2"]
+    run = subprocess.Popen(argv, env=dict(os.environ, PYTHONPATH=str(REPO)), stderr=subprocess.PIPE, text=True)
+    partial = tmp_path / ".out.npy.partial"
+    deadline = time.time() + 120
+    while time.time() < deadline and run.poll() is None and (not partial.exists() or partial.stat().st_size < 10**6):
+        time.sleep(0.01)  # rows written: the workers are running
+    assert run.poll() is None, run.stderr.read()
+    run.kill()
+    _, err = run.communicate(timeout=120)
+    assert "leaked" not in err and "Traceback" not in err, err
+    assert partial.exists()

@@ -288,3 +288,16 @@ def test_export_never_replaces_a_directory_made_during_the_run(tmp_path, monkeyp
         export.export_model(make_model("wlo"), out)
     assert os.listdir(out) == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv", [["specificity", "A sentence."], ["explain", "A sentence."],
+                                  ["similarity", "--corpus", "README.md", "A sentence."]])
+def test_closed_standard_output_is_one_line(argv) -> None:
+    """Issue 50, item 9: started with standard output closed (``>&-``: no ``sys.stdout``), a
+    command that writes there says so in one line, exit status 2 (it was a traceback)."""
+    import shlex
+
+    done = subprocess.run(["bash", "-c", f"exec {shlex.join([*CLI, *argv])} >&-"], env=ENV, cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    one_error(done.stderr, "standard output is closed")

@@ -143,3 +143,159 @@ def test_what_similarity_cannot_do_is_measured_and_current() -> None:
     assert f"closer than the paraphrase in {closer} of {len(similarity_limits.NEGATION_GROUPS)}" in "\n".join(block)
     card = (REPO / "probsent" / "pretrained" / "wlo" / "MODEL_CARD.md").read_text(encoding="utf-8")
     assert "\n".join(block) in card
+
+
+@pytest.mark.parametrize("merge_cells", [1, 7, 1 << 20])
+def test_hits_do_not_depend_on_how_many_queries_are_merged_at_a_time(model, monkeypatch, merge_cells) -> None:
+    """Issue 50, item 3: a block's similarities are merged a few queries at a time (at least one);
+    the hits are the brute-force ranking's whatever that number, for arrays and for sentences."""
+    from probsent import util
+
+    monkeypatch.setattr(util, "MERGE_CELLS", merge_cells)
+    rng = np.random.default_rng(3)
+    queries, corpus = rng.normal(size=(9, 4)), rng.normal(size=(30, 4))
+    cosine = (queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ (
+        corpus / np.linalg.norm(corpus, axis=1, keepdims=True)).T
+    got = semantic_search(queries, corpus, top_k=4, corpus_chunk_size=11)
+    assert [[j for j, _ in row] for row in pairs(got)] == [[j for j, _ in row] for row in brute_force(cosine, 4)]
+    expected = brute_force(model.similarity(QUERIES, CORPUS), 3)
+    assert pairs(model.semantic_search(QUERIES, CORPUS, top_k=3, corpus_chunk_size=3)) == expected
+
+
+def test_search_memory_is_bounded_whatever_the_query_count(monkeypatch) -> None:
+    """Issue 50, item 3: memory beyond the inputs and the hits is one merge step's, not
+    (queries x corpus chunk): 2,000 queries against a 4,096-entry block once took 2,000 x 4,096
+    cells of each temporary (64 MB each). The bound: the inputs and the hits, plus 16 float64
+    numbers (128 bytes) per cell of one merge step (the similarities, their NaN mask and -inf
+    copy, the stacked scores and ids, the sort's keys and order, the kept rows: about ten
+    arrays of a step's cells), with room to spare."""
+    import tracemalloc
+
+    from probsent import util
+
+    monkeypatch.setattr(util, "MERGE_CELLS", 1 << 14, raising=False)
+    rng = np.random.default_rng(0)
+    queries, corpus = rng.normal(size=(2000, 8)), rng.normal(size=(4096, 8))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        hits = semantic_search(queries, corpus, top_k=5, corpus_chunk_size=4096)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    inputs = queries.nbytes + corpus.nbytes
+    kept = 2000 * 5 * (8 + 8 + 8) + 2000 * 5 * 400  # the arrays of hits, and the hits as dicts (< 400 B each)
+    assert len(hits) == 2000 and all(len(found) == 5 for found in hits)
+    assert peak < 2 * inputs + kept + 128 * (1 << 14), peak
+
+
+def test_no_query_is_no_hits_as_sentence_transformers(model) -> None:
+    """Issue 50, item 13: ``semantic_search([], corpus)`` is ``[]`` (it raised "cannot reshape"),
+    and a query against an empty corpus has no hits."""
+    corpus = np.ones((3, 4))
+    assert semantic_search([], corpus) == [] and semantic_search(np.zeros((0, 4)), corpus) == []
+    assert semantic_search(np.ones((2, 4)), []) == [[], []]
+    assert model.semantic_search([], CORPUS) == [] and model.semantic_search(QUERIES, []) == [[], [], []]
+
+
+def test_a_querys_number_is_its_line_or_its_place_whatever_the_blanks(tmp_path: Path, capsys) -> None:
+    """Issue 50, item 14: users join on the query number, so it means one thing: its line in
+    ``--queries`` (blank lines counted) or its place among the arguments, from 1; a blank query
+    has no hits and no output, in either form."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(c or "" for c in CORPUS) + "\n", encoding="utf-8")
+    queries = tmp_path / "queries.txt"
+    queries.write_text(f"\n{QUERIES[0]}\n   \n{QUERIES[1]}\n", encoding="utf-8")  # lines 2 and 4
+    numbers = {}
+    for source in (["--queries", str(queries)], ["", QUERIES[0], "   ", QUERIES[1]]):
+        for fmt in ("tsv", "json"):
+            assert main(["similarity", "--corpus", str(corpus), "--top-k", "1", "--format", fmt, *source]) == 0
+            lines = capsys.readouterr().out.splitlines()
+            numbers[source[0], fmt] = ([int(line.split("\t")[0]) for line in lines] if fmt == "tsv"
+                                       else [json.loads(line)["number"] for line in lines])
+    assert set(map(tuple, numbers.values())) == {(2, 4)}, numbers
+
+
+@pytest.fixture(scope="module")
+def encoded_corpus(tmp_path_factory) -> dict[str, Path]:
+    """The corpus as sentences (Parquet, with an id column) and as probsent encode wrote it."""
+    work = tmp_path_factory.mktemp("encoded")
+    sentences = work / "corpus.parquet"
+    pq.write_table(pa.table({"id": list(range(len(CORPUS))), "body": pa.array(CORPUS, pa.string())}), sentences)
+    out = {"sentences": sentences}
+    for suffix in ("parquet", "npy"):
+        out[suffix] = work / f"encoded.{suffix}"
+        assert main(["encode", "--input", str(sentences), "--column", "body", "--output", str(out[suffix])]) == 0
+    return out
+
+
+@pytest.mark.parametrize("kind", ["parquet", "npy"])
+@pytest.mark.parametrize("measure", [None, "expected_inner_product"])
+def test_an_encoded_corpus_is_searched_as_its_sentences(model, encoded_corpus, capsys, kind, measure) -> None:
+    """Issue 50, item 20: ``similarity --corpus`` reads what ``probsent encode`` wrote and finds the
+    hits of the corpus's sentences, without encoding them again: the same corpus rows in the same
+    order, the same texts (Parquet; a .npy file holds none), and scores within float32's rounding:
+    both paths compare float32 encodings (encode's output is model.encode's, bit for bit) and
+    return float32 similarities, so they differ at most by a few units of float32's 6e-8 relative
+    rounding of the values compared; 1e-6 relative bounds that."""
+    argv = ["similarity", "--top-k", "3", "--format", "json", *QUERIES] + (["--measure", measure] if measure else [])
+    assert main([*argv, "--corpus", str(encoded_corpus["sentences"]), "--column", "body"]) == 0
+    expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main([*argv, "--corpus", str(encoded_corpus[kind])]) == 0
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [[h["corpus_id"] for h in r["hits"]] for r in got] == [[h["corpus_id"] for h in r["hits"]] for r in expected]
+    for mine, theirs in zip(got, expected):
+        np.testing.assert_allclose([h["score"] for h in mine["hits"]], [h["score"] for h in theirs["hits"]], rtol=1e-6)
+        texts = [h["sentence"] for h in mine["hits"]]
+        assert texts == ([h["sentence"] for h in theirs["hits"]] if kind == "parquet" else [None] * len(texts))
+
+
+def test_an_encoded_corpus_of_another_model_or_of_no_known_model_is_refused(encoded_corpus, tmp_path, capsys) -> None:
+    """Issue 50, item 20: the encodings are compared only with queries of the model that wrote them
+    (the model files' SHA-256 recorded by encode); a .npy file without that record is refused."""
+    from tests.helpers import tiny_model
+
+    tiny_model("wlo").save(tmp_path / "other")
+    for kind in ("parquet", "npy"):
+        assert main(["similarity", "--corpus", str(encoded_corpus[kind]), "--model", str(tmp_path / "other"),
+                     "a query"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("probsent: error: ") and err.count("\n") == 1 and "encoded by another model" in err
+    bare = tmp_path / "bare.npy"
+    np.save(bare, np.ones((3, 2, 50), np.float32))
+    assert main(["similarity", "--corpus", str(bare), "a query"]) == 2
+    assert "holds no record of the model that encoded it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["sentences", "npy"])
+def test_searching_shows_a_progress_bar_on_a_terminal(encoded_corpus, capsys, monkeypatch, kind) -> None:
+    """Issue 50, item 20: as ``specificity``, a bar on standard error where it is a terminal; the hits
+    on standard output are the same with it."""
+    column = ["--column", "body"] if kind == "sentences" else []
+    argv = ["similarity", "--corpus", str(encoded_corpus[kind]), *column, *QUERIES]
+    assert main(argv) == 0
+    plain = capsys.readouterr()
+    assert "searching" not in plain.err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+    assert "searching" in shown.err and shown.out == plain.out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_blocks_with_many_ties_and_nans_equal_a_full_sort(seed) -> None:
+    """The cut of a wide block's candidates to its top_k-th score (ties included) loses no hit and
+    keeps the lower-id rule: scores of few distinct values (ties everywhere), NaN rows and columns,
+    blocks wider and narrower than 2 x top_k."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 4, size=(7, 300)).astype(float)
+    matrix[rng.random(matrix.shape) < 0.3] = np.nan
+    matrix[2] = np.nan  # a query with no hit at all
+    matrix[:, 150:200] = np.nan  # a stretch of null corpus rows
+    for top_k in (1, 5, 40):
+        hits = TopHits(7, top_k)
+        for start, step in zip(range(0, 300, 37), [37] * 10):
+            hits.add(matrix[:, start:start + step], texts=[f"t{j}" for j in range(start, min(start + step, 300))])
+        found = hits.hits()
+        assert pairs(found) == brute_force(matrix, top_k)
+        assert all(h["text"] == f"t{h['corpus_id']}" for row in found for h in row)

@@ -18,21 +18,27 @@ continues (:mod:`probsent.corpus_scoring.resumable`).
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from probsent.corpus_scoring.formats import Chunk, Corpus, file_format, text_schema
-from probsent.corpus_scoring.resumable import Partial, skip_rows
+from probsent.corpus_scoring.encoded_corpus import ENCODING_KEY, encoding_record, npy_header
+from probsent.corpus_scoring.formats import SENTENCE, Chunk, Corpus, file_format, text_schema
+from probsent.corpus_scoring.resumable import Partial, kept_files, megabytes, skip_rows
 from probsent.corpus_scoring.workers import chunk_results
 from probsent.errors import ProbsentError
+from probsent.files.atomic_writes import remove_quietly
 from probsent.inference.arrays import saturated_variance
-from probsent.files.user_output import writing_output
+from probsent.files.user_output import cannot_write, writing_output
 from probsent.signals import signals_held
 from probsent.text.utf8_texts import Utf8Texts
 
@@ -102,14 +108,18 @@ class ParquetEncodings:
     are copied first; an unreadable one, from a killed run, counts as empty) writes the same file,
     byte for byte, as a run that never stopped."""
 
-    def __init__(self, handle: BinaryIO, schema: pa.Schema | None, name: str, resume: Path | None = None) -> None:
+    def __init__(self, handle: BinaryIO, schema: pa.Schema | None, name: str, resume: Path | None = None,
+                 record: dict[str, Any] | None = None) -> None:
         self.handle, self.schema, self.name = handle, schema, name
+        self.metadata = None if record is None else {ENCODING_KEY: json.dumps(record, separators=(",", ":"))}
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.Table] = []
         self.buffered = 0
         self.seen = False  # a chunk's columns fixed the input's schema
         self.rows = 0
         self.restarted = False
+        self.broken = False  # a write failed (a full disk): the file is not to be finished
+        self.finished = False  # closed with its footer: a whole Parquet file
         if resume is not None:
             self._copy(resume)
 
@@ -167,22 +177,36 @@ class ParquetEncodings:
         if self.writer is None:
             floats = [name for name in (MEAN, VARIANCE) if name in table.schema.names]  # no gain from
             others = [n for n in table.schema.names if n not in floats]  # dictionaries, compression, statistics
-            self.writer = pq.ParquetWriter(self.handle, table.schema, write_page_checksum=True,
+            self.writer = pq.ParquetWriter(self.handle, table.schema.with_metadata(self.metadata),
+                                           write_page_checksum=True,
                                            use_dictionary=others, write_statistics=others,
                                            compression={name: "none" if name in floats else "snappy"
                                                         for name in table.schema.names})
-        self.writer.write_table(table, row_group_size=max(len(table), 1))
+        try:
+            self.writer.write_table(table, row_group_size=max(len(table), 1))
+        except BaseException:
+            self.broken = True  # a row group may be cut in two: no footer may describe it
+            raise
         self.rows += len(table)
 
     def close(self, complete: bool = True) -> None:
         """Finish the file: with its last rows when ``complete``, else (a run that stops) with its
         whole row groups only."""
+        if self.broken:  # a file cut short: closed without a footer, and never used (see encode_corpus)
+            if self.writer is not None:
+                try:
+                    self.writer.close()
+                except (OSError, pa.ArrowException):
+                    pass
+            return
         if complete and self.buffered:
             self._emit(self.buffered)
         if self.writer is not None:
             self.writer.close()
         else:  # no rows: the input's columns only
-            pq.write_table((self.schema or text_schema()).empty_table(), self.handle)
+            pq.write_table((self.schema or text_schema()).empty_table().replace_schema_metadata(self.metadata),
+                           self.handle)
+        self.finished = True
 
 
 class NpyEncodings:
@@ -190,10 +214,10 @@ class NpyEncodings:
     the header, which holds n, is written last over a space kept for it. ``handle`` may hold
     the rows of an earlier run (a partial file): its whole rows are kept and followed."""
 
-    HEADER = 128  # bytes kept for the .npy header (the format pads it to a multiple of 64)
+    HEADER = 320  # bytes kept for the .npy header, the record of its model included (a multiple of 64)
 
-    def __init__(self, handle: BinaryIO, shape: tuple[int, ...]) -> None:
-        self.handle, self.row_shape = handle, shape
+    def __init__(self, handle: BinaryIO, shape: tuple[int, ...], record: dict[str, Any] | None = None) -> None:
+        self.handle, self.row_shape, self.record = handle, shape, record
         self.row_bytes = 4 * int(np.prod(shape))
         size = handle.seek(0, os.SEEK_END)
         self.rows = max(0, size - self.HEADER) // self.row_bytes
@@ -209,12 +233,9 @@ class NpyEncodings:
         self.rows += len(rows)
 
     def close(self, complete: bool = True) -> None:
-        """Write the header (every row written is whole, ``complete`` or not)."""
-        header = {"descr": "<f4", "fortran_order": False, "shape": (self.rows, *self.row_shape)}
+        """Write the header, with the record of the model (every row written is whole, ``complete`` or not)."""
         self.handle.seek(0)
-        np.lib.format.write_array_header_1_0(self.handle, header)
-        if self.handle.tell() != self.HEADER:
-            raise AssertionError("the .npy header outgrew its space")
+        self.handle.write(npy_header((self.rows, *self.row_shape), self.record, self.HEADER))
 
 
 @dataclass
@@ -230,13 +251,20 @@ class Encoded:
 
 def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bool = False,
                   progress: bool = False, workers: int = 1,
-                  identity: dict[str, Any] | None = None) -> Encoded:
+                  identity: dict[str, Any] | None = None, column: str | None = None) -> Encoded:
     """Write the encodings of every row of ``corpus`` to ``output`` (see the module's docstring)
     with ``workers`` processes. With ``identity`` (what names this run: input, model, output;
     see :mod:`probsent.corpus_scoring.resumable`) the rows go to a partial file first, which an
-    interrupted run leaves and the next run with the same identity continues."""
+    interrupted run leaves and the next run with the same identity continues. The file records
+    the model that wrote it and its text column (``column``, default ``text``; ``sentence`` for
+    one sentence a line), which ``probsent similarity`` reads
+    (:mod:`probsent.corpus_scoring.encoded_corpus`)."""
     kind = encoding_format(output)
     schema = text_schema() if corpus.kind == "text" else corpus.schema
+    record = None
+    if model.path is not None:
+        text_column = None if kind == "npy" else SENTENCE if corpus.kind == "text" else (column or "text")
+        record = encoding_record(model, text_column)  # (a .npy file holds no texts)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -246,29 +274,88 @@ def encode_corpus(model: "SentenceModel", corpus: Corpus, output: str, force: bo
         with writing_output(output, force) as path:
             partial = Partial(output, {**identity, "output": kind}) if identity is not None else None
             resuming = partial is not None and partial.claim(force)
-            target = partial.data if partial is not None else path
-            if kind == "npy":
-                with open(target, "r+b" if resuming else "wb") as handle:
-                    sink: EncodingSink = NpyEncodings(handle, row_shape(model))
-                    done.resumed = sink.rows
-                    _write_all(model, skip_rows(corpus.chunks, sink.rows), sink, workers, bar)
-            else:  # a partial Parquet file is copied into the next one (a writer cannot append)
-                into = partial.following if partial is not None else target
-                with open(into, "wb") as handle:
-                    sink = ParquetEncodings(handle, schema, output, resume=target if resuming else None)
-                    done.resumed, done.restarted = sink.rows, sink.restarted
-                    try:
-                        _write_all(model, skip_rows(corpus.chunks, sink.rows), sink, workers, bar)
-                    finally:
-                        if into != target:
-                            os.replace(into, target)
-            done.rows = sink.rows
+            with _saying_what_is_kept(partial, output):
+                done.rows = _encode_into(model, corpus, partial.data if partial is not None else path, kind,
+                                         partial, resuming, schema, output, workers, bar, done, record)
             if partial is not None:
                 partial.finish(path)
     finally:
         if bar is not None:
             bar.close()
     return done
+
+
+def _encode_into(model: "SentenceModel", corpus: Corpus, target: Path, kind: str, partial: Partial | None,
+                 resuming: bool, schema: pa.Schema | None, output: str, workers: int, bar, done: Encoded,
+                 record: dict[str, Any] | None) -> int:
+    """Write the encodings into ``target`` (continuing its rows where ``resuming``); the rows it holds."""
+    if kind == "npy":
+        with open(target, "r+b" if resuming else "wb") as handle:
+            sink: EncodingSink = NpyEncodings(handle, row_shape(model), record)
+            done.resumed = sink.rows
+            _write_all(model, skip_rows(corpus.chunks, sink.rows), sink, workers, bar)
+        return sink.rows
+    # a partial Parquet file is copied into the next one (a writer cannot append)
+    into = partial.following if partial is not None else target
+    if resuming:
+        check_space_to_continue(partial, output)
+    parquet, flushed = None, False
+    try:
+        with open(into, "wb") as handle:
+            try:
+                parquet = ParquetEncodings(handle, schema, output, resume=target if resuming else None, record=record)
+                done.resumed, done.restarted = parquet.rows, parquet.restarted
+                _write_all(model, skip_rows(corpus.chunks, parquet.rows), parquet, workers, bar)
+            finally:
+                handle.flush()  # a full disk may show only here, in the buffer's last bytes
+                flushed = True
+    finally:
+        if into != target:  # a whole file (its footer written and flushed) replaces the partial one;
+            if flushed and parquet is not None and parquet.finished:  # one cut short (a full disk)
+                os.replace(into, target)  # is removed, and the partial one stays as it was
+            else:
+                remove_quietly(into)
+    return parquet.rows
+
+
+@contextmanager
+def _saying_what_is_kept(partial: Partial | None, output: str) -> Iterator[None]:
+    """Where the block fails or is stopped, say which hidden partial files it leaves beside
+    ``output`` for the next run, and their size: in the one-line error (an error writing the
+    output, such as a full disk, becomes one naming ``output``), or in a line of its own on a
+    stop (Ctrl-C, SIGTERM)."""
+    if partial is None:
+        yield
+        return
+    try:
+        yield
+    except ProbsentError as exc:
+        kept = kept_files(output)
+        if kept is None:
+            raise
+        raise ProbsentError(f"{exc}; {kept}") from None
+    except OSError as exc:
+        kept = kept_files(output)
+        about_output = exc.filename is None or Path(str(exc.filename)).name.startswith(f".{Path(output).name}.")
+        if kept is None or not about_output:
+            raise
+        raise ProbsentError(f"{cannot_write(output, exc)}; {kept}") from None
+    except KeyboardInterrupt:
+        kept = kept_files(output)
+        if kept is not None:
+            print(f"probsent: {kept}", file=sys.stderr)
+        raise
+
+
+def check_space_to_continue(partial: Partial, output: str) -> None:
+    """A one-line error, before any work, where the disk beside ``output`` has less free space than
+    the partial Parquet file that continuing it copies first (a Parquet writer cannot append)."""
+    needed = partial.data.stat().st_size
+    free = shutil.disk_usage(partial.data.parent).free
+    if free < needed:
+        raise ProbsentError(f"{output}: continuing copies the rows already written ({partial.data.name}, "
+                            f"{megabytes(needed)}) and the disk beside it has {megabytes(free)} free; free some "
+                            f"space and rerun, or remove {partial.data.name} and {partial.record.name} to start over")
 
 
 def _write_all(model: "SentenceModel", chunks: Iterable[Chunk], sink: EncodingSink, workers: int, bar) -> None:

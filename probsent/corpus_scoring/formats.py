@@ -133,6 +133,11 @@ def open_corpus(path: str | None, column: str | None = None, chunk: int = CHUNK,
     are raised here."""
     kind = file_format(path)
     if sentences:
+        if path is not None:  # one of them would be ignored
+            raise ProbsentError("give sentences as arguments or with --input, not both")
+        if column is not None:  # it would be read from no file: a mistake, never ignored
+            raise ProbsentError(f"--column {column}: names a field of a Parquet or JSON Lines --input; "
+                                f"sentences given as arguments have none")
         return Corpus("arguments", "text", text_chunks(sentences, chunk))
     if kind == "text":
         if column is not None:

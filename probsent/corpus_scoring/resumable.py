@@ -3,8 +3,8 @@ run of the same command continues it (used by ``probsent encode``; written for a
 output is one row per input row, in input order).
 
 While a run writes ``OUTPUT``, its rows go to ``.OUTPUT.partial`` beside it, and
-``.OUTPUT.partial.json`` says what they are: the input (its real path, size and modification
-time, and the column read), the model (its directory and the SHA-256 of its files), the output's
+``.OUTPUT.partial.json`` says what they are: the input (its real path, the SHA-256 of its content,
+and the column read: :func:`input_identity`), the model (its directory and the SHA-256 of its files), the output's
 kind and its settings. A run that stops (an error, Ctrl-C, SIGTERM, SIGHUP) leaves both; the next
 run with the same identity skips the input rows already written and appends the rest, then puts
 the whole file in place atomically (:func:`probsent.files.user_output.writing_output`) and removes the
@@ -28,31 +28,44 @@ from typing import Any, Iterable, Iterator
 from probsent.corpus_scoring.formats import Chunk
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import remove_quietly
+from probsent.files.content_identity import file_sha256
 from probsent.model_directory import files_digest, read_consistently, read_model_files
 from probsent.text.utf8_texts import Utf8Texts
 
-__all__ = ["Partial", "input_identity", "model_identity", "skip_rows"]
+__all__ = ["Partial", "input_identity", "kept_files", "megabytes", "model_identity", "skip_rows"]
 
 FORMAT = "probsent-partial-output"
-VERSION = 1
+VERSION = 2  # 2: inputs named by their content (1: by size and modification time)
 
 
 def input_identity(path: str | None, column: str | None) -> dict[str, Any] | None:
-    """What names an input file as it is now (real path, size, modification time, column), or
-    None for one that cannot be read again the same way (standard input, a stream)."""
+    """What names an input file by its content (real path, the SHA-256 of its bytes, column; a
+    Parquet dataset: the SHA-256 of each file its reader reads, by name, so that hidden files,
+    such as an output's own partial files written inside it, change nothing), or None for one
+    that cannot be read again the same way (standard input, a stream)."""
     if path in (None, "-"):
         return None
+    if os.path.isdir(path):
+        parts = _dataset_parts(path)
+        content: Any = [[os.path.relpath(part, path), file_sha256(part)] for part in parts]
+    elif os.path.isfile(path):
+        content = file_sha256(path)
+    else:
+        return None
+    return {"path": os.path.realpath(path), "sha256": content, "column": column}
+
+
+def _dataset_parts(path: str) -> list[str]:
+    """The files of the Parquet dataset in directory ``path`` that the corpus reader reads
+    (:func:`probsent.corpus_scoring.formats.open_corpus`: Arrow's discovery, names starting with
+    ``_`` or ``.`` left out at any depth), in its order."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
     try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    if not (os.path.isfile(path) or os.path.isdir(path)):
-        return None
-    stamp = [info.st_size, info.st_mtime_ns]
-    if os.path.isdir(path):  # a Parquet dataset: each part's name, size and time
-        parts = sorted(p for p in Path(path).rglob("*") if p.is_file())
-        stamp = [[str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns] for p in parts]
-    return {"path": os.path.realpath(path), "stamp": stamp, "column": column}
+        return list(ds.dataset(path, format="parquet").files)
+    except (pa.ArrowException, OSError):
+        return []  # the reader says what is wrong with it
 
 
 def model_identity(directory: str | os.PathLike[str]) -> dict[str, Any]:
@@ -92,7 +105,8 @@ class Partial:
         except (OSError, ValueError):
             recorded = None
         if recorded is not None and self.data.exists():
-            if recorded.get("format") == FORMAT and recorded.get("identity") == self.identity:
+            if recorded.get("format") == FORMAT and recorded.get("version") == VERSION \
+                    and recorded.get("identity") == self.identity:
                 return True
             if not force:
                 raise ProbsentError(f"{self.output}: an interrupted run with another input, model or output "
@@ -111,6 +125,24 @@ class Partial:
     def discard(self) -> None:
         for path in (self.data, self.following, self.record):
             remove_quietly(path)
+
+
+def megabytes(size: int) -> str:
+    """A file size as people read it: ``320.1 MB``."""
+    return f"{size / 1e6:,.1f} MB"
+
+
+def kept_files(output: str) -> str | None:
+    """What an interrupted or failed run left beside ``output`` for the next run (the partial
+    files, hidden: their names start with a dot), named with their sizes; None where nothing."""
+    partial = Partial(output, {})
+    kept = [(path, path.stat().st_size) for path in (partial.data, partial.following, partial.record)
+            if path.is_file()]
+    if not kept:
+        return None
+    names = ", ".join(f"{path.name} ({megabytes(size)})" for path, size in kept)
+    return (f"kept {names} beside {output}: the same command continues from there; remove "
+            f"{'them' if len(kept) > 1 else 'it'} to give the space back")
 
 
 def skip_rows(chunks: Iterable[Chunk], count: int) -> Iterator[Chunk]:

@@ -127,6 +127,22 @@ def score_chunks(model: ScoringModel, items: Iterable[tuple[T, Sequence[str | No
     return chunk_results(model, scores_and_coverage, items, workers, batch_size)
 
 
+_QUIET_TRACKER = "ignore:resource_tracker:UserWarning"  # its messages start "resource_tracker: "
+
+
+def _quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker without its warning about the semaphores of a
+    parent that died without removing them (a SIGKILL): the tracker still removes them; its
+    "There appear to be 1 leaked semaphore objects" line only alarms the user of a killed run.
+    The tracker is a process of its own, started with this process's ``-W`` options: the filter
+    goes there (the first pool of the process starts it; one started earlier keeps its options)."""
+    from multiprocessing import resource_tracker
+
+    if _QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(_QUIET_TRACKER)
+    resource_tracker.ensure_running()
+
+
 def chunk_results(model: Any, work: Callable[[Any, Sequence[str | None], int], R],
                   items: Iterable[tuple[T, Sequence[str | None]]], workers: int = 1,
                   batch_size: int = 256) -> Iterator[tuple[T, R]]:
@@ -146,6 +162,7 @@ def chunk_results(model: Any, work: Callable[[Any, Sequence[str | None], int], R
             for payload, texts in chain(head, items):
                 yield payload, work(model, texts, batch_size)
         return
+    _quiet_resource_tracker()
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_start_worker, initargs=(model, os.getpid()))
     try:

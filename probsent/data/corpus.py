@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+from probsent.files.content_identity import file_sha256
 from probsent.version import __version__
 from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
@@ -230,8 +231,7 @@ def _map_file(source: Path, target: Path, dtype: type, function, append: bool = 
 
 
 def _file_sha256(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return file_sha256(path)  # the one content identity of an input (probsent.files.content_identity)
 
 
 _DTYPES = {"tokens.i32": np.int32, "offsets.i64": np.int64, "pair_sources.i32": np.int32, "counts.i64": np.int64}

@@ -14,6 +14,10 @@ process substitution (``>(wc -l)``, a ``/dev/fd/N`` link to a pipe). The rules:
 - "already exists; add --force" is checked before any work and again at the final step: the
   rename is a hard link that fails if a file appeared meanwhile, so a file a user wrote during
   the run is never overwritten without ``--force``;
+- one writer at a time: a run holds the writer lock of the output (``.NAME.lock`` beside it,
+  :mod:`probsent.files.writer_lock`) from before its first write (a resumable run's partial
+  files included) until it ends; a second run writing the same file stops in one line naming
+  the first;
 - every operating-system error is one line naming the path (:class:`ProbsentError`).
 """
 from __future__ import annotations
@@ -21,13 +25,15 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, TextIO
 
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import fsync_path, new_parents, remove_quietly, temporary_beside, usual_mode
+from probsent.files.writer_lock import HeldLock, hold_lock
 
 NEW, FILE, STREAM, DEVICE = "new", "file", "stream", "device"
 
@@ -47,6 +53,16 @@ class OutputTarget:
     def exists(self) -> bool:
         """Whether writing here would overwrite something (a file or a block device)."""
         return self.kind in (FILE, DEVICE)
+
+
+def standard_output(instead: str = "") -> TextIO:
+    """Standard output; a one-line error, before any work, where the program started with it
+    closed (``>&-``: Python then has no ``sys.stdout``), naming ``instead`` (an option that
+    writes to a file) as the way out."""
+    if sys.stdout is None:
+        raise ProbsentError("standard output is closed; redirect it (> FILE)"
+                            + (f" or give {instead}" if instead else ""))
+    return sys.stdout
 
 
 def cannot_write(path: str | os.PathLike[str], exc: OSError) -> ProbsentError:
@@ -86,7 +102,7 @@ def check_output_target(path: str, input_path: str | None, force: bool) -> Outpu
     target = inspect_output(path)
     if target.kind == FILE and input_path not in (None, "-") and os.path.exists(input_path) \
             and os.path.samefile(target.real, input_path):
-        raise ProbsentError(f"{path}: is the input file; write the scores to a new file")
+        raise ProbsentError(f"{path}: is the input file; write the output to a new file")
     if target.exists and not force:
         raise ProbsentError(f"{path}: already exists; add --force to replace it")
     return target
@@ -112,17 +128,30 @@ def writing_output(path: str, force: bool) -> Iterator[Path]:
     places = [path, str(target.real), *map(str, target.real.parents)]
     try:
         with new_parents(target.real):
-            tmp = Path(temporary_beside(target.real))
+            lock = lock_output(target.real, path)  # before anything of this run is written beside it
             try:
-                yield tmp
-                fsync_path(tmp)
-                _put_in_place(tmp, target.real, path, force)
+                tmp = Path(temporary_beside(target.real))
+                try:
+                    yield tmp
+                    fsync_path(tmp)
+                    _put_in_place(tmp, target.real, path, force)
+                finally:
+                    remove_quietly(tmp)
             finally:
-                remove_quietly(tmp)
+                lock.release()
     except OSError as exc:
         if not (_about(exc, places) or _is_temporary_of(exc.filename, target.real)):
             raise
         raise cannot_write(path, exc) from None
+
+
+def lock_output(real: Path, given: str) -> HeldLock:
+    """Hold the writer lock of the output file ``real`` (``.NAME.lock`` beside it) for this run,
+    or raise the one-line error naming the process that writes it (two runs writing one output
+    would mix their rows, or one would put the other's half-written file in place)."""
+    return hold_lock(real.parent / f".{real.name}.lock",
+                     lambda holder: f"{given}: another probsent process is writing it ({holder}); wait for it "
+                                    f"to end, or write to another file")
 
 
 def _is_temporary_of(name: object, real: Path) -> bool:
