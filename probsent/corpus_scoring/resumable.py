@@ -56,16 +56,17 @@ def input_identity(path: str | None, column: str | None) -> dict[str, Any] | Non
 
 
 def _dataset_parts(path: str) -> list[str]:
-    """The files of the Parquet dataset in directory ``path`` that the corpus reader reads
-    (:func:`probsent.corpus_scoring.formats.open_corpus`: Arrow's discovery, names starting with
-    ``_`` or ``.`` left out at any depth), in its order."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
+    """The files of the dataset in directory ``path`` that the corpus reader reads, in its order
+    (:func:`probsent.files.dataset_directory.dataset_files`, the one lister of training and scoring:
+    names starting with ``_`` or ``.``, this run's hidden partial files among them, left out at any
+    depth); an empty list where it cannot be listed (the reader says what is wrong with it)."""
+    from probsent.errors import ProbsentError
+    from probsent.files.dataset_directory import dataset_files
 
     try:
-        return list(ds.dataset(path, format="parquet").files)
-    except (pa.ArrowException, OSError):
-        return []  # the reader says what is wrong with it
+        return [str(part) for part in dataset_files(path)]
+    except (ProbsentError, OSError):
+        return []
 
 
 def model_identity(directory: str | os.PathLike[str]) -> dict[str, Any]:
