@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 import numpy as np
 
 from probsent.readouts.calibration import Calibration
+from probsent.data.estimated_words import WordEstimates, open_index
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
@@ -112,7 +113,8 @@ class SentenceModel:
 
     def __init__(self, encoder: "SentenceEncoder | ArrayEncoder", vocab: Vocabulary,
                  config: dict[str, Any] | None = None, calibration: Calibration | None = None,
-                 path: Path | None = None, percentiles: PercentileTable | None = None) -> None:
+                 path: Path | None = None, percentiles: PercentileTable | None = None,
+                 estimates: WordEstimates | None = None) -> None:
         # encoder: an ArrayEncoder (NumPy: WLO, Wordavg, Wordsum; no torch) or a torch module
         self._arrays = encoder if isinstance(encoder, ArrayEncoder) else None
         self._module = None if self._arrays is not None else encoder.eval()
@@ -125,6 +127,27 @@ class SentenceModel:
         self._source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
         self._ids: TokenIds | None = None  # made on first use: see _token_ids
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
+        self.estimates: WordEstimates | None = None  # the open vocabulary, if the model has one
+        if estimates is not None:
+            self.set_word_estimates(estimates)
+
+    def set_word_estimates(self, estimates: WordEstimates | None) -> None:
+        """Read words without an entry through ``estimates`` (the open vocabulary,
+        :mod:`probsent.data.estimated_words`; None: as ``<unk>``) on every path from now on."""
+        self.estimates = estimates
+        if self._arrays is not None:
+            self._arrays = self._arrays.with_word_rows(None if estimates is None else (estimates.scale, estimates.shift))
+        self._ids, self._terms = None, None
+
+    def _word_weights(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A WLO model's (scales, translations) [vocab, dim] as NumPy; None for any other model."""
+        if not self._encoder.has_word_entropy_terms:
+            return None
+        if self._arrays is not None:
+            return self._arrays.weights["scale.weight"], self._arrays.weights["shift.weight"]
+        state = self._module.state_dict()
+        return (state["scale.weight"].detach().float().cpu().numpy(),
+                state["shift.weight"].detach().float().cpu().numpy())
 
     def __getstate__(self) -> dict[str, Any]:
         """A frozen copy for another process (corpus scoring's workers): the model, without the
@@ -136,7 +159,7 @@ class SentenceModel:
         """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens: made on first use
         (loading a model makes no tokenizer), then shared by every call."""
         if self._ids is None:
-            self._ids = TokenIds(self.vocab.index, MAX_TOKENS)
+            self._ids = TokenIds(open_index(self.vocab, self.estimates), MAX_TOKENS)
         return self._ids
 
     @property
@@ -223,6 +246,8 @@ class SentenceModel:
         finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
         batch_size = check_batch_size(batch_size)
         flat, offsets = self._token_ids(sentences)
+        if self._arrays is None and self.estimates is not None:  # the torch module has no rows for the classes
+            flat = np.where(flat >= len(self.vocab), 0, flat)
         return self._encoder.encode(flat, offsets, batch_size).saturated()
 
     def _term_table(self, purpose: str) -> WordTermTable:
@@ -241,7 +266,7 @@ class SentenceModel:
             # and table, so that calibrating the model later needs no rebuild
             table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
                                   prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
-                                  path=self.path, token_ids=self._token_ids)
+                                  path=self.path, token_ids=self._token_ids, estimates=self.estimates)
             self._terms = (version, table)
         return self._terms[1]
 
@@ -698,11 +723,14 @@ class SentenceModel:
 
     @_shared_parameters
     def coverage(self, sentences: Sentences):
-        """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
-        own in the vocabulary, from 0 to 1; the others all share the ``<unk>`` entry. Below
-        LOW_COVERAGE (0.5) a score says little about the text (another language, emoji, code).
-        A word without an entry whose accents or compatibility forms fold to one (café -> cafe)
-        counts as covered and is read as that word. NaN for a null or blank item.
+        """The share of each sentence's tokens (its first MAX_TOKENS) that the model or English
+        knows, from 0 to 1: an entry of their own in the vocabulary, or, with the model's open
+        vocabulary (``estimated_words.safetensors``), a number or an English word, whose term is
+        estimated; a token known to neither (read by its form, or as ``<unk>`` without the open
+        vocabulary) is not covered. Below LOW_COVERAGE (0.5) a score says little about the text
+        (another language, emoji). A word without an entry whose accents or compatibility forms
+        fold to one (café -> cafe) counts as covered and is read as that word. NaN for a null
+        or blank item. :meth:`model_coverage` counts the model's own entries only.
 
         Parameters
         ----------
@@ -720,6 +748,29 @@ class SentenceModel:
         [1.0, 0.0, nan]
         """
         return self._values(sentences, "coverage", lambda items: self._token_ids.coverage(items))
+
+    @_shared_parameters
+    def model_coverage(self, sentences: Sentences):
+        """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
+        own in the model's vocabulary, from 0 to 1 (what the withheld rules read); NaN for a null
+        or blank item.
+
+        Parameters
+        ----------
+        {sentences}
+
+        Returns
+        -------
+        numpy.ndarray, float or pandas.Series
+            float64 from 0 to 1; a pandas Series gives a Series with its index.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.model_coverage(["A man plays a guitar.", "She takes warfarin daily."]).tolist()
+        [1.0, 0.75]
+        """
+        return self._values(sentences, "model_coverage", lambda items: self._token_ids.coverage(items, model_only=True))
 
     def explain(self, sentence: str) -> "Explanation":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -966,5 +1017,8 @@ def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
             encoder = build_model(config["model"], weights).to(target or "cpu")
         except (TypeError, RuntimeError) as exc:  # a plug-in's settings that no declared range checks
             raise InvalidValueError(f"{path / CONFIG_FILE}: invalid model settings ({str(exc).splitlines()[0]})") from None
-    return SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path))
+    estimates = None
+    if config["model"]["type"] == "wlo":  # the open vocabulary: WLO's per-word scales and translations
+        estimates = WordEstimates.load(path, len(vocab), int(config["model"]["dim"]))
+    return SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path), estimates)
 

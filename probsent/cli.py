@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
@@ -204,6 +204,15 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
                                             "reference (default: DATA_DIR/paraphrase/pairs.tsv.gz)")
 
 
+def open_vocabulary_line(model: Any) -> str:
+    """What ``calibrate`` and ``export`` say of the model's open vocabulary (estimated_words.safetensors)."""
+    if model.estimates is not None:
+        return (f"open vocabulary: {len(model.estimates.english_words):,} English words and {len(model.estimates)} "
+                f"classes in {model.path / 'estimated_words.safetensors'}")
+    return ("open vocabulary: none written (a WLO model, with wordfreq installed: pip install 'probsent[eval]'); "
+            "words without an entry read as <unk>")
+
+
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.readouts.model_calibration import calibrate
@@ -217,6 +226,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
           f"{100 * calibration.accuracy_at_half:.1f} %), both from {calibration.sentences:,} news sentences; "
           f"percentiles from {sum(map(len, table.scores)):,} reference sentences in {len(table.starts)} length bins; "
           f"written to {model.path}")
+    print(open_vocabulary_line(model))
     return 0
 
 
@@ -323,11 +333,12 @@ def _run_explain(args: argparse.Namespace) -> int:
             out.write(f"{printable(explanation.sentence)}\n")
         out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
                   f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
-        out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
+        out.write(f"coverage {explanation.coverage:.2f}: the share of its words the model or English knows "
+                  f"({explanation.model_coverage:.2f} with an entry of their own)"
                   + (" (below half: the score says little about this text)\n"
                      if explanation.coverage < LOW_COVERAGE else "\n"))
         out.write(explanation.summary() + "\n")
-        names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
+        names = [printable(w.label) for w in explanation.words]
         width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
         out.write(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
         for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
@@ -426,6 +437,7 @@ def _run_export(args: argparse.Namespace) -> int:
         calibrated = f"not calibrated ({exc}); run probsent calibrate --model {args.out} where the data are"
     size = sum(f.stat().st_size for f in Path(args.out).iterdir())
     print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB, {calibrated}")
+    print(open_vocabulary_line(load(args.out)))
     return 0
 
 

@@ -31,7 +31,7 @@ from probsent.settings import check_setting, is_declared
 from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
 from probsent.version import __version__
 
-__all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "FORMAT_NAME", "FORMAT_VERSION",
+__all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "ESTIMATED_WORDS", "FORMAT_NAME", "FORMAT_VERSION",
            "MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_WORD_BYTES", "MODEL_FILES",
            "PERCENTILES", "VOCAB", "WEIGHTS", "expected_shapes", "files_digest", "files_identity", "model_settings_problem",
            "read_config", "read_consistently", "read_model", "read_model_config", "read_model_files", "read_vocabulary",
@@ -41,9 +41,10 @@ FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
 CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
+ESTIMATED_WORDS = "estimated_words.safetensors"  # the open vocabulary (probsent.data.estimated_words): calibrate, export
 # Every file a model directory's model is made of: what ``save`` writes, and the only names it
 # ever replaces or removes in an existing directory (anything else there is the user's).
-MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
+MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES, ESTIMATED_WORDS)
 DEFAULT_NAME = "default"  # the shipped model's name: never a path, so no file can shadow it
 DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 

@@ -54,9 +54,18 @@ def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
 
 def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = None,
               reference: str | os.PathLike[str] | None = None) -> tuple[Calibration, PercentileTable]:
-    """Fit both, attach them to ``model`` and write them into its directory (``model.path``)."""
+    """Fit both, attach them to ``model`` and write them into its directory (``model.path``);
+    first, for WLO, the open vocabulary (``estimated_words.safetensors``,
+    :mod:`probsent.readouts.estimated_words_fit`), whose terms the scores read (where wordfreq
+    is not installed, the directory keeps what it has)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
+    from probsent.readouts.estimated_words_fit import NoWordFrequencies, write_word_estimates
+
+    try:
+        write_word_estimates(model)
+    except NoWordFrequencies:
+        pass
     table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), lambda s: token_counts(model, s),
                       reference_pairs(data_dir, reference))
     calibration = fit_calibration(model, table, data_dir)

@@ -420,6 +420,8 @@ class OpenVocabulary(dict):
     """token -> id where ``get`` numbers a token it has not seen (0, 1, 2, ... in order of first
     request): the index of a :class:`CompiledTokenIds` with ``open_vocabulary=True``."""
 
+    resolves_every_token = True
+
     def get(self, token, default=None):  # type: ignore[override]
         return self.setdefault(token, len(self))
 
@@ -428,14 +430,17 @@ class CompiledTokenIds:
     """Vocabulary ids of a batch's tokens, by the compiled kernel (see the module's docstring).
 
     ``index`` maps each token to its id (a token not in it is 0). With ``open_vocabulary``,
-    ``index`` is an :class:`OpenVocabulary` that numbers every new token (see the module's
-    docstring). Not thread-safe.
+    ``index`` gives every token an id: an :class:`OpenVocabulary` that numbers every new token
+    (see the module's docstring), or a model's open vocabulary
+    (:class:`probsent.data.estimated_words.EstimatingIndex`: a word without an entry is read by
+    its class). Not thread-safe.
     """
 
     def __init__(self, index: Mapping[str, int], max_tokens: int, max_pieces: int = 200_000,
                  max_key_bytes: int = 4 << 20, open_vocabulary: bool = False) -> None:
-        if open_vocabulary and not isinstance(index, OpenVocabulary):
-            raise TypeError("an open vocabulary's index is an OpenVocabulary")
+        if open_vocabulary and not getattr(index, "resolves_every_token", False):
+            raise TypeError("an open vocabulary's index gives every token an id (an OpenVocabulary, or an "
+                            "EstimatingIndex)")
         self.index = index
         self.open_vocabulary = open_vocabulary
         self.max_tokens = max_tokens

@@ -349,4 +349,18 @@ class Trainer:
             save_checkpoint(self.out, self.encoder, self.vocab, self.optimizer, self.generator,
                             self.state, self._training_record())
         bar.close()
+        self._write_open_vocabulary()
         return self.state
+
+    def _write_open_vocabulary(self) -> None:
+        """Fit and write the open vocabulary (estimated_words.safetensors) of each selected model
+        directory (WLO only), or log why not (no wordfreq, a vocabulary too small)."""
+        from probsent.api import load
+        from probsent.readouts.estimated_words_fit import write_word_estimates
+
+        for name in (BEST, BEST_NEWS):
+            if (self.out / name / "config.json").is_file():
+                try:
+                    write_word_estimates(load(self.out / name))
+                except ProbsentError as exc:
+                    self.log(f"{name}: no open vocabulary written ({exc})")
