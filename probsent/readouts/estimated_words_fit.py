@@ -1,9 +1,12 @@
 """Fitting the open vocabulary's table (:mod:`probsent.data.estimated_words`) on a WLO model's own
 entries; ``probsent calibrate``, ``probsent export`` and the end of training write it.
 
-Each class's scale is the per-dimension geometric mean of |A| over the model's entries of that
-kind (sign: the majority's), so its term sum_d log|A_d| is their mean term, and its translation
-their mean B. Which entries:
+Each class's term is the mean term sum_d log|A_w,d| of the model's entries of that kind; its
+scale is the ``<unk>`` row's (what training learnt for a word without an entry) rescaled by one
+factor in every dimension so that its term is that mean, and its translation is the ``<unk>``
+row's. (A first design took the entries' per-dimension geometric mean and mean translation: it
+moved the means of sentences with an unknown word and lost STS-B dev, docs/EXPERIMENTS.md.)
+Which entries:
 
 * a **number shape**: the vocabulary's entries of that shape, the rarer half by rank (a number
   without an entry is rarer in the training text than those with one); a shape with no entry
@@ -57,13 +60,15 @@ def english_frequencies() -> dict[str, float]:
     return {word: math.log10(frequency * 1e9) for word, frequency in frequencies.items() if frequency > 0}
 
 
-def _rows_estimate(log_abs: np.ndarray, negative: np.ndarray, shift: np.ndarray,
-                   rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(A, B) of a class from the entries ``rows``: per dimension exp(mean log|A|) with the
-    majority's sign, and the mean B."""
-    magnitude = np.exp(log_abs[rows].mean(axis=0))
-    sign = np.where(negative[rows].mean(axis=0) > 0.5, -1.0, 1.0)
-    return (sign * magnitude).astype(np.float32), shift[rows].mean(axis=0).astype(np.float32)
+def _class_row(scale: np.ndarray, shift: np.ndarray, term: float) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of a class whose term is ``term``: the ``<unk>`` row's (row 0: what training
+    learnt for a word without an entry), its scale times exp((term - its term) / dim) in every
+    dimension, so that sum_d log|A_d| = ``term`` and the sentence's mean moves as little as a
+    uniform rescaling can make it."""
+    unknown = scale[0].astype(np.float64)
+    own = float(np.log(np.maximum(np.abs(unknown), 1e-30)).sum())
+    factor = np.exp((term - own) / len(unknown))
+    return (unknown * factor).astype(np.float32), shift[0].astype(np.float32)
 
 
 def fit_word_estimates(words: Sequence[str], scale: np.ndarray, shift: np.ndarray,
@@ -85,7 +90,6 @@ def fit_word_estimates(words: Sequence[str], scale: np.ndarray, shift: np.ndarra
     size = len(words)
     wide = np.asarray(scale, dtype=np.float32).astype(np.float64)
     log_abs = log_abs_scale(wide)
-    negative = wide < 0
     translation = np.asarray(shift, dtype=np.float64)
     ids = np.arange(size)
     shapes = np.array([number_shape(w) if i else "<unk>" for i, w in enumerate(words)], dtype=object)
@@ -114,7 +118,8 @@ def fit_word_estimates(words: Sequence[str], scale: np.ndarray, shift: np.ndarra
         chosen.append(rows)
     if any(len(rows) == 0 for rows in chosen):
         raise ProbsentError(f"a vocabulary of {size:,} words is too small to fit the open vocabulary")
-    pairs = [_rows_estimate(log_abs, negative, translation, rows) for rows in chosen]
+    terms = log_abs.sum(axis=1)
+    pairs = [_class_row(wide, translation, float(terms[rows].mean())) for rows in chosen]
 
     vocabulary = set(words)
     lacking = sorted(w for w in english
