@@ -12,7 +12,9 @@ without an entry used to share the ``<unk>`` row. With this table it is read as 
    followed by the tokens "%" or "$", which the tokenizer splits off;
 2. **an English word the model lacks**, by its English frequency (wordfreq's English list,
    copied into the table when it was fitted: no wordfreq and no network at run time): one class
-   per band of Zipf frequency (``english: zipf 2.5-3.0``);
+   per band of Zipf frequency (``english: zipf 2.5-3.0``); a hyphenated compound whose every
+   part is a number or a word the model or English knows (``real-estate``, ``30-year``) is
+   English too, in the band of its rarest part;
 3. **any other token, by its form** (``form: letters``, ``letters and digits``, ``joined``
    (letters or digits joined by punctuation: ``foo_bar``, ``node.js``), ``other script``,
    ``symbols``). Tokens are lower-cased by the tokenizer before they are looked up, so capitals
@@ -33,7 +35,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +43,7 @@ from probsent.data.vocab import FoldingIndex, Vocabulary, fold
 from probsent.errors import InvalidValueError
 from probsent.model_directory import ESTIMATED_WORDS
 
-__all__ = ["ENGLISH_BANDS", "FILE", "FORMS", "NUMBER_SHAPES", "EstimatingIndex", "WordEstimates", "english_band",
+__all__ = ["ENGLISH_BANDS", "FILE", "FORMS", "NOT_ENGLISH", "NUMBER_SHAPES", "EstimatingIndex", "WordEstimates", "english_band",
            "form_of", "number_shape", "open_index"]
 
 FILE = ESTIMATED_WORDS
@@ -64,6 +66,7 @@ _SHAPES = [(name, re.compile(pattern)) for name, pattern in NUMBER_SHAPES]
 # English bands of Zipf frequency: [lower, upper) (the first from 0, the last without an upper end)
 ENGLISH_BANDS = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
 FORMS = ("letters", "letters and digits", "joined", "other script", "symbols")
+NOT_ENGLISH = 255  # a vocabulary entry's band where English does not know it
 
 
 def number_shape(token: str) -> str | None:
@@ -117,7 +120,8 @@ class WordEstimates:
     for a model of ``vocab_size`` entries. Immutable once made; thread-safe."""
 
     def __init__(self, scale: np.ndarray, shift: np.ndarray, english_words: Sequence[str],
-                 english_bands: np.ndarray, vocab_size: int, fitted: Mapping[str, Any] | None = None) -> None:
+                 english_bands: np.ndarray, vocab_size: int, fitted: Mapping[str, Any] | None = None,
+                 vocab_bands: np.ndarray | None = None) -> None:
         self.names = class_names()
         if scale.shape != shift.shape or scale.ndim != 2 or len(scale) != len(self.names):
             raise ValueError(f"estimates need [{len(self.names)}, dim] scale and shift, not {scale.shape}, {shift.shape}")
@@ -128,6 +132,11 @@ class WordEstimates:
         self.english_words = list(english_words)
         self.english_bands = np.asarray(english_bands, dtype=np.uint8)
         self.vocab_size = int(vocab_size)
+        # each vocabulary entry's English band (NOT_ENGLISH where English does not know it): the parts of compounds
+        self.vocab_bands = (np.full(self.vocab_size, NOT_ENGLISH, dtype=np.uint8) if vocab_bands is None
+                            else np.asarray(vocab_bands, dtype=np.uint8))
+        if self.vocab_bands.shape != (self.vocab_size,):
+            raise ValueError("one band per vocabulary entry")
         self.fitted = dict(fitted or {})  # how the table was fitted (counts per class; for people)
         self.known = np.array([not name.startswith("form: ") for name in self.names])
         self._first = {"number": 0, "english": len(NUMBER_SHAPES),
@@ -145,15 +154,31 @@ class WordEstimates:
             self._english = dict(zip(self.english_words, self.english_bands.tolist()))
         return self._english
 
-    def class_of(self, token: str) -> int:
-        """The class (row) of a token without an entry (as the tokenizer gives it: lower-cased)."""
-        shape = number_shape(token)
-        if shape is not None:
-            return self._first["number"] + [name for name, _ in NUMBER_SHAPES].index(shape)
+    def _band(self, token: str, entry: Callable[[str], int | None]) -> int | None:
+        """The English band of a word (``entry``: its vocabulary id, or None), None if English
+        does not know it."""
+        found = entry(token)
+        if found is not None and found > 0:
+            band = int(self.vocab_bands[found])
+            return None if band == NOT_ENGLISH else band
         english = self._english_index()
         band = english.get(token)
         if band is None and not token.isascii():
             band = english.get(fold(token))
+        return band
+
+    def class_of(self, token: str, entry: Callable[[str], int | None] = lambda token: None) -> int:
+        """The class (row) of a token without an entry (as the tokenizer gives it: lower-cased);
+        ``entry`` looks a word up in the vocabulary (its id, or None), for the parts of compounds."""
+        shape = number_shape(token)
+        if shape is not None:
+            return self._first["number"] + [name for name, _ in NUMBER_SHAPES].index(shape)
+        band = self._band(token, lambda word: None)
+        if band is None and "-" in token.strip("-"):
+            parts = token.split("-")
+            if all(parts):
+                bands = [len(ENGLISH_BANDS) if number_shape(part) else self._band(part, entry) for part in parts]
+                band = None if any(b is None for b in bands) else min(bands)
         if band is not None:
             return self._first["english"] + band
         return self._first["form"] + FORMS.index(form_of(token))
@@ -174,7 +199,8 @@ class WordEstimates:
         metadata = {"format": FORMAT, "version": "1", "vocab_size": str(self.vocab_size),
                     "classes": json.dumps(self.names), "fitted": json.dumps(self.fitted, sort_keys=True)}
         data = save({"scale": self.scale, "shift": self.shift, "english_bands": self.english_bands,
-                     "english_words": np.frombuffer(words, dtype=np.uint8)}, metadata=metadata)
+                     "english_words": np.frombuffer(words, dtype=np.uint8), "vocab_bands": self.vocab_bands},
+                    metadata=metadata)
         with atomic_path(Path(model_dir) / FILE) as tmp:
             tmp.write_bytes(data)
 
@@ -196,8 +222,8 @@ class WordEstimates:
         from safetensors.numpy import load
 
         def damaged(reason: str) -> InvalidValueError:
-            return InvalidValueError(f"{path}: damaged estimated words table ({reason}); remove it to read "
-                                     f"unknown words as <unk>, or write it again with probsent calibrate")
+            return InvalidValueError(f"{path}: damaged estimated words table ({reason}); remove it (words "
+                                     f"without an entry then read as <unk>) and run probsent calibrate to write it again")
 
         try:
             tensors = load(data)
@@ -207,7 +233,7 @@ class WordEstimates:
         if metadata.get("format") != FORMAT or metadata.get("version") != "1":
             raise damaged("not a probsent estimated words table, version 1")
         expected = {"scale": (np.float32, 2), "shift": (np.float32, 2), "english_bands": (np.uint8, 1),
-                    "english_words": (np.uint8, 1)}
+                    "english_words": (np.uint8, 1), "vocab_bands": (np.uint8, 1)}
         if set(tensors) != set(expected):
             raise damaged(f"tensors {sorted(tensors)}, expected {sorted(expected)}")
         for name, (dtype, ndim) in expected.items():
@@ -223,7 +249,7 @@ class WordEstimates:
             raise damaged("its classes are not this version's")
         if stored_size != vocab_size:
             raise InvalidValueError(f"{path}: fitted for a vocabulary of {stored_size:,} words, but the model has "
-                                    f"{vocab_size:,}; write it again with probsent calibrate")
+                                    f"{vocab_size:,}; remove it and run probsent calibrate to write it again")
         scale, shift = tensors["scale"], tensors["shift"]
         if scale.shape != (len(names), dim) or shift.shape != (len(names), dim):
             raise damaged(f"scale {scale.shape} and shift {shift.shape}, expected ({len(names)}, {dim})")
@@ -237,7 +263,10 @@ class WordEstimates:
         bands = tensors["english_bands"]
         if len(words) != len(bands) or (len(bands) and int(bands.max()) > len(ENGLISH_BANDS)):
             raise damaged(f"{len(words):,} English words and {len(bands):,} bands")
-        return cls(scale, shift, words, bands, vocab_size, fitted)
+        vocab_bands = tensors["vocab_bands"]
+        if vocab_bands.shape != (vocab_size,) or ((vocab_bands > len(ENGLISH_BANDS)) & (vocab_bands != NOT_ENGLISH)).any():
+            raise damaged(f"{len(vocab_bands):,} vocabulary bands for {vocab_size:,} entries")
+        return cls(scale, shift, words, bands, vocab_size, fitted, vocab_bands)
 
 
 def _metadata(data: bytes) -> dict[str, str]:
@@ -267,7 +296,10 @@ class EstimatingIndex(FoldingIndex):
         found = FoldingIndex.get(self, token)
         if found is not None or not isinstance(token, str) or not token:
             return default if found is None else found
-        return self.vocab_size + self.estimates.class_of(token)
+        return self.vocab_size + self.estimates.class_of(token, self._entry)
+
+    def _entry(self, word: str) -> int | None:
+        return FoldingIndex.get(self, word)
 
 
 def open_index(vocab: Vocabulary, estimates: WordEstimates | None) -> Mapping[str, int]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from probsent.data.estimated_words import (ENGLISH_BANDS, FORMS, NUMBER_SHAPES, WordEstimates, class_names,
+from probsent.data.estimated_words import (ENGLISH_BANDS, FORMS, NOT_ENGLISH, NUMBER_SHAPES, WordEstimates, class_names,
                                            english_band, form_of, number_shape)
 from probsent.data.vocab import fold
 from probsent.errors import ProbsentError
@@ -128,8 +128,11 @@ def fit_word_estimates(words: Sequence[str], scale: np.ndarray, shift: np.ndarra
     fitted: dict[str, Any] = {"rows": {name: int(len(rows)) for name, rows in zip(class_names(), chosen)},
                               "tail_from_id": int(ids[tail][0]), "english_words": len(lacking),
                               "english_list": f"wordfreq en {WORDLIST}"}
+    vocab_bands = np.where(zipf > 0, bands, NOT_ENGLISH).astype(np.uint8)
+    vocab_bands[0] = NOT_ENGLISH
     return WordEstimates(np.stack([a for a, _ in pairs]), np.stack([b for _, b in pairs]), lacking,
-                         np.array([english_band(english[w]) for w in lacking], dtype=np.uint8), size, fitted)
+                         np.array([english_band(english[w]) for w in lacking], dtype=np.uint8), size, fitted,
+                         vocab_bands)
 
 
 def write_word_estimates(model: "SentenceModel", english: Mapping[str, float] | None = None) -> WordEstimates | None:
