@@ -70,11 +70,11 @@ def timing(model, texts: list[str], repeats: int = 5) -> dict[str, float]:
     """Best-of-``repeats`` seconds of scoring ``texts`` (the corpus path, one batch) and of
     their first 2,000 in batches of 32 (the API's small batches), with and without the table,
     interleaved; each table is made fresh and warmed once."""
-    estimates = model.estimates
+    estimates = model.word_estimates
     out: dict[str, float] = {}
     runs = {}
     for label, table in (("before", None), ("after", estimates)):
-        model.set_word_estimates(table)
+        model._set_word_estimates(table)
         scorer = scoring_model(model)
         scorer.text_scores_and_coverage(texts)  # the tokenizer's cache and the kernels, warm
         runs[label] = scorer
@@ -90,7 +90,7 @@ def timing(model, texts: list[str], repeats: int = 5) -> dict[str, float]:
             batches = time.perf_counter() - start
             out[f"{label}_corpus"] = min(out.get(f"{label}_corpus", np.inf), corpus)
             out[f"{label}_small"] = min(out.get(f"{label}_small", np.inf), batches)
-    model.set_word_estimates(estimates)
+    model._set_word_estimates(estimates)
     return out
 
 
@@ -104,12 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = ds.as_data_dir(args.data_dir)
     model = probsent.load(args.model)
-    if model.estimates is None:
+    if model.word_estimates is None:
         parser.error(f"{model.path} has no estimated_words.safetensors (write it with probsent calibrate)")
-    estimates = model.estimates
-    model.set_word_estimates(None)
+    estimates = model.word_estimates
+    model._set_word_estimates(None)
     before = measures(model, data)
-    model.set_word_estimates(estimates)
+    model._set_word_estimates(estimates)
     after = measures(model, data)
     seconds = timing(model, reference_texts(data, args.timing_texts))
     lines = ["| development set | `<unk>` (before) | open vocabulary (after) |", "|---|---|---|"]

@@ -127,14 +127,14 @@ class SentenceModel:
         self._source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
         self._ids: TokenIds | None = None  # made on first use: see _token_ids
         self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
-        self.estimates: WordEstimates | None = None  # the open vocabulary, if the model has one
+        self.word_estimates: WordEstimates | None = None  # the open vocabulary, if the model has one
         if estimates is not None:
-            self.set_word_estimates(estimates)
+            self._set_word_estimates(estimates)
 
-    def set_word_estimates(self, estimates: WordEstimates | None) -> None:
+    def _set_word_estimates(self, estimates: WordEstimates | None) -> None:
         """Read words without an entry through ``estimates`` (the open vocabulary,
         :mod:`probsent.data.estimated_words`; None: as ``<unk>``) on every path from now on."""
-        self.estimates = estimates
+        self.word_estimates = estimates
         if self._arrays is not None:
             self._arrays = self._arrays.with_word_rows(None if estimates is None else (estimates.scale, estimates.shift))
         self._ids, self._terms = None, None
@@ -159,7 +159,7 @@ class SentenceModel:
         """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens: made on first use
         (loading a model makes no tokenizer), then shared by every call."""
         if self._ids is None:
-            self._ids = TokenIds(open_index(self.vocab, self.estimates), MAX_TOKENS)
+            self._ids = TokenIds(open_index(self.vocab, self.word_estimates), MAX_TOKENS)
         return self._ids
 
     @property
@@ -246,7 +246,7 @@ class SentenceModel:
         finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
         batch_size = check_batch_size(batch_size)
         flat, offsets = self._token_ids(sentences)
-        if self._arrays is None and self.estimates is not None:  # the torch module has no rows for the classes
+        if self._arrays is None and self.word_estimates is not None:  # the torch module has no rows for the classes
             flat = np.where(flat >= len(self.vocab), 0, flat)
         return self._encoder.encode(flat, offsets, batch_size).saturated()
 
@@ -266,7 +266,7 @@ class SentenceModel:
             # and table, so that calibrating the model later needs no rebuild
             table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
                                   prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
-                                  path=self.path, token_ids=self._token_ids, estimates=self.estimates)
+                                  path=self.path, token_ids=self._token_ids, estimates=self.word_estimates)
             self._terms = (version, table)
         return self._terms[1]
 
@@ -806,9 +806,9 @@ class SentenceModel:
         return self._term_table("explain").explain(sentence, reader=self)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
-        and percentile table where the model has them (a new directory is written atomically).
-        In an existing model directory (or an empty directory) only those five names are
+        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration,
+        percentile table and open vocabulary (estimated_words.safetensors) where the model has them (a new directory is written atomically).
+        In an existing model directory (or an empty directory) only those six names are
         replaced, or removed where the model has no such part; everything else there (a README,
         a model card, a folder of results) is kept. Any other existing path is refused (nothing
         of it is touched). Needs torch.
@@ -837,7 +837,7 @@ class SentenceModel:
 
         module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
         save_model(path, module, self.vocab, self.config.get("training"),
-                   extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+                   extras=[x for x in (self.calibration, self.percentiles, self.word_estimates) if x is not None])
 
 
 def _is_encoding_tuple(given: Any) -> bool:

@@ -206,11 +206,12 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def open_vocabulary_line(model: Any) -> str:
     """What ``calibrate`` and ``export`` say of the model's open vocabulary (estimated_words.safetensors)."""
-    if model.estimates is not None:
-        return (f"open vocabulary: {len(model.estimates.english_words):,} English words and {len(model.estimates)} "
-                f"classes in {model.path / 'estimated_words.safetensors'}")
-    return ("open vocabulary: none written (a WLO model, with wordfreq installed: pip install 'probsent[eval]'); "
-            "words without an entry read as <unk>")
+    if model.word_estimates is not None:
+        estimates = model.word_estimates
+        return (f"open vocabulary: {len(estimates.english_words):,} English words and {len(estimates)} classes "
+                f"in {model.path / 'estimated_words.safetensors'}")
+    return ("open vocabulary: none written (it needs a WLO model of at least 1,000 words, and wordfreq: "
+            "pip install 'probsent[eval]'); words without an entry read as <unk>")
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:

@@ -145,7 +145,7 @@ def test_every_path_reads_unknown_words_alike(open_dir: Path, capsys) -> None:
     from probsent.corpus_scoring.workers import score_chunks
 
     model = probsent.load(open_dir)
-    assert model.estimates is not None
+    assert model.word_estimates is not None
     api = model.specificity(OOV_SENTENCES)
     # the compiled tokenizer (a batch of at least 1,024) and the Python one give the same bits
     np.testing.assert_array_equal(model.specificity(OOV_SENTENCES * 300)[:len(OOV_SENTENCES)], api)
@@ -203,7 +203,7 @@ def test_a_model_without_the_table_reads_unknown_words_as_unk(tmp_path: Path, ca
     shutil.copytree(DEFAULT_MODEL, path)
     (path / FILE).unlink(missing_ok=True)
     model = probsent.load(path)
-    assert model.estimates is None
+    assert model.word_estimates is None
     word = model.explain("She takes warfarin every day.").words[2]
     assert word.unknown and word.label == "warfarin (<unk>)"
     assert word.entropy == model._term_table("x").terms[0]

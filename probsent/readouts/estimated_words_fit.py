@@ -36,7 +36,7 @@ from probsent.errors import ProbsentError
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
-__all__ = ["MIN_ROWS", "TAIL_SHARE", "NoWordFrequencies", "english_frequencies", "fit_word_estimates",
+__all__ = ["MIN_ROWS", "MIN_VOCABULARY", "TAIL_SHARE", "CannotFit", "NoWordFrequencies", "english_frequencies", "fit_word_estimates",
            "write_word_estimates"]
 
 TAIL_SHARE = 0.2  # the vocabulary's rarest fifth of entries: what a word without an entry is fitted on
@@ -45,8 +45,12 @@ MIN_VOCABULARY = 1000  # a smaller vocabulary's rare end says too little: no tab
 WORDLIST = "large"
 
 
-class NoWordFrequencies(ProbsentError):
-    """wordfreq is not installed: the open vocabulary cannot be fitted here."""
+class CannotFit(ProbsentError):
+    """The open vocabulary cannot be fitted for this model here (why: the message)."""
+
+
+class NoWordFrequencies(CannotFit):
+    """wordfreq is not installed."""
 
 
 def english_frequencies() -> dict[str, float]:
@@ -79,7 +83,7 @@ def fit_word_estimates(words: Sequence[str], scale: np.ndarray, shift: np.ndarra
     frequency (default: :func:`english_frequencies`); ``tokens_of``: the tokenizer (default
     probsent's), so that only English words that can be one token are kept."""
     if len(words) < MIN_VOCABULARY:
-        raise ProbsentError(f"a vocabulary of {len(words):,} words is too small to fit the open vocabulary "
+        raise CannotFit(f"a vocabulary of {len(words):,} words is too small to fit the open vocabulary "
                             f"(at least {MIN_VOCABULARY:,})")
     if english is None:
         english = english_frequencies()
@@ -145,5 +149,5 @@ def write_word_estimates(model: "SentenceModel", english: Mapping[str, float] | 
         return None
     estimates = fit_word_estimates(model.vocab.words, *weights, english=english)
     estimates.save(model.path)
-    model.set_word_estimates(estimates)
+    model._set_word_estimates(estimates)
     return estimates

@@ -57,14 +57,14 @@ def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = 
     """Fit both, attach them to ``model`` and write them into its directory (``model.path``);
     first, for WLO, the open vocabulary (``estimated_words.safetensors``,
     :mod:`probsent.readouts.estimated_words_fit`), whose terms the scores read (where wordfreq
-    is not installed, the directory keeps what it has)."""
+    is not installed, or the vocabulary is under 1,000 words, the directory keeps what it has)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
-    from probsent.readouts.estimated_words_fit import NoWordFrequencies, write_word_estimates
+    from probsent.readouts.estimated_words_fit import CannotFit, write_word_estimates
 
     try:
         write_word_estimates(model)
-    except NoWordFrequencies:
+    except CannotFit:
         pass
     table = table_for(lambda s: np.asarray(model.specificity(s), dtype=np.float64), lambda s: token_counts(model, s),
                       reference_pairs(data_dir, reference))
