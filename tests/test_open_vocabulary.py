@@ -240,3 +240,21 @@ def test_the_shipped_table_fits_the_wheel_bound(open_dir: Path) -> None:
     assert os.path.getsize(open_dir / FILE) <= 10 * 10**6
     if (DEFAULT_MODEL / FILE).exists():
         assert os.path.getsize(DEFAULT_MODEL / FILE) <= 10 * 10**6
+
+
+def test_the_compiled_tokenizer_gives_the_python_ids(open_dir: Path) -> None:
+    # every sentence of the package's development sets, and words of every class: the compiled
+    # kernel reads English words from its table and sends the others to Python, the Python path
+    # asks the index for each; both must give the same ids
+    from probsent.evaluation.length_controlled import ONE_WORD, load_equal_length
+    from probsent.evaluation.tables import load_shorter_specific
+
+    sentences = [*load_one_word(OOV_EXPLAIN)[0], *load_one_word(ONE_WORD)[0], *sum(load_equal_length(), []),
+                 *sum(load_shorter_specific(), []), *OOV_SENTENCES,
+                 "qxvtrb c3po foo_bar node.js x86-64 30-year real-estate 5:30pm 22nd 1990s 3kg 1,000 3.14 привет ☃ café"]
+    token_ids = scoring_model(probsent.load(open_dir)).token_ids
+    compiled_ids, compiled_offsets = token_ids._compiled_ids()(sentences)
+    parts = [token_ids(sentences[k:k + 50]) for k in range(0, len(sentences), 50)]
+    python_ids = np.concatenate([ids for ids, _ in parts])
+    np.testing.assert_array_equal(compiled_ids, python_ids)
+    assert (compiled_ids >= len(token_ids.index)).sum() > 100  # the classes are exercised

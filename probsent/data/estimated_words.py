@@ -95,8 +95,16 @@ def _is_latin(character: str) -> bool:
     return character.isascii() or fold(character).isascii()
 
 
+_LETTERS = re.compile(r"[a-z]+")
+_LETTERS_AND_DIGITS = re.compile(r"[a-z0-9]+")
+
+
 def form_of(token: str) -> str:
     """The form of a token that is neither a number nor English (a name of FORMS)."""
+    if _LETTERS.fullmatch(token):  # the usual cases first, without a loop over characters
+        return "letters"
+    if _LETTERS_AND_DIGITS.fullmatch(token):
+        return "letters and digits"
     letters = any(c.isalpha() for c in token)
     digits = any(c.isdigit() for c in token)
     if not letters and not digits:
@@ -141,6 +149,7 @@ class WordEstimates:
         self.known = np.array([not name.startswith("form: ") for name in self.names])
         self._first = {"number": 0, "english": len(NUMBER_SHAPES),
                        "form": len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1}
+        self.first_english = self._first["english"]  # the row of the first English band
         self._english: dict[str, int] | None = None  # made on first use (a few hundred thousand words)
 
     def __len__(self) -> int:
@@ -300,6 +309,18 @@ class EstimatingIndex(FoldingIndex):
 
     def _entry(self, word: str) -> int | None:
         return FoldingIndex.get(self, word)
+
+    def table_words(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The English words without an entry for the compiled tokenizer's table, which then reads
+        them without Python: (their UTF-8 bytes one after another, uint8; the starts of each and
+        the end, int64; the id :meth:`get` gives each, int64), from the table's bytes in NumPy."""
+        estimates = self.estimates
+        blob = np.frombuffer("\n".join(estimates.english_words).encode("utf-8"), dtype=np.uint8)
+        breaks = np.flatnonzero(blob == 10)
+        count = len(estimates.english_words)
+        starts = np.concatenate(([0], breaks + 1, [len(blob) + 1])) - np.arange(count + 1) if count else np.zeros(1, np.int64)
+        ids = self.vocab_size + estimates.first_english + estimates.english_bands.astype(np.int64)
+        return blob[blob != 10], starts.astype(np.int64), ids
 
 
 def open_index(vocab: Vocabulary, estimates: WordEstimates | None) -> Mapping[str, int]:

@@ -450,7 +450,14 @@ class CompiledTokenIds:
         self._words = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
         self._word_starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         self._word_ids = np.fromiter(index.values(), dtype=np.int64, count=len(encoded))
-        self._word_slots = np.full(_table_size(len(encoded)), -1, dtype=np.int32)
+        if hasattr(index, "table_words"):
+            # an open vocabulary's words that the kernel reads without Python (an EstimatingIndex's
+            # English words: their UTF-8 bytes, starts and the ids its get gives them)
+            data, starts, ids = index.table_words()
+            self._words = np.concatenate([self._words, data])
+            self._word_starts = np.concatenate([self._word_starts, self._word_starts[-1] + starts[1:]])
+            self._word_ids = np.concatenate([self._word_ids, ids])
+        self._word_slots = np.full(_table_size(len(self._word_ids)), -1, dtype=np.int32)
         self._word_hashes = _vocabulary_table(self._words, self._word_starts, self._word_slots)
         self._mark_ids = np.full(256, -1, dtype=np.int64)  # per byte; -1: not a mark
         for mark in MARKS:
