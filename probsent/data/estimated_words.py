@@ -79,6 +79,9 @@ def number_shape(token: str) -> str | None:
     return None
 
 
+_SHAPE_ROWS = {name: row for row, (name, _) in enumerate(NUMBER_SHAPES)}  # the number classes come first
+
+
 def english_band(zipf: float) -> int:
     """The index of the English band (0 .. len(ENGLISH_BANDS)) of a Zipf frequency."""
     return int(np.searchsorted(ENGLISH_BANDS, zipf, side="right"))
@@ -179,17 +182,22 @@ class WordEstimates:
     def class_of(self, token: str, entry: Callable[[str], int | None] = lambda token: None) -> int:
         """The class (row) of a token without an entry (as the tokenizer gives it: lower-cased);
         ``entry`` looks a word up in the vocabulary (its id, or None), for the parts of compounds."""
-        shape = number_shape(token)
-        if shape is not None:
-            return self._first["number"] + [name for name, _ in NUMBER_SHAPES].index(shape)
-        band = self._band(token, lambda word: None)
-        if band is None and "-" in token.strip("-"):
+        first = token[:1]
+        if first.isdigit() or first == ".":
+            shape = number_shape(token)
+            if shape is not None:
+                return _SHAPE_ROWS[shape]
+        english = self._english if self._english is not None else self._english_index()
+        band = english.get(token)
+        if band is None and not token.isascii():
+            band = english.get(fold(token))
+        if band is None and "-" in token:
             parts = token.split("-")
             if all(parts):
                 bands = [len(ENGLISH_BANDS) if number_shape(part) else self._band(part, entry) for part in parts]
-                band = None if any(b is None for b in bands) else min(bands)
+                band = None if None in bands else min(bands)
         if band is not None:
-            return self._first["english"] + band
+            return self.first_english + band
         return self._first["form"] + FORMS.index(form_of(token))
 
     def name_of(self, row: int) -> str:
@@ -302,9 +310,13 @@ class EstimatingIndex(FoldingIndex):
         self.vocab_size = estimates.vocab_size
 
     def get(self, token, default=None):  # type: ignore[override]
-        found = FoldingIndex.get(self, token)
-        if found is not None or not isinstance(token, str) or not token:
-            return default if found is None else found
+        found = dict.get(self, token)  # the usual case first, without FoldingIndex's call
+        if found is None:
+            found = FoldingIndex.get(self, token)
+        if found is not None:
+            return found
+        if not isinstance(token, str) or not token:
+            return default
         return self.vocab_size + self.estimates.class_of(token, self._entry)
 
     def _entry(self, word: str) -> int | None:
