@@ -100,6 +100,7 @@ def _is_latin(character: str) -> bool:
 
 _LETTERS = re.compile(r"[a-z]+")
 _LETTERS_AND_DIGITS = re.compile(r"[a-z0-9]+")
+_ASCII_LETTER_OR_DIGIT = re.compile(r"[a-zA-Z0-9]")
 
 
 def form_of(token: str) -> str:
@@ -108,6 +109,8 @@ def form_of(token: str) -> str:
         return "letters"
     if _LETTERS_AND_DIGITS.fullmatch(token):
         return "letters and digits"
+    if token.isascii():  # ASCII letters are Latin: symbols or joined, by two searches
+        return "joined" if _ASCII_LETTER_OR_DIGIT.search(token) else "symbols"
     letters = any(c.isalpha() for c in token)
     digits = any(c.isdigit() for c in token)
     if not letters and not digits:
@@ -153,6 +156,7 @@ class WordEstimates:
         self._first = {"number": 0, "english": len(NUMBER_SHAPES),
                        "form": len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1}
         self.first_english = self._first["english"]  # the row of the first English band
+        self.first_form = self._first["form"]  # the row of the first form
         self._english: dict[str, int] | None = None  # made on first use (a few hundred thousand words)
 
     def __len__(self) -> int:
@@ -308,6 +312,7 @@ class EstimatingIndex(FoldingIndex):
         super().__init__(index)
         self.estimates = estimates
         self.vocab_size = estimates.vocab_size
+        self._form_rows = {form: self.vocab_size + estimates.first_form + k for k, form in enumerate(FORMS)}
 
     def get(self, token, default=None):  # type: ignore[override]
         found = dict.get(self, token)  # the usual case first, without FoldingIndex's call
@@ -318,6 +323,22 @@ class EstimatingIndex(FoldingIndex):
         if not isinstance(token, str) or not token:
             return default
         return self.vocab_size + self.estimates.class_of(token, self._entry)
+
+    def kernel_forms(self) -> tuple[int, int]:
+        """The ids :meth:`get` gives a word of ASCII letters, and of a letter then letters and
+        digits, that neither the vocabulary nor English holds (the compiled kernel's shortcut)."""
+        return self._form_rows["letters"], self._form_rows["letters and digits"]
+
+    def missing_plain_word(self, word: str) -> int:
+        """:meth:`get` of a plain word (ASCII letters, digits, hyphens) that neither the
+        vocabulary nor the English words hold (the compiled tokenizer's table has both): without
+        a hyphen its class is its number shape or its form, read without the lookups."""
+        if "-" in word:
+            return self.get(word, 0)
+        shape = number_shape(word) if word[:1].isdigit() else None
+        if shape is not None:
+            return self.vocab_size + _SHAPE_ROWS[shape]
+        return self._form_rows[form_of(word)]
 
     def _entry(self, word: str) -> int | None:
         return FoldingIndex.get(self, word)
