@@ -28,6 +28,7 @@ from probsent.errors import InvalidValueError, MissingFileError
 from probsent.files.atomic_writes import set_aside
 from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
 from probsent.settings import check_setting, is_declared
+from probsent.data.estimated_words import FILE as ESTIMATED_WORDS_FILE
 from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
 from probsent.version import __version__
 
@@ -41,7 +42,7 @@ FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
 CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
-ESTIMATED_WORDS = "estimated_words.safetensors"  # the open vocabulary (probsent.data.estimated_words): calibrate, export
+ESTIMATED_WORDS = ESTIMATED_WORDS_FILE  # the open vocabulary (probsent.data.estimated_words): calibrate, export, training
 # Every file a model directory's model is made of: what ``save`` writes, and the only names it
 # ever replaces or removes in an existing directory (anything else there is the user's).
 MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES, ESTIMATED_WORDS)

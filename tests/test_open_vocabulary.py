@@ -1,6 +1,6 @@
 """The open vocabulary (issue 49): a word without an entry reads as its class
 (probsent.data.estimated_words), fitted on the model's own entries
-(probsent.readouts.estimated_words_fit), the same on every path.
+(probsent.data.estimated_words_fit), the same on every path.
 
 The hand-computed cases use a synthetic WLO model whose entries' scales are chosen so that each
 class's fitted term is a known number (sums of logs of 2, 3, 0.5, 1.5); the shipped model's
@@ -27,7 +27,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.evaluation.length_controlled import OOV_EXPLAIN, load_one_word
 from probsent.inference.array_encoder import ArrayEncoder
 from probsent.model_directory import DEFAULT_MODEL
-from probsent.readouts.estimated_words_fit import MIN_VOCABULARY, fit_word_estimates
+from probsent.data.estimated_words_fit import MIN_VOCABULARY, fit_word_estimates
 from probsent.readouts.scoring_model import scoring_model
 from probsent.text.tokenize import tokenize
 from tests.helpers import one_error, wlo_recurrence

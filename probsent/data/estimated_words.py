@@ -4,7 +4,7 @@ in the model directory (``estimated_words.safetensors``), with NumPy only.
 A WLO word is a scale A_w and a translation B_w (its entropy term is sum_d log|A_w,d|). A word
 without an entry used to share the ``<unk>`` row. With this table it is read as one of a few
 *classes*, each with its own A and B fitted on the model's own entries of that kind
-(:mod:`probsent.readouts.estimated_words_fit`), tried in this order:
+(:mod:`probsent.data.estimated_words_fit`), tried in this order:
 
 1. **a number, by its shape** (``number: year``, ``integer``, ``decimal``, ``thousands``,
    ``time``, ``ordinal``, ``decade``, ``with letters``, ``other``): "1879", "3.14",
@@ -41,12 +41,11 @@ import numpy as np
 
 from probsent.data.vocab import FoldingIndex, Vocabulary, fold
 from probsent.errors import InvalidValueError
-from probsent.model_directory import ESTIMATED_WORDS
 
 __all__ = ["ENGLISH_BANDS", "FILE", "FORMS", "NOT_ENGLISH", "NUMBER_SHAPES", "EstimatingIndex", "WordEstimates", "english_band",
            "form_of", "number_shape", "open_index"]
 
-FILE = ESTIMATED_WORDS
+FILE = "estimated_words.safetensors"  # in a model directory (probsent.model_directory.MODEL_FILES)
 FORMAT = "probsent-estimated-words"
 MAX_FILE_BYTES = 64 * 2**20  # far above what is ever written (a few MB)
 

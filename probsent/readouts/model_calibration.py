@@ -56,11 +56,11 @@ def calibrate(model: "SentenceModel", data_dir: str | os.PathLike[str] | None = 
               reference: str | os.PathLike[str] | None = None) -> tuple[Calibration, PercentileTable]:
     """Fit both, attach them to ``model`` and write them into its directory (``model.path``);
     first, for WLO, the open vocabulary (``estimated_words.safetensors``,
-    :mod:`probsent.readouts.estimated_words_fit`), whose terms the scores read (where wordfreq
+    :mod:`probsent.data.estimated_words_fit`), whose terms the scores read (where wordfreq
     is not installed, or the vocabulary is under 1,000 words, the directory keeps what it has)."""
     if model.path is None:
         raise ValueError("calibrate needs a model loaded from a directory")
-    from probsent.readouts.estimated_words_fit import CannotFit, write_word_estimates
+    from probsent.data.estimated_words_fit import CannotFit, write_word_estimates
 
     try:
         write_word_estimates(model)

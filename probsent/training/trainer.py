@@ -354,13 +354,17 @@ class Trainer:
 
     def _write_open_vocabulary(self) -> None:
         """Fit and write the open vocabulary (estimated_words.safetensors) of each selected model
-        directory (WLO only), or log why not (no wordfreq, a vocabulary too small)."""
-        from probsent.api import load
-        from probsent.readouts.estimated_words_fit import write_word_estimates
+        directory (WLO only), from its files, or log why not (no wordfreq, a vocabulary too small)."""
+        from probsent.data.estimated_words_fit import fit_word_estimates
+        from probsent.model_directory import read_model
 
         for name in (BEST, BEST_NEWS):
-            if (self.out / name / "config.json").is_file():
-                try:
-                    write_word_estimates(load(self.out / name))
-                except ProbsentError as exc:
-                    self.log(f"{name}: no open vocabulary written ({exc})")
+            if not (self.out / name / "config.json").is_file():
+                continue
+            config, vocab, weights = read_model(self.out / name)
+            if config["model"]["type"] != "wlo":
+                continue
+            try:
+                fit_word_estimates(vocab.words, weights["scale.weight"], weights["shift.weight"]).save(self.out / name)
+            except ProbsentError as exc:
+                self.log(f"{name}: no open vocabulary written ({exc})")
