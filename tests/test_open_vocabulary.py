@@ -258,3 +258,20 @@ def test_the_compiled_tokenizer_gives_the_python_ids(open_dir: Path) -> None:
     python_ids = np.concatenate([ids for ids, _ in parts])
     np.testing.assert_array_equal(compiled_ids, python_ids)
     assert (compiled_ids >= len(token_ids.index)).sum() > 100  # the classes are exercised
+
+
+@pytest.mark.slow
+def test_spark_reads_unknown_words_as_the_api_does(open_dir: Path) -> None:
+    from tests.spark_support import require_spark
+
+    require_spark()
+    from probsent.spark import add_specificity, local_session
+
+    session = local_session(2)
+    try:
+        frame = session.createDataFrame(list(enumerate(OOV_SENTENCES)), "id int, text string")
+        rows = sorted(add_specificity(frame, model=str(open_dir)).collect(), key=lambda r: r.id)
+    finally:
+        session.stop()
+    # the executors load the shipped files (the table among them) and score with the same table
+    np.testing.assert_array_equal([r.specificity for r in rows], probsent.load(open_dir).specificity(OOV_SENTENCES))
