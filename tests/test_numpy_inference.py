@@ -19,6 +19,7 @@ from probsent.readouts.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder
+from probsent.gaussian import LOG_2PI, log_abs_difference
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
 from probsent.readouts.similarity import expected_inner_product_blocks, measure_pairs, paired_expected_inner_product
@@ -103,35 +104,130 @@ def sentences(data_dir: Path) -> list[str]:
     return out
 
 
+# Tolerances of the comparisons below, derived from the arithmetic (never fitted to a machine's output).
+# UNIT: float64's unit roundoff. ULPS: the error of one exp/log/log1p of either library (NumPy's SIMD
+# functions promise at most 4 ulp; glibc and SLEEF less); two libraries differ by at most twice that.
+UNIT = np.finfo(np.float64).eps / 2
+ULPS = 4
+
+
+def _magnitudes(weights: dict[str, np.ndarray], kind: str, ids: np.ndarray,
+                offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, nu, L) of every sentence: its length [N, 1]; nu [N, dim], the mean's recurrence run on
+    the absolute values, nu_i = |A_i| (nu_{i-1} + |B_i|) (for the pooled kinds, the sum or average
+    of |v|): what a rounding error relative to one word's term can grow to once summed, the
+    condition of mu = sum_j (A_j ... A_n) B_j; and L [N, dim] = sum_j |log|A_j||, what bounds
+    the rounding of the running log-scales S_j. A plain loop over positions, independent of
+    the encoders."""
+    lengths = np.diff(offsets)
+    starts = offsets[:-1]
+    first = weights["scale.weight" if kind == "wlo" else "embedding.weight"]
+    nu = np.zeros((len(lengths), first.shape[1]))
+    logs = np.zeros_like(nu)
+    for j in range(int(lengths.max(initial=0))):
+        rows = np.nonzero(lengths > j)[0]
+        token = ids[starts[rows] + j]
+        if kind == "wlo":
+            a = np.abs(weights["scale.weight"][token].astype(np.float64))
+            nu[rows] = a * (nu[rows] + np.abs(weights["shift.weight"][token].astype(np.float64)))
+            logs[rows] += np.abs(np.log(np.maximum(a, 1e-30)))
+        else:
+            nu[rows] += np.abs(first[token].astype(np.float64))
+    if kind == "wordavg":
+        nu /= np.maximum(lengths, 1)[:, None]
+    return lengths[:, None].astype(np.float64), nu, logs
+
+
+def _mean_error_bound(n: np.ndarray, nu: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """How far two correct float64 evaluations of a sentence's mean may differ: each word's term
+    (A_j ... A_n) B_j carries a relative error of at most 2n roundings in the recurrence
+    z_j = A_j (z_{j-1} + B_j), 3n + 2 in torch's products P_n sum_j B_j / P_{j-1}, and in the
+    log-space sums 2n u L (the running sums S_j) + n + ULPS (the exponential and the sum); the
+    errors of the terms add up to at most that times sum_j |term_j| = nu. The two evaluations
+    together: (n (6 + 2L) + 2 + ULPS) u nu, doubled for the second-order terms."""
+    return 2 * UNIT * nu * (n * (6 + 2 * logs) + 2 + ULPS)
+
+
+def _similarity_error_bound(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
+    """How far NumPy's and torch's evaluations of paired_expected_inner_product may differ on
+    the same encodings: -1/2 sum_d [log 2 pi + lsv_d + q_d], lsv = logaddexp(logvar_a, logvar_b),
+    q = exp(2 lad - lsv), lad = log|mu_a - mu_b| from the two log|mu|. Each library's exp, log
+    and log1p err by at most ULPS ulp, so (first order, per dimension): lsv by 2 ULPS u (|lsv| + 1);
+    lad by 2 ULPS u (kappa + |lad| + 1), where kappa = (|mu_a| + |mu_b|) / |mu_a - mu_b| is the
+    condition of the difference (two means equal to 12 digits make an ulp of exp 1e12 ulps of
+    their difference); q by q (2 |d lad| + |d lsv| + 2 ULPS u + u |2 lad - lsv|); and summing the
+    dimensions in another order by dim u sum_d |term_d|."""
+    log_a, log_b = a.log_abs_mean, b.log_abs_mean
+    lsv = np.logaddexp(a.logvar, b.logvar)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lad = log_abs_difference(np.sign(a.mean), log_a, np.sign(b.mean), log_b)
+        quad = np.exp(2 * lad - lsv)
+        kappa = (np.exp(log_a - lad) + np.exp(log_b - lad))
+        step = 2 * ULPS * UNIT
+        d_lsv = step * (np.abs(lsv) + 1)
+        d_lad = step * (kappa + np.abs(lad) + 1)
+        d_quad = np.where(quad == 0, 0.0, quad * (2 * d_lad + d_lsv + step + UNIT * np.abs(2 * lad - lsv)))
+    terms = np.abs(LOG_2PI + lsv + quad)
+    return 0.5 * (d_lsv + d_quad).sum(-1) + a.mean.shape[-1] * UNIT * terms.sum(-1)
+
+
 @pytest.mark.parametrize("kind,dtype", [("wlo", torch.float16), ("wlo", torch.float32),
                                         ("wordavg", torch.float32), ("wordsum", torch.float16)])
 def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[str], kind: str,
                                                 dtype: torch.dtype) -> None:
     """On every evaluation sentence, the NumPy encoder equals the torch module run in float64
-    (mean, log-variance, log|mean|) to 1e-6 relative, and the exact similarity of the two
-    equals torch's."""
+    (mean, log-variance, log|mean|) within the rounding each can make (the bounds above), and
+    the exact similarity of the two equals torch's within the rounding of their exp and log."""
     fast, reference = _both(_random_model(tmp_path, kind, dtype, seed=3))
     ids, offsets = fast._token_ids(sentences)
     ours = fast._arrays.encode(ids, offsets)
     theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
-    scale = np.abs(theirs.mean).max(-1, keepdims=True) + 1e-300  # cancellation: compare to the row's size
-    assert np.max(np.abs(ours.mean - theirs.mean) / scale) < 1e-6
+    n, nu, logs = _magnitudes(fast._arrays.weights, kind, ids, offsets)
+    mean_bound = _mean_error_bound(n, nu, logs)
+    assert np.all(np.abs(ours.mean - theirs.mean) <= mean_bound)
     if kind == "wlo":
-        np.testing.assert_allclose(ours.logvar, theirs.logvar, rtol=1e-6, atol=1e-9)
-        np.testing.assert_allclose(ours.log_abs_mean, theirs.log_abs_mean, rtol=1e-6, atol=1e-6)
+        # log-variance 2 S_n + log s_0: two orders of summing n logs, n u L each, and one rounding
+        np.testing.assert_array_less(np.abs(ours.logvar - theirs.logvar), 2 * UNIT * (2 * n * logs + np.abs(theirs.logvar) + 1))
+        # log|mean|: the mean's relative error, log(1 + bound/|mu|), plus an ulp of each log
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = mean_bound / np.abs(theirs.mean)
+            log_bound = -np.log1p(-np.minimum(relative, 1.0)) + 2 * ULPS * UNIT * (np.abs(theirs.log_abs_mean) + 1)
+            same = ours.log_abs_mean == theirs.log_abs_mean  # -inf (a mean of 0) in both
+            assert np.all(same | (np.abs(ours.log_abs_mean - theirs.log_abs_mean) <= log_bound))
     pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
     if kind != "wlo":  # vectors: the cosine, probsent.readouts.similarity's reference, against torch's
         cosine = torch.nn.functional.cosine_similarity(torch.from_numpy(pair_a.mean), torch.from_numpy(pair_b.mean))
+        # a dot product and two norms of dim terms, each within dim u of |a||b| (or |a|^2), a
+        # square root and a division: |d cos| <= 2 (2 dim + 4) u for the two libraries
+        width = pair_a.mean.shape[-1]
         np.testing.assert_allclose(measure_pairs("cosine", (pair_a.mean, None), (pair_b.mean, None)),
-                                   cosine.numpy(), rtol=1e-9, atol=1e-12)
+                                   cosine.numpy(), rtol=0, atol=2 * (2 * width + 4) * UNIT)
         return
     wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
                               log_abs_mean=torch.from_numpy(e.log_abs_mean))
     expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
-    # the same formula; an ulp of exp or log differs between NumPy and torch, and a difference of
-    # two nearly equal means amplifies it (3 of 93,119 pairs reach 2.5e-6)
-    np.testing.assert_allclose(paired_expected_inner_product(pair_a, pair_b), expected, rtol=1e-5, atol=1e-9)
-    assert np.median(np.abs(paired_expected_inner_product(pair_a, pair_b) / expected - 1)) < 1e-12
+    # the same formula on the same encodings: only the libraries' exp and log differ
+    ours_similarity = paired_expected_inner_product(pair_a, pair_b)
+    np.testing.assert_array_less(np.abs(ours_similarity - expected), _similarity_error_bound(pair_a, pair_b))
+
+
+def test_the_rounding_bounds_catch_a_wrong_weight_and_a_wrong_formula(tmp_path: Path, sentences: list[str]) -> None:
+    """The bounds above are tight enough to fail on real mistakes: one scale of the commonest word
+    off by a relative 1e-9, and training's floor on the variance sum used at inference."""
+    fast, reference = _both(_random_model(tmp_path, "wlo", torch.float32, seed=3))
+    ids, offsets = fast._token_ids(sentences)
+    theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
+    weights = dict(fast._arrays.weights)
+    bound = _mean_error_bound(*_magnitudes(weights, "wlo", ids, offsets))
+    scale = weights["scale.weight"].astype(np.float64)
+    scale[np.bincount(ids).argmax(), 3] *= 1 + 1e-9
+    fast._arrays.weights, fast._arrays._tables = {**weights, "scale.weight": scale}, None
+    assert np.any(np.abs(fast._arrays.encode(ids, offsets).mean - theirs.mean) > bound)
+    a, b = theirs.rows(slice(0, -1)), theirs.rows(slice(1, None))
+    wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
+                              log_abs_mean=torch.from_numpy(e.log_abs_mean))
+    floored = torch_paired_similarity(wide(a), wide(b), exact=False).numpy()
+    assert np.any(np.abs(floored - paired_expected_inner_product(a, b)) > _similarity_error_bound(a, b))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
