@@ -760,7 +760,8 @@ class SentenceModel:
         In an existing model directory (or an empty directory) only those five names are
         replaced, or removed where the model has no such part; everything else there (a README,
         a model card, a folder of results) is kept. Any other existing path is refused (nothing
-        of it is touched). Needs torch.
+        of it is touched). The weights keep their precision: float16 where every weight is a
+        float16 number (the shipped model, as loaded), else float32. Needs no torch.
 
         Parameters
         ----------
@@ -780,12 +781,10 @@ class SentenceModel:
         ...     load(os.path.join(tmp, "copy")).entropy("A cat.") == model.entropy("A cat.")
         True
         """
-        require_torch("SentenceModel.save")
         from probsent.model_files import save_model
-        from probsent.inference.torch_encoder import torch_module
 
-        module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
-        save_model(path, module, self.vocab, self.config.get("training"),
+        save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
+                   self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
 
 
