@@ -21,7 +21,7 @@ import numpy as np
 from probsent.errors import InvalidValueError
 from probsent.readouts.similarity import measure_matrix
 
-__all__ = ["TopHits", "semantic_search"]
+__all__ = ["TopHits", "cos_sim", "semantic_search"]
 
 CORPUS_CHUNK = 8192  # corpus entries compared at a time
 _MAX_CELLS = 1 << 21  # float64 numbers of work per similarity block (as the API's similarity)
@@ -100,6 +100,35 @@ def semantic_search(query_embeddings: Any, corpus_embeddings: Any, top_k: int = 
     for start in range(0, len(corpus), step):
         hits.add(_cosines(queries, corpus[start:start + step]))
     return hits.hits()
+
+
+def cos_sim(a: Any, b: Any) -> np.ndarray:
+    """The cosine of every row of ``a`` with every row of ``b``, as sentence-transformers'
+    ``util.cos_sim`` (a NumPy array, not a tensor: no torch).
+
+    Parameters
+    ----------
+    a, b : array-like
+        [n, dim] and [m, dim] vectors (a 1-D array is one row), or (mean, variance) tuples, whose
+        means are compared; torch tensors on the CPU are read as arrays.
+
+    Returns
+    -------
+    numpy.ndarray
+        [n, m] float64 cosines; NaN in the row or column of a vector with a NaN (a null
+        sentence's), 0 for a vector of zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from probsent.util import cos_sim
+    >>> cos_sim(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1.0, 1.0])).round(4).tolist()
+    [[0.7071], [0.7071]]
+    """
+    first, second = _means(a), _means(b)
+    if first.shape[1] != second.shape[1]:
+        raise InvalidValueError(f"a has {first.shape[1]} dimensions and b {second.shape[1]}")
+    return _cosines(first, second)
 
 
 def _means(embeddings: Any) -> np.ndarray:
