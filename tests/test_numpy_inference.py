@@ -29,6 +29,7 @@ from probsent.model_files import write_model_dir
 from probsent.models import Encoding, build_model
 from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence
+from tests.rounding import ULPS, UNIT, encoding_magnitudes, log_abs_mean_bound, mean_rounding_bound
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,48 +105,7 @@ def sentences(data_dir: Path) -> list[str]:
     return out
 
 
-# Tolerances of the comparisons below, derived from the arithmetic (never fitted to a machine's output).
-# UNIT: float64's unit roundoff. ULPS: the error of one exp/log/log1p of either library (NumPy's SIMD
-# functions promise at most 4 ulp; glibc and SLEEF less); two libraries differ by at most twice that.
-UNIT = np.finfo(np.float64).eps / 2
-ULPS = 4
-
-
-def _magnitudes(weights: dict[str, np.ndarray], kind: str, ids: np.ndarray,
-                offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n, nu, L) of every sentence: its length [N, 1]; nu [N, dim], the mean's recurrence run on
-    the absolute values, nu_i = |A_i| (nu_{i-1} + |B_i|) (for the pooled kinds, the sum or average
-    of |v|): what a rounding error relative to one word's term can grow to once summed, the
-    condition of mu = sum_j (A_j ... A_n) B_j; and L [N, dim] = sum_j |log|A_j||, what bounds
-    the rounding of the running log-scales S_j. A plain loop over positions, independent of
-    the encoders."""
-    lengths = np.diff(offsets)
-    starts = offsets[:-1]
-    first = weights["scale.weight" if kind == "wlo" else "embedding.weight"]
-    nu = np.zeros((len(lengths), first.shape[1]))
-    logs = np.zeros_like(nu)
-    for j in range(int(lengths.max(initial=0))):
-        rows = np.nonzero(lengths > j)[0]
-        token = ids[starts[rows] + j]
-        if kind == "wlo":
-            a = np.abs(weights["scale.weight"][token].astype(np.float64))
-            nu[rows] = a * (nu[rows] + np.abs(weights["shift.weight"][token].astype(np.float64)))
-            logs[rows] += np.abs(np.log(np.maximum(a, 1e-30)))
-        else:
-            nu[rows] += np.abs(first[token].astype(np.float64))
-    if kind == "wordavg":
-        nu /= np.maximum(lengths, 1)[:, None]
-    return lengths[:, None].astype(np.float64), nu, logs
-
-
-def _mean_error_bound(n: np.ndarray, nu: np.ndarray, logs: np.ndarray) -> np.ndarray:
-    """How far two correct float64 evaluations of a sentence's mean may differ: each word's term
-    (A_j ... A_n) B_j carries a relative error of at most 2n roundings in the recurrence
-    z_j = A_j (z_{j-1} + B_j), 3n + 2 in torch's products P_n sum_j B_j / P_{j-1}, and in the
-    log-space sums 2n u L (the running sums S_j) + n + ULPS (the exponential and the sum); the
-    errors of the terms add up to at most that times sum_j |term_j| = nu. The two evaluations
-    together: (n (6 + 2L) + 2 + ULPS) u nu, doubled for the second-order terms."""
-    return 2 * UNIT * nu * (n * (6 + 2 * logs) + 2 + ULPS)
+# The tolerances below are derived from the arithmetic (tests/rounding.py), never fitted to a machine.
 
 
 def _similarity_error_bound(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
@@ -182,17 +142,16 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
     ids, offsets = fast._token_ids(sentences)
     ours = fast._arrays.encode(ids, offsets)
     theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
-    n, nu, logs = _magnitudes(fast._arrays.weights, kind, ids, offsets)
-    mean_bound = _mean_error_bound(n, nu, logs)
+    n, nu, logs = encoding_magnitudes(fast._arrays.weights, kind, ids, offsets)
+    mean_bound = mean_rounding_bound(n, nu, logs)
     assert np.all(np.abs(ours.mean - theirs.mean) <= mean_bound)
     if kind == "wlo":
         # log-variance 2 S_n + log s_0: two orders of summing n logs, n u L each, and one rounding
         np.testing.assert_array_less(np.abs(ours.logvar - theirs.logvar), 2 * UNIT * (2 * n * logs + np.abs(theirs.logvar) + 1))
         # log|mean|: the mean's relative error, log(1 + bound/|mu|), plus an ulp of each log
-        with np.errstate(divide="ignore", invalid="ignore"):
-            relative = mean_bound / np.abs(theirs.mean)
-            log_bound = -np.log1p(-np.minimum(relative, 1.0)) + 2 * ULPS * UNIT * (np.abs(theirs.log_abs_mean) + 1)
-            same = ours.log_abs_mean == theirs.log_abs_mean  # -inf (a mean of 0) in both
+        log_bound = log_abs_mean_bound(n, nu, logs, theirs.log_abs_mean)
+        same = ours.log_abs_mean == theirs.log_abs_mean  # -inf (a mean of 0) in both
+        with np.errstate(invalid="ignore"):
             assert np.all(same | (np.abs(ours.log_abs_mean - theirs.log_abs_mean) <= log_bound))
     pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
     if kind != "wlo":  # vectors: the cosine, probsent.readouts.similarity's reference, against torch's
@@ -218,7 +177,7 @@ def test_the_rounding_bounds_catch_a_wrong_weight_and_a_wrong_formula(tmp_path: 
     ids, offsets = fast._token_ids(sentences)
     theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
     weights = dict(fast._arrays.weights)
-    bound = _mean_error_bound(*_magnitudes(weights, "wlo", ids, offsets))
+    bound = mean_rounding_bound(*encoding_magnitudes(weights, "wlo", ids, offsets))
     scale = weights["scale.weight"].astype(np.float64)
     scale[np.bincount(ids).argmax(), 3] *= 1 + 1e-9
     fast._arrays.weights, fast._arrays._tables = {**weights, "scale.weight": scale}, None

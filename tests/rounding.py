@@ -1,0 +1,72 @@
+"""Tolerances derived from the arithmetic, for tests that compare two correct evaluations of the
+same quantity (two libraries, two orders of summing, a compiled kernel and its reference):
+how far apart rounding alone can put them, from the condition of the computation, so that a
+test passes wherever the arithmetic is right and fails where it is not (never a tolerance
+fitted to one machine's output).
+
+UNIT: float64's unit roundoff u. ULPS: the error of one exp/log/log1p of either library (NumPy's
+SIMD functions promise at most 4 ulp, and which of them runs depends on the CPU; glibc and SLEEF
+less); two libraries differ by at most twice that.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+UNIT = np.finfo(np.float64).eps / 2
+ULPS = 4
+
+
+def encoding_magnitudes(weights: dict[str, np.ndarray], kind: str, ids: np.ndarray,
+                        offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, log nu, L) of every sentence: its length [N, 1]; log nu [N, dim], nu being the mean's
+    recurrence run on the absolute values, nu_i = |A_i| (nu_{i-1} + |B_i|) (for the pooled kinds,
+    the sum or average of |v|), in log space (finite however far beyond float64 the mean is):
+    what a rounding error relative to one word's term can grow to once summed, the condition of
+    mu = sum_j (A_j ... A_n) B_j; and L [N, dim] = sum_j |log|A_j||, what bounds the rounding of
+    the running log-scales S_j. A plain loop over positions, independent of the encoders."""
+    lengths = np.diff(offsets)
+    starts = offsets[:-1]
+    first = weights["scale.weight" if kind == "wlo" else "embedding.weight"]
+    log_nu = np.full((len(lengths), first.shape[1]), -np.inf)
+    logs = np.zeros_like(log_nu)
+    with np.errstate(divide="ignore"):
+        for j in range(int(lengths.max(initial=0))):
+            rows = np.nonzero(lengths > j)[0]
+            token = ids[starts[rows] + j]
+            if kind == "wlo":
+                log_a = np.log(np.maximum(np.abs(weights["scale.weight"][token].astype(np.float64)), 1e-30))
+                log_b = np.log(np.abs(weights["shift.weight"][token].astype(np.float64)))
+                log_nu[rows] = log_a + np.logaddexp(log_nu[rows], log_b)
+                logs[rows] += np.abs(log_a)
+            else:
+                log_nu[rows] = np.logaddexp(log_nu[rows], np.log(np.abs(first[token].astype(np.float64))))
+    if kind == "wordavg":
+        log_nu -= np.log(np.maximum(lengths, 1))[:, None]
+    return lengths[:, None].astype(np.float64), log_nu, logs
+
+
+def _rounding_factor(n: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """The bound on the mean's error in units of nu: each word's term (A_j ... A_n) B_j carries a
+    relative error of at most 2n roundings in the recurrence z_j = A_j (z_{j-1} + B_j), 3n + 2 in
+    torch's products P_n sum_j B_j / P_{j-1}, and in the log-space sums 2n u L (the running sums
+    S_j) + n + ULPS (the exponential and the sum); the errors of the terms add up to at most that
+    times sum_j |term_j| = nu. Two evaluations together: (n (6 + 2L) + 2 + ULPS) u, doubled for
+    the second-order terms."""
+    return 2 * UNIT * (n * (6 + 2 * logs) + 2 + ULPS)
+
+
+def mean_rounding_bound(n: np.ndarray, log_nu: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """How far two correct float64 evaluations of a sentence's mean may differ (inf where nu
+    itself is beyond float64's range)."""
+    with np.errstate(over="ignore"):
+        return _rounding_factor(n, logs) * np.exp(log_nu)
+
+
+def log_abs_mean_bound(n: np.ndarray, log_nu: np.ndarray, logs: np.ndarray,
+                       log_abs_mean: np.ndarray) -> np.ndarray:
+    """How far two evaluations of log|mu| may differ: log(1 + bound/|mu|), the ratio taken in log
+    space (so a mean beyond float64's range has a bound as well; infinite where the bound reaches
+    |mu|: the sign itself is not known), plus an ulp of each library's log of |mu|'s parts."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        relative = _rounding_factor(n, logs) * np.exp(log_nu - log_abs_mean)
+        return -np.log1p(-np.minimum(relative, 1.0)) + 2 * ULPS * UNIT * (np.abs(log_abs_mean) + 1)
