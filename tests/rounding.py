@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from probsent.gaussian import LOG_2PI, log_abs_difference
+from probsent.inference.arrays import ArrayEncoding
+
 UNIT = np.finfo(np.float64).eps / 2
 ULPS = 4
 
@@ -70,3 +73,27 @@ def log_abs_mean_bound(n: np.ndarray, log_nu: np.ndarray, logs: np.ndarray,
     with np.errstate(over="ignore", invalid="ignore"):
         relative = _rounding_factor(n, logs) * np.exp(log_nu - log_abs_mean)
         return -np.log1p(-np.minimum(relative, 1.0)) + 2 * ULPS * UNIT * (np.abs(log_abs_mean) + 1)
+
+
+def expected_inner_product_bound(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
+    """How far two evaluations of paired_expected_inner_product (NumPy's, torch's, or one with the
+    means subtracted directly) may differ on the same encodings: -1/2 sum_d [log 2 pi + lsv_d + q_d],
+    lsv = logaddexp(logvar_a, logvar_b), q = exp(2 lad - lsv), lad = log|mu_a - mu_b| from the two log|mu|. Each library's exp, log
+    and log1p err by at most ULPS ulp, so (first order, per dimension): lsv by 2 ULPS u (|lsv| + 1);
+    lad by 2 ULPS u (kappa + |lad| + 1), where kappa = (|mu_a| + |mu_b|) / |mu_a - mu_b| is the
+    condition of the difference (two means equal to 12 digits make an ulp of exp 1e12 ulps of
+    their difference); q by q (2 |d lad| + |d lsv| + 2 ULPS u + u |2 lad - lsv|); and summing the
+    dimensions in another order by dim u sum_d |term_d|."""
+    with np.errstate(divide="ignore"):
+        log_a, log_b = (np.log(np.abs(e.mean)) if e.log_abs_mean is None else e.log_abs_mean for e in (a, b))
+    lsv = np.logaddexp(a.logvar, b.logvar)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lad = log_abs_difference(np.sign(a.mean), log_a, np.sign(b.mean), log_b)
+        quad = np.exp(2 * lad - lsv)
+        kappa = (np.exp(log_a - lad) + np.exp(log_b - lad))
+        step = 2 * ULPS * UNIT
+        d_lsv = step * (np.abs(lsv) + 1)
+        d_lad = step * (kappa + np.abs(lad) + 1)
+        d_quad = np.where(quad == 0, 0.0, quad * (2 * d_lad + d_lsv + step + UNIT * np.abs(2 * lad - lsv)))
+    terms = np.abs(LOG_2PI + lsv + quad)
+    return 0.5 * (d_lsv + d_quad).sum(-1) + a.mean.shape[-1] * UNIT * terms.sum(-1)

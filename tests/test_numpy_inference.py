@@ -19,7 +19,6 @@ from probsent.readouts.percentiles import PercentileTable
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder
-from probsent.gaussian import LOG_2PI, log_abs_difference
 from probsent.inference.arrays import ArrayEncoding, saturated
 from probsent.inference.closed_form import wlo_encoding
 from probsent.readouts.similarity import expected_inner_product_blocks, measure_pairs, paired_expected_inner_product
@@ -29,7 +28,8 @@ from probsent.model_files import write_model_dir
 from probsent.models import Encoding, build_model
 from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence
-from tests.rounding import ULPS, UNIT, encoding_magnitudes, log_abs_mean_bound, mean_rounding_bound
+from tests.rounding import (UNIT, encoding_magnitudes, expected_inner_product_bound, log_abs_mean_bound,
+                            mean_rounding_bound)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,29 +108,6 @@ def sentences(data_dir: Path) -> list[str]:
 # The tolerances below are derived from the arithmetic (tests/rounding.py), never fitted to a machine.
 
 
-def _similarity_error_bound(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
-    """How far NumPy's and torch's evaluations of paired_expected_inner_product may differ on
-    the same encodings: -1/2 sum_d [log 2 pi + lsv_d + q_d], lsv = logaddexp(logvar_a, logvar_b),
-    q = exp(2 lad - lsv), lad = log|mu_a - mu_b| from the two log|mu|. Each library's exp, log
-    and log1p err by at most ULPS ulp, so (first order, per dimension): lsv by 2 ULPS u (|lsv| + 1);
-    lad by 2 ULPS u (kappa + |lad| + 1), where kappa = (|mu_a| + |mu_b|) / |mu_a - mu_b| is the
-    condition of the difference (two means equal to 12 digits make an ulp of exp 1e12 ulps of
-    their difference); q by q (2 |d lad| + |d lsv| + 2 ULPS u + u |2 lad - lsv|); and summing the
-    dimensions in another order by dim u sum_d |term_d|."""
-    log_a, log_b = a.log_abs_mean, b.log_abs_mean
-    lsv = np.logaddexp(a.logvar, b.logvar)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        lad = log_abs_difference(np.sign(a.mean), log_a, np.sign(b.mean), log_b)
-        quad = np.exp(2 * lad - lsv)
-        kappa = (np.exp(log_a - lad) + np.exp(log_b - lad))
-        step = 2 * ULPS * UNIT
-        d_lsv = step * (np.abs(lsv) + 1)
-        d_lad = step * (kappa + np.abs(lad) + 1)
-        d_quad = np.where(quad == 0, 0.0, quad * (2 * d_lad + d_lsv + step + UNIT * np.abs(2 * lad - lsv)))
-    terms = np.abs(LOG_2PI + lsv + quad)
-    return 0.5 * (d_lsv + d_quad).sum(-1) + a.mean.shape[-1] * UNIT * terms.sum(-1)
-
-
 @pytest.mark.parametrize("kind,dtype", [("wlo", torch.float16), ("wlo", torch.float32),
                                         ("wordavg", torch.float32), ("wordsum", torch.float16)])
 def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[str], kind: str,
@@ -167,7 +144,7 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
     expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
     # the same formula on the same encodings: only the libraries' exp and log differ
     ours_similarity = paired_expected_inner_product(pair_a, pair_b)
-    np.testing.assert_array_less(np.abs(ours_similarity - expected), _similarity_error_bound(pair_a, pair_b))
+    np.testing.assert_array_less(np.abs(ours_similarity - expected), expected_inner_product_bound(pair_a, pair_b))
 
 
 def test_the_rounding_bounds_catch_a_wrong_weight_and_a_wrong_formula(tmp_path: Path, sentences: list[str]) -> None:
@@ -186,7 +163,7 @@ def test_the_rounding_bounds_catch_a_wrong_weight_and_a_wrong_formula(tmp_path: 
     wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
                               log_abs_mean=torch.from_numpy(e.log_abs_mean))
     floored = torch_paired_similarity(wide(a), wide(b), exact=False).numpy()
-    assert np.any(np.abs(floored - paired_expected_inner_product(a, b)) > _similarity_error_bound(a, b))
+    assert np.any(np.abs(floored - paired_expected_inner_product(a, b)) > expected_inner_product_bound(a, b))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
