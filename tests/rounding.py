@@ -7,6 +7,32 @@ fitted to one machine's output).
 UNIT: float64's unit roundoff u. ULPS: the error of one exp/log/log1p of either library (NumPy's
 SIMD functions promise at most 4 ulp, and which of them runs depends on the CPU; glibc and SLEEF
 less); two libraries differ by at most twice that.
+
+The audit of the suite's other tolerances (issue 50), by kind:
+
+- Comparisons of two evaluations whose difference the condition of the computation amplifies
+  (a mean difference taken in log space, a recurrence with cancellation): bounded here, from that
+  condition (test_numpy_inference, test_compiled_encode, test_one_place_per_formula's log-space
+  similarity, test_api_conventions' compiled kernel). A fitted rtol failed on a fresh AMD EPYC
+  where two means agreed to 12 digits.
+- float32 results (what users get) against a float64 or 60-digit reference of a well-conditioned
+  quantity (an entropy, a sum of word terms, a cosine, a similarity of fixed sentences): rtol 1e-5
+  to 1e-6 is 15 to 170 float32 roundings (u = 6e-8), far above the few the float32 conversion
+  makes; where the error grows with the sentence's length, the tolerance grows with n too
+  (test_long_inputs: 1e-6 n per word of float32 rounding, 1e-4 n absolute for the log-variance's
+  n logs).
+- float64 sums of a few terms of size ~1 (entropies from word terms, explain's total): abs=1e-9 is
+  ~1e6 times the 10-odd roundings such a sum makes; rel 1e-12 of two float64 libraries on inputs
+  without cancellation (test_one_place_per_formula's entropies and KL: terms of one sign) is ~4,500
+  ulps against the ~2 ULPS n any correct pair of libraries can differ by.
+- Printed numbers compared with their source: half the last printed digit (4 decimals: 5e-5, 5.1e-4
+  for 3 decimals), not a tolerance of the arithmetic.
+- Statistical checks (a Monte Carlo mean within 6 standard errors, test_start_variance) are sized
+  by the sample, not the machine.
+- Time: no test compares a duration with seconds fitted to one machine; test_token_cap asks that
+  the time not grow with the input's length (a ratio), the resource tests compare memory peaks of
+  two sizes of the same run (allocation sizes, which do not depend on the CPU); the timeouts of
+  subprocesses only guard against a hang.
 """
 from __future__ import annotations
 
