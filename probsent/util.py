@@ -6,6 +6,7 @@ entries most similar to each query, merged block by block so that the corpus str
     hits = util.semantic_search(model.encode(queries)[0], model.encode(corpus)[0], top_k=5)
     hits[0]  # [{"corpus_id": 17, "score": 0.93}, ...], highest score first
 
+``util.cos_sim(a, b)`` is sentence-transformers' matrix of cosines (a NumPy array).
 ``SentenceModel.semantic_search(queries, corpus)`` does the same from sentences (any iterable,
 read ``corpus_chunk_size`` at a time) with any of the model's similarity measures, and
 ``probsent similarity`` from files. Ties are broken by the lower corpus id, so the hits never
