@@ -40,7 +40,9 @@ def encoder_weights(encoder: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]
     if isinstance(getattr(encoder, "weights", None), dict) and isinstance(getattr(encoder, "config", None), dict):
         size = len(next(iter(encoder.weights.values())))
         return {**encoder.config, "vocab_size": size}, dict(encoder.weights)
-    return encoder.config(), {name: tensor.detach().cpu().numpy() for name, tensor in encoder.state_dict().items()}
+    # a floating-point tensor as float32, what the model computes in (bfloat16 has no NumPy dtype)
+    tensors = {name: tensor.detach().cpu() for name, tensor in encoder.state_dict().items()}
+    return encoder.config(), {name: (t.float() if t.is_floating_point() else t).numpy() for name, t in tensors.items()}
 
 
 def lossless_dtype(weights: dict[str, np.ndarray]) -> np.dtype:

@@ -104,12 +104,13 @@ def log_abs_mean_bound(n: np.ndarray, log_nu: np.ndarray, logs: np.ndarray,
 def expected_inner_product_bound(a: ArrayEncoding, b: ArrayEncoding) -> np.ndarray:
     """How far two evaluations of paired_expected_inner_product (NumPy's, torch's, or one with the
     means subtracted directly) may differ on the same encodings: -1/2 sum_d [log 2 pi + lsv_d + q_d],
-    lsv = logaddexp(logvar_a, logvar_b), q = exp(2 lad - lsv), lad = log|mu_a - mu_b| from the two log|mu|. Each library's exp, log
-    and log1p err by at most ULPS ulp, so (first order, per dimension): lsv by 2 ULPS u (|lsv| + 1);
-    lad by 2 ULPS u (kappa + |lad| + 1), where kappa = (|mu_a| + |mu_b|) / |mu_a - mu_b| is the
-    condition of the difference (two means equal to 12 digits make an ulp of exp 1e12 ulps of
-    their difference); q by q (2 |d lad| + |d lsv| + 2 ULPS u + u |2 lad - lsv|); and summing the
-    dimensions in another order by dim u sum_d |term_d|."""
+    lsv = logaddexp(logvar_a, logvar_b), q = exp(2 lad - lsv), lad = log|mu_a - mu_b| from the two
+    log|mu|. Each library's exp, log and log1p err by at most ULPS ulp, so (first order, per
+    dimension): lsv by 2 ULPS u (|lsv| + 1); lad by 2 ULPS u (kappa + |lad| + 1), where
+    kappa = (|mu_a| + |mu_b|) / |mu_a - mu_b| is the condition of the difference (two means equal
+    to 12 digits make an ulp of exp 1e12 ulps of their difference); q by
+    q (2 |d lad| + |d lsv| + 2 ULPS u + u |2 lad - lsv|); and summing the dimensions in another
+    order by dim u sum_d |term_d|."""
     with np.errstate(divide="ignore"):
         log_a, log_b = (np.log(np.abs(e.mean)) if e.log_abs_mean is None else e.log_abs_mean for e in (a, b))
     lsv = np.logaddexp(a.logvar, b.logvar)

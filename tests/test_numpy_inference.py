@@ -124,7 +124,8 @@ def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[
     assert np.all(np.abs(ours.mean - theirs.mean) <= mean_bound)
     if kind == "wlo":
         # log-variance 2 S_n + log s_0: two orders of summing n logs, n u L each, and one rounding
-        np.testing.assert_array_less(np.abs(ours.logvar - theirs.logvar), 2 * UNIT * (2 * n * logs + np.abs(theirs.logvar) + 1))
+        np.testing.assert_array_less(np.abs(ours.logvar - theirs.logvar),
+                                     2 * UNIT * (2 * n * logs + np.abs(theirs.logvar) + 1))
         # log|mean|: the mean's relative error, log(1 + bound/|mu|), plus an ulp of each log
         log_bound = log_abs_mean_bound(n, nu, logs, theirs.log_abs_mean)
         same = ours.log_abs_mean == theirs.log_abs_mean  # -inf (a mean of 0) in both
