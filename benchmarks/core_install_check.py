@@ -4,8 +4,10 @@ paths that need torch say so in one line. Exits non-zero on any failure."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -31,6 +33,13 @@ def main() -> int:
         warnings.simplefilter("always")
         assert probsent.load(device="auto").device == "cpu"
     assert len(caught) == 1 and "PyTorch is not installed" in str(caught[0].message), caught
+    with tempfile.TemporaryDirectory() as tmp:  # save and export are NumPy and safetensors operations
+        model.save(os.path.join(tmp, "copy"))
+        assert probsent.load(os.path.join(tmp, "copy")).specificity(sentences).tolist() == scores.tolist()
+        out = subprocess.run([sys.executable, "-m", "probsent", "export", "--model", str(model.path), "--out",
+                              os.path.join(tmp, "small"), "--max-words", "500", "--data-dir", os.path.join(tmp, "none")],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
     for name in ("torch", "pyspark", "spacy", "wordfreq"):
         assert name not in sys.modules, name
     out = subprocess.run([sys.executable, "-m", "probsent", "train", "--help"], capture_output=True, text=True)

@@ -728,7 +728,7 @@ class SentenceModel:
         """
         return self._values(sentences, "coverage", lambda items: self._token_ids.coverage(items))
 
-    def explain(self, sentence: str) -> "Explanation":
+    def explain(self, sentence: "str | Iterable[str]") -> "Explanation | list[Explanation]":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
         sentence's entropy.
 
@@ -738,15 +738,18 @@ class SentenceModel:
 
         Parameters
         ----------
-        sentence : str
-            One sentence.
+        sentence : str or iterable of str
+            One sentence, or many (a list, a pandas Series, ...: as :meth:`specificity`; a
+            null item is explained as a blank sentence).
 
         Returns
         -------
-        probsent.readouts.explanation.Explanation
+        probsent.readouts.explanation.Explanation or list of them
             ``prior_entropy``, ``entropy``, and ``words``: one attribution per token (its
             ``entropy`` share, negative = more specific); ``to_frame()`` gives a DataFrame.
-            The prior's entropy plus the shares is the sentence's :meth:`entropy`.
+            The prior's entropy plus the shares is the sentence's :meth:`entropy` (NaN for a
+            sentence without tokens, as everywhere). ``repr()`` is the table ``probsent explain``
+            prints. Many sentences give a list, in order.
 
         Examples
         --------
@@ -757,9 +760,12 @@ class SentenceModel:
         >>> bool(np.isclose(e.prior_entropy + sum(w.entropy for w in e.words), model.entropy(e.sentence)))
         True
         """
-        if not isinstance(sentence, str):
-            raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        return self._term_table("explain").explain(sentence, reader=self)
+        table = self._term_table("explain")
+        if isinstance(sentence, str):
+            return table.explain(sentence, reader=self)
+        if sentence is None or isinstance(sentence, (bytes, int, float)):
+            raise TypeError(f"explain needs a str or an iterable of str, not {type(sentence).__name__}")
+        return [table.explain(text, reader=self) for text in texts(sentence).items]
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
@@ -767,7 +773,8 @@ class SentenceModel:
         In an existing model directory (or an empty directory) only those five names are
         replaced, or removed where the model has no such part; everything else there (a README,
         a model card, a folder of results) is kept. Any other existing path is refused (nothing
-        of it is touched). Needs torch.
+        of it is touched). The weights keep their precision: float16 where every weight is a
+        float16 number (the shipped model, as loaded), else float32. Needs no torch.
 
         Parameters
         ----------
@@ -787,12 +794,10 @@ class SentenceModel:
         ...     load(os.path.join(tmp, "copy")).entropy("A cat.") == model.entropy("A cat.")
         True
         """
-        require_torch("SentenceModel.save")
         from probsent.model_files import save_model
-        from probsent.inference.torch_encoder import torch_module
 
-        module = self._module if self._module is not None else torch_module(self._arrays)  # the model stays NumPy
-        save_model(path, module, self.vocab, self.config.get("training"),
+        save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
+                   self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
 
 

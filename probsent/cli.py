@@ -114,6 +114,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
     _add_workers(parser, "scoring")
     parser.add_argument("--format", choices=["tsv", "json"], default="tsv",
                         help="text output format (default: tsv)")
+    parser.add_argument("--header", action="store_true",
+                        help="tsv: first a line of the column names (specificity, ..., sentence)")
     parser.add_argument("--probability", action="store_true",
                         help="also write P(specific): the chance that a news annotator calls the sentence "
                              "specific (probsent calibrate fits it on news labels, from the score and the "
@@ -245,7 +247,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
     progress = sys.stderr.isatty() and not args.sentences
     workers = _workers(args.workers)
     columns = score_columns(args.probability, args.percentile, args.coverage)
-    with open_sink(args.output, corpus, columns, args.format, force=args.force) as sink:
+    with open_sink(args.output, corpus, columns, args.format, force=args.force, header=args.header) as sink:
         scored = score_corpus(model, corpus.chunks, sink, workers, args.batch_size,
                               args.probability, progress, args.percentile, args.coverage)
     if scored.low_coverage:
@@ -313,9 +315,8 @@ def _run_explain(args: argparse.Namespace) -> int:
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, standard_output, writing_output
     from probsent.api import load
+    from probsent.readouts.explanation_table import explanation_text
     from probsent.readouts.scoring_model import scoring_model
-    from probsent.terminal_text import display_width, fitted, printable
-    from probsent.text.token_ids import LOW_COVERAGE
 
     out = standard_output()
     sentences = _explain_sentences(args)
@@ -331,20 +332,7 @@ def _run_explain(args: argparse.Namespace) -> int:
             continue
         if number:
             out.write("\n")
-        if len(explanations) > 1:
-            out.write(f"{printable(explanation.sentence)}\n")
-        out.write(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
-                  f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
-        out.write(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
-                  + (" (below half: the score says little about this text)\n"
-                     if explanation.coverage < LOW_COVERAGE else "\n"))
-        out.write(explanation.summary() + "\n")
-        names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
-        width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
-        out.write(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
-        for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
-            term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
-            out.write(f"{fitted(name, width)}{term}{word.shift_norm:>10.3f}\n")
+        out.write(explanation_text(explanation, paint, with_sentence=len(explanations) > 1))
     if args.html:
         with writing_output(args.html, args.force) as path:
             path.write_text(explanations_page(explanations), encoding="utf-8")

@@ -8,52 +8,74 @@ and variances by s_0 where training left that unit free.
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
-import torch
+import numpy as np
 
 from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import atomic_path
+from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
+from probsent.model_descriptions import DESCRIPTIONS
 from probsent.model_directory import read_model
-from probsent.model_files import write_model_dir
-from probsent.models import build_model
-from probsent.models.wlo import WLO
+from probsent.model_files import encoder_weights, write_model_files
 from probsent.settings import allowed_range, check_setting
+
+# NumPy throughout: the core install (no torch) exports a WLO, Wordavg or Wordsum model.
+
+
+def _parts(model: SentenceModel) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The model's "model" settings and its weights as NumPy arrays (no torch for a NumPy model)."""
+    return encoder_weights(model._module if model._module is not None else model._arrays)
+
+
+def _rebuilt(source: SentenceModel, settings: dict[str, Any], weights: dict[str, np.ndarray],
+             vocab: Vocabulary) -> SentenceModel:
+    """A model of ``settings`` and ``weights`` that computes as ``source`` does: NumPy tables where
+    it has them, else a torch module (so ``source`` needed torch already)."""
+    if source._module is None and settings["type"] in NUMPY_TYPES:
+        floats = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
+        return SentenceModel(ArrayEncoder(settings, floats), vocab, source.config)
+    from probsent.models import build_model
+
+    return SentenceModel(build_model(settings, weights), vocab, source.config)
 
 
 def trimmed(model: SentenceModel, max_words: int) -> SentenceModel:
     """The model restricted to ``<unk>`` plus its ``max_words`` most frequent words.
 
     The vocabulary is in decreasing frequency order, so the kept words are a prefix; every
-    tensor indexed by word (its first dimension is the vocabulary size) is cut to that prefix.
+    weight with one row per word (its description's first dimension is ``vocab_size``) is cut
+    to that prefix.
     """
     if max_words < 1:
         raise InvalidValueError(f"--max-words must be at least 1, not {max_words}")
     size = min(len(model.vocab), max_words + 1)
-    old = model.encoder
-    encoder = build_model({**old.config(), "vocab_size": size})
-    state = {name: tensor[:size] if tensor.shape[:1] == (old.vocab_size,) else tensor
-             for name, tensor in old.state_dict().items()}
-    encoder.load_state_dict(state)
-    return SentenceModel(encoder, Vocabulary(model.vocab.words[:size]), model.config)
+    settings, weights = _parts(model)
+    shapes = DESCRIPTIONS[settings["type"]].weights
+    cut = {name: array[:size] if tuple(shapes.get(name, ()))[:1] == ("vocab_size",) else array
+           for name, array in weights.items()}
+    return _rebuilt(model, {**settings, "vocab_size": size}, cut, Vocabulary(model.vocab.words[:size]))
 
 
 def with_start_variance(model: SentenceModel, start_variance: float) -> SentenceModel:
     """A copy of the WLO ``model`` whose sentences start as z_0 ~ N(0, s_0 I), s_0 =
     ``start_variance``, with its translations rescaled to match (every mean times
-    sqrt(s_0 / its s_0), every variance times s_0 / its s_0; nothing its training loss sees)."""
-    if not isinstance(model.encoder, WLO):
-        raise ProbsentError(f"--start-variance needs a WLO model, not {model.encoder.type_name}")
-    encoder = build_model(model.encoder.config())
-    encoder.load_state_dict(model.encoder.state_dict())
-    try:
-        encoder.set_start_variance(start_variance)
-    except ValueError as exc:  # the model's check (checked_start_variance)
-        raise InvalidValueError(f"--start-variance must be a positive number, not {start_variance}") from exc
-    return SentenceModel(encoder, model.vocab, model.config)
+    sqrt(s_0 / its s_0), every variance times s_0 / its s_0; nothing its training loss sees):
+    :meth:`probsent.models.wlo.WLO.set_start_variance` on the NumPy weights."""
+    settings, weights = _parts(model)
+    if settings["type"] != "wlo":
+        raise ProbsentError(f"--start-variance needs a WLO model, not {settings['type']}")
+    if not (isinstance(start_variance, (int, float)) and math.isfinite(start_variance) and start_variance > 0):
+        raise InvalidValueError(f"--start-variance must be a positive number, not {start_variance}")
+    factor = math.sqrt(start_variance / float(settings.get("start_variance", 1.0)))
+    with np.errstate(over="ignore"):  # beyond float32: the export's read-back refuses it
+        shift = (weights["shift.weight"].astype(np.float64) * factor).astype(np.float32)
+    return _rebuilt(model, {**settings, "start_variance": float(start_variance)}, {**weights, "shift.weight": shift},
+                    model.vocab)
 
 
 def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: int | None = None,
@@ -83,10 +105,10 @@ def export_model(model: SentenceModel, out: str | os.PathLike[str], max_words: i
     if "export" in training:  # a copy of a copy: keep how the source itself was made
         export["source_export"] = training["export"]
     training["export"] = export
-    dtype = torch.float16 if float16 else torch.float32
+    settings, weights = _parts(small)
     with atomic_path(out, replace=False) as tmp:  # a directory made meanwhile is not replaced
         tmp.mkdir()
-        write_model_dir(tmp, small.encoder, small.vocab, training, dtype=dtype)
+        write_model_files(tmp, settings, weights, small.vocab, training, dtype=np.float16 if float16 else np.float32)
         try:  # what is written must load (a rescaled translation beyond float16, for one)
             read_model(tmp)
         except ProbsentError as exc:

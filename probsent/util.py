@@ -6,6 +6,7 @@ entries most similar to each query, merged block by block so that the corpus str
     hits = util.semantic_search(model.encode(queries)[0], model.encode(corpus)[0], top_k=5)
     hits[0]  # [{"corpus_id": 17, "score": 0.93}, ...], highest score first
 
+``util.cos_sim(a, b)`` is sentence-transformers' matrix of cosines (a NumPy array).
 ``SentenceModel.semantic_search(queries, corpus)`` does the same from sentences (any iterable,
 read ``corpus_chunk_size`` at a time) with any of the model's similarity measures, and
 ``probsent similarity`` from files. Ties are broken by the lower corpus id, so the hits never
@@ -21,7 +22,7 @@ import numpy as np
 from probsent.errors import InvalidValueError
 from probsent.readouts.similarity import measure_matrix
 
-__all__ = ["TopHits", "semantic_search"]
+__all__ = ["TopHits", "cos_sim", "semantic_search"]
 
 CORPUS_CHUNK = 8192  # corpus entries compared at a time
 _MAX_CELLS = 1 << 21  # float64 numbers of work per similarity block (as the API's similarity)
@@ -146,6 +147,35 @@ def semantic_search(query_embeddings: Any, corpus_embeddings: Any, top_k: int = 
         block = corpus[start:start + step]
         hits.add(lambda rows: _cosines(queries[rows], block), count=len(block))
     return hits.hits()
+
+
+def cos_sim(a: Any, b: Any) -> np.ndarray:
+    """The cosine of every row of ``a`` with every row of ``b``, as sentence-transformers'
+    ``util.cos_sim`` (a NumPy array, not a tensor: no torch).
+
+    Parameters
+    ----------
+    a, b : array-like
+        [n, dim] and [m, dim] vectors (a 1-D array is one row), or (mean, variance) tuples, whose
+        means are compared; torch tensors on the CPU are read as arrays.
+
+    Returns
+    -------
+    numpy.ndarray
+        [n, m] float64 cosines; NaN in the row or column of a vector with a NaN (a null
+        sentence's), 0 for a vector of zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from probsent.util import cos_sim
+    >>> cos_sim(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1.0, 1.0])).round(4).tolist()
+    [[0.7071], [0.7071]]
+    """
+    first, second = _means(a), _means(b)
+    if first.shape[1] != second.shape[1]:
+        raise InvalidValueError(f"a has {first.shape[1]} dimensions and b {second.shape[1]}")
+    return _cosines(first, second)
 
 
 def _means(embeddings: Any) -> np.ndarray:

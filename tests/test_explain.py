@@ -1,6 +1,8 @@
 """`explain`: WLO's entropy split exactly into one share per word."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from probsent import ProbsentError
@@ -14,8 +16,8 @@ def test_shares_sum_to_the_sentence_entropy(make_model) -> None:
         explanation = model.explain(sentence)
         assert explanation.entropy == pytest.approx(model.entropy(sentence), abs=1e-3)
         assert [w.token for w in explanation.words] == tokenize(sentence)
-    # a blank sentence has no words: its explanation is the prior alone, while its score is NaN
-    assert model.explain("").words == [] and model.explain("").entropy == model.explain("").prior_entropy
+    # a blank sentence has no words: its entropy is NaN, as its score (issue 50, item 10)
+    assert model.explain("").words == [] and math.isnan(model.explain("").entropy) and math.isnan(model.entropy(""))
     unknown = model.explain("zebras sat").words[0]
     assert unknown.word is None and unknown.entropy == pytest.approx(model.explain("giraffes").words[0].entropy)
 

@@ -7,6 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -49,7 +50,6 @@ print("ok")
     ("probsent.load(sys.argv[1])", "PyTorch"),  # an LSTM model
     ("probsent.load().encode('x', convert_to_tensor=True)", "convert_to_tensor"),
     ("probsent.load().encoder", "torch module"),
-    ("probsent.load().save(sys.argv[1] + '-copy')", "save"),
 ])
 def test_torch_paths_say_so_in_one_line(tmp_path: Path, call: str, needs: str) -> None:
     from probsent.data.vocab import UNKNOWN, Vocabulary
@@ -151,3 +151,53 @@ def test_the_wheel_holds_the_shipped_model_and_the_numpy_inference(tmp_path: Pat
     metadata = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("METADATA"))
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert not any("torch" in line and "extra ==" not in line for line in requires)
+
+
+def test_save_and_export_work_without_torch_and_keep_the_dtype(tmp_path: Path) -> None:
+    """Issue 50, item 16: the core install saves and exports (NumPy and safetensors); a float16
+    model saved stays float16 (the same bytes of weights as the shipped file), and both copies
+    score as the shipped model."""
+    code = WITHOUT_TORCH + """
+import probsent
+from probsent.cli import main
+model = probsent.load()
+model.save(sys.argv[1] + '/saved')
+assert main(['export', '--model', str(model.path), '--out', sys.argv[1] + '/small', '--max-words', '500',
+             '--float16', '--data-dir', sys.argv[1] + '/nowhere']) == 0
+loaded = [name for name in ('torch', 'pyspark', 'spacy') if sys.modules.get(name) is not None]
+assert not loaded, loaded
+print('ok')
+"""
+    out = _python(code, str(tmp_path))
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr
+    from safetensors.numpy import load_file
+
+    import probsent
+
+    shipped = probsent.load()
+    saved, small = load_file(str(tmp_path / "saved" / "model.safetensors")), probsent.load(tmp_path / "small")
+    original = load_file(str(shipped.path / "model.safetensors"))
+    assert {name: (a.dtype, a.tobytes()) for name, a in saved.items()} == \
+        {name: (a.dtype, a.tobytes()) for name, a in original.items()}
+    text = ["It is good.", "The Dow Jones industrial average fell 2.3 % on Tuesday."]
+    assert probsent.load(tmp_path / "saved").specificity(text).tolist() == shipped.specificity(text).tolist()
+    assert len(small.vocab) == 501 and small.specificity("It is good.") == shipped.specificity("It is good.")
+
+
+def test_save_with_torch_keeps_float16_and_writes_float32_once_changed(tmp_path: Path) -> None:
+    """Saving through the torch module keeps a float16 model float16; a weight float16 cannot
+    hold makes it float32 (never a silent rounding)."""
+    import torch
+    from safetensors.numpy import load_file
+
+    import probsent
+
+    model = probsent.load()
+    model.encoder  # the torch module from now on
+    model.save(tmp_path / "same")
+    assert {a.dtype for a in load_file(str(tmp_path / "same" / "model.safetensors")).values()} == {np.dtype("float16")}
+    with torch.no_grad():
+        model.encoder.scale.weight[5, 0] = 1.0 + 2.0 ** -20  # not a float16 number
+    model.save(tmp_path / "changed")
+    stored = load_file(str(tmp_path / "changed" / "model.safetensors"))
+    assert stored["scale.weight"].dtype == np.float32 and stored["scale.weight"][5, 0] == np.float32(1.0 + 2.0 ** -20)

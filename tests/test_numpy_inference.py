@@ -28,6 +28,8 @@ from probsent.model_files import write_model_dir
 from probsent.models import Encoding, build_model
 from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence
+from tests.rounding import (UNIT, encoding_magnitudes, expected_inner_product_bound, log_abs_mean_bound,
+                            mean_rounding_bound)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,35 +105,66 @@ def sentences(data_dir: Path) -> list[str]:
     return out
 
 
+# The tolerances below are derived from the arithmetic (tests/rounding.py), never fitted to a machine.
+
+
 @pytest.mark.parametrize("kind,dtype", [("wlo", torch.float16), ("wlo", torch.float32),
                                         ("wordavg", torch.float32), ("wordsum", torch.float16)])
 def test_numpy_encodings_equal_torch_in_float64(tmp_path: Path, sentences: list[str], kind: str,
                                                 dtype: torch.dtype) -> None:
     """On every evaluation sentence, the NumPy encoder equals the torch module run in float64
-    (mean, log-variance, log|mean|) to 1e-6 relative, and the exact similarity of the two
-    equals torch's."""
+    (mean, log-variance, log|mean|) within the rounding each can make (the bounds above), and
+    the exact similarity of the two equals torch's within the rounding of their exp and log."""
     fast, reference = _both(_random_model(tmp_path, kind, dtype, seed=3))
     ids, offsets = fast._token_ids(sentences)
     ours = fast._arrays.encode(ids, offsets)
     theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
-    scale = np.abs(theirs.mean).max(-1, keepdims=True) + 1e-300  # cancellation: compare to the row's size
-    assert np.max(np.abs(ours.mean - theirs.mean) / scale) < 1e-6
+    n, nu, logs = encoding_magnitudes(fast._arrays.weights, kind, ids, offsets)
+    mean_bound = mean_rounding_bound(n, nu, logs)
+    assert np.all(np.abs(ours.mean - theirs.mean) <= mean_bound)
     if kind == "wlo":
-        np.testing.assert_allclose(ours.logvar, theirs.logvar, rtol=1e-6, atol=1e-9)
-        np.testing.assert_allclose(ours.log_abs_mean, theirs.log_abs_mean, rtol=1e-6, atol=1e-6)
+        # log-variance 2 S_n + log s_0: two orders of summing n logs, n u L each, and one rounding
+        np.testing.assert_array_less(np.abs(ours.logvar - theirs.logvar),
+                                     2 * UNIT * (2 * n * logs + np.abs(theirs.logvar) + 1))
+        # log|mean|: the mean's relative error, log(1 + bound/|mu|), plus an ulp of each log
+        log_bound = log_abs_mean_bound(n, nu, logs, theirs.log_abs_mean)
+        same = ours.log_abs_mean == theirs.log_abs_mean  # -inf (a mean of 0) in both
+        with np.errstate(invalid="ignore"):
+            assert np.all(same | (np.abs(ours.log_abs_mean - theirs.log_abs_mean) <= log_bound))
     pair_a, pair_b = ours.rows(slice(0, -1)), ours.rows(slice(1, None))
     if kind != "wlo":  # vectors: the cosine, probsent.readouts.similarity's reference, against torch's
         cosine = torch.nn.functional.cosine_similarity(torch.from_numpy(pair_a.mean), torch.from_numpy(pair_b.mean))
+        # a dot product and two norms of dim terms, each within dim u of |a||b| (or |a|^2), a
+        # square root and a division: |d cos| <= 2 (2 dim + 4) u for the two libraries
+        width = pair_a.mean.shape[-1]
         np.testing.assert_allclose(measure_pairs("cosine", (pair_a.mean, None), (pair_b.mean, None)),
-                                   cosine.numpy(), rtol=1e-9, atol=1e-12)
+                                   cosine.numpy(), rtol=0, atol=2 * (2 * width + 4) * UNIT)
         return
     wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
                               log_abs_mean=torch.from_numpy(e.log_abs_mean))
     expected = torch_paired_similarity(wide(pair_a), wide(pair_b), exact=True).numpy()
-    # the same formula; an ulp of exp or log differs between NumPy and torch, and a difference of
-    # two nearly equal means amplifies it (3 of 93,119 pairs reach 2.5e-6)
-    np.testing.assert_allclose(paired_expected_inner_product(pair_a, pair_b), expected, rtol=1e-5, atol=1e-9)
-    assert np.median(np.abs(paired_expected_inner_product(pair_a, pair_b) / expected - 1)) < 1e-12
+    # the same formula on the same encodings: only the libraries' exp and log differ
+    ours_similarity = paired_expected_inner_product(pair_a, pair_b)
+    np.testing.assert_array_less(np.abs(ours_similarity - expected), expected_inner_product_bound(pair_a, pair_b))
+
+
+def test_the_rounding_bounds_catch_a_wrong_weight_and_a_wrong_formula(tmp_path: Path, sentences: list[str]) -> None:
+    """The bounds above are tight enough to fail on real mistakes: one scale of the commonest word
+    off by a relative 1e-9, and training's floor on the variance sum used at inference."""
+    fast, reference = _both(_random_model(tmp_path, "wlo", torch.float32, seed=3))
+    ids, offsets = fast._token_ids(sentences)
+    theirs = TorchEncoder(reference.encoder.double(), 32_768).encode(ids, offsets)
+    weights = dict(fast._arrays.weights)
+    bound = mean_rounding_bound(*encoding_magnitudes(weights, "wlo", ids, offsets))
+    scale = weights["scale.weight"].astype(np.float64)
+    scale[np.bincount(ids).argmax(), 3] *= 1 + 1e-9
+    fast._arrays.weights, fast._arrays._tables = {**weights, "scale.weight": scale}, None
+    assert np.any(np.abs(fast._arrays.encode(ids, offsets).mean - theirs.mean) > bound)
+    a, b = theirs.rows(slice(0, -1)), theirs.rows(slice(1, None))
+    wide = lambda e: Encoding(torch.from_numpy(e.mean), torch.from_numpy(e.logvar),  # noqa: E731
+                              log_abs_mean=torch.from_numpy(e.log_abs_mean))
+    floored = torch_paired_similarity(wide(a), wide(b), exact=False).numpy()
+    assert np.any(np.abs(floored - paired_expected_inner_product(a, b)) > expected_inner_product_bound(a, b))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])

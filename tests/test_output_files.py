@@ -276,14 +276,14 @@ def test_export_never_replaces_a_directory_made_during_the_run(tmp_path, monkeyp
     from probsent import ProbsentError
 
     out = tmp_path / "small"
-    write = export.write_model_dir
+    write = export.write_model_files
 
     def and_meanwhile(*args, **kwargs):
         write(*args, **kwargs)
         out.mkdir()  # a user makes the directory, and puts a file in it, while the export runs
         (out / "notes.txt").write_text("mine")
 
-    monkeypatch.setattr(export, "write_model_dir", and_meanwhile)
+    monkeypatch.setattr(export, "write_model_files", and_meanwhile)
     with pytest.raises(ProbsentError, match="appeared during the run"):
         export.export_model(make_model("wlo"), out)
     assert os.listdir(out) == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"

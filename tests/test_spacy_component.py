@@ -62,11 +62,42 @@ def test_doc_sentence_and_token_scores_add_up_to_the_models_entropy(model) -> No
             assert prior + sum(shares) == pytest.approx(model.entropy(sentence.text), abs=1e-9)
             # the specificity's shares have the score's sign: they add up to the specificity
             assert -prior + sum(t._.specificity_share for t in sentence) == pytest.approx(sentence._.specificity)
-    # without sentences: the doc's text is the unit, and no span is scored
+    # without sentences: the doc's text is the unit; a span is scored as its text reads
     doc = pipeline(sentences=False)(TEXTS[0])
     assert not doc.has_annotation("SENT_START")
     assert prior + sum(t._.entropy_share for t in doc) == pytest.approx(model.entropy(TEXTS[0]), abs=1e-9)
-    assert doc[:]._.specificity is None
+    assert doc[:]._.specificity == doc._.specificity
+
+
+def test_document_means_are_over_the_sentences_that_can_be_read(model) -> None:
+    """Issue 50, item 17: a whitespace-only sentence (NaN) or a short one whose P(specific) is
+    withheld ("Thanks!") leaves the means and the total of the others, not NaN."""
+    readable = ["The Dow fell 2.3 % to 10,421.67 on Tuesday.", "The committee approved the budget on Monday."]
+    doc = pipeline()(readable[0] + " Thanks! " + readable[1] + "\n\n \n")
+    parts = [s.text for s in doc.sents]
+    assert "Thanks!" in [p.strip() for p in parts]
+    scores = np.array([model.specificity(text) for text in parts])
+    probabilities = np.array([model.probability(text) for text in parts])
+    assert np.isnan(probabilities).any()  # "Thanks!" (and any blank part) is withheld
+    assert doc._.specificity_mean == pytest.approx(np.nanmean(scores), abs=1e-12)
+    assert doc._.specificity_total == pytest.approx(np.nansum(scores), abs=1e-9)
+    assert doc._.probability_mean == pytest.approx(np.mean(model.probability(readable)), abs=1e-12)
+    blank = pipeline()("  \n ")
+    assert np.isnan(blank._.specificity_mean) and np.isnan(blank._.specificity_total)  # nothing to read
+
+
+def test_any_span_of_an_annotated_doc_has_a_value(model) -> None:
+    """Issue 50, item 17: ``doc[0:4]`` (not a sentence) is scored as its text reads."""
+    doc = pipeline()(TEXTS[0])
+    span = doc[0:4]
+    assert span.text not in [s.text for s in doc.sents]
+    assert span._.specificity == model.specificity(span.text)
+    assert span._.probability == pytest.approx(model.probability(span.text), abs=1e-12, nan_ok=True)
+    assert span._.percentile == pytest.approx(model.percentile(span.text), abs=1e-12, nan_ok=True)
+    assert span._.coverage == model.coverage(span.text)
+    import spacy
+
+    assert spacy.blank("en")("not annotated")[0:1]._.specificity is None
 
 
 def test_each_share_goes_to_the_token_where_its_words_start(model) -> None:

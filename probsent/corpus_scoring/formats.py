@@ -394,10 +394,13 @@ class Sink(Protocol):
 class TextSink:
     """``score<TAB>sentence`` lines (``score<TAB>probability<TAB>sentence`` with
     probabilities), or JSON objects ``{"sentence", "specificity"[, "probability"]}`` rounded
-    to 6 decimals; a missing score is ``nan`` / null."""
+    to 6 decimals; a missing score is ``nan`` / null. ``header`` (tsv): the column names, and
+    ``sentence``, written first as a line of their own."""
 
-    def __init__(self, out: TextIO, fmt: str = "tsv") -> None:
+    def __init__(self, out: TextIO, fmt: str = "tsv", header: list[str] | None = None) -> None:
         self.out, self.fmt = out, fmt
+        if header is not None:
+            out.write("\t".join([*header, SENTENCE]) + "\n")
 
     def write(self, chunk: Chunk, scores: dict[str, np.ndarray]) -> None:
         names = list(scores)
@@ -519,11 +522,12 @@ def check_output(output: str | None, corpus_path: str | None, force: bool) -> No
 
 @contextmanager
 def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format: str = "tsv",
-              stdout: TextIO | None = None, force: bool = False) -> Iterator[Sink]:
+              stdout: TextIO | None = None, force: bool = False, header: bool = False) -> Iterator[Sink]:
     """A sink for ``corpus`` at ``output`` (None or ``-``: standard output, as JSON Lines
     for a columnar input). A file appears at ``output`` only once the block ends without an
     error, and replaces an existing one only with ``force`` (a file that appeared during the
-    run included); a FIFO or device is written directly. Errors writing are one line."""
+    run included); a FIFO or device is written directly. Errors writing are one line.
+    ``header``: a first line of column names (tsv text only; refused for any other output)."""
     stdout = stdout or sys.stdout
     kind = "text" if output in (None, "-") else file_format(output)
     if corpus.kind != "text" and kind == "text":
@@ -531,9 +535,12 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
             raise ProbsentError(f"{output}: a {corpus.kind} input's columns need a .parquet or "
                                 f".jsonl output")
         kind = "jsonl"
+    if header and (kind != "text" or text_format != "tsv"):
+        raise ProbsentError("--header is for tsv output; JSON and Parquet name their columns already")
+    names_line = names if header else None
     if output in (None, "-"):
         try:
-            yield JsonlSink(stdout) if kind == "jsonl" else TextSink(stdout, text_format)
+            yield JsonlSink(stdout) if kind == "jsonl" else TextSink(stdout, text_format, names_line)
             stdout.flush()  # a full disk is seen here, not in Python's last flush at exit
         except BrokenPipeError:
             raise
@@ -555,4 +562,4 @@ def open_sink(output: str | None, corpus: Corpus, names: list[str], text_format:
                 sink.close()
         else:
             with open(path, "w", encoding="utf-8", newline="\n") as out:
-                yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format)
+                yield JsonlSink(out) if kind == "jsonl" else TextSink(out, text_format, names_line)

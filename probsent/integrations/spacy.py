@@ -11,9 +11,13 @@ sentences, or the whole text's where no sentence was split) beside ``doc._.speci
 (their sum); ``doc._.specificity`` and ``doc._.probability`` score the whole text read as one
 sentence (which grows with its length), ``doc._.percentile`` gives its percentile for its length
 (None without a percentile table) and ``doc._.coverage`` the share of its words with an entry of
-their own. Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probability``,
-``span._.percentile`` and ``span._.coverage`` when the pipeline has split sentences. A blank
-text is NaN, as in the API. For models with per-word entropy terms (WLO) each token gets
+their own. The means and the total are over the sentences that can be read: a blank sentence
+(the sentencizer's whitespace between two), or a short one whose P(specific) is withheld
+("Thanks!"), is left out of them, not made their NaN (NaN only where no sentence can be read).
+Each of ``doc.sents`` gets ``span._.specificity``, ``span._.probability``, ``span._.percentile``
+and ``span._.coverage`` when the pipeline has split sentences; any other span of an annotated
+doc (``doc[0:4]``) is scored as its text reads when the attribute is read. A blank text is NaN,
+as in the API. For models with per-word entropy terms (WLO) each token gets
 ``token._.entropy_share`` (its share of its sentence's entropy: negative makes the sentence
 more specific), ``token._.specificity_share`` (minus it: its share of ``span._.specificity``,
 positive makes the sentence more specific, the same sign as the score), and
@@ -67,14 +71,57 @@ ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "s
               "span": ("specificity", "probability", "percentile", "coverage"),
               "token": ("entropy_share", "specificity_share", "specificity_rank", "unknown")}
 _SOURCE_FILE = "model.json"  # in the pipe's folder of a saved pipeline: {"model": source}
+_ANNOTATED_BY = "probsent_model"  # doc.user_data key: the source of the model that annotated the doc
+_MODELS: dict[str, SentenceModel] = {}  # each annotating model by its source (this process)
 
 
 def _register_extensions() -> None:
-    """The ``._.`` attributes the component sets (default None until it runs)."""
-    for owner, names in ((Doc, ATTRIBUTES["doc"]), (Span, ATTRIBUTES["span"]), (Token, ATTRIBUTES["token"])):
+    """The ``._.`` attributes the component sets (default None until it runs); a span's read the
+    values stored for a sentence, or score any other span of an annotated doc (:func:`_span_value`)."""
+    for owner, names in ((Doc, ATTRIBUTES["doc"]), (Token, ATTRIBUTES["token"])):
         for name in names:
             if not owner.has_extension(name):
                 owner.set_extension(name, default=None)
+    for name in ATTRIBUTES["span"]:
+        if not Span.has_extension(name):
+            Span.set_extension(name, getter=lambda span, name=name: _span_value(span, name),
+                               setter=lambda span, value, name=name: span.doc.user_data.__setitem__(
+                                   _span_key(span, name), value))
+
+
+def _span_key(span: Span, name: str) -> tuple:
+    """Where a span's stored value lives in ``doc.user_data`` (saved with the doc, as spaCy's own)."""
+    return ("._.", name, span.start_char, span.end_char)
+
+
+def _span_value(span: Span, name: str) -> float | None:
+    """``span._.name``: the value stored when the doc was annotated (its sentences), else, in a doc
+    the component annotated, the span's text scored by the same model; None in a doc it has not."""
+    stored = span.doc.user_data.get(_span_key(span, name), _MISSING)
+    if stored is not _MISSING:
+        return stored
+    source = span.doc.user_data.get(_ANNOTATED_BY)
+    if source is None:
+        return None
+    model = _MODELS.get(source) or _shared_model(source)
+    text = span.text
+    if name == "coverage":
+        return float(model.coverage(text))
+    scores = np.atleast_1d(model.specificity([text]))
+    if name == "specificity":
+        return float(scores[0])
+    if name == "probability":
+        return float(probability_of_scores(model, scores, [text])[0]) if model.calibration is not None else None
+    return float(percentile_of_scores(model, scores, [text])[0]) if model.percentiles is not None else None
+
+
+_MISSING = object()
+
+
+def _readable_mean(values: np.ndarray) -> float:
+    """The mean of the values that are not NaN (a blank or withheld sentence's); NaN if none is."""
+    readable = values[~np.isnan(values)]
+    return float(readable.mean()) if len(readable) else float("nan")
 
 
 @lru_cache(maxsize=8)
@@ -161,16 +208,20 @@ class SpecificityComponent:
         probabilities = probability_of_scores(self.model, scores, texts) if calibrated else None
         tabled = self.model.percentiles is not None
         percentiles = percentile_of_scores(self.model, scores, texts) if tabled else None
+        _MODELS.setdefault(self.source, self.model)
         start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
+            if _MODELS[self.source] is self.model:  # other spans are scored by this model when read
+                doc.user_data[_ANNOTATED_BY] = self.source
             doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])
             doc._.probability = None if probabilities is None else float(probabilities[k])
             doc._.percentile = float(percentiles[k]) if tabled else None
             parts = slice(start, start + len(spans)) if spans else slice(k, k + 1)  # no sentences: the text
             start += len(spans)
-            doc._.specificity_mean = float(np.mean(scores[parts]))
-            doc._.specificity_total = float(np.sum(scores[parts]))
-            doc._.probability_mean = float(np.mean(probabilities[parts])) if calibrated else None
+            readable = scores[parts][~np.isnan(scores[parts])]  # a blank sentence is no part of them
+            doc._.specificity_mean = _readable_mean(scores[parts])
+            doc._.specificity_total = float(readable.sum()) if len(readable) else float("nan")
+            doc._.probability_mean = _readable_mean(probabilities[parts]) if calibrated else None
             for row, span in zip(range(parts.start, parts.stop), spans):
                 span._.specificity, span._.coverage = float(scores[row]), float(coverage[row])
                 span._.probability = float(probabilities[row]) if calibrated else None

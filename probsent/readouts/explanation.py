@@ -148,7 +148,10 @@ class Explanation:
 
     @property
     def entropy(self) -> float:
-        """The sentence's entropy: ``prior_entropy`` plus every word's share."""
+        """The sentence's entropy: ``prior_entropy`` plus every word's share; NaN for a sentence
+        without tokens (blank), as :meth:`probsent.SentenceModel.entropy` gives."""
+        if not self.words:
+            return math.nan
         return self.prior_entropy + sum(w.entropy for w in self.words)
 
     @property
@@ -175,8 +178,9 @@ class Explanation:
         """The sentence, its entropy, the prior's and the word terms' total, its specificity,
         coverage, percentile, P(specific) and note, and :meth:`rows` (JSON-ready: NaN becomes None)."""
         rows = [{key: _json_number(value) for key, value in row.items()} for row in self.rows()]
-        return {"sentence": self.sentence, "entropy": self.entropy, "prior_entropy": self.prior_entropy,
-                "word_terms": self.entropy - self.prior_entropy, "specificity": self.specificity,
+        return {"sentence": self.sentence, "entropy": _json_number(self.entropy), "prior_entropy": self.prior_entropy,
+                "word_terms": _json_number(self.entropy - self.prior_entropy),
+                "specificity": _json_number(self.specificity),
                 "coverage": _json_number(self.coverage), "percentile": _json_number(self.percentile),
                 "probability": _json_number(self.probability), "note": self.note, "words": rows}
 
@@ -193,6 +197,13 @@ class Explanation:
                 parts.append(f"P(specific) {self.probability:.2f}")
         parts.append(f"coverage {self.coverage:.2f}")
         return " · ".join(parts)
+
+    def __repr__(self) -> str:
+        """The table ``probsent explain`` prints (:mod:`probsent.readouts.explanation_table`), the
+        sentence above it."""
+        from probsent.readouts.explanation_table import explanation_text
+
+        return explanation_text(self, with_sentence=True).rstrip("\n")
 
     def _repr_html_(self) -> str:
         """The notebook display: the sentence as typed, each word coloured by its term on the
