@@ -227,11 +227,9 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
-    from probsent.api import load
+    from probsent.api import load, scoring_engine
     from probsent.files.user_output import standard_output
-    from probsent.readouts.scoring_model import scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
-    from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
 
     check_output(args.output, args.input, args.force)
@@ -239,11 +237,11 @@ def _run_specificity(args: argparse.Namespace) -> int:
         standard_output("--output FILE")
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = scoring_model(load(args.model))
+    model = scoring_engine(load(args.model))
     if args.probability:
-        require_calibration(model)
+        model.require_calibration()
     if args.percentile:
-        require_percentiles(model)
+        model.require_percentiles()
     progress = sys.stderr.isatty() and not args.sentences
     workers = _workers(args.workers)
     columns = score_columns(args.probability, args.percentile, args.coverage)
@@ -314,15 +312,14 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, standard_output, writing_output
-    from probsent.api import load
+    from probsent.api import load, scoring_engine
     from probsent.readouts.explanation_table import explanation_text
-    from probsent.readouts.scoring_model import scoring_model
 
     out = standard_output()
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
-    model = scoring_model(load(args.model))
+    model = scoring_engine(load(args.model))
     explanations = [model.explain(sentence) for sentence in sentences]
     color = out.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)

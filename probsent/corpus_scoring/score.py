@@ -15,8 +15,7 @@ import numpy as np
 from probsent.corpus_scoring.formats import (CHUNK, COVERAGE, PERCENTILE, PROBABILITY, SCORE, Chunk, Sink, TextSink,
                                              iter_lines, text_chunks)
 from probsent.corpus_scoring.workers import score_chunks
-from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
-                                              require_calibration, require_percentiles)
+from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.text.token_ids import LOW_COVERAGE
 
 __all__ = ["Scored", "iter_lines", "score_corpus", "score_columns", "score_stream"]
@@ -38,7 +37,7 @@ def score_columns(probability: bool = False, percentile: bool = False, coverage:
                                                (COVERAGE, coverage)) if asked]
 
 
-def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
+def score_corpus(model: ScoringEngine, chunks: Iterable[Chunk], sink: Sink, workers: int = 1,
                  batch_size: int = 256, probability: bool = False, progress: bool = False,
                  percentile: bool = False, coverage: bool = False) -> Scored:
     """Score every chunk's texts and write the chunk with its new columns to ``sink``, in
@@ -48,9 +47,9 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
     Returns the rows written and how many have a low coverage. Memory holds a few chunks at a time.
     """
     if probability:
-        require_calibration(model)
+        model.require_calibration()
     if percentile:
-        require_percentiles(model)
+        model.require_percentiles()
     bar = None
     if progress:
         from tqdm import tqdm
@@ -60,9 +59,9 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
         for chunk, (scores, shares) in score_chunks(model, ((c, c.texts) for c in chunks), workers, batch_size):
             columns = {SCORE: scores}
             if probability:  # the columns in this order: specificity, probability, percentile, coverage
-                columns[PROBABILITY] = probability_of_scores(model, scores, chunk.texts)
+                columns[PROBABILITY] = model.probability_of_scores(scores, chunk.texts)
             if percentile:
-                columns[PERCENTILE] = percentile_of_scores(model, scores, chunk.texts)
+                columns[PERCENTILE] = model.percentile_of_scores(scores, chunk.texts)
             if probability or percentile:
                 read = columns[PERCENTILE if percentile else PROBABILITY]
                 scored.withheld += int(np.count_nonzero(np.isnan(read) & ~np.isnan(scores)))
@@ -79,7 +78,7 @@ def score_corpus(model: ScoringModel, chunks: Iterable[Chunk], sink: Sink, worke
     return scored
 
 
-def score_stream(model: ScoringModel, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
+def score_stream(model: ScoringEngine, lines: Iterable[str], out: TextIO, fmt: str = "tsv",
                  chunk: int = CHUNK, batch_size: int = 256, progress: bool = False,
                  probability: bool = False, workers: int = 1) -> int:
     """Write one line per input line: ``score<TAB>sentence`` (tsv) or a JSON object (json);

@@ -55,12 +55,11 @@ with needs_extra("spacy", "probsent's spaCy component"):
     from spacy.tokens import Doc, Span, Token
     from spacy.util import minibatch
 
-from probsent.api import MAX_TOKENS, SentenceModel, load
+from probsent.api import MAX_TOKENS, SentenceModel, load, scoring_engine
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import write_json
 from probsent.model_directory import DEFAULT_NAME, MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
-from probsent.readouts.score_readings import percentile_of_scores, probability_of_scores, term_table
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
@@ -104,15 +103,15 @@ def _span_value(span: Span, name: str) -> float | None:
     if source is None:
         return None
     model = _MODELS.get(source) or _shared_model(source)
-    text = span.text
+    engine, text = scoring_engine(model), span.text
     if name == "coverage":
         return float(model.coverage(text))
-    scores = np.atleast_1d(model.specificity([text]))
+    scores = np.atleast_1d(model.specificity([text]))  # the API's: NaN for a blank text
     if name == "specificity":
         return float(scores[0])
     if name == "probability":
-        return float(probability_of_scores(model, scores, [text])[0]) if model.calibration is not None else None
-    return float(percentile_of_scores(model, scores, [text])[0]) if model.percentiles is not None else None
+        return float(engine.probability_of_scores(scores, [text])[0]) if engine.calibration is not None else None
+    return float(engine.percentile_of_scores(scores, [text])[0]) if engine.percentiles is not None else None
 
 
 _MISSING = object()
@@ -167,7 +166,7 @@ class SpecificityComponent:
             self._terms = None
             if self.model.probabilistic:
                 try:
-                    table = term_table(self.model, "token shares")
+                    table = scoring_engine(self.model).term_table("token shares")
                 except ProbsentError:  # no per-word terms (LSTMGaussian)
                     pass
                 else:
@@ -202,12 +201,13 @@ class SpecificityComponent:
     def _annotate(self, docs: list[Doc]) -> list[Doc]:
         sentences = [list(doc.sents) if doc.has_annotation("SENT_START") else [] for doc in docs]
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
+        engine = scoring_engine(self.model)
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         coverage = np.atleast_1d(self.model.coverage(texts))
-        calibrated = self.model.calibration is not None
-        probabilities = probability_of_scores(self.model, scores, texts) if calibrated else None
-        tabled = self.model.percentiles is not None
-        percentiles = percentile_of_scores(self.model, scores, texts) if tabled else None
+        calibrated = engine.calibration is not None
+        probabilities = engine.probability_of_scores(scores, texts) if calibrated else None
+        tabled = engine.percentiles is not None
+        percentiles = engine.percentile_of_scores(scores, texts) if tabled else None
         _MODELS.setdefault(self.source, self.model)
         start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
