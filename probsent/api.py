@@ -23,6 +23,7 @@ from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tens
 from probsent.inputs import Texts, texts
 from probsent.model_directory import CONFIG as CONFIG_FILE, DEFAULT_MODEL, read_consistently, read_model, resolve_model_dir
 from probsent.readouts.percentiles import PercentileTable
+from probsent.readouts.readout_table import READOUTS, Readout, ScoredTexts
 from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
@@ -239,6 +240,27 @@ class SentenceModel:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
         finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
         return self._engine.encode(sentences, batch_size)
+
+    def _read(self, name: str, sentences: Sentences, batch_size: int = 256,
+              show_progress_bar: bool | None = None) -> Any:
+        """The read-out ``name`` of :data:`probsent.readouts.readout_table.READOUTS` for
+        ``sentences``, in the caller's shape (see :meth:`_values`); a one-line error first where
+        the model lacks what it needs."""
+        readout, engine = READOUTS[name], self._engine
+        readout.require(engine)
+        return self._values(sentences, name, lambda items: readout.of(ScoredTexts(engine, items, batch_size)),
+                            show_progress_bar)
+
+    def __getattr__(self, name: str) -> Any:
+        """A read-out of the table without a method written here (a plug-in's): ``model.NAME(
+        sentences, batch_size=256, *, show_progress_bar=None)``."""
+        readout = None if name.startswith("_") else READOUTS.get(name)
+        if readout is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return _readout_method(readout).__get__(self)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(READOUTS))
 
     def _values(self, sentences: Sentences, name: str, compute, show_progress_bar: bool | None = None) -> Any:
         """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see
@@ -585,10 +607,7 @@ class SentenceModel:
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
-        engine = self._engine
-        engine.require_calibration()
-        return self._values(sentences, "probability", lambda items: engine.probability_of_scores(
-            engine.specificity(items, batch_size), items), show_progress_bar)
+        return self._read("probability", sentences, batch_size, show_progress_bar)
 
     @_shared_parameters
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
@@ -682,10 +701,7 @@ class SentenceModel:
         >>> model.percentile("Einstein published relativity in 1905.") > 90
         True
         """
-        engine = self._engine
-        engine.require_percentiles()
-        return self._values(sentences, "percentile", lambda items: engine.percentile_of_scores(
-            engine.specificity(items, batch_size), items), show_progress_bar)
+        return self._read("percentile", sentences, batch_size, show_progress_bar)
 
     @_shared_parameters
     def coverage(self, sentences: Sentences):
@@ -710,7 +726,7 @@ class SentenceModel:
         >>> model.coverage(["A man plays a guitar.", "xqzzy blorp", ""]).tolist()
         [1.0, 0.0, nan]
         """
-        return self._values(sentences, "coverage", self._engine.coverage)
+        return self._read("coverage", sentences)
 
     def explain(self, sentence: "str | Iterable[str]") -> "Explanation | list[Explanation]":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -784,6 +800,22 @@ class SentenceModel:
         save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
                    self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+
+
+def _readout_method(readout: Readout) -> Any:
+    """The API method of a read-out declared in :mod:`probsent.readouts.readout_table` without
+    one written in :class:`SentenceModel`, documented from its declaration."""
+    def method(self: SentenceModel, sentences: Sentences, batch_size: int = 256, *,
+               show_progress_bar: bool | None = None) -> Any:
+        return self._read(readout.name, sentences, batch_size, show_progress_bar)
+
+    method.__name__ = method.__qualname__ = readout.name
+    method.__doc__ = (f"The read-out {readout.name!r} of each sentence: {readout.help} "
+                      f"(:mod:`probsent.readouts.readout_table`). NaN for a null or blank item; a pandas "
+                      f"Series gives a Series with its index.\n\nParameters\n----------\n{{sentences}}\n"
+                      f"{{batch_size}}\n{{show_progress_bar}}\n\nReturns\n-------\nnumpy.ndarray, float or "
+                      f"pandas.Series\n    {readout.type}, one value per sentence.\n")
+    return _shared_parameters(method)
 
 
 def _is_encoding_tuple(given: Any) -> bool:

@@ -43,11 +43,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
+from probsent.corpus_scoring.formats import SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
 from probsent.model_directory import files_digest, read_consistently, read_model_files, resolve_model_dir
 from probsent.api import SentenceModel, scoring_engine
+from probsent.readouts.readout_table import ScoredTexts, asked
 from probsent.corpus_scoring.workers import cached_model, limit_threads, with_sentence
 
 Model = Union[str, os.PathLike, "SentenceModel", None]
@@ -55,7 +56,7 @@ Model = Union[str, os.PathLike, "SentenceModel", None]
 
 def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
                     probability: bool = False, batch_size: int = 256, percentile: bool = False,
-                    coverage: bool = False) -> DataFrame:
+                    coverage: bool = False, **readouts: bool) -> DataFrame:
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
     string column ``column``; with ``probability`` also P(specific) for the sentence's length
     from the model's calibration, with ``percentile`` the percentile for the sentence's length
@@ -76,6 +77,9 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         :meth:`~probsent.api.SentenceModel.probability`, ``percentile`` and ``coverage``).
     batch_size : int, default 256
         Sentences per batch in each worker.
+    **readouts : bool
+        Any other read-out of :mod:`probsent.readouts.readout_table` by its name (``NAME=True``
+        adds its column, as the API's ``model.NAME``); an unknown name is a one-line error.
 
     Returns
     -------
@@ -94,13 +98,12 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     True
     >>> spark.stop()
     """
+    wanted = {"probability": probability, "percentile": percentile, "coverage": coverage, **readouts}
+    adding = asked([name for name, yes in wanted.items() if yes])  # the read-outs themselves go to the executors
     shipped, local = _ship(df, model)
-    engine = scoring_engine(local)
-    if probability:
-        engine.require_calibration()
-    if percentile:
-        engine.require_percentiles()
-    names = score_columns(probability, percentile, coverage)
+    for readout in adding:
+        readout.require(scoring_engine(local))
+    names = score_columns([r.name for r in adding])
     _check_column(df, column, names)
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
@@ -108,14 +111,8 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         executor_engine = scoring_engine(_executor_model(shipped))
         sentences = _texts(texts)
         values, shares = executor_engine.scores_and_coverage(sentences, batch_size)  # one tokenization
-        columns = {SCORE: values}
-        if probability:
-            columns[PROBABILITY] = executor_engine.probability_of_scores(values, sentences)
-        if percentile:
-            columns[PERCENTILE] = executor_engine.percentile_of_scores(values, sentences)
-        if coverage:
-            columns[COVERAGE] = shares
-        return pd.DataFrame(columns)
+        batch = ScoredTexts(executor_engine, sentences, batch_size, values, shares)
+        return pd.DataFrame({SCORE: values, **{r.name: r.of(batch) for r in adding}})
 
     return _with_fields(df, score(F.col(_quoted(column))))
 

@@ -119,11 +119,11 @@ def _run_in_worker(work: Callable[[Any, Sequence[str | None], int], R], texts: S
     return work(_WORKER_MODEL[0], texts, batch_size)
 
 
-def score_chunks(model: ScoringEngine, items: Iterable[tuple[T, Sequence[str | None]]],
+def score_chunks(engine: ScoringEngine, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
     is :func:`scores_and_coverage`'s [2, n] array (see :func:`chunk_results`)."""
-    return chunk_results(model, scores_and_coverage, items, workers, batch_size)
+    return chunk_results(engine, scores_and_coverage, items, workers, batch_size)
 
 
 _QUIET_TRACKER = "ignore:resource_tracker:UserWarning"  # its messages start "resource_tracker: "

@@ -60,15 +60,23 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import write_json
 from probsent.model_directory import DEFAULT_NAME, MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
+from probsent.readouts.readout_table import READOUTS, ScoredTexts
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
-# every attribute the component sets (spaCy's ``assigns``)
-ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "specificity_mean", "specificity_total",
-                      "probability_mean"),
-              "span": ("specificity", "probability", "percentile", "coverage"),
-              "token": ("entropy_share", "specificity_share", "specificity_rank", "unknown")}
+_DOC_MEANS = ("specificity_mean", "specificity_total", "probability_mean")
+_TOKEN = ("entropy_share", "specificity_share", "specificity_rank", "unknown")
+
+
+def attributes() -> dict[str, tuple[str, ...]]:
+    """Every attribute the component sets, by owner: a doc's and a span's specificity and each
+    read-out of :mod:`probsent.readouts.readout_table` (its name), a doc's means, a token's shares."""
+    scored = ("specificity", *READOUTS)
+    return {"doc": scored + _DOC_MEANS, "span": scored, "token": _TOKEN}
+
+
+ATTRIBUTES = attributes()  # as declared when this module was imported (spaCy's ``assigns``)
 _SOURCE_FILE = "model.json"  # in the pipe's folder of a saved pipeline: {"model": source}
 _ANNOTATED_BY = "probsent_model"  # doc.user_data key: the source of the model that annotated the doc
 _MODELS: dict[str, SentenceModel] = {}  # each annotating model by its source (this process)
@@ -77,11 +85,12 @@ _MODELS: dict[str, SentenceModel] = {}  # each annotating model by its source (t
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs); a span's read the
     values stored for a sentence, or score any other span of an annotated doc (:func:`_span_value`)."""
-    for owner, names in ((Doc, ATTRIBUTES["doc"]), (Token, ATTRIBUTES["token"])):
+    declared = attributes()
+    for owner, names in ((Doc, declared["doc"]), (Token, declared["token"])):
         for name in names:
             if not owner.has_extension(name):
                 owner.set_extension(name, default=None)
-    for name in ATTRIBUTES["span"]:
+    for name in declared["span"]:
         if not Span.has_extension(name):
             Span.set_extension(name, getter=lambda span, name=name: _span_value(span, name),
                                setter=lambda span, value, name=name: span.doc.user_data.__setitem__(
@@ -104,14 +113,11 @@ def _span_value(span: Span, name: str) -> float | None:
         return None
     model = _MODELS.get(source) or _shared_model(source)
     engine, text = scoring_engine(model), span.text
-    if name == "coverage":
-        return float(model.coverage(text))
     scores = np.atleast_1d(model.specificity([text]))  # the API's: NaN for a blank text
     if name == "specificity":
         return float(scores[0])
-    if name == "probability":
-        return float(engine.probability_of_scores(scores, [text])[0]) if engine.calibration is not None else None
-    return float(engine.percentile_of_scores(scores, [text])[0]) if engine.percentiles is not None else None
+    readout = READOUTS[name]
+    return float(readout.of(ScoredTexts(engine, [text], scores=scores))[0]) if readout.available(engine) else None
 
 
 _MISSING = object()
@@ -203,19 +209,18 @@ class SpecificityComponent:
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
         engine = scoring_engine(self.model)
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
-        coverage = np.atleast_1d(self.model.coverage(texts))
-        calibrated = engine.calibration is not None
-        probabilities = engine.probability_of_scores(scores, texts) if calibrated else None
-        tabled = engine.percentiles is not None
-        percentiles = engine.percentile_of_scores(scores, texts) if tabled else None
+        batch = ScoredTexts(engine, texts, self.batch_size, scores)
+        read = {r.name: r.of(batch) if r.available(engine) else None for r in READOUTS.values()}  # None: not calibrated
+        probabilities = read.get("probability")
+        calibrated = probabilities is not None
         _MODELS.setdefault(self.source, self.model)
         start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
             if _MODELS[self.source] is self.model:  # other spans are scored by this model when read
                 doc.user_data[_ANNOTATED_BY] = self.source
-            doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])
-            doc._.probability = None if probabilities is None else float(probabilities[k])
-            doc._.percentile = float(percentiles[k]) if tabled else None
+            doc._.specificity = float(scores[k])
+            for name, values in read.items():
+                setattr(doc._, name, None if values is None else float(values[k]))
             parts = slice(start, start + len(spans)) if spans else slice(k, k + 1)  # no sentences: the text
             start += len(spans)
             readable = scores[parts][~np.isnan(scores[parts])]  # a blank sentence is no part of them
@@ -223,9 +228,9 @@ class SpecificityComponent:
             doc._.specificity_total = float(readable.sum()) if len(readable) else float("nan")
             doc._.probability_mean = _readable_mean(probabilities[parts]) if calibrated else None
             for row, span in zip(range(parts.start, parts.stop), spans):
-                span._.specificity, span._.coverage = float(scores[row]), float(coverage[row])
-                span._.probability = float(probabilities[row]) if calibrated else None
-                span._.percentile = float(percentiles[row]) if tabled else None
+                span._.specificity = float(scores[row])
+                for name, values in read.items():
+                    setattr(span._, name, None if values is None else float(values[row]))
             if self.terms is not None:
                 for span in spans or [doc[:]]:
                     self._assign_shares(span)

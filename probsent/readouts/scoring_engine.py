@@ -37,6 +37,7 @@ from probsent.text.utf8_texts import Utf8Texts
 __all__ = ["ScoringEngine"]
 
 Texts = Union[Sequence[Union[str, None]], Utf8Texts]
+_FILES = {"calibration": CALIBRATION, "percentiles": PERCENTILES}  # the file ``probsent calibrate`` writes for each
 
 
 class ScoringEngine:
@@ -172,13 +173,19 @@ class ScoringEngine:
 
     # -- readings of scores ------------------------------------------------------------------
 
+    def require(self, part: str) -> Any:
+        """The model's ``part`` ("calibration" or "percentiles", as a read-out names what it
+        needs: :mod:`probsent.readouts.readout_table`); a one-line error saying how to make it
+        where the model has none."""
+        return made_by_calibrate(getattr(self, part), self.path, _FILES[part])
+
     def require_calibration(self) -> Calibration:
         """The calibration; a one-line error saying how to make one where the model has none."""
-        return made_by_calibrate(self.calibration, self.path, CALIBRATION)
+        return self.require("calibration")
 
     def require_percentiles(self) -> PercentileTable:
         """The percentile table; a one-line error saying how to make one where the model has none."""
-        return made_by_calibrate(self.percentiles, self.path, PERCENTILES)
+        return self.require("percentiles")
 
     def percentile_of_scores(self, scores: np.ndarray, sentences: Texts) -> np.ndarray:
         """The percentile for their length (:mod:`probsent.readouts.percentiles`) of sentences
