@@ -116,8 +116,10 @@ def _span_value(span: Span, name: str) -> float | None:
     scores = np.atleast_1d(model.specificity([text]))  # the API's: NaN for a blank text
     if name == "specificity":
         return float(scores[0])
-    readout = READOUTS[name]
-    return float(readout.of(ScoredTexts(engine, [text], scores=scores))[0]) if readout.available(engine) else None
+    readout = READOUTS.get(name)  # None: a read-out taken away since its attribute was made
+    if readout is None or not readout.available(engine):
+        return None
+    return float(readout.of(ScoredTexts(engine, [text], scores=scores))[0])
 
 
 _MISSING = object()
@@ -207,6 +209,7 @@ class SpecificityComponent:
     def _annotate(self, docs: list[Doc]) -> list[Doc]:
         sentences = [list(doc.sents) if doc.has_annotation("SENT_START") else [] for doc in docs]
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
+        _register_extensions()  # a read-out declared since this pipe was made has its attributes too
         engine = scoring_engine(self.model)
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
         batch = ScoredTexts(engine, texts, self.batch_size, scores)
