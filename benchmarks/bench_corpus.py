@@ -174,13 +174,12 @@ def one_sentence(repeat: int) -> tuple[float, int]:
 def step_profile(parquet: Path, out: Path, count: int) -> list[tuple[str, float]]:
     """(step, CPU microseconds per sentence) of scoring the first ``count`` rows of ``parquet``
     chunk by chunk in this process, as a worker and the parent do it."""
-    from probsent.api import load
-    from probsent.readouts.scoring_model import scoring_model
+    from probsent.api import load, scoring_engine
     from probsent.text.segment_sums import term_sums
     from probsent.text.tokenize import tokenize_many
     from probsent.text.utf8_texts import Utf8Texts
 
-    table = scoring_model(load())
+    table = scoring_engine(load()).term_table("scoring")
     table.token_ids(Utf8Texts.from_strings(["warm up."]))
     steps = dict.fromkeys(["read a Parquet batch (8,192 rows)", "the text column as Utf8Texts (its bytes)",
                            "compiled tokenizer: vocabulary ids", "term sums (compiled), NaN for no sentence",
@@ -223,10 +222,9 @@ def step_profile(parquet: Path, out: Path, count: int) -> list[tuple[str, float]
 START_UP = """
 import time
 start = time.perf_counter()
-from probsent.api import load
-from probsent.readouts.scoring_model import scoring_model
+from probsent.api import load, scoring_engine
 from probsent.text.utf8_texts import Utf8Texts
-table = scoring_model(load())
+table = scoring_engine(load()).term_table("scoring")
 loaded = time.perf_counter()
 import numba
 imported = time.perf_counter()

@@ -1,7 +1,6 @@
 """The Python API: ``model = probsent.load(path)``, then encode / entropy / specificity / similarity."""
 from __future__ import annotations
 
-import copy
 import os
 import re
 import sys
@@ -19,21 +18,19 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
-from probsent.inference.arrays import (ArrayEncoding, gaussian_entropy, saturated, saturated_variance, unit_means,
-                                       vector_norms)
+from probsent.inference.arrays import ArrayEncoding, saturated, saturated_variance, unit_means
 from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_directory import CONFIG as CONFIG_FILE, DEFAULT_MODEL, read_consistently, read_model, resolve_model_dir
 from probsent.readouts.percentiles import PercentileTable
-from probsent.readouts.score_readings import (percentile_of_scores, probability_of_scores, require_calibration,
-                                             require_percentiles)
-from probsent.readouts.withheld import notes, withheld
+from probsent.readouts.readout_table import READOUTS, Readout, ScoredTexts
+from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
 from probsent.util import CORPUS_CHUNK, TopHits
-from probsent.readouts.word_terms import MAX_TOKENS, WordTermTable, prior_entropy
+from probsent.readouts.word_terms import MAX_TOKENS
 
 if TYPE_CHECKING:
     import torch
@@ -59,7 +56,6 @@ ENCODE_CHUNK = 8192
 # A similarity matrix is computed in blocks of at most about this many float64 numbers of work
 # (a block of r x c pairs of a probabilistic model holds r x c x dim), whatever N x M.
 MAX_SIMILARITY_CELLS = 1 << 21
-DEVICES = ("auto", "cpu", "cuda")  # as ``probsent train --device``; also "cuda:N"
 
 # The Parameters entries that several methods share, each written once as (numpydoc's "name :
 # type" line, its description): a method's docstring holds "{name}" alone on a line of its
@@ -119,25 +115,47 @@ class SentenceModel:
         self._torch_encoder: Any = None
         self.vocab = vocab
         self.config = config or {}
-        self.calibration = calibration
-        self.percentiles = percentiles  # the percentile table for the sentence's length, if any
-        self.path = path  # the directory it was loaded from, if any
+        # what scores, and holds the calibration, percentile table, directory and tokenizer: made
+        # on first use (see _engine) from these parts and the files' identity load gives it
+        self._scoring: ScoringEngine | None = None
+        self._parts: tuple = (calibration, percentiles, path)
         self._source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
-        self._ids: TokenIds | None = None  # made on first use: see _token_ids
-        self._terms: tuple[tuple, WordTermTable] | None = None  # (weights' versions, table)
 
     def __getstate__(self) -> dict[str, Any]:
-        """A frozen copy for another process (corpus scoring's workers): the model, without the
-        tokenizer's caches and lock and the term table, which the copy builds again."""
-        return {**self.__dict__, "_ids": None, "_terms": None, "_torch_encoder": None}
+        """A frozen copy for another process (corpus scoring's workers): the model and what its
+        engine reads beside the weights, without the tokenizer's caches and lock and the term
+        table, which the copy builds again."""
+        engine = self._engine
+        return {**self.__dict__, "_scoring": None, "_parts": (engine.calibration, engine.percentiles, engine.path),
+                "_source_files": engine.source_files, "_torch_encoder": None}
+
+    @property
+    def _engine(self) -> ScoringEngine:
+        """The model's one scoring engine (:mod:`probsent.readouts.scoring_engine`), made on
+        first use (loading a model reads its files and makes nothing else), then the only holder
+        of the calibration, the percentile table and the directory."""
+        if self._scoring is None:
+            self._scoring = ScoringEngine(self.vocab, self._what_encodes, *self._parts)
+            self._scoring.source_files = self._source_files
+        return self._scoring
+
+    calibration = property(lambda self: self._engine.calibration,
+                           lambda self, value: setattr(self._engine, "calibration", value),
+                           doc="P(specific)'s calibration (probsent.readouts.calibration), None without one.")
+    percentiles = property(lambda self: self._engine.percentiles,
+                           lambda self, value: setattr(self._engine, "percentiles", value),
+                           doc="The percentile table for the sentence's length, None without one.")
+    path = property(lambda self: self._engine.path, lambda self, value: setattr(self._engine, "path", value),
+                    doc="The directory the model was loaded from, if any.")
 
     @property
     def _token_ids(self) -> TokenIds:
-        """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens: made on first use
-        (loading a model makes no tokenizer), then shared by every call."""
-        if self._ids is None:
-            self._ids = TokenIds(self.vocab.index, MAX_TOKENS)
-        return self._ids
+        """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens (the engine's)."""
+        return self._engine.token_ids
+
+    def _what_encodes(self) -> Any:
+        """What encodes now (:attr:`_encoder`), asked by the engine at each call."""
+        return self._encoder
 
     @property
     def encoder(self) -> "SentenceEncoder":
@@ -192,7 +210,7 @@ class SentenceModel:
         device = _available_device(device)
         if self._arrays is not None and isinstance(device, str) and device == "cpu":
             return self
-        self.encoder.to(resolve_device(device))
+        self.encoder.to(_torch_device(device))
         return self
 
     def __repr__(self) -> str:
@@ -221,29 +239,28 @@ class SentenceModel:
     def _encode(self, sentences: Sequence[str], batch_size: int) -> ArrayEncoding:
         """The sentences' encodings, each of its first MAX_TOKENS tokens, saturated to float32's
         finite range (see :func:`saturated`); log|mean| in float64 where the model has it."""
-        batch_size = check_batch_size(batch_size)
-        flat, offsets = self._token_ids(sentences)
-        return self._encoder.encode(flat, offsets, batch_size).saturated()
+        return self._engine.encode(sentences, batch_size)
 
-    def _term_table(self, purpose: str) -> WordTermTable:
-        """The model's per-word entropy terms as a :class:`WordTermTable` (float64: the prior's
-        entropy and WLO's sum_d log|A_w,d| per word), rebuilt when the weights change.
+    def _read(self, name: str, sentences: Sentences, batch_size: int = 256,
+              show_progress_bar: bool | None = None) -> Any:
+        """The read-out ``name`` of :data:`probsent.readouts.readout_table.READOUTS` for
+        ``sentences``, in the caller's shape (see :meth:`_values`); a one-line error first where
+        the model lacks what it needs."""
+        readout, engine = READOUTS[name], self._engine
+        readout.require(engine)
+        return self._values(sentences, name, lambda items: readout.of(ScoredTexts(engine, items, batch_size)),
+                            show_progress_bar)
 
-        Scoring with it is exact: the prior plus the sentence's terms, summed in NumPy's order,
-        the same bits however the sentences are batched (a batched float32 pass can differ in
-        the last bit with the batch's shape)."""
-        encoder = self._encoder
-        if not encoder.has_word_entropy_terms:
-            raise ProbsentError(f"{purpose} needs a WLO model, not {encoder.type_name}")
-        version = (id(encoder), encoder.weights_version())
-        if self._terms is None or self._terms[0] != version:
-            # entropy and explain only: probability and percentile read the model's own calibration
-            # and table, so that calibrating the model later needs no rebuild
-            table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
-                                  prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
-                                  path=self.path, token_ids=self._token_ids)
-            self._terms = (version, table)
-        return self._terms[1]
+    def __getattr__(self, name: str) -> Any:
+        """A read-out of the table without a method written here (a plug-in's): ``model.NAME(
+        sentences, batch_size=256, *, show_progress_bar=None)``."""
+        readout = None if name.startswith("_") else READOUTS.get(name)
+        if readout is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return _readout_method(readout).__get__(self)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(READOUTS))
 
     def _values(self, sentences: Sentences, name: str, compute, show_progress_bar: bool | None = None) -> Any:
         """``compute(list of str)`` -> per-sentence values, returned in the caller's shape (see
@@ -376,15 +393,8 @@ class SentenceModel:
         """
         if not self.probabilistic:
             raise ProbsentError(f"a {self._encoder.type_name} model is deterministic: it has no entropy")
-        return self._values(sentences, "entropy", lambda items: self._entropy_values(items, batch_size),
+        return self._values(sentences, "entropy", lambda items: self._engine.entropy(items, batch_size),
                             show_progress_bar)
-
-    def _entropy_values(self, items: list[str], batch_size: int) -> np.ndarray:
-        """The entropies of ``items`` (a list of str) as a float64 array."""
-        if self._encoder.has_word_entropy_terms:
-            check_batch_size(batch_size)
-            return self._term_table("the closed-form entropy").entropy(items)
-        return saturated(gaussian_entropy(self._encode(items, batch_size).logvar))
 
     @_shared_parameters
     def specificity(self, sentences: Sentences, batch_size: int = 256, *, show_progress_bar: bool | None = None):
@@ -412,14 +422,8 @@ class SentenceModel:
         >>> model.specificity(pd.Series(["Something happened.", None], index=["a", "b"])).isna().tolist()
         [False, True]
         """
-        return self._values(sentences, "specificity", lambda items: self._specificity_values(items, batch_size),
+        return self._values(sentences, "specificity", lambda items: self._engine.specificity(items, batch_size),
                             show_progress_bar)
-
-    def _specificity_values(self, items: list[str], batch_size: int) -> np.ndarray:
-        """The specificities of ``items`` (a list of str)."""
-        if self.probabilistic:
-            return -self._entropy_values(items, batch_size)
-        return saturated(vector_norms(self._encode(items, batch_size).mean))
 
     @_shared_parameters
     def similarity(self, a: Sentences | Encoded, b: Sentences | Encoded, batch_size: int = 256,
@@ -603,9 +607,7 @@ class SentenceModel:
         >>> bool(p[1] < 0.5 < p[0] < 1)
         True
         """
-        require_calibration(self)
-        return self._values(sentences, "probability", lambda items: probability_of_scores(
-            self, self._specificity_values(items, batch_size), items), show_progress_bar)
+        return self._read("probability", sentences, batch_size, show_progress_bar)
 
     @_shared_parameters
     def news_probability(self, sentences: Sentences, batch_size: int = 256, *,
@@ -664,7 +666,7 @@ class SentenceModel:
         ['', 'repetition', 'too short', 'looks German']
         """
         given = texts(sentences)
-        found = notes(withheld(self._token_ids, given.items)[0])
+        found = self._engine.note(given.items)
         if given.single:
             return found[0]
         if given.index is not None:
@@ -699,9 +701,7 @@ class SentenceModel:
         >>> model.percentile("Einstein published relativity in 1905.") > 90
         True
         """
-        require_percentiles(self)
-        return self._values(sentences, "percentile", lambda items: percentile_of_scores(
-            self, self._specificity_values(items, batch_size), items), show_progress_bar)
+        return self._read("percentile", sentences, batch_size, show_progress_bar)
 
     @_shared_parameters
     def coverage(self, sentences: Sentences):
@@ -726,7 +726,7 @@ class SentenceModel:
         >>> model.coverage(["A man plays a guitar.", "xqzzy blorp", ""]).tolist()
         [1.0, 0.0, nan]
         """
-        return self._values(sentences, "coverage", lambda items: self._token_ids.coverage(items))
+        return self._read("coverage", sentences)
 
     def explain(self, sentence: "str | Iterable[str]") -> "Explanation | list[Explanation]":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -760,12 +760,13 @@ class SentenceModel:
         >>> bool(np.isclose(e.prior_entropy + sum(w.entropy for w in e.words), model.entropy(e.sentence)))
         True
         """
-        table = self._term_table("explain")
+        engine = self._engine
+        engine.term_table("explain")  # a model without per-word terms: its one-line error first
         if isinstance(sentence, str):
-            return table.explain(sentence, reader=self)
+            return engine.explain(sentence)
         if sentence is None or isinstance(sentence, (bytes, int, float)):
             raise TypeError(f"explain needs a str or an iterable of str, not {type(sentence).__name__}")
-        return [table.explain(text, reader=self) for text in texts(sentence).items]
+        return [engine.explain(text) for text in texts(sentence).items]
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
@@ -799,6 +800,22 @@ class SentenceModel:
         save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
                    self.config.get("training"),
                    extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+
+
+def _readout_method(readout: Readout) -> Any:
+    """The API method of a read-out declared in :mod:`probsent.readouts.readout_table` without
+    one written in :class:`SentenceModel`, documented from its declaration."""
+    def method(self: SentenceModel, sentences: Sentences, batch_size: int = 256, *,
+               show_progress_bar: bool | None = None) -> Any:
+        return self._read(readout.name, sentences, batch_size, show_progress_bar)
+
+    method.__name__ = method.__qualname__ = readout.name
+    method.__doc__ = (f"The read-out {readout.name!r} of each sentence: {readout.help} "
+                      f"(:mod:`probsent.readouts.readout_table`). NaN for a null or blank item; a pandas "
+                      f"Series gives a Series with its index.\n\nParameters\n----------\n{{sentences}}\n"
+                      f"{{batch_size}}\n{{show_progress_bar}}\n\nReturns\n-------\nnumpy.ndarray, float or "
+                      f"pandas.Series\n    {readout.type}, one value per sentence.\n")
+    return _shared_parameters(method)
 
 
 def _is_encoding_tuple(given: Any) -> bool:
@@ -863,24 +880,13 @@ class _Operand:
         return cls(ArrayEncoding(np.where(missing[:, None], 0.0, mean), logvar), missing, single)
 
 
-def resolve_device(device: "str | torch.device") -> "torch.device":
-    """``device`` with the rules of ``probsent train --device`` for the torch engine: "cpu",
-    "cuda" (or "cuda:N"), or "auto" (CUDA when available); a torch.device as is. A one-line
-    error where CUDA is asked for and torch has none, or for any other name."""
+def _torch_device(device: "str | torch.device") -> "torch.device":
+    """:func:`probsent.devices.resolve_device` for the torch engine, with the one-line error of
+    a missing torch first."""
     require_torch(f"device {device!r}")
-    import torch
+    from probsent.devices import resolve_device
 
-    if isinstance(device, torch.device):
-        return device
-    name = device.split(":", 1)[0] if isinstance(device, str) else None
-    if name not in DEVICES or (":" in device and (name != "cuda" or not device.split(":", 1)[1].isdigit())):
-        raise InvalidValueError(f"device must be one of {', '.join(DEVICES)} or cuda:N, not {device!r}")
-    if name == "cpu":
-        return torch.device("cpu")
-    from probsent.devices import resolve_device as torch_engine_device
-
-    resolved = torch_engine_device(name, "torch")
-    return torch.device(device) if resolved.type == "cuda" and ":" in device else resolved
+    return resolve_device(device)
 
 
 def _corpus_chunks(corpus: Sentences | Encoded, size: int) -> Iterable[Any]:
@@ -956,21 +962,16 @@ def load(path: str | os.PathLike[str] | None = None, device: "str | torch.device
     return model
 
 
-def scoring_table(model: SentenceModel) -> WordTermTable | None:
-    """The term table of a model with per-word entropy terms, for scoring many texts at once
-    (:meth:`WordTermTable.text_scores_and_coverage`), with the model's calibration, percentile
-    table, directory and files' identity; None for any other model."""
-    if not model._encoder.has_word_entropy_terms:
-        return None
-    table = copy.copy(model._term_table("scoring"))
-    table.calibration, table.percentiles, table.source_files = model.calibration, model.percentiles, model._source_files
-    return table
+def scoring_engine(model: SentenceModel) -> ScoringEngine:
+    """The engine ``model`` scores through (:mod:`probsent.readouts.scoring_engine`): the one
+    the command line, corpus scoring, Spark and spaCy score with too."""
+    return model._engine
 
 
 def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
     """:func:`load` of the model directory ``path``, read once: WLO, Wordavg and Wordsum on the
     CPU as NumPy tables (no torch), any other model or device as a torch module."""
-    target = None if isinstance(device, str) and device == "cpu" else resolve_device(device)  # checked first
+    target = None if isinstance(device, str) and device == "cpu" else _torch_device(device)  # checked first
     config, vocab, weights = read_model(path)
     if target is None and config["model"]["type"] in NUMPY_TYPES:
         encoder: Any = ArrayEncoder(config["model"], weights)

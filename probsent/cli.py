@@ -9,6 +9,7 @@ from typing import NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
+from probsent.readouts.readout_table import READOUTS
 from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
@@ -102,8 +103,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                                         "(.parquet) or JSON Lines (.jsonl) input keeps all its "
                                         "columns and rows, in order, and gains a specificity "
                                         "column (null where --column is null or blank). "
-                                        "Columns in order: specificity, probability, percentile, "
-                                        "coverage (the ones asked for), then the sentence.")
+                                        f"Columns in order: specificity, {', '.join(READOUTS)} "
+                                        "(the ones asked for), then the sentence.")
     _add_corpus_input(parser)
     parser.add_argument("--output", help="write to this file, atomically: .parquet, .jsonl, or text "
                                          "as --format says (default: stdout; JSON Lines for a "
@@ -116,18 +117,8 @@ def _add_specificity(sub: argparse._SubParsersAction) -> None:
                         help="text output format (default: tsv)")
     parser.add_argument("--header", action="store_true",
                         help="tsv: first a line of the column names (specificity, ..., sentence)")
-    parser.add_argument("--probability", action="store_true",
-                        help="also write P(specific): the chance that a news annotator calls the sentence "
-                             "specific (probsent calibrate fits it on news labels, from the score and the "
-                             "length); withheld (nan) with the percentile (tsv: score, probability, ..., sentence)")
-    parser.add_argument("--percentile", action="store_true",
-                        help="also write the percentile for the sentence's length, 0-100: the share of "
-                             "the model's reference sentences with as many tokens that score lower; nan "
-                             "for text mostly of unknown words, mostly repetition or under three words "
-                             "(a warning counts them)")
-    parser.add_argument("--coverage", action="store_true",
-                        help="also write the share of the sentence's tokens with an entry of their own "
-                             "(0-1); below 0.5 the score says little (a warning counts such sentences)")
+    for readout in READOUTS.values():  # each read-out's flag, declared in probsent/readouts/readout_table.py
+        parser.add_argument(readout.flag, dest=readout.name, action="store_true", help=readout.help)
     parser.add_argument("--batch-size", type=positive_int, default=256,
                         help="sentences encoded together (default: %(default)s)")
 
@@ -227,11 +218,9 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_specificity(args: argparse.Namespace) -> int:
     from probsent.corpus_scoring.formats import check_output, open_corpus, open_sink
-    from probsent.api import load
+    from probsent.api import load, scoring_engine
     from probsent.files.user_output import standard_output
-    from probsent.readouts.scoring_model import scoring_model
     from probsent.corpus_scoring.score import score_columns, score_corpus
-    from probsent.readouts.score_readings import require_calibration, require_percentiles
     from probsent.text.token_ids import LOW_COVERAGE
 
     check_output(args.output, args.input, args.force)
@@ -239,17 +228,15 @@ def _run_specificity(args: argparse.Namespace) -> int:
         standard_output("--output FILE")
     sentences = [_argv_text(s) for s in args.sentences] if args.sentences else args.sentences
     corpus = open_corpus(args.input, args.column, sentences=sentences)
-    model = scoring_model(load(args.model))
-    if args.probability:
-        require_calibration(model)
-    if args.percentile:
-        require_percentiles(model)
+    engine = scoring_engine(load(args.model))
+    readouts = [name for name in READOUTS if getattr(args, name)]
+    for name in readouts:
+        READOUTS[name].require(engine)
     progress = sys.stderr.isatty() and not args.sentences
     workers = _workers(args.workers)
-    columns = score_columns(args.probability, args.percentile, args.coverage)
+    columns = score_columns(readouts)
     with open_sink(args.output, corpus, columns, args.format, force=args.force, header=args.header) as sink:
-        scored = score_corpus(model, corpus.chunks, sink, workers, args.batch_size,
-                              args.probability, progress, args.percentile, args.coverage)
+        scored = score_corpus(engine, corpus.chunks, sink, workers, args.batch_size, readouts, progress)
     if scored.low_coverage:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
               f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, a URL?); "
@@ -314,16 +301,15 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, standard_output, writing_output
-    from probsent.api import load
+    from probsent.api import load, scoring_engine
     from probsent.readouts.explanation_table import explanation_text
-    from probsent.readouts.scoring_model import scoring_model
 
     out = standard_output()
     sentences = _explain_sentences(args)
     if args.html:
         check_output_target(args.html, args.input, args.force)  # before any work
-    model = scoring_model(load(args.model))
-    explanations = [model.explain(sentence) for sentence in sentences]
+    engine = scoring_engine(load(args.model))
+    explanations = [engine.explain(sentence) for sentence in sentences]
     color = out.isatty()
     paint = (lambda text, code: f"\033[{code}m{text}\033[0m") if color else (lambda text, code: text)
     for number, explanation in enumerate(explanations):

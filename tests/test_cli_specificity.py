@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 
 from probsent.cli import main
+from probsent.api import scoring_engine
 from probsent.corpus_scoring.score import score_stream
 
 
@@ -61,7 +62,7 @@ def test_large_stream_memory_stays_flat(model_dir) -> None:
     def peak(count: int) -> int:
         lines = (f"the cat number {i} sat on the mat" for i in range(count))
         tracemalloc.start()
-        written = score_stream(model, lines, NullWriter())
+        written = score_stream(scoring_engine(model), lines, NullWriter())
         _, top = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert written == count

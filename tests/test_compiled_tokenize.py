@@ -23,7 +23,7 @@ from probsent.text.token_ids import COMPILED_SENTENCES, TokenIds
 from probsent.text.tokenize import tokenize, tokenize_many
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.readouts.word_terms import MAX_TOKENS
-from probsent.readouts.score_readings import term_table
+from probsent.api import scoring_engine
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 from test_tokenize import EDGE_CASES, LONG_CASES, _in_context, _random_strings
 
@@ -179,7 +179,7 @@ def test_token_ids_takes_the_compiled_path_for_large_batches_and_utf8_texts() ->
 
 
 def test_corpus_scores_have_nan_exactly_where_there_is_no_sentence() -> None:
-    table = term_table(tiny_model("wlo"), "test")
+    table = scoring_engine(tiny_model("wlo"))
     texts = HAND_WRITTEN + [None, "\x1c", " \t", "\u3000", "\x85", "a\u3000"] + ["the cat sat."] * COMPILED_SENTENCES
     scores = sentence_scores(table, texts)
     assert np.flatnonzero(np.isnan(scores)).tolist() == sorted(set(range(len(texts))) - set(with_sentence(texts)))

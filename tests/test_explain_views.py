@@ -117,9 +117,9 @@ def test_the_scale_ends_are_the_model_s_own_terms(model) -> None:
     more specific than 99 % of the others; both are terms of named entries (each explained alone
     gives that term), and the legend names them."""
     from probsent.readouts.explanation import legend_html
-    from probsent.readouts.score_readings import term_table
+    from probsent.api import scoring_engine
     scale = model.explain("It is good.").scale
-    ordered = sorted(term_table(model, "explain").terms[1:].tolist())  # the entries, <unk> left out
+    ordered = sorted(scoring_engine(model).term_table("explain").terms[1:].tolist())  # the entries, <unk> left out
     assert scale.general_end == ordered[-1] > 0
     assert scale.specific_end == ordered[int(0.01 * len(ordered))] < 0
     more_specific = sum(t < scale.specific_end for t in ordered) / len(ordered)

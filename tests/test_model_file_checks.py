@@ -19,7 +19,7 @@ from probsent.cli import main
 from probsent.errors import InvalidValueError
 from probsent.inference.array_encoder import ArrayEncoder
 from probsent.model_directory import DEFAULT_MODEL, read_model
-from probsent.readouts.scoring_model import scoring_model
+from probsent.api import scoring_engine
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,7 @@ def _every_reader_refuses(path: Path, fragment: str) -> None:
     """The reader, ``load`` (NumPy and torch) and the scoring path give the same one line naming the file."""
     messages = []
     for reader in (read_model, probsent.load, lambda p: probsent.load(p, device=torch_device()),
-                   lambda p: scoring_model(probsent.load(p))):
+                   lambda p: scoring_engine(probsent.load(p))):
         with pytest.raises(InvalidValueError) as info:
             reader(path)
         messages.append(str(info.value))
@@ -80,7 +80,7 @@ def test_a_huge_float32_shift_gives_a_finite_norm(model_dir: Path) -> None:
     _rewrite_weights(model_dir, huge)
     dim = probsent.load(model_dir).get_sentence_embedding_dimension()
     expected = float(np.float32(3e38)) * np.sqrt(dim)  # by hand, in float64
-    for explanation in (probsent.load(model_dir).explain("a"), scoring_model(probsent.load(model_dir)).explain("a")):
+    for explanation in (probsent.load(model_dir).explain("a"), scoring_engine(probsent.load(model_dir)).explain("a")):
         assert explanation.words[0].shift_norm == pytest.approx(expected, rel=1e-12)
     assert probsent.load(model_dir, device=torch_device()).encoder  # the torch module reads it too
 

@@ -13,7 +13,7 @@ import probsent
 from probsent.corpus_scoring.workers import score_chunks
 from probsent.errors import InvalidValueError
 from probsent.model_directory import read_consistently
-from probsent.readouts.scoring_model import scoring_model as scorer_of
+from probsent.api import scoring_engine as scorer_of
 
 SENTENCES = ["The Dow fell 2.3 % on Tuesday.", "It is good.", "A man plays a guitar.", "   ", None] * 40
 

@@ -1,6 +1,6 @@
 """What users see of probsent: ``SentenceModel``'s public members are exactly the ones a user
-calls (the plumbing the command line, corpus scoring, Spark and spaCy share lives in
-``probsent.readouts.score_readings``), every public method documents each of its parameters in a
+calls (the command line, corpus scoring, Spark and spaCy share the model's scoring engine,
+``probsent.api.scoring_engine(model)``), every public method documents each of its parameters in a
 numpydoc Parameters section (the entries several methods share written once, in
 ``probsent.api.SHARED_PARAMETERS``), and the top level of ``probsent/`` stays small."""
 from __future__ import annotations

@@ -17,7 +17,7 @@ from probsent.export import with_start_variance
 from probsent.models import WLO
 from probsent.settings import TrainConfig
 from probsent.training.fast.engine import FastWLOEngine
-from probsent.readouts.scoring_model import scoring_model
+from probsent.api import scoring_engine
 from probsent.readouts.word_terms import WordTermTable
 from probsent.training.losses import KLPrior, MarginLoss
 from tests.helpers import wlo_recurrence
@@ -132,7 +132,7 @@ def test_export_writes_the_unit_and_every_reader_uses_it(tmp_path, make_model) -
     again = json.loads((tmp_path / "again" / "config.json").read_text())
     assert again["model"]["start_variance"] == 0.0625  # kept by a plain copy
     assert again["training"]["export"]["source_export"]["start_variance"] == 0.0625  # and how it was made
-    loaded, table = probsent.load(tmp_path / "small"), scoring_model(probsent.load(tmp_path / "small"))
+    loaded, table = probsent.load(tmp_path / "small"), scoring_engine(probsent.load(tmp_path / "small")).term_table("test")
     assert isinstance(table, WordTermTable)  # the torch-free scoring table takes it
     expected = model.entropy(SENTENCES) + model.encoder.dim * math.log(0.25)
     assert np.allclose(loaded.entropy(SENTENCES), expected, atol=1e-2)  # float16 weights
@@ -147,7 +147,7 @@ def test_a_model_file_without_the_setting_starts_from_n0i(tmp_path, make_model) 
     config = json.loads(path.read_text())
     del config["model"]["start_variance"]
     path.write_text(json.dumps(config))
-    table = scoring_model(probsent.load(tmp_path / "old"))
+    table = scoring_engine(probsent.load(tmp_path / "old")).term_table("test")
     assert isinstance(table, WordTermTable) and probsent.load(tmp_path / "old").encoder.start_variance == 1.0
     assert np.allclose(table.entropy(SENTENCES), model.entropy(SENTENCES), rtol=1e-12)
 

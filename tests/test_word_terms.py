@@ -36,8 +36,7 @@ from probsent.text.segment_sums import segment_sums
 from probsent.text.token_ids import TokenIds
 from probsent.text.tokenize import tokenize
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.readouts.score_readings import term_table
-from probsent.readouts.scoring_model import scoring_model
+from probsent.api import scoring_engine
 from probsent.readouts.word_terms import WordTermTable, prior_entropy, wlo_word_terms
 from probsent.corpus_scoring.workers import sentence_scores, with_sentence
 
@@ -102,11 +101,11 @@ def test_corpus_scoring_equals_the_reference_bit_for_bit(wlo_dir, sentences, exp
     model = probsent.load(wlo_dir)
     want = -expected
     want[np.setdiff1d(np.arange(len(sentences)), with_sentence(sentences))] = np.nan
-    table = term_table(model, "test")  # the API's table
+    table = scoring_engine(model)  # the API's engine
     column = pa.array(sentences, pa.string())
     for texts in (sentences, Utf8Texts.from_arrow(column), Utf8Texts.from_arrow(column.cast(pa.large_string()))):
         assert np.array_equal(sentence_scores(table, texts), want, equal_nan=True)
-    torch_free = scoring_model(probsent.load(wlo_dir))  # the command line's table: the same bits
+    torch_free = scoring_engine(probsent.load(wlo_dir))  # the command line's: the same bits
     assert np.array_equal(sentence_scores(torch_free, Utf8Texts.from_arrow(column))[with_sentence(sentences)],
                           torch_free.specificity([sentences[i] for i in with_sentence(sentences)]))
 
@@ -118,7 +117,7 @@ def test_the_torch_free_table_equals_the_reference(wlo_dir, sentences, reference
         items = sentences[::every]
         if every > 1:
             expected = reference_entropy(probsent.load(path), reference_ids[::every])
-        table = scoring_model(probsent.load(path))
+        table = scoring_engine(probsent.load(path)).term_table("test")
         assert isinstance(table, WordTermTable)
         got = table.entropy(items)
         # NumPy's log and its order of the sum over the dimensions differ from torch's in the
@@ -175,7 +174,7 @@ def test_token_ids_equal_the_reference_across_new_numberings(sentences, referenc
 @pytest.mark.slow
 def test_explain_from_the_table_equals_the_api(wlo_dir) -> None:
     sentence = "The Dow fell 2.3 % on Tuesday, didn't it?"
-    ours = scoring_model(probsent.load(wlo_dir)).explain(sentence)
+    ours = scoring_engine(probsent.load(wlo_dir)).explain(sentence)
     api = probsent.load(wlo_dir, device=torch.device("cpu")).explain(sentence)  # the torch module's terms
     assert [(w.token, w.word) for w in ours.words] == [(w.token, w.word) for w in api.words]
     assert [w.entropy for w in ours.words] == pytest.approx([w.entropy for w in api.words], rel=1e-12)

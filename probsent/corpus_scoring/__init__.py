@@ -3,6 +3,6 @@
 formats (readers and writers of the three formats, chunk by chunk) -> workers (a list of texts
 to scores, in this process or over worker processes) -> score (a corpus, chunk by chunk, into a
 sink: the command's engine); spark (pandas UDFs over the same workers; users import it as
-``probsent.spark``). All of them score with :func:`probsent.readouts.scoring_model.cached_scoring_model`, which needs no
-torch for a WLO model.
+``probsent.spark``). All of them score with a model's scoring engine (:mod:`probsent.readouts.scoring_engine`),
+which needs no torch for a WLO model.
 """

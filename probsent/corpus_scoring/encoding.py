@@ -76,9 +76,12 @@ def chunk_encodings(model: "SentenceModel", texts: Sequence[str | None],
     are, no str per row) and from there to the model's encoder: ``model.encode``'s steps without
     its per-item checks, which a corpus's reader has made."""
     utf8 = texts if isinstance(texts, Utf8Texts) else Utf8Texts.from_strings(list(texts))
-    ids, offsets = model._token_ids(utf8)
+    from probsent.api import scoring_engine
+
+    engine = scoring_engine(model)
+    ids, offsets = engine.token_ids(utf8)
     present = np.diff(offsets) > 0
-    encoded = model._encoder.encode(ids, offsets, batch_size).saturated()
+    encoded = engine.encode_ids(ids, offsets, batch_size)
     mean = encoded.mean
     mean[~present] = np.nan
     variance = saturated_variance(encoded.logvar) if model.probabilistic else None

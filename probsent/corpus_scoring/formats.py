@@ -43,6 +43,7 @@ from probsent.errors import ProbsentError
 from probsent.files.dataset_directory import dataset_files
 from probsent.files.json_lines import MAX_JSON_DEPTH, parse_json_line  # noqa: F401 (MAX_JSON_DEPTH: this module's limit)
 from probsent.files.user_output import check_output_target, writing_output
+from probsent.readouts.readout_table import READOUTS
 from probsent.text.utf8_texts import Utf8Texts
 from probsent.files.untrusted import (MAX_LINE_BYTES, bounded_lines, iter_lines, not_regular, open_input, standard_input,
                                      without_bom)
@@ -63,13 +64,17 @@ pa = _OnFirstUse("pyarrow")
 pq = _OnFirstUse("pyarrow.parquet")
 pc = _OnFirstUse("pyarrow.compute")
 
-SCORE, PROBABILITY = "specificity", "probability"
-PERCENTILE, COVERAGE = "percentile", "coverage"
-ADDED = (SCORE, PROBABILITY, PERCENTILE, COVERAGE)  # every column scoring may add
+SCORE = "specificity"
 SENTENCE = "sentence"  # the column of one-sentence-a-line input in a columnar output
 CHUNK = 8192  # rows read, scored and written at a time
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def added_columns() -> tuple[str, ...]:
+    """Every column scoring may add: the specificity and each read-out of
+    :mod:`probsent.readouts.readout_table` (an input that has one is refused)."""
+    return (SCORE, *READOUTS)
 
 
 def file_format(path: str | os.PathLike[str] | None) -> str:
@@ -246,7 +251,7 @@ def _check_text_column(path: str, schema: pa.Schema, column: str) -> None:
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
             or pa.types.is_string_view(kind) or pa.types.is_null(kind)):
         raise ProbsentError(f"{path}: column {column!r} holds {schema.field(column).type}, not text")
-    for name in ADDED:
+    for name in added_columns():
         if name in schema.names:
             raise ProbsentError(f"{path}: already has a column {name!r}; rename or drop it first")
 
@@ -330,7 +335,7 @@ def _json_row(path: str, number: int, line: bytes) -> dict[str, Any]:
         row = without_lone_surrogates(row)
     except ValueError as exc:
         raise ProbsentError(f"{path}:{number}: {exc}") from None
-    for name in ADDED:
+    for name in added_columns():
         if name in row:
             raise ProbsentError(f"{path}:{number}: already has a field {name!r}; rename or drop it first")
     return row

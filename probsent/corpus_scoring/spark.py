@@ -5,8 +5,8 @@
 
 Both functions add columns with a pandas UDF: Spark sends the text column to its Python
 workers in Arrow batches, and each worker process loads the model once (cached by directory:
-for scores, :func:`probsent.readouts.scoring_model.cached_scoring_model`, a WLO model's term table without torch;
-for encodings, :func:`probsent.corpus_scoring.workers.cached_model`) and then scores batch
+:func:`probsent.corpus_scoring.workers.cached_model`, a WLO model without torch; scores come from its
+scoring engine, :mod:`probsent.readouts.scoring_engine`) and then scores batch
 after batch with the same code as ``probsent specificity``, so the numbers are those of
 ``probsent.load().specificity``. Rows keep their order and every column. A row whose text is
 null or only whitespace gets nulls.
@@ -34,7 +34,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple, Union
+from typing import Callable, NamedTuple, Union
 
 import numpy as np
 import pandas as pd
@@ -43,24 +43,20 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from probsent.corpus_scoring.formats import COVERAGE, PERCENTILE, PROBABILITY, SCORE
+from probsent.corpus_scoring.formats import SCORE
 from probsent.corpus_scoring.score import score_columns
 from probsent.errors import ProbsentError
 from probsent.model_directory import files_digest, read_consistently, read_model_files, resolve_model_dir
-from probsent.readouts.score_readings import (ScoringModel, percentile_of_scores, probability_of_scores,
-                                             require_calibration, require_percentiles, source_files)
-from probsent.readouts.scoring_model import cached_scoring_model
-from probsent.corpus_scoring.workers import cached_model, limit_threads, scores_and_coverage, with_sentence
-
-if TYPE_CHECKING:
-    from probsent.api import SentenceModel
+from probsent.api import SentenceModel, scoring_engine
+from probsent.readouts.readout_table import ScoredTexts, asked
+from probsent.corpus_scoring.workers import cached_model, limit_threads, with_sentence
 
 Model = Union[str, os.PathLike, "SentenceModel", None]
 
 
 def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
                     probability: bool = False, batch_size: int = 256, percentile: bool = False,
-                    coverage: bool = False) -> DataFrame:
+                    coverage: bool = False, **readouts: bool) -> DataFrame:
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
     string column ``column``; with ``probability`` also P(specific) for the sentence's length
     from the model's calibration, with ``percentile`` the percentile for the sentence's length
@@ -81,6 +77,9 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
         :meth:`~probsent.api.SentenceModel.probability`, ``percentile`` and ``coverage``).
     batch_size : int, default 256
         Sentences per batch in each worker.
+    **readouts : bool
+        Any other read-out of :mod:`probsent.readouts.readout_table` by its name (``NAME=True``
+        adds its column, as the API's ``model.NAME``); an unknown name is a one-line error.
 
     Returns
     -------
@@ -99,27 +98,21 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     True
     >>> spark.stop()
     """
-    shipped, local = _ship(df, model, cached_scoring_model)
-    if probability:
-        require_calibration(local)
-    if percentile:
-        require_percentiles(local)
-    names = score_columns(probability, percentile, coverage)
+    wanted = {"probability": probability, "percentile": percentile, "coverage": coverage, **readouts}
+    adding = asked([name for name, yes in wanted.items() if yes])  # the read-outs themselves go to the executors
+    shipped, local = _ship(df, model)
+    for readout in adding:
+        readout.require(scoring_engine(local))
+    names = score_columns([r.name for r in adding])
     _check_column(df, column, names)
 
     @F.pandas_udf(T.StructType([T.StructField(n, T.DoubleType()) for n in names]))
     def score(texts: pd.Series) -> pd.DataFrame:
-        executor_model = _executor_model(shipped, cached_scoring_model)
+        executor_engine = scoring_engine(_executor_model(shipped))
         sentences = _texts(texts)
-        values, shares = scores_and_coverage(executor_model, sentences, batch_size)  # one tokenization
-        columns = {SCORE: values}
-        if probability:
-            columns[PROBABILITY] = probability_of_scores(executor_model, values, sentences)
-        if percentile:
-            columns[PERCENTILE] = percentile_of_scores(executor_model, values, sentences)
-        if coverage:
-            columns[COVERAGE] = shares
-        return pd.DataFrame(columns)
+        values, shares = executor_engine.scores_and_coverage(sentences, batch_size)  # one tokenization
+        batch = ScoredTexts(executor_engine, sentences, batch_size, values, shares)
+        return pd.DataFrame({SCORE: values, **{r.name: r.of(batch) for r in adding}})
 
     return _with_fields(df, score(F.col(_quoted(column))))
 
@@ -155,7 +148,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
     (50, 50, True)
     >>> spark.stop()
     """
-    shipped, local = _ship(df, model, cached_model)
+    shipped, local = _ship(df, model)
     names = ["mean", "variance"] if local.probabilistic else ["vector"]
     _check_column(df, column, names)
     vector = T.ArrayType(T.FloatType(), containsNull=False)
@@ -166,7 +159,7 @@ def add_encoding(df: DataFrame, column: str = "text", model: Model = None,
         present = with_sentence(items)
         columns = {n: pd.Series([None] * len(items), dtype=object) for n in names}
         if present:
-            arrays = _executor_model(shipped, cached_model).encode([items[i] for i in present], batch_size)
+            arrays = _executor_model(shipped).encode([items[i] for i in present], batch_size)
             for n, values in zip(names, arrays if isinstance(arrays, tuple) else (arrays,)):
                 columns[n] = pd.Series(_scatter(values, present, len(items)), dtype=object)
         return pd.DataFrame(columns)
@@ -209,26 +202,27 @@ class Shipped(NamedTuple):
     sha256: str
 
 
-def _ship(df: DataFrame, model: Model, loader: Callable = cached_scoring_model) -> tuple[Shipped | None, ScoringModel]:
+def _ship(df: DataFrame, model: Model) -> tuple[Shipped | None, SentenceModel]:
     """(what the executors find the model by, None for the shipped model; the model the driver
     reads its type and calibration from). The files are read once, and the executors get those
     bytes: for a directory, the driver's model is read from the same bytes (a copy in the
     private staging directory, named by their SHA-256), never from a model cached earlier; a
     loaded model must still be what its directory holds (a one-line error otherwise)."""
     if model is None:
-        return None, loader(None)
+        return None, cached_model(None)
     given = not isinstance(model, (str, os.PathLike))
     if given and model.path is None:
         raise ProbsentError("probsent.spark needs a model saved in a directory (model.save(DIR))")
     directory = model.path if given else resolve_model_dir(model)
     contents, identity = read_consistently(directory, lambda: read_model_files(directory))
-    if given and source_files(model) is not None and source_files(model) != identity:
+    loaded = scoring_engine(model).source_files if given else None
+    if loaded is not None and loaded != identity:
         raise ProbsentError(f"{directory}: the model directory changed after this model was loaded; load it "
                             f"again (the executors would read the directory's new files)")
     sha256 = files_digest(contents)
     shipped = Shipped(f"probsent-model-{sha256[:16]}.zip", tuple(contents), sha256)  # two runs' best/ differ
     with _SHIPPING:  # one session, several threads: each archive made and sent once
-        local = model if given else loader(_snapshot(shipped, contents))
+        local = model if given else cached_model(_snapshot(shipped, contents))
         session = df.sparkSession
         key = (_session_key(session), shipped.archive)
         if key not in _SENT:
@@ -345,13 +339,13 @@ def _executor_directory(shipped: Shipped) -> str:
     return str(directory)
 
 
-def _executor_model(shipped: Shipped | None, loader: Callable = cached_scoring_model) -> ScoringModel:
+def _executor_model(shipped: Shipped | None) -> SentenceModel:
     """On an executor: the shipped model, or the directory sent by :func:`_ship` (checked by
-    :func:`_executor_directory`), by ``loader`` (:func:`cached_scoring_model` or :func:`cached_model`).
+    :func:`_executor_directory`), loaded once per process (:func:`cached_model`).
     Torch and the compiled kernels use the task's cores (``spark.task.cpus``, default 1): Spark
     already runs one Python worker per task slot, so more threads would only compete for the
     same cores."""
-    model = loader(None if shipped is None else _executor_directory(shipped))
+    model = cached_model(None if shipped is None else _executor_directory(shipped))
     context = TaskContext.get()
     limit_threads(context.cpus() if context is not None else 1)
     return model

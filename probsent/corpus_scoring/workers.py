@@ -2,9 +2,10 @@
 
 The one place where a list of texts becomes specificity scores: ``probsent specificity``
 (one process or ``--workers N``) and ``probsent.spark`` both call :func:`sentence_scores`, so
-every path gives the same numbers. A worker process gets the parent's scoring model (a WLO model's
-term table, read without torch: :func:`probsent.readouts.scoring_model.scoring_model`) when it starts and then
-scores chunk after chunk with it.
+every path gives the same numbers: those of the model's scoring engine
+(:mod:`probsent.readouts.scoring_engine`). A worker process gets a frozen copy of the parent's engine
+(a WLO model's term table, read without torch) when it starts and then scores chunk after chunk
+with it.
 """
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 import numpy as np
 
 from probsent.model_directory import resolve_model_dir
-from probsent.readouts.score_readings import ScoringModel
+from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.signals import become_worker, usable_cores
 from probsent.text.utf8_texts import Utf8Texts
-from probsent.readouts.word_terms import WordTermTable
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -36,13 +36,20 @@ _MODELS: dict[str, "SentenceModel"] = {}  # this process's full models, by resol
 
 def cached_model(path: str | os.PathLike[str] | None) -> "SentenceModel":
     """The full model in directory ``path`` (None: the shipped one), with torch, loaded once
-    per process: for encoding (scoring needs only :func:`probsent.readouts.scoring_model.cached_scoring_model`)."""
+    per process (a WLO, Wordavg or Wordsum model without torch)."""
     from probsent.api import load
 
     key = str(resolve_model_dir(path).resolve())
     if key not in _MODELS:
         _MODELS[key] = load(path)
     return _MODELS[key]
+
+
+def cached_engine(path: str | os.PathLike[str] | None) -> ScoringEngine:
+    """The scoring engine of :func:`cached_model` ``(path)``: what Spark's executors score with."""
+    from probsent.api import scoring_engine
+
+    return scoring_engine(cached_model(path))
 
 
 def capped_workers(asked: int | None) -> int:
@@ -57,24 +64,16 @@ def with_sentence(texts: Sequence[str | None]) -> list[int]:
     return [i for i, text in enumerate(texts) if text is not None and text.strip()]
 
 
-def sentence_scores(model: ScoringModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+def sentence_scores(engine: ScoringEngine, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """Specificity of each text as float64; NaN where there is no sentence (None, or only
     whitespace)."""
-    return scores_and_coverage(model, texts, batch_size)[0]
+    return scores_and_coverage(engine, texts, batch_size)[0]
 
 
-def scores_and_coverage(model: ScoringModel, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
+def scores_and_coverage(engine: ScoringEngine, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
     """[2, n] float64: each text's specificity and its coverage (share of tokens with an entry
-    of their own); NaN where there is no sentence."""
-    if isinstance(model, WordTermTable):  # the whole batch at once (no tokens: no sentence)
-        return np.stack(model.text_scores_and_coverage(texts))
-    out = np.full((2, len(texts)), np.nan)
-    present = with_sentence(texts)
-    if present:
-        sentences = [texts[i] for i in present]
-        out[0, present] = model.specificity(sentences, batch_size=batch_size)
-        out[1, present] = model.coverage(sentences)
-    return out
+    of their own); NaN where there is no sentence (:meth:`ScoringEngine.scores_and_coverage`)."""
+    return engine.scores_and_coverage(texts, batch_size)
 
 
 @contextmanager
@@ -120,11 +119,11 @@ def _run_in_worker(work: Callable[[Any, Sequence[str | None], int], R], texts: S
     return work(_WORKER_MODEL[0], texts, batch_size)
 
 
-def score_chunks(model: ScoringModel, items: Iterable[tuple[T, Sequence[str | None]]],
+def score_chunks(engine: ScoringEngine, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
     is :func:`scores_and_coverage`'s [2, n] array (see :func:`chunk_results`)."""
-    return chunk_results(model, scores_and_coverage, items, workers, batch_size)
+    return chunk_results(engine, scores_and_coverage, items, workers, batch_size)
 
 
 _QUIET_TRACKER = "ignore:resource_tracker:UserWarning"  # its messages start "resource_tracker: "

@@ -55,21 +55,28 @@ with needs_extra("spacy", "probsent's spaCy component"):
     from spacy.tokens import Doc, Span, Token
     from spacy.util import minibatch
 
-from probsent.api import MAX_TOKENS, SentenceModel, load
+from probsent.api import MAX_TOKENS, SentenceModel, load, scoring_engine
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import write_json
 from probsent.model_directory import DEFAULT_NAME, MAX_JSON_BYTES
 from probsent.files.untrusted import read_json_file
-from probsent.readouts.score_readings import percentile_of_scores, probability_of_scores, term_table
+from probsent.readouts.readout_table import READOUTS, ScoredTexts
 from probsent.text.token_spans import token_spans
 from probsent.text.tokenize import tokenize
 
 FACTORY = "probsent"
-# every attribute the component sets (spaCy's ``assigns``)
-ATTRIBUTES = {"doc": ("specificity", "probability", "percentile", "coverage", "specificity_mean", "specificity_total",
-                      "probability_mean"),
-              "span": ("specificity", "probability", "percentile", "coverage"),
-              "token": ("entropy_share", "specificity_share", "specificity_rank", "unknown")}
+_DOC_MEANS = ("specificity_mean", "specificity_total", "probability_mean")
+_TOKEN = ("entropy_share", "specificity_share", "specificity_rank", "unknown")
+
+
+def attributes() -> dict[str, tuple[str, ...]]:
+    """Every attribute the component sets, by owner: a doc's and a span's specificity and each
+    read-out of :mod:`probsent.readouts.readout_table` (its name), a doc's means, a token's shares."""
+    scored = ("specificity", *READOUTS)
+    return {"doc": scored + _DOC_MEANS, "span": scored, "token": _TOKEN}
+
+
+ATTRIBUTES = attributes()  # as declared when this module was imported (spaCy's ``assigns``)
 _SOURCE_FILE = "model.json"  # in the pipe's folder of a saved pipeline: {"model": source}
 _ANNOTATED_BY = "probsent_model"  # doc.user_data key: the source of the model that annotated the doc
 _MODELS: dict[str, SentenceModel] = {}  # each annotating model by its source (this process)
@@ -78,11 +85,12 @@ _MODELS: dict[str, SentenceModel] = {}  # each annotating model by its source (t
 def _register_extensions() -> None:
     """The ``._.`` attributes the component sets (default None until it runs); a span's read the
     values stored for a sentence, or score any other span of an annotated doc (:func:`_span_value`)."""
-    for owner, names in ((Doc, ATTRIBUTES["doc"]), (Token, ATTRIBUTES["token"])):
+    declared = attributes()
+    for owner, names in ((Doc, declared["doc"]), (Token, declared["token"])):
         for name in names:
             if not owner.has_extension(name):
                 owner.set_extension(name, default=None)
-    for name in ATTRIBUTES["span"]:
+    for name in declared["span"]:
         if not Span.has_extension(name):
             Span.set_extension(name, getter=lambda span, name=name: _span_value(span, name),
                                setter=lambda span, value, name=name: span.doc.user_data.__setitem__(
@@ -104,15 +112,14 @@ def _span_value(span: Span, name: str) -> float | None:
     if source is None:
         return None
     model = _MODELS.get(source) or _shared_model(source)
-    text = span.text
-    if name == "coverage":
-        return float(model.coverage(text))
-    scores = np.atleast_1d(model.specificity([text]))
+    engine, text = scoring_engine(model), span.text
+    scores = np.atleast_1d(model.specificity([text]))  # the API's: NaN for a blank text
     if name == "specificity":
         return float(scores[0])
-    if name == "probability":
-        return float(probability_of_scores(model, scores, [text])[0]) if model.calibration is not None else None
-    return float(percentile_of_scores(model, scores, [text])[0]) if model.percentiles is not None else None
+    readout = READOUTS.get(name)  # None: a read-out taken away since its attribute was made
+    if readout is None or not readout.available(engine):
+        return None
+    return float(readout.of(ScoredTexts(engine, [text], scores=scores))[0])
 
 
 _MISSING = object()
@@ -167,7 +174,7 @@ class SpecificityComponent:
             self._terms = None
             if self.model.probabilistic:
                 try:
-                    table = term_table(self.model, "token shares")
+                    table = scoring_engine(self.model).term_table("token shares")
                 except ProbsentError:  # no per-word terms (LSTMGaussian)
                     pass
                 else:
@@ -202,20 +209,21 @@ class SpecificityComponent:
     def _annotate(self, docs: list[Doc]) -> list[Doc]:
         sentences = [list(doc.sents) if doc.has_annotation("SENT_START") else [] for doc in docs]
         texts = [doc.text for doc in docs] + [s.text for spans in sentences for s in spans]
+        _register_extensions()  # a read-out declared since this pipe was made has its attributes too
+        engine = scoring_engine(self.model)
         scores = np.atleast_1d(self.model.specificity(texts, self.batch_size))
-        coverage = np.atleast_1d(self.model.coverage(texts))
-        calibrated = self.model.calibration is not None
-        probabilities = probability_of_scores(self.model, scores, texts) if calibrated else None
-        tabled = self.model.percentiles is not None
-        percentiles = percentile_of_scores(self.model, scores, texts) if tabled else None
+        batch = ScoredTexts(engine, texts, self.batch_size, scores)
+        read = {r.name: r.of(batch) if r.available(engine) else None for r in READOUTS.values()}  # None: not calibrated
+        probabilities = read.get("probability")
+        calibrated = probabilities is not None
         _MODELS.setdefault(self.source, self.model)
         start = len(docs)
         for k, (doc, spans) in enumerate(zip(docs, sentences)):
             if _MODELS[self.source] is self.model:  # other spans are scored by this model when read
                 doc.user_data[_ANNOTATED_BY] = self.source
-            doc._.specificity, doc._.coverage = float(scores[k]), float(coverage[k])
-            doc._.probability = None if probabilities is None else float(probabilities[k])
-            doc._.percentile = float(percentiles[k]) if tabled else None
+            doc._.specificity = float(scores[k])
+            for name, values in read.items():
+                setattr(doc._, name, None if values is None else float(values[k]))
             parts = slice(start, start + len(spans)) if spans else slice(k, k + 1)  # no sentences: the text
             start += len(spans)
             readable = scores[parts][~np.isnan(scores[parts])]  # a blank sentence is no part of them
@@ -223,9 +231,9 @@ class SpecificityComponent:
             doc._.specificity_total = float(readable.sum()) if len(readable) else float("nan")
             doc._.probability_mean = _readable_mean(probabilities[parts]) if calibrated else None
             for row, span in zip(range(parts.start, parts.stop), spans):
-                span._.specificity, span._.coverage = float(scores[row]), float(coverage[row])
-                span._.probability = float(probabilities[row]) if calibrated else None
-                span._.percentile = float(percentiles[row]) if tabled else None
+                span._.specificity = float(scores[row])
+                for name, values in read.items():
+                    setattr(span._, name, None if values is None else float(values[row]))
             if self.terms is not None:
                 for span in spans or [doc[:]]:
                     self._assign_shares(span)

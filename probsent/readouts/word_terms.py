@@ -3,7 +3,7 @@
 A model with per-word entropy terms (WLO) gives a sentence the entropy of the prior N(0, I),
 k/2 log(2 pi e), plus one float64 term per token (WLO: sum_d log|A_w,d|). That is a table of
 numbers: :class:`WordTermTable` holds it (the vocabulary, the terms, the prior's entropy, the
-translation norms for ``explain``, the calibration) and scores batches of sentences with
+translation norms for ``explain``) and scores batches of sentences with
 :class:`probsent.text.token_ids.TokenIds` and NumPy, with no Python loop over sentences:
 
 1. the batch becomes one flat array of vocabulary ids: by the piece tokenizer (a piece is a
@@ -17,14 +17,12 @@ translation norms for ``explain``, the calibration) and scores batches of senten
 :meth:`WordTermTable.text_scores` is corpus scoring's hot path: a whole chunk at once, NaN
 where a text holds no sentence.
 
-:class:`probsent.api.SentenceModel` delegates its entropy, specificity and explain to a table
-built from its encoder, and ``probsent specificity``, ``explain``, the worker processes and
-Spark score with such a table (:mod:`probsent.readouts.scoring_model`).
+:class:`probsent.readouts.scoring_engine.ScoringEngine`, the one engine every caller scores
+through, builds such a table from a WLO model's encoder and scores with it.
 """
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,10 +30,8 @@ import numpy as np
 from probsent.data.vocab import Vocabulary
 from probsent.inference.arrays import gaussian_entropy
 from probsent.inference.closed_form import wlo_word_terms
-from probsent.readouts.calibration import Calibration
 from probsent.readouts.explanation import Attribution, Explanation, TermScale
-from probsent.readouts.percentiles import PercentileTable
-from probsent.readouts.withheld import notes, percentiles_read, withheld
+from probsent.readouts.withheld import notes, withheld
 from probsent.text.segment_sums import term_sums
 from probsent.text.token_ids import TokenIds, known_share
 from probsent.text.token_spans import typed_tokens
@@ -54,8 +50,9 @@ def prior_entropy(dim: int, start_variance: float = 1.0) -> float:
 
 
 class WordTermTable:
-    """Entropy, specificity, coverage, note and explain of a model with per-word entropy terms
-    (its percentile and P(specific): :mod:`probsent.readouts.score_readings`).
+    """Entropy, specificity, coverage, note and explain of a model with per-word entropy terms:
+    a table of numbers, no model (the readings of its scores, percentile and P(specific), are
+    the scoring engine's: :mod:`probsent.readouts.scoring_engine`).
 
     Thread-safe; results never depend on the batch or on the other sentences in it.
     ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum.
@@ -64,17 +61,11 @@ class WordTermTable:
     probabilistic = True
 
     def __init__(self, vocab: Vocabulary, terms: np.ndarray, prior: float,
-                 shift_norms: np.ndarray | None = None, calibration: Calibration | None = None,
-                 path: Path | None = None, token_ids: TokenIds | None = None,
-                 percentiles: PercentileTable | None = None) -> None:
+                 shift_norms: np.ndarray | None = None, token_ids: TokenIds | None = None) -> None:
         self.vocab = vocab
         self.terms = np.ascontiguousarray(terms, dtype=np.float64)
         self.prior_entropy = prior
         self.shift_norms = shift_norms
-        self.calibration = calibration
-        self.percentiles = percentiles
-        self.path = path  # the model directory, if read from one
-        self.source_files: tuple | None = None  # its files' identity when read (model_directory.files_identity)
         self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
         self._scale: TermScale | None = None
 
@@ -130,14 +121,12 @@ class WordTermTable:
             self._scale = TermScale(self.terms, self.vocab.words)
         return self._scale
 
-    def explain(self, sentence: str, reader: Any = None) -> Explanation:
+    def explain(self, sentence: str) -> Explanation:
         """Each token's exact additive share of the sentence's entropy (its first MAX_TOKENS), as
-        typed, with its place on the model's scale, its note, and its percentile and P(specific)
-        from the percentile table and calibration of ``reader`` (this table, or the model it
-        belongs to, which shares its tokenizer)."""
+        typed, with its place on the model's scale and its note (its percentile and P(specific):
+        :meth:`probsent.readouts.scoring_engine.ScoringEngine.explain`)."""
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
-        reader = self if reader is None else reader
         tokens = self.token_ids.tokens(sentence)
         ids = self.vocab.ids(tokens)
         norms = self.shift_norms[ids] if self.shift_norms is not None else np.full(len(ids), math.nan)
@@ -145,13 +134,4 @@ class WordTermTable:
         words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n), typed, scale.rank(float(h)))
                  for t, typed, i, h, n in zip(tokens, typed_tokens(sentence, tokens), ids.tolist(), self.terms[ids],
                                               norms)]
-        explanation = Explanation(sentence, self.prior_entropy, words, scale, note=self.note([sentence])[0])
-        score = np.array([explanation.specificity])
-        if reader.percentiles is not None:
-            explanation.percentile = float(percentiles_read(reader.percentiles, self.token_ids, score, [sentence])[0])
-        calibration = reader.calibration
-        if calibration is not None and (explanation.percentile is not None or "percentile" not in calibration.features):
-            percentile = np.array([math.nan if explanation.percentile is None else explanation.percentile])
-            probability = calibration.probability(score, self.token_ids.counts([sentence]), percentile)
-            explanation.probability = math.nan if explanation.note else float(probability[0])
-        return explanation
+        return Explanation(sentence, self.prior_entropy, words, scale, note=self.note([sentence])[0])
