@@ -53,9 +53,9 @@ train-demo: setup
 # ship the rule's winner into the package and regenerate docs/RESULTS.md, the model card and
 # README's sample output (hours on a 2-core CPU; docs/RESULTS.md says how long).
 reproduce: setup
-	$(BIN)/python -m experiments.reproduce --ship
-	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
-	$(BIN)/python -m experiments.readme_sample
+	$(BIN)/python -m reproduction.experiments.reproduce --ship
+	$(BIN)/python -m reproduction.experiments.model_card --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.readme_sample
 
 # After a change to the shipped model's scores (its files or how a sentence is read): calibrate it
 # again (percentiles.json, calibration.json), redo the pre-registered choice of P's features on the
@@ -64,12 +64,12 @@ reproduce: setup
 # "P(specific) as a probability of the news label")
 recalibrate: setup
 	$(BIN)/python -m probsent.cli calibrate --model probsent/pretrained/wlo --data-dir $(DATA)
-	$(BIN)/python -m experiments.probability_report --stage choose --data-dir $(DATA)
-	$(BIN)/python -m experiments.probability_report --stage test --data-dir $(DATA)
-	$(BIN)/python -m experiments.ship_rule --round 1 --stage shipped-rows
-	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
-	$(BIN)/python -m experiments.readme_sample
-	$(BIN)/python -m experiments.summarize
+	$(BIN)/python -m reproduction.experiments.probability_report --stage choose --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.probability_report --stage test --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.ship_rule --round 1 --stage shipped-rows
+	$(BIN)/python -m reproduction.experiments.model_card --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.readme_sample
+	$(BIN)/python -m reproduction.experiments.summarize
 
 # every test (minutes); `make test-fast` leaves out the tests marked slow or data (the edit
 # loop: under a minute on a 2-core machine)

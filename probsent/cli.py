@@ -65,7 +65,7 @@ def _run_train(args: argparse.Namespace) -> int:
     config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:  # (the validators import the evaluation suite: only when they run)
-        from probsent.evaluation.validation import NewsValidator, StsValidator
+        from reproduction.evaluation.validation import NewsValidator, StsValidator
 
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
@@ -455,7 +455,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from probsent.evaluation.command import run_eval
+    from reproduction.evaluation.command import run_eval
 
     return run_eval(args)
 
@@ -470,7 +470,7 @@ def build_parser(scoring_only: bool = False, without_eval: bool = False) -> argp
     if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
         _add_train(sub)
         if not without_eval:
-            from probsent.evaluation.command import add_eval_parser
+            from reproduction.evaluation.command import add_eval_parser
 
             add_eval_parser(sub)
     _add_specificity(sub)

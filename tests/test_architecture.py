@@ -16,7 +16,7 @@ MAP = REPO / "docs" / "ARCHITECTURE.md"
 
 
 def _module(path: Path) -> str:
-    """``probsent/models/__init__.py`` -> ``probsent.models``; ``experiments/plan.py`` -> ``experiments.plan``."""
+    """``probsent/models/__init__.py`` -> ``probsent.models``; ``experiments/plan.py`` -> ``reproduction.experiments.plan``."""
     parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -50,7 +50,7 @@ def scores_of(model: "SentenceModel", sentences: Sequence[str], progress: bool) 
 def news_training_rows(data_dir: str | os.PathLike[str] | None = None):
     """The rows P(specific) is fitted on: every news-train row but those equal to a news-test
     sentence (``DERIVED_rows_overlapping_news_test.txt``)."""
-    from probsent.evaluation.datasets import DataDir, load_news_train
+    from reproduction.evaluation.datasets import DataDir, load_news_train
 
     return load_news_train(DataDir(data_dir), pdtb_only=False)
 
@@ -73,7 +73,7 @@ def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
     shared training pairs under the data directory."""
     if reference is not None:
         return Path(reference)
-    from probsent.evaluation.datasets import DataDir
+    from reproduction.evaluation.datasets import DataDir
 
     return DataDir(data_dir).path(PAIRS)
 

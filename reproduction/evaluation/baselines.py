@@ -16,7 +16,7 @@ import numpy as np
 
 from probsent.errors import install_line
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
-from probsent.evaluation.datasets import DataDir
+from reproduction.evaluation.datasets import DataDir
 from probsent.text.tokenize import tokenize
 
 Reduce = Literal["sum", "avg"]

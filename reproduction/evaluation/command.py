@@ -22,15 +22,15 @@ import torch
 
 import probsent
 from probsent.errors import ProbsentError
-from probsent.evaluation import baselines as bl
-from probsent.evaluation import datasets as ds
+from reproduction.evaluation import baselines as bl
+from reproduction.evaluation import datasets as ds
 from probsent.errors import needs_extra
-from probsent.evaluation import tables
-from probsent.evaluation import paper
-from probsent.evaluation.encoding import ModelScorer
-from probsent.evaluation.report import render_report
-from probsent.evaluation.results import EvaluationRun, save_evaluation
-from probsent.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
+from reproduction.evaluation import tables
+from reproduction.evaluation import paper
+from reproduction.evaluation.encoding import ModelScorer
+from reproduction.evaluation.report import render_report
+from reproduction.evaluation.results import EvaluationRun, save_evaluation
+from reproduction.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
 from probsent.files.atomic_writes import write_text
 from probsent.arguments import positive_int
 
@@ -226,7 +226,7 @@ def _slug(name: str) -> str:
 def _write_plots(out: Path, outcome: Outcome) -> list[str]:
     """Scatter plots (and the lexical word tables); returns the files' paths relative to ``out``."""
     with needs_extra("eval", "probsent eval's plots"):
-        from probsent.evaluation import plots  # matplotlib loads only when plots are drawn
+        from reproduction.evaluation import plots  # matplotlib loads only when plots are drawn
 
     written = []
     systems = outcome.results.systems

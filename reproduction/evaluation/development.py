@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import metrics, tables
-from probsent.evaluation.results import SnliEntailment
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import metrics, tables
+from reproduction.evaluation.results import SnliEntailment
 
 STS_DEV_SETS = ("STSB-dev", "STS17")
 

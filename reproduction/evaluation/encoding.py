@@ -3,7 +3,7 @@
 :func:`encode_ids` runs a model's encoder on sequences of vocabulary ids, so the analyses
 can score training sentences (already tokenized) and single words without re-tokenizing.
 :class:`ModelScorer` wraps a :class:`probsent.api.SentenceModel` as both the *scorer* and
-the *encoder* of :mod:`probsent.evaluation.tables`.
+the *encoder* of :mod:`reproduction.evaluation.tables`.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Lexical generality: does a word score more specific than its WordNet hypernym?
 
 For every direct hypernym pair (``specific``, ``general``) of single-word nouns and verbs
-(:mod:`probsent.evaluation.wordnet`; arm/limb, animal/organism, Africa/continent), each word is
+(:mod:`reproduction.evaluation.wordnet`; arm/limb, animal/organism, Africa/continent), each word is
 scored alone, as a one-word sentence, and a pair counts as right when the specific word scores
 higher (ties count half). Reported per half of the split by synset (``dev`` to choose with,
 ``test`` to report once), over all pairs and over the pairs where the *general word is the rarer
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from probsent.evaluation import baselines as bl
-from probsent.evaluation.results import Generality, GeneralityShare
-from probsent.evaluation.wordnet import HypernymPair
+from reproduction.evaluation import baselines as bl
+from reproduction.evaluation.results import Generality, GeneralityShare
+from reproduction.evaluation.wordnet import HypernymPair
 from probsent.text.tokenize import tokenize
 
 if TYPE_CHECKING:

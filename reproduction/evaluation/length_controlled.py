@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import metrics
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import metrics
 from probsent.text.tokenize import tokenize
 
 DATA = Path(__file__).with_name("data")

@@ -23,10 +23,10 @@ from typing import Mapping
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.evaluation import metrics
-from probsent.evaluation.encoding import encode_ids
+from reproduction.evaluation import metrics
+from reproduction.evaluation.encoding import encode_ids
 from probsent.inference.arrays import gaussian_entropy
-from probsent.evaluation.results import Lexical, LexicalWord
+from reproduction.evaluation.results import Lexical, LexicalWord
 from probsent.models import with_word_entropy_terms
 
 LISTS = {

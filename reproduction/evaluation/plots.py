@@ -13,8 +13,8 @@ from typing import Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from probsent.evaluation.lexical import LISTS, WordTable
-from probsent.evaluation.results import LexicalWord
+from reproduction.evaluation.lexical import LISTS, WordTable
+from reproduction.evaluation.results import LexicalWord
 from probsent.files.atomic_writes import atomic_path
 
 DPI = 110

@@ -1,7 +1,7 @@
 """How good a probability of a binary label is: accuracy at 0.5, AUC, log-loss, Brier score,
 expected calibration error and the reliability table behind it.
 
-Conventions as :mod:`probsent.evaluation.metrics`: labels are booleans, True = specific; a
+Conventions as :mod:`reproduction.evaluation.metrics`: labels are booleans, True = specific; a
 probability is P(label is True).
 """
 from __future__ import annotations

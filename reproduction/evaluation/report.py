@@ -1,5 +1,5 @@
 """The Markdown report of ``probsent eval``, rendered from its results alone
-(:class:`~probsent.evaluation.results.EvaluationRun`, what ``evaluation.json`` holds).
+(:class:`~reproduction.evaluation.results.EvaluationRun`, what ``evaluation.json`` holds).
 
 Tables follow the paper's order (2, 3, 4, 5, 6, 7, 8); in every table each of our numbers
 stands beside the paper's, in a column headed "paper". Because the report is a function of
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from probsent.evaluation import paper
-from probsent.evaluation.datasets import KO2019_DOMAINS, SENTEVAL_STS_SETS, SNLI_LABELS
-from probsent.evaluation.lexical import LISTS
-from probsent.evaluation.results import AblationEntry, EvaluationRun, Skipped, SystemResult
+from reproduction.evaluation import paper
+from reproduction.evaluation.datasets import KO2019_DOMAINS, SENTEVAL_STS_SETS, SNLI_LABELS
+from reproduction.evaluation.lexical import LISTS
+from reproduction.evaluation.results import AblationEntry, EvaluationRun, Skipped, SystemResult
 
 NOT_RUN = "not run"
 MISSING = "—"
@@ -287,7 +287,7 @@ GENERALITY_SUBSETS = [("dev", "dev, all"), ("dev_general_rarer", "dev, general w
 
 
 def generality_rows(name: str, generality: Any) -> list[list[str]]:
-    """One row per subset of a model's :class:`~probsent.evaluation.results.Generality`: the model's
+    """One row per subset of a model's :class:`~reproduction.evaluation.results.Generality`: the model's
     share and the baselines' on the same pairs."""
     rows = []
     for key, label in GENERALITY_SUBSETS:
@@ -314,7 +314,7 @@ def _generality(evaluation: EvaluationRun) -> str:
         " the pairs whose two words both have an entry in the model's vocabulary; the baselines on the same"
         " pairs. The split is by synset: choose on dev, read test once. Where the general word is the rarer"
         " in English (wordfreq), word rarity points the wrong way: wordfreq's information content is right"
-        " there only by ties (probsent.evaluation.generality).", "",
+        " there only by ties (reproduction.evaluation.generality).", "",
         _table(GENERALITY_HEADER, rows)])
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.evaluation import paper
+from reproduction.evaluation import paper
 from probsent.files.atomic_writes import write_json
 from probsent.version import __version__
 
@@ -136,7 +136,7 @@ class GeneralityShare:
 
 @dataclass
 class Generality:
-    """Lexical generality (:mod:`probsent.evaluation.generality`): each half of the WordNet split,
+    """Lexical generality (:mod:`reproduction.evaluation.generality`): each half of the WordNet split,
     over all its pairs and over those whose general word is the rarer one in general English."""
 
     dev: GeneralityShare

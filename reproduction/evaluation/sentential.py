@@ -12,8 +12,8 @@ import numpy as np
 
 from probsent.api import SentenceModel
 from probsent.data.corpus import PairCorpus
-from probsent.evaluation.encoding import encode_ids, natural_measure
-from probsent.evaluation.results import Extreme, LengthGroup, Sentential
+from reproduction.evaluation.encoding import encode_ids, natural_measure
+from reproduction.evaluation.results import Extreme, LengthGroup, Sentential
 
 
 def sample_sentences(corpus: PairCorpus, known: set[str], sample_size: int, lengths: tuple[int, int],

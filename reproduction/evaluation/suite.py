@@ -5,7 +5,7 @@ experiments (Tables 2-4) and, if it can encode, STS (Table 8); trained models al
 sentential analysis (Table 6) and models with per-word entropy terms (WLO) the lexical analysis
 (Table 5). The Majority and SPECITELLER rows are always computed, and a second WLO trained
 without the prior gives the ablation (Table 7). The outcome is the typed :class:`Results`
-(:mod:`probsent.evaluation.results`), plus the arrays the plots need.
+(:mod:`reproduction.evaluation.results`), plus the arrays the plots need.
 """
 from __future__ import annotations
 
@@ -20,16 +20,16 @@ import numpy as np
 from tqdm import tqdm
 
 from probsent.api import SentenceModel
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import tables
-from probsent.evaluation import baselines as bl
-from probsent.evaluation.generality import model_generality
-from probsent.evaluation.wordnet import HypernymPair, hypernym_pairs
-from probsent.evaluation.lexical import WordTable, lexical_analysis
-from probsent.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Generality, Lexical, Results,
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import tables
+from reproduction.evaluation import baselines as bl
+from reproduction.evaluation.generality import model_generality
+from reproduction.evaluation.wordnet import HypernymPair, hypernym_pairs
+from reproduction.evaluation.lexical import WordTable, lexical_analysis
+from reproduction.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Generality, Lexical, Results,
                                          Sentential, Skipped, SystemResult)
-from probsent.evaluation.sentential import sentential_analysis
-from probsent.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
+from reproduction.evaluation.sentential import sentential_analysis
+from reproduction.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
 from probsent.settings import TrainConfig
 from probsent.data.corpus import PairCorpus
 from probsent.data.mixture import apply_mixture

@@ -1,5 +1,5 @@
 """The paper's evaluations, run on any scorer or encoder; each returns its typed result
-(:mod:`probsent.evaluation.results`).
+(:mod:`reproduction.evaluation.results`).
 
 A *scorer* is anything with ``specificity(sentences) -> np.ndarray`` (higher = more
 specific); if it also has ``prepare(sentences)``, that is called once with every sentence an
@@ -18,10 +18,10 @@ import numpy as np
 import torch
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import metrics
-from probsent.evaluation.length_controlled import read_two_columns
-from probsent.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import metrics
+from reproduction.evaluation.length_controlled import read_two_columns
+from reproduction.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
                                          SnliEntailment, Specificity, Sts, StsTable)
 from probsent.gaussian import expected_inner_product
 from probsent.text.tokenize import tokenize
@@ -153,7 +153,7 @@ def length_normalized_news(scorer: Scorer, data: DataLike = None) -> LengthNorma
     """News accuracy with sentence length factored out (paper Table 3).
 
     See :func:`news_length_pool` for the pool and
-    :func:`probsent.evaluation.metrics.length_normalized_accuracy` for the protocol: tune on
+    :func:`reproduction.evaluation.metrics.length_normalized_accuracy` for the protocol: tune on
     sentences of ``k`` tokens, test on those of ``k - 1``, pool the accuracy.
     """
     sentences, specific, conflicts = news_length_pool(data)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from probsent.api import SentenceModel
 from probsent.data.vocab import Vocabulary
-from probsent.evaluation.datasets import (LabelledSentences, StsPairs, as_data_dir,
+from reproduction.evaluation.datasets import (LabelledSentences, StsPairs, as_data_dir,
                                          load_news_train, load_sts17)
-from probsent.evaluation.tables import sts_similarities
-from probsent.evaluation.metrics import accuracy_at_tuned_threshold, pearson
+from reproduction.evaluation.tables import sts_similarities
+from reproduction.evaluation.metrics import accuracy_at_tuned_threshold, pearson
 from probsent.models import SentenceEncoder
 
 

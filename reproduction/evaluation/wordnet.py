@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 
 from probsent.errors import InvalidValueError
-from probsent.evaluation.datasets import DataDir
+from reproduction.evaluation.datasets import DataDir
 
 HYPERNYM_POINTERS = ("@", "@i")
 PARTS_OF_SPEECH = ("noun", "verb")

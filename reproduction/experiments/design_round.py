@@ -1,7 +1,7 @@
 """What a design round is: data, one file per round in ``experiments/design_rounds/design_<N>.py``.
 A design round competes under a rule: the ship rule's numbered rounds under
 ``experiments/ship_rule.py``, issue 34's lettered rounds under ``experiments/representation_rule.py``
-(the recipe study's rounds are another kind, ``experiments.protocol.RecipeRound``).
+(the recipe study's rounds are another kind, ``reproduction.experiments.protocol.RecipeRound``).
 
 A new design round is a new file ``design_<N>.py`` with its ``ROUND`` and its line in
 ``experiments/design_rounds/__init__.py``, committed before any of its runs (that commit is its
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from experiments.plan import Run
+from reproduction.experiments.plan import Run
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The development table of the representation: STS Benchmark dev, STS 2017 and SNLI dev.
 
-    python -m experiments.dev_sets --model probsent/pretrained/wlo [--model DIR ...]
+    python -m reproduction.experiments.dev_sets --model probsent/pretrained/wlo [--model DIR ...]
         [--baseline length] [--data-dir ../shared/data] [--out results/design/dev.json]
 
 Prints one Markdown row per model (and per baseline asked for) with the measures of
-:mod:`probsent.evaluation.development`; ``--out`` also writes them as JSON (with the command
+:mod:`reproduction.evaluation.development`; ``--out`` also writes them as JSON (with the command
 and the data files' sha256). Reads no test split: what a design round chooses by.
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 import probsent
-from probsent.evaluation import datasets as ds
-from probsent.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINES, baseline_systems
-from probsent.evaluation.development import Development, development_measures, development_table
-from probsent.evaluation.encoding import ModelScorer
-from probsent.evaluation.suite import Options, System, TrainingCorpora
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINES, baseline_systems
+from reproduction.evaluation.development import Development, development_measures, development_table
+from reproduction.evaluation.encoding import ModelScorer
+from reproduction.evaluation.suite import Options, System, TrainingCorpora
 from probsent.files.atomic_writes import write_text
 
 
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(args.model, args.baseline, data)
     print(development_table(rows))
     if args.out:
-        record = {"command": shlex.join(["python", "-m", "experiments.dev_sets", *(argv or sys.argv[1:])]),
+        record = {"command": shlex.join(["python", "-m", "reproduction.experiments.dev_sets", *(argv or sys.argv[1:])]),
                   "data_sha256": dict(sorted(data.sha256.items())),
                   "systems": {name: dev.to_dict() for name, dev in rows.items()}}
         write_text(Path(args.out), json.dumps(record, indent=1) + "\n")

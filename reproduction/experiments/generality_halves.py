@@ -5,7 +5,7 @@ The generality rounds G1 and G2 also trained with word lists (``--rarity-from FI
 this module's ``build`` from the fit. Both rounds had no winner and the option left probsent (issue
 49); the lists and the fit's record stay in ``results/generality/`` as history, and they are written
 again, and trained with, at commit ``9701be6``: ``git checkout 9701be6 && python -m
-experiments.generality_targets``.
+reproduction.experiments.generality_targets``.
 """
 from __future__ import annotations
 

@@ -1,20 +1,20 @@
 """RESULTS' section on the generality rounds: every number read from ``results/design/generality-*.json``,
 ``results/generality/fit.json`` and the rule's constants (experiments/generality_rule.py).
 
-    python -m experiments.summarize   # writes docs/RESULTS.md, this section included
+    python -m reproduction.experiments.summarize   # writes docs/RESULTS.md, this section included
 """
 from __future__ import annotations
 
 from typing import Any
 
-from experiments.design_rounds import GENERALITY_ROUNDS
-from experiments.generality_rule import (CHOICE, DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, SHIP_MARGIN, units)
-from experiments.representation_rule import REFERENCE, SPECIFICITY
-from experiments.representation_report import number_cell
-from experiments.paths import GENERALITY_TARGETS_DIR
-from experiments.ship_rule import RECORDS
-from experiments.selection import load_json
-from experiments.stage_helpers import SEEDS
+from reproduction.experiments.design_rounds import GENERALITY_ROUNDS
+from reproduction.experiments.generality_rule import (CHOICE, DIAGNOSTIC, FINALISTS, GOALS, MOST_LOSS, SHIP_MARGIN, units)
+from reproduction.experiments.representation_rule import REFERENCE, SPECIFICITY
+from reproduction.experiments.representation_report import number_cell
+from reproduction.experiments.paths import GENERALITY_TARGETS_DIR
+from reproduction.experiments.ship_rule import RECORDS
+from reproduction.experiments.selection import load_json
+from reproduction.experiments.stage_helpers import SEEDS
 
 FIT_RECORD = GENERALITY_TARGETS_DIR / "fit.json"  # what the generality fit saw (written at commit 9701be6)
 RAN_AT = "9701be6"  # the last commit with --rarity-from, where the rounds' training stages run
@@ -55,7 +55,7 @@ def diagnostic_lines(diagnostic: dict[str, Any], fit: dict[str, Any] | None) -> 
     shipped = diagnostic["shipped"]
     unit = units(diagnostic)
     n = shipped["wordnet_n"]
-    lines = ["Diagnostic (`python -m experiments.generality_rule --stage diagnostic`, development sets only): the "
+    lines = ["Diagnostic (`python -m reproduction.experiments.generality_rule --stage diagnostic`, development sets only): the "
              "shipped model's numbers, which the rule's gains are measured from. WordNet dev: the development "
              f"half's pairs with both words in the vocabulary ({n['dev']:,}; {n['dev_general_rarer']:,} with the "
              f"general word rarer in English), and of them the pairs of *unseen* words, both outside the half the "
@@ -69,7 +69,7 @@ def diagnostic_lines(diagnostic: dict[str, Any], fit: dict[str, Any] | None) -> 
               f"{number_cell(baselines['general_rarer']['information_content_wordfreq'])} % where the general word is "
               "rarer (right only by ties there, by construction)."]
     if fit:
-        lines[-1] += (f" The generality score (`python -m experiments.generality_targets` at commit `{RAN_AT}`, "
+        lines[-1] += (f" The generality score (`python -m reproduction.experiments.generality_targets` at commit `{RAN_AT}`, "
                       "`results/generality/fit.json`), "
                       f"fitted on {fit['fitted_pairs']:,} development pairs of the anchor half's words, ranks "
                       f"{fit['judged_held_out_dev_pairs']:,} development pairs of unseen words with GloVe vectors "
@@ -86,7 +86,7 @@ def round_lines(name: str, record: dict[str, Any] | None) -> list[str]:
     out += [f"- `{run.name}`: {run.note}" for run in round_.candidates] + [""]
     if not record or not record.get("runs"):
         return out + ["No run of this round has been measured yet.", ""]
-    out += [f"Command: `python -m experiments.generality_rule --round {name} --stage dev` (then `--stage seeds`, "
+    out += [f"Command: `python -m reproduction.experiments.generality_rule --round {name} --stage dev` (then `--stage seeds`, "
             f"`--stage select`) at commit `{RAN_AT}`, the last with `--rarity-from` (it left probsent in issue 49); "
             f"record `results/design/generality-round{name}.json`.", "", *_header()]
     out += [_row(run, r) for run, r in record["runs"].items()] + [""]
@@ -110,11 +110,11 @@ def floor_against_seeds_lines(reference: dict[str, Any]) -> list[str]:
     """How each specificity floor compares with the shipped recipe's own seeds (their records in the
     record issue 34's reference names): a floor that the recipe's own seeds miss asks a candidate for
     more than the recipe it starts from gives."""
-    from experiments.paths import REPO
-    from experiments.representation_rule import SHIPPED_CHOICE
+    from reproduction.experiments.paths import WING
+    from reproduction.experiments.representation_rule import SHIPPED_CHOICE
 
     choice = load_json(SHIPPED_CHOICE) or {}
-    seeds_record = load_json(REPO / choice["record"]) if choice.get("record") else None
+    seeds_record = load_json(WING / choice["record"]) if choice.get("record") else None
     if not seeds_record:
         return []
     lines = []

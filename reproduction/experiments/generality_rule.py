@@ -6,8 +6,8 @@ gain in noise units of SNLI dev equal-length entailment and of the WordNet devel
 *unseen* words (both words outside the half the generality targets were fitted on), over all such
 pairs and over those whose general word is the rarer in English.
 
-    python -m experiments.generality_rule --stage diagnostic          # the shipped model, dev only
-    python -m experiments.generality_rule --round G1 --stage select   # the choice (dev numbers only)
+    python -m reproduction.experiments.generality_rule --stage diagnostic          # the shipped model, dev only
+    python -m reproduction.experiments.generality_rule --round G1 --stage select   # the choice (dev numbers only)
 
 The rounds G1 and G2 trained their candidates with ``--rarity-from``; neither had a winner and the
 option left probsent (issue 49), with the stages that trained and tested them (``targets``, ``dev``,
@@ -24,13 +24,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from experiments.design_rounds import GENERALITY_ROUNDS
-from experiments.generality_halves import held_out
-from experiments.paths import REPO, SHIPPED
-from experiments.representation_rule import (REFERENCE, direction_floor, measure, select as choose_finalists,
+from reproduction.experiments.design_rounds import GENERALITY_ROUNDS
+from reproduction.experiments.generality_halves import held_out
+from reproduction.experiments.paths import REPO, SHIPPED
+from reproduction.experiments.representation_rule import (REFERENCE, direction_floor, measure, select as choose_finalists,
                                              specificity_floors)
-from experiments.ship_rule import RECORDS, shared_floors
-from experiments.stage_helpers import select_stage, write_and_show
+from reproduction.experiments.ship_rule import RECORDS, shared_floors
+from reproduction.experiments.stage_helpers import select_stage, write_and_show
 
 DIAGNOSTIC = RECORDS / "generality-diagnostic.json"
 MOST_LOSS = -1.0  # a floor: no gain (noise units) below this
@@ -44,9 +44,9 @@ GOALS = {"wordnet_test": 75.0, "wordnet_test_general_rarer": 60.0, "snli_test_en
 def generality_measures(model: Any) -> dict[str, Any]:
     """The WordNet development numbers (%, and pair counts): every dev pair with both words in the
     model's vocabulary, and those whose two words are both unseen by the generality fit."""
-    from probsent.evaluation.datasets import as_data_dir
-    from probsent.evaluation.generality import model_generality
-    from probsent.evaluation.wordnet import hypernym_pairs
+    from reproduction.evaluation.datasets import as_data_dir
+    from reproduction.evaluation.generality import model_generality
+    from reproduction.evaluation.wordnet import hypernym_pairs
 
     dev = [pair for pair in hypernym_pairs(as_data_dir(None)) if pair.half == "dev"]
     unseen = [pair for pair in dev if held_out(pair.specific) and held_out(pair.general)]

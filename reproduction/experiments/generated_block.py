@@ -1,6 +1,6 @@
 """A generated block inside a hand-written Markdown page: the lines between a marker line and
 an end line, rewritten by a generator's ``main`` and compared by its ``--check``
-(``experiments.readme_sample``, ``experiments.similarity_limits``)."""
+(``reproduction.experiments.readme_sample``, ``reproduction.experiments.similarity_limits``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from experiments.paths import REPO
+from reproduction.experiments.paths import REPO
 from probsent.files.atomic_writes import write_text
 
 

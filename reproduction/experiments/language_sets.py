@@ -10,7 +10,7 @@ For each split and set of ``probsent/evaluation/data/language_sets.tsv`` it coun
   also needs its coverage at least ``LOW_COVERAGE``, so it moves with the vocabulary, not with the
   identifier.
 
-``python -m experiments.language_sets`` rewrites the table in docs/EVALUATION.md (``--check``:
+``python -m reproduction.experiments.language_sets`` rewrites the table in docs/EVALUATION.md (``--check``:
 exit 1 if it differs); ``--compare`` adds the identifier alone and, where the package is
 installed, py3langid (``pip install py3langid``), on the same sentences. ``--split dev`` prints
 the development rows only (the numbers were chosen on them).
@@ -22,11 +22,11 @@ import csv
 import sys
 from pathlib import Path
 
-from experiments.generated_block import GeneratedBlock
-from experiments.paths import REPO
+from reproduction.experiments.generated_block import GeneratedBlock
+from reproduction.experiments.paths import REPO, WING
 
-SETS_FILE = REPO / "probsent" / "evaluation" / "data" / "language_sets.tsv"
-BLOCK = GeneratedBlock(REPO / "docs" / "EVALUATION.md", "<!-- language sets: python -m experiments.language_sets -->",
+SETS_FILE = WING / "evaluation" / "data" / "language_sets.tsv"
+BLOCK = GeneratedBlock(REPO / "docs" / "EVALUATION.md", "<!-- language sets: python -m reproduction.experiments.language_sets -->",
                        "<!-- end language sets -->")
 SET_NAMES = {"other": "other languages", "technical": "technical English", "english": "ordinary English"}
 

@@ -9,7 +9,7 @@ with apostrophes inside). Zipf is kept in tenths. wordfreq is needed here only (
 the core install reads the shipped file. Lists by script not covered here (Greek, Hebrew, CJK,
 Indic, Thai...) are identified by their script alone.
 
-Run ``python -m experiments.language_words`` to rewrite the file (``--check``: exit 1 if the
+Run ``python -m reproduction.experiments.language_words`` to rewrite the file (``--check``: exit 1 if the
 file would change). wordfreq's data are CC BY-SA 4.0 (its README); the file's header says so.
 """
 from __future__ import annotations
@@ -19,13 +19,13 @@ import gzip
 import math
 import sys
 
-from experiments.paths import REPO
+from reproduction.experiments.paths import REPO
 from probsent.files.atomic_writes import atomic_path
 from probsent.text.language_id import MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE, fold, is_one_word
 
 HEADER = ("# Per-language word frequencies distilled from wordfreq 3 (CC BY-SA 4.0, Robyn Speer and "
           "contributors): language, Zipf in tenths, the words (space-separated). Written by "
-          "`python -m experiments.language_words`; read by probsent.text.language_id.")
+          "`python -m reproduction.experiments.language_words`; read by probsent.text.language_id.")
 
 
 def table_lines() -> list[str]:

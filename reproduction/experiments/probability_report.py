@@ -2,9 +2,9 @@
 its features, the one reading of the test sets, and the report (docs/EXPERIMENTS.md, "P(specific)
 as a probability of the news label").
 
-    python -m experiments.probability_report --stage choose   # development rows only
-    python -m experiments.probability_report --stage test     # the test sets, once, after the choice
-    python -m experiments.probability_report --stage markdown # prints the report from the records
+    python -m reproduction.experiments.probability_report --stage choose   # development rows only
+    python -m reproduction.experiments.probability_report --stage test     # the test sets, once, after the choice
+    python -m reproduction.experiments.probability_report --stage markdown # prints the report from the records
 
 ``choose`` cross-validates the candidate feature sets on the cleaned news training rows and
 writes ``results/probability/choice.json``; ``test`` reads that choice, checks that the model's
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED
+from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED
 from probsent.files.atomic_writes import write_json
 
 RECORDS = RESULTS_DIR / "probability"
@@ -34,7 +34,7 @@ FOLDS = 10
 SEED = 0
 MAX_TOKENS_CHECKED = 512  # the chosen P must rise with the score at every length 1..this
 GOALS = {"auc": 0.82, "log_loss": 0.54, "ece": 0.08, "min": 0.1, "max": 0.9, "spearman_points": 3.0}
-COMMANDS = {stage: f"python -m experiments.probability_report --stage {stage}" for stage in ("choose", "test")}
+COMMANDS = {stage: f"python -m reproduction.experiments.probability_report --stage {stage}" for stage in ("choose", "test")}
 
 
 def fold_of_rows(n: int, folds: int = FOLDS, seed: int = SEED) -> np.ndarray:
@@ -127,10 +127,10 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     """The test sets, read once: P, the Length baseline and SPECITELLER on news test; Spearman of
     P and of the score on Ko et al.'s sets; the reliability diagram."""
     import probsent
-    from probsent.evaluation.datasets import DataDir, load_ko2019, load_news_test
-    from probsent.evaluation.encoding import ProbabilityScorer
-    from probsent.evaluation.metrics import spearman
-    from probsent.evaluation.probability_metrics import probability_measures, reliability
+    from reproduction.evaluation.datasets import DataDir, load_ko2019, load_news_test
+    from reproduction.evaluation.encoding import ProbabilityScorer
+    from reproduction.evaluation.metrics import spearman
+    from reproduction.evaluation.probability_metrics import probability_measures, reliability
     from probsent.readouts.calibration import _expit, feature_matrix, fit_logistic_features
     from probsent.readouts.model_calibration import FEATURES, news_training_rows
     from probsent.readouts.score_readings import token_counts
@@ -161,7 +161,7 @@ def stage_test(model_dir: Path, data_dir) -> dict:
               "coefficients": list(model.calibration.coefficients), "intercept": model.calibration.intercept,
               "training_rows": model.calibration.sentences,
               "reliability": {name: [vars(b) for b in reliability(p, test.specific)] for name, p in systems.items()},
-              "plot": PLOT.relative_to(REPO).as_posix(), "command": COMMANDS["test"]}
+              "plot": PLOT.relative_to(WING).as_posix(), "command": COMMANDS["test"]}
     write_json(TEST, record)
     return record
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.paths import RUNS_DIR
-from experiments.plan import Run
-from experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
+from reproduction.experiments.paths import RUNS_DIR
+from reproduction.experiments.plan import Run
+from reproduction.experiments.stage_helpers import SEEDS, diagnostics, validations, with_seed
 
 COMBINE_MARGIN = 0.5  # rule 2: news-dev accuracy points a family's best must gain to join the combination
 # rule 4: a selected run is trained again with the seeds ``SEEDS`` (experiments/stage_helpers.py)
@@ -24,7 +24,7 @@ COMBINE_MARGIN = 0.5  # rule 2: news-dev accuracy points a family's best must ga
 class RecipeRound:
     """One pre-registered round of the recipe study: the families of single changes it adds to
     the earlier rounds', the name of its combination, the earlier runs its tables show, and where
-    its records go. (The ship rule's rounds are ``experiments.design_round.DesignRound``.)"""
+    its records go. (The ship rule's rounds are ``reproduction.experiments.design_round.DesignRound``.)"""
 
     number: int
     title: str  # its section's heading in docs/RESULTS.md

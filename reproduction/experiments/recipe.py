@@ -3,7 +3,7 @@ runs, each run through its stages. The rounds are experiments/rounds/round_<N>.p
 experiments/protocol.py, their story (what each round had seen, amendments, errata) is
 docs/EXPERIMENTS.md, and their numbers are in docs/RESULTS.md.
 
-    python -m experiments.recipe [--round N] [--stage STAGE]
+    python -m reproduction.experiments.recipe [--round N] [--stage STAGE]
 
 Stages, in order (test sets are evaluated once, after the selection):
   train         the reference and the round's single changes (those no earlier round trained)
@@ -23,14 +23,14 @@ import argparse
 import json
 import sys
 
-from experiments.paths import RUNS_DIR
-from experiments.protocol import (RecipeRound, combined_run, evaluation_dir, extra_runs, seed_check_runs,
+from reproduction.experiments.paths import RUNS_DIR
+from reproduction.experiments.protocol import (RecipeRound, combined_run, evaluation_dir, extra_runs, seed_check_runs,
                                   seed_runs)
-from experiments.recipe_records import (finished, write_after_record, write_baselines, write_dev_record,
+from reproduction.experiments.recipe_records import (finished, write_after_record, write_baselines, write_dev_record,
                                         write_seed_check_record)
-from experiments.rounds import RECIPE_ROUNDS
-from experiments.runner import evaluate
-from experiments.stage_helpers import train
+from reproduction.experiments.rounds import RECIPE_ROUNDS
+from reproduction.experiments.runner import evaluate
+from reproduction.experiments.stage_helpers import train
 from probsent.files.atomic_writes import write_text
 
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")

@@ -11,20 +11,20 @@ import tempfile
 from typing import Any
 
 import probsent
-from experiments.model_readings import sentence_scale, term_by_rank_band
-from experiments.paths import REPO, RUNS_DIR, SHIPPED_BEFORE
-from experiments.plan import Run
-from experiments.protocol import (COMBINE_MARGIN, RecipeRound, candidates, combined_run, dev_scores, final_diagnostics,
+from reproduction.experiments.model_readings import sentence_scale, term_by_rank_band
+from reproduction.experiments.paths import REPO, RUNS_DIR, SHIPPED_BEFORE
+from reproduction.experiments.plan import Run
+from reproduction.experiments.protocol import (COMBINE_MARGIN, RecipeRound, candidates, combined_run, dev_scores, final_diagnostics,
                                   log_path, seed_check_runs, select, shown_runs, validation_log)
-from experiments.table_columns import BASELINES, numbers
-from experiments.word_score_ceiling import news_dev_ceiling
-from probsent.evaluation.baselines import LengthScorer, WordFrequencyScorer
-from probsent.evaluation.datasets import DataDir, load_news_train, load_sts17
-from probsent.evaluation.metrics import accuracy_at_tuned_threshold
-from probsent.evaluation.plots import training_curves
-from probsent.evaluation.results import load_evaluation
-from probsent.evaluation.tables import shorter_specific_experiment
-from probsent.evaluation.validation import NewsValidator
+from reproduction.experiments.table_columns import BASELINES, numbers
+from reproduction.experiments.word_score_ceiling import news_dev_ceiling
+from reproduction.evaluation.baselines import LengthScorer, WordFrequencyScorer
+from reproduction.evaluation.datasets import DataDir, load_news_train, load_sts17
+from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
+from reproduction.evaluation.plots import training_curves
+from reproduction.evaluation.results import load_evaluation
+from reproduction.evaluation.tables import shorter_specific_experiment
+from reproduction.evaluation.validation import NewsValidator
 from probsent.files.atomic_writes import write_json, write_text
 from probsent.training.checkpoint import LAST, STATE
 from probsent.settings import TrainConfig
@@ -121,7 +121,7 @@ def write_baselines() -> None:
     shorter-specific pairs scored now). Written once, before a new model may be shipped."""
     if BASELINES.is_file():
         return
-    plan = load_evaluation(REPO / "docs" / "results" / "evaluation.json").results.systems
+    plan = load_evaluation(REPORT_DIR / "evaluation.json").results.systems
     shipped_model = load_evaluation(SHIPPED_BEFORE / "evaluation.json").results.first_model()
     rows = {}
     for name, entry, scorer in (("Length", plan["Length"], LengthScorer()),

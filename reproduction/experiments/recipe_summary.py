@@ -1,5 +1,5 @@
 """The recipe study's sections of docs/RESULTS.md, one per round (experiments/rounds/), from
-results/recipe/ and results/recipe<N>/ (written by ``python -m experiments.recipe --round N``):
+results/recipe/ and results/recipe<N>/ (written by ``python -m reproduction.experiments.recipe --round N``):
 candidates, selections, test numbers over three seeds, the prior ablation, the shorter-specific
 pairs and whether each goal was reached. Every number and every comparison is computed from the
 JSON files: the functions without a leading underscore return the numbers, the others write
@@ -13,15 +13,15 @@ from typing import Any
 
 from scipy import stats
 
-from experiments.model_readings import RANK_BAND_LABELS
-from experiments.paths import REPO, RESULTS_DIR
-from experiments.protocol import RecipeRound, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
-from experiments.stage_helpers import SEEDS
-from experiments.rounds import LATEST, RECIPE_ROUNDS, UNTESTED
-from experiments.selection import load_json, load_run
-from experiments.table_columns import BASELINES, COLUMNS, DOMAINS, numbers
-from probsent.evaluation.paper import TABLE2, TABLE8_STSB
-from probsent.evaluation.results import SystemResult
+from reproduction.experiments.model_readings import RANK_BAND_LABELS
+from reproduction.experiments.paths import REPO, WING, RESULTS_DIR
+from reproduction.experiments.protocol import RecipeRound, earlier_round_of, evaluation_dir, new_in_round, seed_runs, shown_runs
+from reproduction.experiments.stage_helpers import SEEDS
+from reproduction.experiments.rounds import LATEST, RECIPE_ROUNDS, UNTESTED
+from reproduction.experiments.selection import load_json, load_run
+from reproduction.experiments.table_columns import BASELINES, COLUMNS, DOMAINS, numbers
+from reproduction.evaluation.paper import TABLE2, TABLE8_STSB
+from reproduction.evaluation.results import SystemResult
 
 WORDSUM = ["wordsum-minibatch-long", "wordsum-minibatch-long-seed2", "wordsum-minibatch-long-seed3"]
 
@@ -76,14 +76,14 @@ def sections() -> list[str]:
 def _command(round_: RecipeRound, stage: str) -> str:
     """The command that runs ``stage`` of the round."""
     flag = "" if round_.number == 1 else f" --round {round_.number}"
-    return f"python -m experiments.recipe{flag} --stage {stage}"
+    return f"python -m reproduction.experiments.recipe{flag} --stage {stage}"
 
 
 def section(round_: RecipeRound) -> list[str]:
     """The Markdown lines of one round's section (a pointer to the command where nothing is
     evaluated yet)."""
     out = round_.results_dir
-    where = out.relative_to(REPO).as_posix()
+    where = out.relative_to(WING).as_posix()
     dev = load_json(out / "dev.json")
     lines = [f"## {round_.title}", "",
              f"Generated from `{where}/` by `{_command(round_, 'select')}`, "
@@ -158,7 +158,7 @@ def _untrained_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
     if not rows:
         return []
     return ["", "What training added on the news training rows: the accuracy of each run's model before its "
-            "first step (its initialization: `experiments.recipe_records.untrained_news_dev`) and of its `best-news/` "
+            "first step (its initialization: `reproduction.experiments.recipe_records.untrained_news_dev`) and of its `best-news/` "
             f"checkpoint; the Length baseline scores {dev['length_news_dev']:.1f} on the same rows"
             + (_ceiling_sentence(dev["word_score_ceiling"], max(trained for _, _, trained, _ in rows))
                if "word_score_ceiling" in dev else "") + ":", "",
@@ -171,7 +171,7 @@ def _ceiling_sentence(ceiling: dict[str, Any], best_run: float) -> str:
     against the best of the runs shown."""
     return (f", and a sum of per-word terms, the form of WLO's entropy, fit to these rows' labels (logistic "
             f"regression on word counts, {ceiling['folds']}-fold cross-validation, the best of "
-            f"{len(ceiling['per_l2'])} L2 weights: `python -m experiments.word_score_ceiling`) scores "
+            f"{len(ceiling['per_l2'])} L2 weights: `python -m reproduction.experiments.word_score_ceiling`) scores "
             f"{ceiling['best']:.1f}, {ceiling['best'] - best_run:+.1f} points against the best run below: what "
             f"the form of the score allows when it learns from these labels, not from paraphrases")
 
@@ -195,10 +195,10 @@ def _band_lines(dev: dict[str, Any], shown: set[str]) -> list[str]:
         return []
     return ["", "Mean entropy term of the words of each frequency-rank band (rank 1: the most frequent word), "
             "`best/` model of each run; a variance that learned specificity falls from left to right "
-            "(`experiments.model_readings.term_by_rank_band`)"
+            "(`reproduction.experiments.model_readings.term_by_rank_band`)"
             + ("; then where the run put the scale of its similarities, on the STS 2017 sentences: the mean "
                "norm of the means and the mean log-variance per dimension (0: the prior's; "
-               "`experiments.model_readings.sentence_scale`)" if scaled else "") + ":", "",
+               "`reproduction.experiments.model_readings.sentence_scale`)" if scaled else "") + ":", "",
             "| Run | " + " | ".join(f"ranks {b}" for b in bands) + (" | ‖mean‖ | log-variance" if scaled else "")
             + " |", "|---|" + "---|" * (len(bands) + 2 * scaled),
             *("| " + " | ".join([f"`{name}`", *(_fmt(v, 2) for v in terms),

@@ -5,14 +5,14 @@ The rule is docs/EXPERIMENTS.md's section "Similarity and entailment rounds" (co
 its recipe's seed sd and beat the information-content baseline on the news training rows, and a
 choice by C, the mean gain in noise units of STS-B dev concat and SNLI dev entailment.
 
-    python -m experiments.representation_rule --stage reference  # the shipped model's dev numbers
-    python -m experiments.representation_rule --round A --stage diagnostic  # round A's, dev only
-    python -m experiments.representation_rule --stage direction  # round B's (training pairs only)
-    python -m experiments.representation_rule --round A --stage dev     # train the candidates (seed 1)
-    python -m experiments.representation_rule --round A --stage seeds   # seeds 2-3 of the finalists
-    python -m experiments.representation_rule --round A --stage similarity-parts  # each one's own similarity
-    python -m experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
-    python -m experiments.representation_rule --round A --stage test    # test sets, once per finalist
+    python -m reproduction.experiments.representation_rule --stage reference  # the shipped model's dev numbers
+    python -m reproduction.experiments.representation_rule --round A --stage diagnostic  # round A's, dev only
+    python -m reproduction.experiments.representation_rule --stage direction  # round B's (training pairs only)
+    python -m reproduction.experiments.representation_rule --round A --stage dev     # train the candidates (seed 1)
+    python -m reproduction.experiments.representation_rule --round A --stage seeds   # seeds 2-3 of the finalists
+    python -m reproduction.experiments.representation_rule --round A --stage similarity-parts  # each one's own similarity
+    python -m reproduction.experiments.representation_rule --round A --stage select  # the choice (dev numbers only)
+    python -m reproduction.experiments.representation_rule --round A --stage test    # test sets, once per finalist
 
 The rounds are data files (``experiments/design_rounds/design_<letter>.py``, ``DesignRound``s in
 ``REPRESENTATION_ROUNDS``). Every candidate is trained as the shipped recipe was (round 3's
@@ -34,12 +34,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments.design_rounds import REPRESENTATION_ROUNDS, design_run_named
-from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
-from experiments.plan import PAIRS, Run
-from experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
+from reproduction.experiments.design_rounds import REPRESENTATION_ROUNDS, design_run_named
+from reproduction.experiments.paths import REPO, WING, RESULTS_DIR, RUNS_DIR, SHIPPED
+from reproduction.experiments.plan import PAIRS, Run
+from reproduction.experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
                                    shared_floors, similarity_diagnostic, training_vocabulary_size)
-from experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
+from reproduction.experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
 from probsent.files.atomic_writes import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
@@ -111,12 +111,12 @@ def direction_floor(record: dict[str, Any], reference: dict[str, Any]) -> list[s
 def measure(model_dir: Path) -> dict[str, Any]:
     """Every development number the rule reads, for one model directory."""
     import probsent
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation.command import information_content
-    from probsent.evaluation.encoding import ModelScorer
-    from probsent.evaluation.metrics import accuracy_at_tuned_threshold
-    from probsent.evaluation.suite import Options, System, TrainingCorpora
-    from probsent.evaluation.tables import snli_entailment
+    from reproduction.evaluation import datasets as ds
+    from reproduction.evaluation.command import information_content
+    from reproduction.evaluation.encoding import ModelScorer
+    from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
+    from reproduction.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.tables import snli_entailment
 
     data = ds.as_data_dir(None)
     record = dev_measures(model_dir)
@@ -136,7 +136,7 @@ def measure(model_dir: Path) -> dict[str, Any]:
 def reference_record() -> dict[str, Any]:
     """The shipped model's development numbers (seed 1) and its recipe's three-seed mean and sd."""
     choice = json.loads(SHIPPED_CHOICE.read_text(encoding="utf-8"))
-    seeds = json.loads((REPO / choice["record"]).read_text(encoding="utf-8"))["runs"]
+    seeds = json.loads((WING / choice["record"]).read_text(encoding="utf-8"))["runs"]
     recipe_seeds = [choice["run"], *(seed_name(choice["run"], s) for s in SEEDS)]
     shipped = measure(SHIPPED)
     names = [*SPECIFICITY, "stsb_dev_concat"]
@@ -152,7 +152,7 @@ def reference_record() -> dict[str, Any]:
 def own_similarity_parts(model_dir: Path) -> dict[str, float]:
     """STS-B dev Pearson x100 of the model's own similarity, log N(0; mu1 - mu2, S1 + S2), and of its
     distance and log-determinant parts, with the variances its similarity compares
-    (:func:`experiments.ship_rule.similarity_diagnostic`): what a round-A candidate did to the
+    (:func:`reproduction.experiments.ship_rule.similarity_diagnostic`): what a round-A candidate did to the
     similarity it trained. (The wlo2v candidates' second-scale variances were read at commit
     0a6bcda, where ``--model wlo2v`` still exists; the record keeps them.)"""
     measured = similarity_diagnostic(model_dir)
@@ -161,7 +161,7 @@ def own_similarity_parts(model_dir: Path) -> dict[str, float]:
 
 
 def pooled_distance_diagnostic(model_dir: Path) -> dict[str, float]:
-    """Round A's diagnostic (STS-B dev, Pearson x100; :func:`experiments.ship_rule.similarity_diagnostic`):
+    """Round A's diagnostic (STS-B dev, Pearson x100; :func:`reproduction.experiments.ship_rule.similarity_diagnostic`):
     the model's own distance part against the pooled distance, alone and with the log-determinant part."""
     measured = similarity_diagnostic(model_dir)
     return {key: measured[key] for key in ("own_distance_part", "pooled_distance", "pooled_with_log_determinant")}
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
         select_stage(path, record, [r.name for r in round_.candidates], select)
     if args.stage == "test":
-        from experiments.ship_rule import test_measures
+        from reproduction.experiments.ship_rule import test_measures
 
         tested = {}
         for name in record.get("finalists", []):

@@ -1,12 +1,12 @@
 """Retrain and re-evaluate everything behind docs/RESULTS.md, then regenerate it.
 
-    python -m experiments.reproduce [--jobs 2] [--only NAME ...] [--skip-train] [--ship]
+    python -m reproduction.experiments.reproduce [--jobs 2] [--only NAME ...] [--skip-train] [--ship]
 
 1. every run of experiments/plan.py: ``probsent train`` into runs/<name> (resumable: a run
    that is complete is not retrained), each job on one torch thread;
 2. every run evaluated: ``probsent eval`` of its best/ and best-news/ models into
    results/<name>/ (the evaluation JSONs are committed, with the run's validation log);
-3. with --ship: the ship rule's design rounds (``experiments.ship_rule``: candidates, seeds,
+3. with --ship: the ship rule's design rounds (``reproduction.experiments.ship_rule``: candidates, seeds,
    the choice on development sets, the test sets once), and their winner exported into the
    package (float16, every word), calibrated and evaluated with the baselines into
    results/shipped/;
@@ -20,11 +20,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR
-from experiments.plan import MODELS, RUNS, runs_by_name
-from experiments.runner import evaluate, run_probsent, run_summarize
-from experiments.selection import select_run
-from experiments.ship_rule import reproduce_shipped
+from reproduction.experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR
+from reproduction.experiments.plan import MODELS, RUNS, runs_by_name
+from reproduction.experiments.runner import evaluate, run_probsent, run_summarize
+from reproduction.experiments.selection import select_run
+from reproduction.experiments.ship_rule import reproduce_shipped
 from probsent.files.atomic_writes import write_json, write_text
 from probsent.training.checkpoint import LOG
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.paths import REPO
+from reproduction.experiments.paths import REPO
 
 
 def run_probsent(*args: str, log: Path | None = None) -> None:
@@ -38,5 +38,5 @@ def evaluate(models: list[str], out: Path, baselines: bool = False, ablation: st
 
 
 def run_summarize() -> None:
-    """Regenerate docs/RESULTS.md (``python -m experiments.summarize``) in a fresh process."""
-    subprocess.run([sys.executable, "-m", "experiments.summarize"], cwd=REPO, check=True)
+    """Regenerate docs/RESULTS.md (``python -m reproduction.experiments.summarize``) in a fresh process."""
+    subprocess.run([sys.executable, "-m", "reproduction.experiments.summarize"], cwd=REPO, check=True)

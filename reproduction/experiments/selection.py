@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from experiments.paths import RESULTS_DIR
-from experiments.plan import RUNS, runs_by_name
-from probsent.evaluation.results import EvaluationRun, SystemResult, load_evaluation
+from reproduction.experiments.paths import RESULTS_DIR
+from reproduction.experiments.plan import RUNS, runs_by_name
+from reproduction.evaluation.results import EvaluationRun, SystemResult, load_evaluation
 
 
 SELECTABLE = ("main", "prior", "negatives", "mixture", "model-mixture", "init", "long", "vocab", "l2")

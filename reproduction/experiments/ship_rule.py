@@ -21,7 +21,7 @@ development sets only (the test sets are evaluated once, after the choice):
      similarity read-out, on the development split);
    - on the equal-length pairs at least the model shipped before this rule.
 2. **Choice** among those that pass: the highest mean of three measures that counting words
-   cannot raise (``probsent.evaluation.length_controlled``): accuracy within length groups on
+   cannot raise (``reproduction.evaluation.length_controlled``): accuracy within length groups on
    the cleaned news training rows, the equal-length pairs and the one-word explain set.
    Finalists (the best two single-seed candidates that pass the floors) are trained with seeds
    2 and 3; the winner is the finalist with the highest 3-seed mean of that score among those
@@ -29,18 +29,18 @@ development sets only (the test sets are evaluated once, after the choice):
    move that score (round 4: the unit of a trained model, which no measure of the rule reads)
    says in its pre-registration which development number chooses instead.
 
-    python -m experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
-    python -m experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only;
+    python -m reproduction.experiments.ship_rule --round 1 --stage reference  # the floor: the model shipped before
+    python -m reproduction.experiments.ship_rule --round 3 --stage rarity   # round 3's diagnostic (dev sets only;
                                                                # the runs its data file names)
-    python -m experiments.ship_rule --round 4 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
-    python -m experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
-    python -m experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
-    python -m experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
-    python -m experiments.ship_rule --round 1 --stage test     # the test sets, once, for the winner
-    python -m experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo,
+    python -m reproduction.experiments.ship_rule --round 4 --stage similarity  # concat(mean, var)'s parts (STS-B dev)
+    python -m reproduction.experiments.ship_rule --round 1 --stage dev      # train the candidates, dev record
+    python -m reproduction.experiments.ship_rule --round 1 --stage seeds    # seeds 2-3 of the finalists
+    python -m reproduction.experiments.ship_rule --round 1 --stage select   # the choice (dev numbers only)
+    python -m reproduction.experiments.ship_rule --round 1 --stage test     # the test sets, once, for the winner
+    python -m reproduction.experiments.ship_rule --round 1 --stage ship     # the winner into probsent/pretrained/wlo,
                                                                # evaluated into results/shipped/
-    python -m experiments.ship_rule --round 1 --stage shipped-rows  # the shipped model's two test rows
-    python -m experiments.ship_rule --round 3 --stage ablation  # seeds 2-3 of the run without the change
+    python -m reproduction.experiments.ship_rule --round 1 --stage shipped-rows  # the shipped model's two test rows
+    python -m reproduction.experiments.ship_rule --round 3 --stage ablation  # seeds 2-3 of the run without the change
 """
 from __future__ import annotations
 
@@ -52,12 +52,12 @@ from typing import Any
 
 import numpy as np
 
-from experiments.paths import REPO, RESULTS_DIR, RUNS_DIR, SHIPPED
-from experiments.design_round import DesignRound
-from experiments.design_rounds import DESIGN_ROUNDS, design_run_named
-from experiments.plan import Run
-from experiments.runner import evaluate
-from experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
+from reproduction.experiments.paths import REPO, WING, RESULTS_DIR, RUNS_DIR, SHIPPED
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds import DESIGN_ROUNDS, design_run_named
+from reproduction.experiments.plan import Run
+from reproduction.experiments.runner import evaluate
+from reproduction.experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
 from probsent.files.atomic_writes import write_json
 
 RECORDS = RESULTS_DIR / "design"
@@ -112,10 +112,10 @@ def training_vocabulary_size(run_dir: Path) -> int:
 def dev_measures(model_dir: Path) -> dict[str, Any]:
     """Every development number of the rule for one model directory."""
     import probsent
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation import length_controlled as lc
-    from probsent.evaluation.tables import load_shorter_specific, sts_similarities
-    from probsent.evaluation.metrics import pearson
+    from reproduction.evaluation import datasets as ds
+    from reproduction.evaluation import length_controlled as lc
+    from reproduction.evaluation.tables import load_shorter_specific, sts_similarities
+    from reproduction.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
     stsb_dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
@@ -156,8 +156,8 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
     import torch
 
     import probsent
-    from probsent.evaluation import length_controlled as lc
-    from probsent.evaluation.training_corpus import load_training_corpus
+    from reproduction.evaluation import length_controlled as lc
+    from reproduction.evaluation.training_corpus import load_training_corpus
     from probsent.training.losses.rarity_anchor import rarity_terms
     from probsent.training.training_data import vocabulary_counts
 
@@ -188,9 +188,9 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     parts, and the pooled distance (the squared gap over the mean summed variance), alone and with
     the log-determinant part."""
     import probsent
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation.metrics import pearson
-    from probsent.evaluation.tables import gaussians, rows_cosine
+    from reproduction.evaluation import datasets as ds
+    from reproduction.evaluation.metrics import pearson
+    from reproduction.evaluation.tables import gaussians, rows_cosine
     from probsent.gaussian import expected_inner_product
 
     model = probsent.load(model_dir)
@@ -277,7 +277,7 @@ def finalists(records: dict[str, dict[str, Any]], names: list[str], count: int =
 
 def specificity_row(scorer: Any) -> dict[str, float]:
     """News accuracy and the Twitter, Yelp and Movie Spearman correlations (x100) of a scorer."""
-    from probsent.evaluation.tables import specificity_experiment
+    from reproduction.evaluation.tables import specificity_experiment
 
     result = specificity_experiment(scorer)
     return {"news": result.news.accuracy, **{d: result.domain(d).spearman for d in ("twitter", "yelp", "movie")}}
@@ -289,10 +289,10 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     test Pearson of the cosine of concat(mean, var) and of the means."""
     import probsent
     from probsent.cli import main as cli
-    from probsent.evaluation import datasets as ds
-    from probsent.evaluation.encoding import ProbabilityScorer
-    from probsent.evaluation.tables import sts_similarities
-    from probsent.evaluation.metrics import pearson
+    from reproduction.evaluation import datasets as ds
+    from reproduction.evaluation.encoding import ProbabilityScorer
+    from reproduction.evaluation.tables import sts_similarities
+    from reproduction.evaluation.metrics import pearson
 
     model = probsent.load(model_dir)
     if model.calibration is None:
@@ -309,7 +309,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
 def withheld_shares(model) -> dict[str, float]:
     """The share (%) of each test set's sentences whose percentile and P(specific) the API
     withholds (probsent.readouts.withheld: low coverage, repetition, under three words)."""
-    from probsent.evaluation import datasets as ds
+    from reproduction.evaluation import datasets as ds
 
     data = ds.as_data_dir(None)
     sets = {"news": ds.load_news_test(data).sentences,
@@ -320,7 +320,7 @@ def withheld_shares(model) -> dict[str, float]:
 
 def write_test_record(round_: DesignRound, record: dict[str, Any]) -> dict[str, Any]:
     """The test sets, once, after the choice: the winner's three seeds, and Length."""
-    from probsent.evaluation.baselines import LengthScorer
+    from reproduction.evaluation.baselines import LengthScorer
 
     winner = record["winner"]
     names = [winner, *(seed_name(winner, s) for s in SEEDS)]
@@ -364,7 +364,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
     for name in ("config.json", "model.safetensors", "vocab.txt"):
         shutil.copy2(staged / name, package / name)
     cli(["calibrate", "--model", str(package)])
-    choice = {"rule": "experiments/ship_rule.py", "record": record_path.relative_to(REPO).as_posix(),
+    choice = {"rule": "experiments/ship_rule.py", "record": record_path.relative_to(WING).as_posix(),
               "run": record["winner"], "words": trained, "dtype": "float16"}
     write_json(RESULTS_DIR / "shipped" / "choice.json", choice)
     # the shipped model's records: its evaluation with the baselines, and its two test rows
@@ -375,7 +375,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 def write_shipped_rows() -> dict[str, Any]:
     """The shipped model's rows on the test sets (its entropy, P(specific), the share withheld),
     and Length's."""
-    from probsent.evaluation.baselines import LengthScorer
+    from reproduction.evaluation.baselines import LengthScorer
 
     rows = {"model": SHIPPED.relative_to(REPO).as_posix(), "calibration": "score_and_length",
             "measures": test_measures(SHIPPED), "length": specificity_row(LengthScorer())}

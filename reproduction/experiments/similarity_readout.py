@@ -27,8 +27,8 @@ choice, for the chosen read-out. Said plainly: the test Pearson of ``cosine`` (6
 ``cosine_concat`` (66.3) for the shipped model were already seen before this rule (RESULTS,
 round 4); ``kernel``'s has not been computed.
 
-    python -m experiments.similarity_readout --stage dev    # dev record + the choice
-    python -m experiments.similarity_readout --stage test   # STS-B test, once, for the choice
+    python -m reproduction.experiments.similarity_readout --stage dev    # dev record + the choice
+    python -m reproduction.experiments.similarity_readout --stage test   # STS-B test, once, for the choice
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ import json
 
 import numpy as np
 
-from experiments.paths import RESULTS_DIR
+from reproduction.experiments.paths import RESULTS_DIR
 from probsent.files.atomic_writes import write_json
 
 RECORD = RESULTS_DIR / "similarity-readout" / "dev.json"
@@ -50,7 +50,7 @@ TIE = 1.0  # points of the mean Pearson x 100 within which the earlier candidate
 def readout_pearsons(model, pairs, names=(*CANDIDATES, *REPORTED)) -> dict[str, float]:
     """Pearson x 100 of each read-out in ``names`` on one STS set, computed by the API's
     ``similarity_pairwise`` (the same code a user calls)."""
-    from probsent.evaluation.metrics import pearson
+    from reproduction.evaluation.metrics import pearson
 
     return {name: 100.0 * pearson(np.asarray(model.similarity_pairwise(pairs.first, pairs.second, measure=name),
                                              dtype=np.float64), pairs.scores)
@@ -67,7 +67,7 @@ def choose(dev: dict[str, dict[str, float]]) -> str:
 
 def main() -> None:
     import probsent
-    from probsent.evaluation import datasets as ds
+    from reproduction.evaluation import datasets as ds
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=["dev", "test"], required=True)

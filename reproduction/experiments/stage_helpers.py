@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.paths import RUNS_DIR
-from experiments.plan import Run
-from experiments.runner import run_probsent
+from reproduction.experiments.paths import RUNS_DIR
+from reproduction.experiments.plan import Run
+from reproduction.experiments.runner import run_probsent
 from probsent.files.atomic_writes import write_json
 
 SEEDS = (2, 3)  # the seeds a chosen run is trained again with (seed 1 is the run itself)

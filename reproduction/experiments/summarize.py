@@ -1,6 +1,6 @@
 """Write docs/RESULTS.md from the committed evaluation JSONs (no model is needed).
 
-    python -m experiments.summarize
+    python -m reproduction.experiments.summarize
 
 Reads results/<run>/evaluation.json (one per run of experiments/plan.py: its best/ and
 best-news/ models), results/shipped/evaluation.json (the model inside the package) and
@@ -17,27 +17,27 @@ from typing import Any
 
 from scipy import stats
 
-from probsent.evaluation.results import SystemResult
+from reproduction.evaluation.results import SystemResult
 from probsent.files.atomic_writes import write_text
 from probsent.models import model_class
-from probsent.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
+from reproduction.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training.checkpoint import LOG
 from probsent.settings import TrainConfig
-from experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
-from experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
-from experiments.design_report import render as design_section
-from experiments.generality_report import generality_section
-from experiments.probability_report import report_lines as probability_section
-from experiments.model_card import generality_lines
-from experiments.representation_report import render as representation_section
-from experiments.recipe_summary import mean_sd, sections as recipe_sections
-from experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
-from experiments.table_columns import DOMAINS
+from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
+from reproduction.experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
+from reproduction.experiments.design_report import render as design_section
+from reproduction.experiments.generality_report import generality_section
+from reproduction.experiments.probability_report import report_lines as probability_section
+from reproduction.experiments.model_card import generality_lines
+from reproduction.experiments.representation_report import render as representation_section
+from reproduction.experiments.recipe_summary import mean_sd, sections as recipe_sections
+from reproduction.experiments.selection import SELECTABLE, best_run, dev_news, dev_sts, load_json, load_run, run_results
+from reproduction.experiments.table_columns import DOMAINS
 
 # the plan's shipping choice (every WLO run of the plan x each vocabulary size), kept when
 # the recipe study shipped another model
 PLAN_CHOICE = SHIPPED_BEFORE / "choice.json"
-OUT = REPO / "docs" / "RESULTS.md"
+OUT = WING / "docs" / "RESULTS.md"
 PAPER_WLO_NEWS = next(row.numbers["news"] for row in TABLE2 if row.label == "WLO")
 DIM = TrainConfig().dim
 INIT_STD = TrainConfig().scale_init_std
@@ -123,7 +123,7 @@ def _mixture_lines(entry: SystemResult | None) -> list[str]:
 def _shipped_lines() -> list[str]:
     evaluation = load_run(RESULTS_DIR / "shipped" / "evaluation.json")
     if evaluation is None:
-        return ["No shipped model has been evaluated (`python -m experiments.reproduce --ship`)."]
+        return ["No shipped model has been evaluated (`python -m reproduction.experiments.reproduce --ship`)."]
     entry = evaluation.results.first_model()
     export = entry.training.get("export", {})
     news, *rho = _test(entry)
@@ -156,7 +156,7 @@ def similarity_readout_lines() -> list[str]:
              "(commit 1b398fc, `experiments/similarity_readout.py`) chose on development sets: among the bounded "
              "read-outs under which a sentence is closest to itself, the best mean of STS Benchmark dev and "
              f"STS 2017 Pearson, the simpler one within {dev['tie_points']:.1f} point "
-             "(`python -m experiments.similarity_readout --stage dev`; the expected inner product is shown, "
+             "(`python -m reproduction.experiments.similarity_readout --stage dev`; the expected inner product is shown, "
              "not eligible):", "",
              "| read-out | " + " | ".join(splits) + " | mean | eligible |", "|---|" + "---|" * (len(splits) + 2)]
     for measure in measures:
@@ -213,7 +213,7 @@ def _shipped_engine_note(entry: SystemResult) -> str:
     return (f" It was trained with the {shipped} engine and chosen among the WLO runs as they were "
             f"then; the WLO runs now in `results/` were retrained since with the "
             f"{' / '.join(sorted(now))} engine, and the choice has not been redone "
-            f"(`python -m experiments.reproduce --ship-only` redoes it).")
+            f"(`python -m reproduction.experiments.reproduce --ship-only` redoes it).")
 
 
 def _first_rule_lines() -> list[str]:
@@ -249,7 +249,7 @@ def _validations(name: str) -> int:
 def _report_tables() -> list[str]:
     report = REPORT_DIR / "report.md"
     if not report.is_file():
-        return ["(docs/results/report.md is missing: run `python -m experiments.reproduce --skip-train`)"]
+        return ["(docs/results/report.md is missing: run `python -m reproduction.experiments.reproduce --skip-train`)"]
     text = report.read_text(encoding="utf-8").splitlines()
     if text and text[0].startswith("# "):  # its title: the section's own heading stands for it
         text = text[2:] if len(text) > 1 and not text[1].strip() else text[1:]
@@ -569,7 +569,7 @@ def render() -> str:
     chosen = {model: best_run(found, model) for model in MODELS if model in plan_models}
     main_eval = load_run(REPORT_DIR / "evaluation.json")
     lines = ["# Results", "",
-             "Generated by `python -m experiments.summarize` from the committed evaluation JSONs "
+             "Generated by `python -m reproduction.experiments.summarize` from the committed evaluation JSONs "
              "(`results/<run>/evaluation.json`, `docs/results/evaluation.json`). "
              "`make reproduce` retrains every run of `experiments/plan.py`, re-evaluates it and "
              "regenerates this page; do not edit it by hand.", ""]
@@ -581,7 +581,7 @@ def render() -> str:
     if timing:
         lines += [f"The last complete `make reproduce` took {timing['seconds'] / 60:.0f} minutes "
                   f"({timing['runs']} runs, {timing['jobs']} training jobs at a time); runs added to the "
-                  f"plan later were trained with `python -m experiments.reproduce --only NAME`.", ""]
+                  f"plan later were trained with `python -m reproduction.experiments.reproduce --only NAME`.", ""]
     lines += _running_time_lines(found)
     lines += ["## The paper's tables", "",
               "Written by the `probsent eval` command quoted at its top, on the STS-selected run of each "

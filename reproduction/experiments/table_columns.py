@@ -2,8 +2,8 @@
 baselines those tables compare with are recorded (results/recipe/baselines.json, written once)."""
 from __future__ import annotations
 
-from experiments.rounds.reference import records
-from probsent.evaluation.results import SystemResult
+from reproduction.experiments.rounds.reference import records
+from reproduction.evaluation.results import SystemResult
 
 BASELINES = records(1) / "baselines.json"  # in round 1's records
 DOMAINS = ("twitter", "yelp", "movie")

@@ -8,7 +8,7 @@ cross-validation, the threshold tuned on the training folds as for every run) sh
 form of the score allows on these rows when it learns from their labels; a trained WLO learns
 its terms from paraphrases instead. The news test set is never read.
 
-    python -m experiments.word_score_ceiling
+    python -m reproduction.experiments.word_score_ceiling
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def cross_validated_accuracy(sentences: Sequence[Sequence[str]], specific: np.nd
     """Accuracy (%) of word-count logistic regression over ``folds`` folds (row i in fold i %
     folds): per fold, fit on the others (vocabulary: their words), tune the threshold on them and
     classify the held-out rows."""
-    from probsent.evaluation.metrics import predict_specific, tune_threshold
+    from reproduction.evaluation.metrics import predict_specific, tune_threshold
 
     specific = np.asarray(specific, dtype=bool)
     fold_of = np.arange(len(sentences)) % folds
@@ -75,7 +75,7 @@ def cross_validated_accuracy(sentences: Sequence[Sequence[str]], specific: np.nd
 def news_dev_ceiling(data_dir: str | None = None) -> dict[str, object]:
     """The cross-validated accuracy on the cleaned news training rows for each of ``L2_WEIGHTS``
     and the best of them."""
-    from probsent.evaluation.datasets import as_data_dir, load_news_train
+    from reproduction.evaluation.datasets import as_data_dir, load_news_train
     from probsent.text.tokenize import tokenize
 
     news = load_news_train(as_data_dir(data_dir))

@@ -1,8 +1,8 @@
 """The ship rule's RESULTS section is computed from the records (hand-made records here)."""
 import json
 
-from experiments import design_report as dr
-from experiments.design_rounds import DESIGN_ROUNDS
+from reproduction.experiments import design_report as dr
+from reproduction.experiments.design_rounds import DESIGN_ROUNDS
 
 
 def _dev(score, **more):

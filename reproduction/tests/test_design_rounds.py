@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from experiments.design_rounds import DESIGN_ROUNDS, GENERALITY_ROUNDS, REPRESENTATION_ROUNDS
-from experiments.representation_rule import REFERENCE, SHIPPED_CHOICE
-from experiments.ship_rule import DIAGNOSTIC_RECORDS, RECORDS
-from experiments.stage_helpers import SEEDS, seed_name, with_seed
+from reproduction.experiments.design_rounds import DESIGN_ROUNDS, GENERALITY_ROUNDS, REPRESENTATION_ROUNDS
+from reproduction.experiments.representation_rule import REFERENCE, SHIPPED_CHOICE
+from reproduction.experiments.ship_rule import DIAGNOSTIC_RECORDS, RECORDS
+from reproduction.experiments.stage_helpers import SEEDS, seed_name, with_seed
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"  # reproduction/experiments
 DATA = EXPERIMENTS / "design_rounds"  # the design rounds' data files and the recipes they start from
 # each round and its record: the ship rule's results/design/round<N>.json, the representation
 # rule's results/design/representation-round<letter>.json, the generality rule's generality-round<name>.json
@@ -97,7 +97,7 @@ def test_no_code_module_names_a_design_rounds_run():
 
 
 def test_the_representation_stages_take_a_rounds_candidates_from_its_data_file(tmp_path, monkeypatch):
-    from experiments import representation_rule as rr
+    from reproduction.experiments import representation_rule as rr
 
     monkeypatch.setattr(rr, "RECORDS", tmp_path)  # no run recorded yet
     for letter, round_ in REPRESENTATION_ROUNDS.items():

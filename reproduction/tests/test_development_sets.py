@@ -1,5 +1,5 @@
 """The representation's development sets: SNLI dev's equal-length pairs, STS Benchmark dev and
-STS 2017, their table (probsent.evaluation.development, experiments/dev_sets.py), and that
+STS 2017, their table (reproduction.evaluation.development, experiments/dev_sets.py), and that
 nothing there reads a test split."""
 import json
 import zlib
@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import tables
-from probsent.evaluation.baselines import LengthScorer
-from probsent.evaluation.development import development_measures, development_table
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import tables
+from reproduction.evaluation.baselines import LengthScorer
+from reproduction.evaluation.development import development_measures, development_table
 from probsent.text.tokenize import tokenize
 
 
@@ -83,10 +83,10 @@ def test_development_measures_by_hand_and_no_test_split_read(data_dir):
 
 
 def test_dev_sets_script_on_a_tiny_model(tmp_path, data_dir, make_model, capsys):
-    from experiments.dev_sets import main
+    from reproduction.experiments.dev_sets import main
 
     import probsent
-    from probsent.evaluation.encoding import ModelScorer
+    from reproduction.evaluation.encoding import ModelScorer
 
     directory = tmp_path / "wlo"
     make_model("wlo").save(directory)

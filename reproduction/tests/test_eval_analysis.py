@@ -9,10 +9,10 @@ from probsent.api import SentenceModel
 from probsent.errors import ProbsentError
 from probsent.data.corpus import PairCorpus
 from probsent.data.vocab import Vocabulary
-from probsent.evaluation import lexical, paper, report, sentential
-from probsent.evaluation.encoding import encode_ids
+from reproduction.evaluation import lexical, paper, report, sentential
+from reproduction.evaluation.encoding import encode_ids
 from probsent.inference.arrays import gaussian_entropy
-from probsent.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
+from reproduction.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
 from probsent.models import build_model
 
 LOG_2PI_E = math.log(2 * math.pi * math.e)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import baselines as bl
+from reproduction.evaluation import baselines as bl
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from probsent.api import load as probsent_load
 from probsent.cli import main
 from probsent.data.corpus import load_corpus
 from probsent.data.mixture import apply_mixture
-from probsent.evaluation import paper
-from probsent.evaluation.command import JSON_NAME, REPORT_NAME
-from probsent.evaluation.results import load_evaluation
+from reproduction.evaluation import paper
+from reproduction.evaluation.command import JSON_NAME, REPORT_NAME
+from reproduction.evaluation.results import load_evaluation
 from probsent.models import build_model
 from probsent.training.training_data import build_vocabulary
 
@@ -214,8 +214,8 @@ def test_nothing_to_evaluate(tmp_path, capsys):
 
 def test_baseline_all_is_every_untrained_scorer(data_dir):
     from probsent.cli import build_parser
-    from probsent.evaluation.command import baseline_systems
-    from probsent.evaluation.datasets import DataDir
+    from reproduction.evaluation.command import baseline_systems
+    from reproduction.evaluation.datasets import DataDir
 
     args = build_parser().parse_args(["eval", "--baseline", "all", "--skip-transformer"])
     systems, notes = baseline_systems(args.baseline, args.skip_transformer, DataDir(data_dir))
@@ -241,9 +241,9 @@ def test_unknown_baseline_is_a_usage_error(capsys):
 def test_information_content_counts_the_first_models_training_pairs(workspace, data_dir):
     from collections import Counter
 
-    from probsent.evaluation.command import information_content
-    from probsent.evaluation.datasets import DataDir
-    from probsent.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.command import information_content
+    from reproduction.evaluation.datasets import DataDir
+    from reproduction.evaluation.suite import Options, System, TrainingCorpora
     from probsent.text.tokenize import tokenize
     from tests.helpers import TOY_PAIRS
 
@@ -264,9 +264,9 @@ def test_information_content_counts_the_first_models_training_pairs(workspace, d
 
 
 def test_information_content_falls_back_to_wordfreq_without_the_training_file(tmp_path, workspace, data_dir):
-    from probsent.evaluation.command import information_content
-    from probsent.evaluation.datasets import DataDir
-    from probsent.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.command import information_content
+    from reproduction.evaluation.datasets import DataDir
+    from reproduction.evaluation.suite import Options, System, TrainingCorpora
 
     root, models = workspace
     model = probsent_load(models["wlo"])

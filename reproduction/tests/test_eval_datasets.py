@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
+from reproduction.evaluation import datasets as ds
 
 
 def _one_line(error: pytest.ExceptionInfo) -> str:

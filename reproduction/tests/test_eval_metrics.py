@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from probsent.evaluation import metrics
+from reproduction.evaluation import metrics
 
 
 def test_pearson_hand_computed():
@@ -99,7 +99,7 @@ def test_length_normalized_needs_a_neighbouring_group():
 
 
 def test_accuracy_at_tuned_threshold_by_hand() -> None:
-    from probsent.evaluation.metrics import accuracy_at_tuned_threshold
+    from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
 
     assert accuracy_at_tuned_threshold([1.0, 2.0, 3.0, 4.0], [False, False, True, True]) == 1.0
     # no threshold separates these: the best one (between 1 and 2) gets 3 of 4 right

@@ -7,10 +7,10 @@ import pytest
 from scipy import stats
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import tables
-from probsent.evaluation.baselines import LengthScorer
-from probsent.evaluation.results import RatedCorrelation
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import tables
+from reproduction.evaluation.baselines import LengthScorer
+from reproduction.evaluation.results import RatedCorrelation
 from probsent.text.tokenize import tokenize
 
 

@@ -10,9 +10,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-from experiments.selection import run_results, select_run
-from experiments.summarize import running_time
-from probsent.evaluation.results import (EvaluationRun, NewsAccuracy, RatedCorrelation, Results, Specificity,
+from reproduction.experiments.selection import run_results, select_run
+from reproduction.experiments.summarize import running_time
+from reproduction.evaluation.results import (EvaluationRun, NewsAccuracy, RatedCorrelation, Results, Specificity,
                                          SystemResult, load_evaluation, save_evaluation)
 
 
@@ -68,7 +68,7 @@ def test_running_time_adds_the_measured_parts(tmp_path: Path) -> None:
 
 
 def test_comparative_claims_follow_the_numbers() -> None:
-    from experiments.summarize import seed_spread, verdict
+    from reproduction.experiments.summarize import seed_spread, verdict
 
     assert verdict(70.0, 60.0, 4.0, "better", "worse", "same") == "better"
     assert verdict(60.0, 70.0, 4.0, "better", "worse", "same") == "worse"

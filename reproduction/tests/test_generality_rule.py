@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from experiments import generality_rule as rule
-from experiments.design_rounds import GENERALITY_ROUNDS
-from experiments.generality_halves import ANCHOR_HALF, held_out, word_half
+from reproduction.experiments import generality_rule as rule
+from reproduction.experiments.design_rounds import GENERALITY_ROUNDS
+from reproduction.experiments.generality_halves import ANCHOR_HALF, held_out, word_half
 from tests.helpers import REPO
 
 REFERENCE = {  # the representation rule's reference record: the shipped model and its recipe's seed sds

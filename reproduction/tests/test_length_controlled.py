@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from probsent.errors import ProbsentError
-from probsent.evaluation import datasets as ds
-from probsent.evaluation import length_controlled as lc
-from probsent.evaluation import metrics
-from probsent.evaluation.baselines import LengthScorer
+from reproduction.evaluation import datasets as ds
+from reproduction.evaluation import length_controlled as lc
+from reproduction.evaluation import metrics
+from reproduction.evaluation.baselines import LengthScorer
 from probsent.text.tokenize import tokenize
 
 

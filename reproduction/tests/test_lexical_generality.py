@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from probsent.errors import InvalidValueError
-from probsent.evaluation.datasets import DataDir
-from probsent.evaluation.generality import generality_experiment, model_pairs, share_right
-from probsent.evaluation.wordnet import HypernymPair, hypernym_pairs, synset_half
+from reproduction.evaluation.datasets import DataDir
+from reproduction.evaluation.generality import generality_experiment, model_pairs, share_right
+from reproduction.evaluation.wordnet import HypernymPair, hypernym_pairs, synset_half
 
 HEADER = "  1 This software and database is being provided to you, the LICENSEE, by  \n"
 NOUNS = (HEADER +
@@ -89,7 +89,7 @@ def test_model_pairs_need_both_words() -> None:
 @pytest.mark.slow
 def test_shared_wordnet_and_the_shipped_model(data_dir) -> None:
     import probsent
-    from probsent.evaluation.generality import model_generality
+    from reproduction.evaluation.generality import model_generality
 
     pairs = hypernym_pairs(DataDir(data_dir))
     assert 150_000 < len(pairs) < 200_000

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from probsent.evaluation.probability_metrics import (accuracy_at_half, auc, brier, expected_calibration_error,
+from reproduction.evaluation.probability_metrics import (accuracy_at_half, auc, brier, expected_calibration_error,
                                                      log_loss, probability_measures, reliability)
 
 P = np.array([0.05, 0.15, 0.15, 0.55, 0.62, 0.95, 1.0])

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from probsent.evaluation.baselines import LengthScorer
-from probsent.evaluation.tables import load_shorter_specific, shorter_specific_experiment
+from reproduction.evaluation.baselines import LengthScorer
+from reproduction.evaluation.tables import load_shorter_specific, shorter_specific_experiment
 from probsent.models import WLO
 from probsent.text.tokenize import tokenize
 from probsent.settings import TrainConfig
@@ -95,7 +95,7 @@ def test_shorter_specific_set() -> None:
 
 
 def test_recipe_goals_are_computed_from_the_numbers() -> None:
-    from experiments.recipe_summary import Check, goals
+    from reproduction.experiments.recipe_summary import Check, goals
 
     seven = lambda *values: [list(v) for v in values]  # noqa: E731 - one list of seed values per column
     paper = seven([74, 76], [50], [71], [60], [65], [62], [95])
@@ -119,8 +119,8 @@ def test_recipe_goals_are_computed_from_the_numbers() -> None:
 def test_round_3_candidates_and_what_earlier_rounds_keep() -> None:
     """Recipe round 3 adds no combination; both earlier combinations compete; a selected run of an
     earlier round is neither trained nor evaluated again (its round's records are used)."""
-    from experiments.protocol import candidate_names, candidates, earlier_round_of, evaluation_dir, extra_runs
-    from experiments.rounds import RECIPE_ROUNDS, round_3
+    from reproduction.experiments.protocol import candidate_names, candidates, earlier_round_of, evaluation_dir, extra_runs
+    from reproduction.experiments.rounds import RECIPE_ROUNDS, round_3
 
     round_1, round_2, round_3_ = RECIPE_ROUNDS[1], RECIPE_ROUNDS[2], RECIPE_ROUNDS[3]
     names = [run.name for run in candidates(round_3_)]
@@ -144,8 +144,8 @@ def test_the_round_files_give_the_recorded_candidates_and_selections() -> None:
     recorded when the round was run."""
     import json
 
-    from experiments.protocol import candidates, combined_run, select
-    from experiments.rounds import RECIPE_ROUNDS
+    from reproduction.experiments.protocol import candidates, combined_run, select
+    from reproduction.experiments.rounds import RECIPE_ROUNDS
 
     for round_ in RECIPE_ROUNDS.values():
         recorded = json.loads((round_.results_dir / "dev.json").read_text(encoding="utf-8"))
@@ -157,7 +157,7 @@ def test_the_round_files_give_the_recorded_candidates_and_selections() -> None:
 
 
 def test_term_by_rank_band_on_a_hand_made_model() -> None:
-    from experiments.model_readings import term_by_rank_band
+    from reproduction.experiments.model_readings import term_by_rank_band
 
     model = WLO(151, dim=2)
     with torch.no_grad():  # word w (rank w) gets |A| = e^(w/2) in both dimensions: term w
@@ -170,7 +170,7 @@ def test_term_by_rank_band_on_a_hand_made_model() -> None:
 
 
 def test_across_rounds_correlations_on_hand_made_candidates() -> None:
-    from experiments.recipe_summary import across_rounds
+    from reproduction.experiments.recipe_summary import across_rounds
 
     def candidate(hinge: float, frequent: float, news: float, sts: float) -> dict:
         return {"sts17": sts, "news_dev": news, "diagnostics": {"active_hinge": hinge, "frequent_term": frequent}}
@@ -188,7 +188,7 @@ def test_sentence_scale_of_a_hand_made_model() -> None:
     # (6, 1.5); log-variances 2 log|A| per word: (log 4, log 1/4) and (log 16, log 1/16)
     from probsent.api import SentenceModel
     from probsent.data.vocab import Vocabulary
-    from experiments.model_readings import sentence_scale
+    from reproduction.experiments.model_readings import sentence_scale
 
     encoder = WLO(2, dim=2)
     with torch.no_grad():
@@ -207,7 +207,7 @@ def test_sentence_scale_of_a_hand_made_model() -> None:
 
 
 def test_band_rows_carry_the_sentence_scale_where_recorded() -> None:
-    from experiments.recipe_summary import band_rows
+    from reproduction.experiments.recipe_summary import band_rows
 
     bands = {"1-20": -0.1, "21-100": -0.5}
     dev = {"candidates": [{"name": "old", "term_bands": bands},
@@ -220,8 +220,8 @@ def test_band_rows_carry_the_sentence_scale_where_recorded() -> None:
 
 
 def test_seed_check_contrasts_on_hand_made_records() -> None:
-    from experiments.recipe_summary import seed_check_contrasts, seed_check_values
-    from experiments.rounds import RECIPE_ROUNDS
+    from reproduction.experiments.recipe_summary import seed_check_contrasts, seed_check_values
+    from reproduction.experiments.rounds import RECIPE_ROUNDS
 
     def record(sts: float, news: float, norm: float) -> dict:
         return {"sts17": sts, "news_dev": news, "diagnostics": {"term_count_spearman": 0.5, "frequent_term": -0.1,
@@ -242,7 +242,7 @@ def test_seed_check_contrasts_on_hand_made_records() -> None:
 
 
 def test_seed_checks_train_a_run_unless_its_last_checkpoint_says_finished(tmp_path, monkeypatch) -> None:
-    import experiments.recipe_records as records
+    import reproduction.experiments.recipe_records as records
 
     monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
     for name, state in (("done", {"finished": True}), ("cut-off", {"finished": False})):
@@ -257,7 +257,7 @@ def test_untrained_news_dev_rebuilds_the_initialization_the_trainer_scored(tmp_p
                                                                           toy_pairs) -> None:
     # the trainer scores the model before its first step; for a run trained before it did,
     # untrained_news_dev rebuilds that model from the recorded settings (rarity init: from the counts)
-    import experiments.recipe_records as records
+    import reproduction.experiments.recipe_records as records
     from probsent.cli import main
 
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
@@ -275,8 +275,8 @@ def test_untrained_news_dev_rebuilds_the_initialization_the_trainer_scored(tmp_p
 
 
 def test_length_news_dev_is_the_best_threshold_on_token_counts(data_dir) -> None:
-    import experiments.recipe_records as records
-    from probsent.evaluation.datasets import as_data_dir, load_news_train
+    import reproduction.experiments.recipe_records as records
+    from reproduction.evaluation.datasets import as_data_dir, load_news_train
 
     news = load_news_train(as_data_dir(str(data_dir)))
     counts = np.array([len(tokenize(s)) for s in news.sentences])
@@ -285,7 +285,7 @@ def test_length_news_dev_is_the_best_threshold_on_token_counts(data_dir) -> None
 
 
 def test_training_gains_of_the_shown_runs_that_recorded_them() -> None:
-    from experiments.recipe_summary import training_gains
+    from reproduction.experiments.recipe_summary import training_gains
 
     dev = {"candidates": [{"name": "a", "news_dev": 65.7, "untrained_news_dev": 66.85},
                           {"name": "b", "news_dev": 67.8, "untrained_news_dev": 66.4},

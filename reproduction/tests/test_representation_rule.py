@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from experiments import representation_rule as rule
-from experiments.design_rounds import REPRESENTATION_ROUNDS
-from experiments.paths import REPO
+from reproduction.experiments import representation_rule as rule
+from reproduction.experiments.design_rounds import REPRESENTATION_ROUNDS
+from reproduction.experiments.paths import REPO
 
 REFERENCE = {
     "shipped": {"news_length_groups": 66.0, "equal_length": 100.0, "one_word_explain": 80.0, "shorter_specific": 95.0,

@@ -1,4 +1,4 @@
-"""evaluation.json through its one reader and writer (probsent.evaluation.results): every committed
+"""evaluation.json through its one reader and writer (reproduction.evaluation.results): every committed
 file loads and survives a round trip, and a wrong version, a missing or mistyped field is a
 one-line error naming the file and the place in it."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.evaluation.results import (FORMAT_VERSION, Ablation, AblationEntry, EvaluationRun, Extreme,
+from reproduction.evaluation.results import (FORMAT_VERSION, Ablation, AblationEntry, EvaluationRun, Extreme,
                                          LengthGroup, NewsAccuracy, RatedCorrelation, Results, Sentential,
                                          Skipped, Specificity, Sts, StsTable, SystemResult, evaluation_from_json,
                                          evaluation_to_json, load_evaluation, save_evaluation)

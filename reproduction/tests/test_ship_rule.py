@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from experiments import ship_rule as sr
-from experiments.design_rounds import DESIGN_ROUNDS
-from experiments.stage_helpers import with_seed
+from reproduction.experiments import ship_rule as sr
+from reproduction.experiments.design_rounds import DESIGN_ROUNDS
+from reproduction.experiments.stage_helpers import with_seed
 
 
 def record(score, sts17=0.75, stsb=60.0, equal=85.0, vocabulary=1000, missed=None):

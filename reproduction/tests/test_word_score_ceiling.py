@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from experiments.word_score_ceiling import cross_validated_accuracy, fit_logistic, word_count_matrix
+from reproduction.experiments.word_score_ceiling import cross_validated_accuracy, fit_logistic, word_count_matrix
 
 
 def test_word_count_matrix_counts_known_words_only() -> None:

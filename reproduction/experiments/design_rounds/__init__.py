@@ -6,9 +6,9 @@ issue 34's (``experiments/representation_rule.py``), lettered, and issue 41's
 A new design round: ``design_<N>.py`` with its ``ROUND``, one line below, committed before any of
 its runs is trained.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds import design_1, design_2, design_3, design_4, design_A, design_G1, design_G2
-from experiments.plan import Run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds import design_1, design_2, design_3, design_4, design_A, design_G1, design_G2
+from reproduction.experiments.plan import Run
 
 # under the ship rule
 DESIGN_ROUNDS: dict[int, DesignRound] = {module.ROUND.number: module.ROUND for module in (

@@ -11,7 +11,7 @@ change, by the torch engine (the compiled engine trains neither change of round 
 """
 from __future__ import annotations
 
-from experiments.plan import Run
+from reproduction.experiments.plan import Run
 
 EPOCH_STEPS = 12_631  # one epoch of every pair of the shared file at 100 pairs a step
 EVAL_EVERY = 1000

@@ -4,8 +4,8 @@ Pre-registered in commit ``d1c26bf`` (2026-11-27 06:57 UTC, with the ship rule),
 runs; then a ``Round`` entry of ``experiments/ship_rule.py``, a data file since issue 35 (its text
 unchanged). Its record notes were added after its runs.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import EPOCH_STEPS, design_run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import EPOCH_STEPS, design_run
 
 ROUND = DesignRound(
     1,

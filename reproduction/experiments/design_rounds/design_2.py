@@ -5,8 +5,8 @@ numbers of d1-base and d1-paranmt-shape (seed 1), before any of d1-base-epoch2's
 run of this round; no test number seen. Then a ``Round`` entry of ``experiments/ship_rule.py``, a
 data file since issue 35 (its text unchanged).
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import EPOCH_STEPS, design_run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import EPOCH_STEPS, design_run
 
 ROUND = DesignRound(
     2,

@@ -6,8 +6,8 @@ the words' rarity, ``--round 3 --stage rarity``), before any run of this round; 
 seen. Then a ``Round`` entry of ``experiments/ship_rule.py``, a data file since issue 35 (its text
 unchanged). Its record note was added after its runs.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import design_run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import design_run
 
 WEIGHTS = (0.1, 1.0, 10.0)
 

@@ -9,8 +9,8 @@ candidates was. Then a ``Round`` entry of ``experiments/ship_rule.py``, a data f
 (its text unchanged). Its record notes were added after its runs; its similarity diagnostic
 (``--round 4 --stage similarity``, what concat(mean, var) is made of) was run after them.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import rescaled
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import rescaled
 
 START_VARIANCES = (1.0, 0.5, 0.25, 0.0625, 0.015625)
 CANDIDATES = [rescaled(f"d4-start{value:g}", "d3-anchor1.0", value) for value in START_VARIANCES]

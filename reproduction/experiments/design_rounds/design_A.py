@@ -2,13 +2,13 @@
 
 Pre-registered in commit ``e4d26bd`` (2026-11-27 18:51 UTC), as the entry "A" of ``ROUNDS`` in
 ``experiments/representation_rule.py``: committed after its diagnostic (development only,
-``python -m experiments.representation_rule --round A --stage diagnostic``) and before any run
+``python -m reproduction.experiments.representation_rule --round A --stage diagnostic``) and before any run
 of this round. A data file since issue 35, its text unchanged. It competes under issue 34's rule
 (``experiments/representation_rule.py``; docs/EXPERIMENTS.md, "Similarity and entailment rounds"),
 not the ship rule's score.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import shipped_recipe_run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import shipped_recipe_run
 
 ROUND = DesignRound(
     "A",

@@ -11,10 +11,10 @@ History: the round had no winner, and ``--rarity-from`` left probsent (issue 49)
 train at commit ``9701be6`` (G1's own form of the option at ``389ba6f``). The file stays because
 RESULTS' generality section is generated from it.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.base_recipe import BASE
-from experiments.paths import GENERALITY_TARGETS_DIR, REPO
-from experiments.plan import Run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.base_recipe import BASE
+from reproduction.experiments.paths import GENERALITY_TARGETS_DIR, WING
+from reproduction.experiments.plan import Run
 
 RECIPE = {**BASE, "rarity_anchor": 1.0, "engine": "fast"}  # the shipped recipe, by the engine that trained it
 
@@ -25,13 +25,13 @@ def generality_run(name: str, note: str, **change: object) -> Run:
 
 
 def _relative(name: str) -> str:
-    """A target list written by experiments/generality_targets.py (at commit 9701be6), relative to the repository."""
-    return (GENERALITY_TARGETS_DIR / name).relative_to(REPO).as_posix()
+    """A target list written by experiments/generality_targets.py (at commit 9701be6), relative to the wing (the repository root when those rounds ran, before the move)."""
+    return (GENERALITY_TARGETS_DIR / name).relative_to(WING).as_posix()
 
 
 ROUND = DesignRound(
     "G1",
-    "Diagnostic (development only, `python -m experiments.generality_rule --stage diagnostic`): the shipped "
+    "Diagnostic (development only, `python -m reproduction.experiments.generality_rule --stage diagnostic`): the shipped "
     "model's word terms follow the mixture's log counts (the anchor pulls them there), so on the WordNet "
     "development pairs whose general word is the rarer in English it is right in about a quarter; its <unk> "
     "is anchored as the rarest kept word, more specific than 'published'. A linear generality score on GloVe "
@@ -46,6 +46,6 @@ ROUND = DesignRound(
                     rarity_from=_relative("english-log-frequencies.tsv")),
      generality_run("g1-generality", "the shipped recipe with --rarity-from the WordNet-fitted generality score",
                     rarity_from=_relative("generality-log-frequencies.tsv"))],
-    ["The targets are files written by `python -m experiments.generality_targets` (results/generality/), "
+    ["The targets are files written by `python -m reproduction.experiments.generality_targets` (results/generality/), "
      "committed with this round, before any run."],
     protocol_commit="702065d")

@@ -10,8 +10,8 @@ option did; it trains at the tag ``generality-round-g1``).
 History: the round had no winner, and ``--rarity-from`` left probsent (issue 49); these candidates
 train at commit ``9701be6``. The file stays because RESULTS' generality section is generated from it.
 """
-from experiments.design_round import DesignRound
-from experiments.design_rounds.design_G1 import _relative, generality_run
+from reproduction.experiments.design_round import DesignRound
+from reproduction.experiments.design_rounds.design_G1 import _relative, generality_run
 
 ROUND = DesignRound(
     "G2",
@@ -20,7 +20,7 @@ ROUND = DesignRound(
     "one-word explain set (56.5, floor 81.4), the equal-length pairs (98.4) and the SNLI dev direction (entailment "
     "minus neutral 6.0, floor 16.3); moving <unk> to the average token cost the shorter-specific pairs 28 points "
     "(its names and numbers are unknown words), and English frequencies lost the general-rarer pairs. Diagnostic "
-    "before this entry (each word list alone, no training: `python -m experiments.generality_rule --stage targets`, "
+    "before this entry (each word list alone, no training: `python -m reproduction.experiments.generality_rule --stage targets`, "
     "results/design/generality-targets-diagnostic.json): the generality list put function words and inflected "
     "verbs ('at', 'flew', 'played') far on the specific side, outside the noun and verb lemmas it was fitted on, "
     "and its one-word explain fell to 69.4 (training counts: 93.5; trained models lose about ten points more); "

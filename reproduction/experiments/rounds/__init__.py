@@ -3,8 +3,8 @@
 A new round: ``round_<N>.py`` with its ``ROUND`` (``previous`` = the last round's), one line
 below, and its section in docs/EXPERIMENTS.md, committed before any of its runs is trained.
 """
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_1, round_2, round_3, round_4, round_5, round_6, round_7, round_8, round_9
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_1, round_2, round_3, round_4, round_5, round_6, round_7, round_8, round_9
 
 RECIPE_ROUNDS: dict[int, RecipeRound] = {module.ROUND.number: module.ROUND for module in (
     round_1, round_2, round_3, round_4, round_5, round_6, round_7, round_8, round_9)}

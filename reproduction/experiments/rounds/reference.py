@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.paths import RESULTS_DIR
-from experiments.plan import MAIN_WLO, MIXTURE, Run
+from reproduction.experiments.paths import RESULTS_DIR
+from reproduction.experiments.plan import MAIN_WLO, MIXTURE, Run
 
 EVAL_EVERY = 400
 SHIP_MARGIN = 0.5  # round 3's rule 6: news-train accuracy points a new model must gain to be shipped

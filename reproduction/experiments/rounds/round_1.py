@@ -4,8 +4,8 @@ initialization, minimum count, re-mined false negatives, close pairs), and their
 Some runs use --false-negatives remine, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
-from experiments.protocol import RecipeRound
-from experiments.rounds.reference import REFERENCE, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds.reference import REFERENCE, recipe, records
 
 ROUND = RecipeRound(
     1, "The recipe study: do WLO's variances learn specificity? (our recipe)",

@@ -4,10 +4,10 @@ hardness cap, three epochs, no image captions, dense Adam), and a combination of
 Some runs use --mine-by means and --adam dense, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
-from experiments.plan import TEXT_ONLY
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_1
-from experiments.rounds.reference import REFERENCE, recipe, records
+from reproduction.experiments.plan import TEXT_ONLY
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_1
+from reproduction.experiments.rounds.reference import REFERENCE, recipe, records
 
 # trained after the round's selection and test numbers, outside the selection: the dense-Adam
 # run again, the bug fixed (the erratum in docs/EXPERIMENTS.md)

@@ -3,9 +3,9 @@
 Some runs use --then-min-overlap, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_2
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_2
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = RecipeRound(
     3, "The recipe study, round 3: loose then close, and the hardness cap with one more change",

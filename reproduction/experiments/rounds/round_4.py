@@ -1,7 +1,7 @@
 """Recipe round 4: the paper's prior on top of the rarity initialization (round 3's best-STS run)."""
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_3
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_3
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = RecipeRound(
     4, "The recipe study, round 4: the prior on top of the rarity initialization",

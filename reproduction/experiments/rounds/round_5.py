@@ -1,7 +1,7 @@
 """Recipe round 5: rounds 3-4's two best-STS recipes over three epochs."""
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_4
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_4
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = RecipeRound(
     5, "The recipe study, round 5: the best-STS recipes over three epochs",

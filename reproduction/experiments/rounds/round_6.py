@@ -4,9 +4,9 @@ the means and not by shrinking every variance.
 Some runs use --prior-on variance, which left ``probsent train`` after the study (issue 35): this
 round is reproduced at commit 2d16e26: ``git checkout 2d16e26 && make reproduce``.
 """
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_5
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_5
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = RecipeRound(
     6, "The recipe study, round 6: a prior on the variances alone",

@@ -1,8 +1,8 @@
 """Recipe round 8: paraphrases made by translation (the Bible verse versions) in place of the image
 captions, or beside them (every pair of the file)."""
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_7
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_7
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 CAPTIONS_FOR_BIBLE = ("multi30k_flickr30k_captions=0,mscoco_val2017_captions=0,flickr8k_captions=0,"
                       "bible_parallel_versions=355000")

@@ -1,7 +1,7 @@
 """Recipe round 9: the whole file (round 8's one change that raised news-dev) over three epochs."""
-from experiments.protocol import RecipeRound
-from experiments.rounds import round_8
-from experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
+from reproduction.experiments.protocol import RecipeRound
+from reproduction.experiments.rounds import round_8
+from reproduction.experiments.rounds.reference import REFERENCE, SHIP_MARGIN, recipe, records
 
 ROUND = RecipeRound(
     9, "The recipe study, round 9: the whole file over three epochs",
