@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
+from probsent.data.development_sets import DataDir, load_news_train
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.readouts.percentiles import PER_SOURCE, SEED, PercentileTable, build_table, reference_sample
 from probsent.readouts.score_readings import token_counts
@@ -50,8 +51,6 @@ def scores_of(model: "SentenceModel", sentences: Sequence[str], progress: bool) 
 def news_training_rows(data_dir: str | os.PathLike[str] | None = None):
     """The rows P(specific) is fitted on: every news-train row but those equal to a news-test
     sentence (``DERIVED_rows_overlapping_news_test.txt``)."""
-    from reproduction.evaluation.datasets import DataDir, load_news_train
-
     return load_news_train(DataDir(data_dir), pdtb_only=False)
 
 
@@ -73,8 +72,6 @@ def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
     shared training pairs under the data directory."""
     if reference is not None:
         return Path(reference)
-    from reproduction.evaluation.datasets import DataDir
-
     return DataDir(data_dir).path(PAIRS)
 
 

@@ -31,8 +31,8 @@ from reproduction.evaluation.encoding import ModelScorer
 from reproduction.evaluation.report import render_report
 from reproduction.evaluation.results import EvaluationRun, save_evaluation
 from reproduction.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
-from probsent.files.atomic_writes import write_text
-from probsent.arguments import positive_int
+from probsent.integrations.research_facade import write_text
+from probsent.integrations.research_facade import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
 DEFAULT_OUT = "probsent-eval"
@@ -302,3 +302,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"wrote {out / REPORT_NAME}, {out / JSON_NAME} and {len(evaluation.plots)} plots"
               f" in {evaluation.seconds_command:.1f} s")
     return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> Callable[[argparse.Namespace], int]:
+    """The wing's entry point in the group ``probsent.commands`` (reproduction/pyproject.toml):
+    adds ``probsent eval`` to the ``probsent`` command and returns the function that runs it."""
+    add_eval_parser(subparsers)
+    return run_eval

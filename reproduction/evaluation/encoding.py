@@ -13,11 +13,11 @@ import numpy as np
 import torch
 
 from probsent.api import SentenceModel
-from probsent.models.batching import encode_by_length
-from probsent.inference.arrays import gaussian_entropy
-from probsent.models import SentenceEncoder
-from probsent.readouts.score_readings import require_calibration, require_percentiles, token_counts
-from probsent.text.tokenize import tokenize
+from probsent.integrations.research_facade import encode_by_length
+from probsent.integrations.research_facade import gaussian_entropy
+from probsent.integrations.research_facade import SentenceEncoder
+from probsent.integrations.research_facade import require_calibration, require_percentiles, token_counts
+from probsent.integrations.research_facade import tokenize
 
 
 def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],

@@ -25,9 +25,9 @@ import numpy as np
 from probsent.api import SentenceModel
 from reproduction.evaluation import metrics
 from reproduction.evaluation.encoding import encode_ids
-from probsent.inference.arrays import gaussian_entropy
+from probsent.integrations.research_facade import gaussian_entropy
 from reproduction.evaluation.results import Lexical, LexicalWord
-from probsent.models import with_word_entropy_terms
+from probsent.integrations.research_facade import with_word_entropy_terms
 
 LISTS = {
     "small_norm_small_abs_entropy": ("small", "abs"),

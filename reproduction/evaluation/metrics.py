@@ -13,6 +13,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+# Pearson and the tuned threshold are the product's (training's model selection reads them):
+# written once there, re-exported here for the harness.
+from probsent.integrations.research_facade import (accuracy_at_tuned_threshold, pearson, predict_specific,  # noqa: F401
+                                      tune_threshold)
+
 
 def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
@@ -25,14 +30,6 @@ def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 def _constant(values: np.ndarray) -> bool:
     return bool(np.all(values == values[0]))
-
-
-def pearson(x: ArrayLike, y: ArrayLike) -> float:
-    """Pearson correlation coefficient (``scipy.stats.pearsonr``); NaN if either input is constant."""
-    a, b = _pair(x, y)
-    if _constant(a) or _constant(b):  # scipy would warn; the coefficient is undefined
-        return float("nan")
-    return float(stats.pearsonr(a, b).statistic)
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> float:
@@ -61,44 +58,6 @@ def f1_score(predicted: ArrayLike, gold: ArrayLike) -> float:
     if true_positive == 0:
         return 0.0
     return 2.0 * true_positive / (int(p.sum()) + int(g.sum()))
-
-
-def tune_threshold(scores: ArrayLike, specific: ArrayLike) -> float:
-    """Threshold with the best training accuracy for "specific iff score > threshold".
-
-    Candidates are the midpoints between consecutive distinct scores, plus ``-inf`` (everything
-    specific) and ``+inf`` (everything general). Ties in accuracy go to the lowest threshold.
-    """
-    s = np.asarray(scores, dtype=np.float64).ravel()
-    y = np.asarray(specific, dtype=bool).ravel()
-    if s.shape != y.shape or s.size == 0:
-        raise ValueError("threshold tuning needs non-empty scores and labels of equal length")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("threshold tuning needs finite scores")
-    distinct, inverse = np.unique(s, return_inverse=True)
-    general_at = np.bincount(inverse, weights=~y, minlength=distinct.size)
-    specific_at = np.bincount(inverse, weights=y, minlength=distinct.size)
-    # Candidate j (0..m) puts the first j distinct values on the general side.
-    general_below = np.concatenate([[0.0], np.cumsum(general_at)])
-    specific_above = specific_at.sum() - np.concatenate([[0.0], np.cumsum(specific_at)])
-    correct = general_below + specific_above
-    best = int(np.argmax(correct))  # argmax returns the first, i.e. lowest, maximum
-    if best == 0:
-        return float("-inf")
-    if best == distinct.size:
-        return float("inf")
-    return float((distinct[best - 1] + distinct[best]) / 2.0)
-
-
-def predict_specific(scores: ArrayLike, threshold: float) -> np.ndarray:
-    """Boolean predictions: specific iff score > threshold."""
-    return np.asarray(scores, dtype=np.float64) > threshold
-
-
-def accuracy_at_tuned_threshold(scores: ArrayLike, specific: ArrayLike) -> float:
-    """Accuracy (a fraction) of "specific iff score > t" with t tuned on these same rows, as a
-    development score is read."""
-    return accuracy(predict_specific(scores, tune_threshold(scores, specific)), specific)
 
 
 @dataclass(frozen=True)

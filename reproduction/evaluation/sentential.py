@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.data.corpus import PairCorpus
+from probsent.integrations.research_facade import PairCorpus
 from reproduction.evaluation.encoding import encode_ids, natural_measure
 from reproduction.evaluation.results import Extreme, LengthGroup, Sentential
 

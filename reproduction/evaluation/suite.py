@@ -30,10 +30,10 @@ from reproduction.evaluation.results import (Ablation, AblationEntry, AnalysisOp
                                          Sentential, Skipped, SystemResult)
 from reproduction.evaluation.sentential import sentential_analysis
 from reproduction.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
-from probsent.settings import TrainConfig
-from probsent.data.corpus import PairCorpus
-from probsent.data.mixture import apply_mixture
-from probsent.training.diagnostics import DiagnosticSample, diagnose
+from probsent.integrations.research_facade import TrainConfig
+from probsent.integrations.research_facade import PairCorpus
+from probsent.integrations.research_facade import apply_mixture
+from probsent.integrations.research_facade import DiagnosticSample, diagnose
 
 
 @dataclass

@@ -23,8 +23,8 @@ from reproduction.evaluation import metrics
 from reproduction.evaluation.length_controlled import read_two_columns
 from reproduction.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
                                          SnliEntailment, Specificity, Sts, StsTable)
-from probsent.gaussian import expected_inner_product
-from probsent.text.tokenize import tokenize
+from probsent.integrations.research_facade import expected_inner_product
+from probsent.integrations.research_facade import tokenize
 
 DataLike = ds.DataDir | str | os.PathLike[str] | None
 

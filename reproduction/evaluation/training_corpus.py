@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probsent.data.corpus import PairCorpus, load_corpus
-from probsent.settings import TrainConfig
+from probsent.integrations.research_facade import PairCorpus, load_corpus
+from probsent.integrations.research_facade import TrainConfig
 
 
 @dataclass

@@ -21,7 +21,7 @@ from reproduction.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINE
 from reproduction.evaluation.development import Development, development_measures, development_table
 from reproduction.evaluation.encoding import ModelScorer
 from reproduction.evaluation.suite import Options, System, TrainingCorpora
-from probsent.files.atomic_writes import write_text
+from probsent.integrations.research_facade import write_text
 
 
 def measure(models: list[str], baselines: list[str], data: ds.DataDir) -> dict[str, Development]:

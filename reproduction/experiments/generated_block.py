@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from reproduction.experiments.paths import REPO
-from probsent.files.atomic_writes import write_text
+from probsent.integrations.research_facade import write_text
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def read_sets(path: Path = SETS_FILE) -> list[dict[str, str]]:
 
 def language_right(row: dict[str, str], note: str) -> bool:
     """Whether ``note`` is right about the row's language."""
-    from probsent.readouts.withheld import language_note
+    from probsent.integrations.research_facade import language_note
     if row["set"] == "other":
         return note == language_note(row["language"])
     return not note.startswith("looks ")
@@ -65,7 +65,7 @@ def comparison(rows: list[dict[str, str]], split: str) -> list[str]:
     """The identifier alone against py3langid (if installed): share right per set, and time per sentence."""
     import time
 
-    from probsent.text.language_id import language_of, word_table
+    from probsent.integrations.research_facade import language_of, word_table
     candidates = {"probsent.text.language_id": language_of}
     try:
         import py3langid

@@ -20,8 +20,8 @@ import math
 import sys
 
 from reproduction.experiments.paths import REPO
-from probsent.files.atomic_writes import atomic_path
-from probsent.text.language_id import MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE, fold, is_one_word
+from probsent.integrations.research_facade import atomic_path
+from probsent.integrations.research_facade import MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE, fold, is_one_word
 
 HEADER = ("# Per-language word frequencies distilled from wordfreq 3 (CC BY-SA 4.0, Robyn Speer and "
           "contributors): language, Zipf in tenths, the words (space-separated). Written by "

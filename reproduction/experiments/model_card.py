@@ -23,9 +23,9 @@ from reproduction.experiments.probability_report import report_lines
 from reproduction.experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL
 from reproduction.evaluation.results import load_evaluation
-from probsent.files.atomic_writes import write_text
-from probsent.readouts.score_readings import require_calibration
-from probsent.settings import SCRAMBLE
+from probsent.integrations.research_facade import write_text
+from probsent.integrations.research_facade import require_calibration
+from probsent.integrations.research_facade import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -62,7 +62,7 @@ BEYOND_THE_PAPER = ("min_count", "rarity_init", "rarity_anchor", "hardness_cap")
 
 def _options_sentence(config: dict) -> str:
     """The options beyond the paper's recipe the shipped model was trained with."""
-    from probsent.settings import TrainConfig
+    from probsent.integrations.research_facade import TrainConfig
 
     default = TrainConfig()
     used = [f"`--{name.replace('_', '-')} {config[name]}`" for name in BEYOND_THE_PAPER
@@ -84,7 +84,7 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
 def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
     """(words, unknown): the distinct words of the example sentences (tokens with a letter or digit,
     as coverage counts them) and those ``explain`` marks ``<unk>``, each sorted."""
-    from probsent.text.token_ids import counts_for_coverage
+    from probsent.integrations.research_facade import counts_for_coverage
 
     explained = [w for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
                  for w in model.explain(s).words]

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED
-from probsent.files.atomic_writes import write_json
+from probsent.integrations.research_facade import write_json
 
 RECORDS = RESULTS_DIR / "probability"
 CHOICE = RECORDS / "choice.json"
@@ -46,7 +46,7 @@ def fold_of_rows(n: int, folds: int = FOLDS, seed: int = SEED) -> np.ndarray:
 
 def out_of_fold(x: np.ndarray, labels: np.ndarray, fold: np.ndarray) -> np.ndarray:
     """Each row's P(label) from the logistic fit on the other folds."""
-    from probsent.readouts.calibration import _expit, fit_logistic_features
+    from probsent.integrations.research_facade import expit as _expit, fit_logistic_features
 
     p = np.empty(len(labels))
     for k in np.unique(fold):
@@ -74,7 +74,7 @@ def rises_with_score(names, coefficients, max_tokens: int = MAX_TOKENS_CHECKED) 
 def choose(scores: np.ndarray, counts: np.ndarray, labels: np.ndarray) -> dict:
     """The pre-registered forward selection (docs/EXPERIMENTS.md) on these rows: every set tried,
     its out-of-fold log-loss and the paired comparison with the set it would extend."""
-    from probsent.readouts.calibration import feature_matrix, fit_logistic_features
+    from probsent.integrations.research_facade import feature_matrix, fit_logistic_features
 
     fold = fold_of_rows(len(labels))
     losses: dict[tuple, np.ndarray] = {}
@@ -112,8 +112,8 @@ def choose(scores: np.ndarray, counts: np.ndarray, labels: np.ndarray) -> dict:
 def stage_choose(model_dir: Path, data_dir) -> dict:
     """Score the cleaned news training rows with the model and run :func:`choose`; write its record."""
     import probsent
-    from probsent.readouts.model_calibration import news_training_rows
-    from probsent.readouts.score_readings import token_counts
+    from probsent.integrations.research_facade import news_training_rows
+    from probsent.integrations.research_facade import token_counts
 
     model = probsent.load(model_dir)
     news = news_training_rows(data_dir)
@@ -131,9 +131,9 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     from reproduction.evaluation.encoding import ProbabilityScorer
     from reproduction.evaluation.metrics import spearman
     from reproduction.evaluation.probability_metrics import probability_measures, reliability
-    from probsent.readouts.calibration import _expit, feature_matrix, fit_logistic_features
-    from probsent.readouts.model_calibration import FEATURES, news_training_rows
-    from probsent.readouts.score_readings import token_counts
+    from probsent.integrations.research_facade import expit as _expit, feature_matrix, fit_logistic_features
+    from probsent.integrations.research_facade import FEATURES, news_training_rows
+    from probsent.integrations.research_facade import token_counts
 
     choice = json.loads(CHOICE.read_text(encoding="utf-8"))
     model = probsent.load(model_dir)

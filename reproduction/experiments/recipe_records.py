@@ -24,16 +24,16 @@ from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
 from reproduction.evaluation.plots import training_curves
 from reproduction.evaluation.results import load_evaluation
 from reproduction.evaluation.tables import shorter_specific_experiment
-from reproduction.evaluation.validation import NewsValidator
-from probsent.files.atomic_writes import write_json, write_text
-from probsent.training.checkpoint import LAST, STATE
-from probsent.settings import TrainConfig
+from probsent.integrations.research_facade import NewsValidator
+from probsent.integrations.research_facade import write_json, write_text
+from probsent.integrations.research_facade import LAST, STATE
+from probsent.integrations.research_facade import TrainConfig
 
 def untrained_news_dev(name: str) -> float:
     """News-train accuracy (a development set) of run ``name``'s model before its first step:
     recorded by the trainer since round 8, else rebuilt from the run's recorded settings (the
     same data, vocabulary, seed and initialization) and scored."""
-    from probsent.training.trainer import Trainer  # the trainer loads numba: only for runs that need it
+    from probsent.integrations.research_facade import Trainer  # the trainer loads numba: only for runs that need it
 
     last = RUNS_DIR / name / "last"
     recorded = json.loads((last / "trainer_state.json").read_text(encoding="utf-8"))

@@ -25,8 +25,8 @@ from reproduction.experiments.plan import MODELS, RUNS, runs_by_name
 from reproduction.experiments.runner import evaluate, run_probsent, run_summarize
 from reproduction.experiments.selection import select_run
 from reproduction.experiments.ship_rule import reproduce_shipped
-from probsent.files.atomic_writes import write_json, write_text
-from probsent.training.checkpoint import LOG
+from probsent.integrations.research_facade import write_json, write_text
+from probsent.integrations.research_facade import LOG
 
 
 def train_and_evaluate(name: str, skip_train: bool) -> str:

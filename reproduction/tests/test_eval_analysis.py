@@ -7,13 +7,13 @@ import torch
 
 from probsent.api import SentenceModel
 from probsent.errors import ProbsentError
-from probsent.data.corpus import PairCorpus
-from probsent.data.vocab import Vocabulary
+from probsent.integrations.research_facade import PairCorpus
+from probsent.integrations.research_facade import Vocabulary
 from reproduction.evaluation import lexical, paper, report, sentential
 from reproduction.evaluation.encoding import encode_ids
-from probsent.inference.arrays import gaussian_entropy
+from probsent.integrations.research_facade import gaussian_entropy
 from reproduction.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
-from probsent.models import build_model
+from probsent.integrations.research_facade import build_model
 
 LOG_2PI_E = math.log(2 * math.pi * math.e)
 

@@ -47,7 +47,9 @@ def test_missing_environment_dir_names_the_variable(tmp_path, monkeypatch):
 def test_no_default_dir_lists_what_was_tried(tmp_path, monkeypatch):
     monkeypatch.delenv(ds.DATA_DIR_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(ds, "_repo_root", lambda: tmp_path / "repo")
+    import probsent.data.development_sets  # the data root is resolved by the product's loaders
+
+    monkeypatch.setattr(probsent.data.development_sets, "_repo_root", lambda: tmp_path / "repo")
     with pytest.raises(ProbsentError) as error:
         ds.resolve_data_dir()
     assert "shared" in _one_line(error) and ds.DATA_DIR_ENV in str(error.value)

@@ -14,12 +14,12 @@ import torch
 
 from reproduction.evaluation.baselines import LengthScorer
 from reproduction.evaluation.tables import load_shorter_specific, shorter_specific_experiment
-from probsent.models import WLO
-from probsent.text.tokenize import tokenize
-from probsent.settings import TrainConfig
-from probsent.training.diagnostics import average_ranks, rank_correlation, word_term_statistics
-from probsent.training.losses.rarity_anchor import rarity_terms
-from probsent.training.trainer import Trainer
+from probsent.integrations.research_facade import WLO
+from probsent.integrations.research_facade import tokenize
+from probsent.integrations.research_facade import TrainConfig
+from probsent.integrations.research_facade import average_ranks, rank_correlation, word_term_statistics
+from probsent.integrations.research_facade import rarity_terms
+from probsent.integrations.research_facade import Trainer
 
 
 def test_word_term_statistics_on_hand_made_terms() -> None:
@@ -187,7 +187,7 @@ def test_sentence_scale_of_a_hand_made_model() -> None:
     # one word, A = (2, 0.5) and B = (1, 2): "x" has mean (2, 1), "x x" has mean A (mean + B) =
     # (6, 1.5); log-variances 2 log|A| per word: (log 4, log 1/4) and (log 16, log 1/16)
     from probsent.api import SentenceModel
-    from probsent.data.vocab import Vocabulary
+    from probsent.integrations.research_facade import Vocabulary
     from reproduction.experiments.model_readings import sentence_scale
 
     encoder = WLO(2, dim=2)
