@@ -5,7 +5,7 @@ the data files; no clock, no randomness but fixed seeds, no thread-dependent sum
 - :func:`percentile_table`: ``percentiles.json``, the percentile table for the sentence's
   length, from a fixed sample of reference training sentences (:mod:`probsent.readouts.percentiles`);
 - :func:`fit_calibration`: ``calibration.json``, P(specific), a logistic fit on the cleaned
-  news training rows of the :data:`FEATURES` docs/EXPERIMENTS.md's rule chose
+  news training rows of the :data:`FEATURES` reproduction/docs/EXPERIMENTS.md's rule chose
   (:mod:`probsent.readouts.calibration`).
 
 :func:`calibrate` computes them all, then writes them; both are kept by ``SentenceModel.save``. The same model
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 PAIRS = "paraphrase/pairs.tsv.gz"  # the reference's default, under the data directory
-FEATURES = ("score", "log_tokens")  # chosen by the pre-registered rule (docs/EXPERIMENTS.md; results/probability/choice.json)
+FEATURES = ("score", "log_tokens")  # chosen by the pre-registered rule (reproduction/docs/EXPERIMENTS.md; reproduction/results/probability/choice.json)
 FITTED_ON = "news-train, all rows but the 939 equal to news-test sentences"
 
 

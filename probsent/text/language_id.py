@@ -21,7 +21,7 @@ identifier decides in two ways, by the letters' script first:
   script with most letters.
 
 A text without letters is English (nothing to tell). :data:`MIN_ZIPF`, :data:`FLOOR` and
-:data:`MARGIN` were chosen on the development half of ``probsent/evaluation/data/language_sets.tsv``;
+:data:`MARGIN` were chosen on the development half of ``reproduction/evaluation/data/language_sets.tsv``;
 docs/EVALUATION.md shows the test half (``python -m reproduction.experiments.language_sets``).
 
 For speed on a corpus, :func:`sentence_languages` first screens each sentence by its
