@@ -340,7 +340,7 @@ def _observations(found: dict[str, dict[str, Any]]) -> list[str]:
         f"initialization (a sum of {DIM} values log|A|, with A ~ N(1, {INIT_STD}^2): standard deviation "
         f"about {INIT_STD * DIM ** 0.5:.1f}), which is noise for "
         "specificity. Trimming the vocabulary so that such words share the trained `<unk>` term helps: "
-        f"{_trim_share()} (the plan's shipping choice, `{PLAN_CHOICE.relative_to(REPO).as_posix()}`). "
+        f"{_trim_share()} (the plan's shipping choice, `{PLAN_CHOICE.relative_to(WING).as_posix()}`). "
         f"{_small_vocab_line(found)}",
         f"- **Hard negatives from loose pairs make the other models drift or collapse**: with negatives from "
         f"the mega-batch on the main mixture, Wordsum's STS 2017 falls from the untrained model's "
