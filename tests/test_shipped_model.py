@@ -121,7 +121,7 @@ def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_base
     from reproduction.evaluation.tables import news_experiment
 
     shipped = news_experiment(ModelScorer("shipped", model), data_dir).accuracy
-    documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
+    documented = load_evaluation(REPO / "reproduction" / "results" / "shipped" / "evaluation.json").results.first_model()
     assert shipped == pytest.approx(documented.specificity.news.accuracy, abs=1e-9)
     assert model.calibration is not None and model.calibration.coefficients[0] > 0
     probability = news_experiment(ProbabilityScorer(model), data_dir).accuracy
@@ -143,7 +143,7 @@ def test_the_sts_benchmark_similarity_is_documented_and_reaches_55(model, data_d
     first, second = np.hstack([mean1, var1]).astype(np.float64), np.hstack([mean2, var2]).astype(np.float64)
     cosine = (first * second).sum(1) / np.linalg.norm(first, axis=1) / np.linalg.norm(second, axis=1)
     pearson = 100.0 * pearsonr(cosine, pairs.scores).statistic
-    documented = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.first_model()
+    documented = load_evaluation(REPO / "reproduction" / "results" / "shipped" / "evaluation.json").results.first_model()
     assert pearson == pytest.approx(documented.sts.pearson["cosine"].stsb_test, abs=0.05)
     assert pearson >= 55.0
 
@@ -200,7 +200,7 @@ def test_the_information_content_row_is_the_shipped_models_training_counts(model
         def specificity(self, sentences: list[str]) -> np.ndarray:
             return np.array([sum(log_total - math.log(counts.get(t, 0) + 1) for t in tokenize(s)) for s in sentences])
 
-    systems = load_evaluation(REPO / "results" / "shipped" / "evaluation.json").results.systems
+    systems = load_evaluation(REPO / "reproduction" / "results" / "shipped" / "evaluation.json").results.systems
     documented = systems["Information content (training counts of WLO)"].specificity
     assert news_experiment(ByHand(), data_dir).accuracy == pytest.approx(documented.news.accuracy, abs=1e-9)
     row = (f"| Information content baseline, training counts of WLO (computed) | {documented.news.accuracy:.1f} | "

@@ -192,7 +192,7 @@ def test_the_default_read_out_scores_at_least_the_means_cosine_on_sts_b_test(shi
 
     pairs = load_sts_benchmark(DataDir(data_dir), "test")
     r = 100 * pearsonr(shipped.similarity_pairwise(pairs.first, pairs.second), pairs.scores).statistic
-    record = json.loads((REPO / "results" / "similarity-readout" / "test.json").read_text())
+    record = json.loads((REPO / "reproduction" / "results" / "similarity-readout" / "test.json").read_text())
     assert record["chosen"] == "cosine" and r == pytest.approx(record["pearson_x100"]["STSB-test"]["cosine"], abs=1e-3)
     assert r >= 66.1
 

@@ -142,7 +142,7 @@ def render() -> str:
            f"{STSB_DEV_FLOOR:.0f}, and the equal-length pairs at least the model shipped before. Among the models "
            "that pass, the highest mean of three measures that counting words cannot raise: accuracy within "
            "length groups on the cleaned news training rows, the equal-length pairs and the one-word explain set "
-           "(`probsent/evaluation/length_controlled.py`, sets in `probsent/evaluation/data/`).", ""]
+           "(`evaluation/length_controlled.py`, sets in `evaluation/data/`).", ""]
     every_run = {name: run for number in DESIGN_ROUNDS for name, run in
                  ((load_json(RECORDS / f"round{number}.json") or {}).get("runs", {})).items()}
     for number, round_ in DESIGN_ROUNDS.items():

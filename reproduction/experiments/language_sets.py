@@ -1,7 +1,7 @@
 """The language sets' table (docs/EVALUATION.md): how often English is told apart from other
 languages, through the public API.
 
-For each split and set of ``probsent/evaluation/data/language_sets.tsv`` it counts, with
+For each split and set of ``reproduction/evaluation/data/language_sets.tsv`` it counts, with
 ``probsent.load().note(sentences)``:
 
 * **language right**: a sentence of another language is withheld with the note naming its

@@ -14,8 +14,8 @@ from reproduction.evaluation.results import (FORMAT_VERSION, Ablation, AblationE
                                          Skipped, Specificity, Sts, StsTable, SystemResult, evaluation_from_json,
                                          evaluation_to_json, load_evaluation, save_evaluation)
 
-REPO = Path(__file__).resolve().parents[1]
-COMMITTED = sorted(REPO.glob("results/**/evaluation.json")) + [REPO / "docs" / "results" / "evaluation.json"]
+WING = Path(__file__).resolve().parents[1]  # reproduction/: its records as the repository kept them
+COMMITTED = sorted(WING.glob("results/**/evaluation.json")) + [WING / "docs" / "results" / "evaluation.json"]
 
 
 def small_run() -> EvaluationRun:
@@ -53,7 +53,7 @@ def test_a_run_survives_the_round_trip(tmp_path: Path) -> None:
     assert "path" not in raw["results"]["systems"]["Majority"]  # None: an absent key
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(WING)))
 def test_every_committed_file_loads_and_round_trips(path: Path) -> None:
     run = load_evaluation(path)
     assert run.results.systems and all(entry.specificity.news is not None for entry in run.results.systems.values())
