@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml reproduction/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e '.[all,test]'
-	$(BIN)/pip install --quiet --no-deps -e reproduction
+	$(BIN)/pip install --quiet --no-deps -e ./reproduction
 	touch $@ $(VENV)/.core
 
 # the core install alone (NumPy inference; no torch, Spark or spaCy)

@@ -501,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if argv[:1] == ["eval"] and "eval" not in _plugin_commands():
         print("probsent: error: probsent eval is the research wing's command, which is not installed: "
-              "from a clone of the repository, pip install -e reproduction", file=sys.stderr)
+              "from a clone of the repository, pip install -e ./reproduction", file=sys.stderr)
         return 2
     parser = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
                           plugins=not argv[:1] or argv[0] not in OWN_COMMANDS)

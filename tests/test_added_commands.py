@@ -52,4 +52,4 @@ def test_eval_without_the_wing_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_plugin_commands", lambda: {})
     assert cli.main(["eval", "--model", "x"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install -e reproduction" in err
+    assert err.count("\n") == 1 and "pip install -e ./reproduction" in err
