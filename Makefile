@@ -15,11 +15,13 @@ TORCH := torch==2.13.0
 
 setup: $(VENV)/.installed
 
-# everything: torch (pinned, first), the package with every extra and the test tools
-$(VENV)/.installed: pyproject.toml
+# everything: torch (pinned, first), the package with every extra and the test tools, and the
+# research wing (reproduction/: the paper's reproduction and `probsent eval`, never in the wheel)
+$(VENV)/.installed: pyproject.toml reproduction/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e '.[all,test]'
+	$(BIN)/pip install --quiet --no-deps -e ./reproduction
 	touch $@ $(VENV)/.core
 
 # the core install alone (NumPy inference; no torch, Spark or spaCy)
@@ -49,27 +51,27 @@ train-demo: setup
 	      "-dim/2 x log S (+104 for its S = 1/64 and dim 50) and changes no ranking: compare rankings or" \
 	      "percentiles across models, not raw scores.)"
 
-# Retrain and re-evaluate every run of experiments/plan.py and the ship rule's design rounds,
-# ship the rule's winner into the package and regenerate docs/RESULTS.md, the model card and
-# README's sample output (hours on a 2-core CPU; docs/RESULTS.md says how long).
+# Retrain and re-evaluate every run of reproduction/experiments/plan.py and the ship rule's design
+# rounds, ship the rule's winner into the package and regenerate reproduction/docs/RESULTS.md, the
+# model card and README's sample output (hours on a 2-core CPU; RESULTS.md says how long).
 reproduce: setup
-	$(BIN)/python -m experiments.reproduce --ship
-	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
-	$(BIN)/python -m experiments.readme_sample
+	$(BIN)/python -m reproduction.experiments.reproduce --ship
+	$(BIN)/python -m reproduction.experiments.model_card --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.readme_sample
 
 # After a change to the shipped model's scores (its files or how a sentence is read): calibrate it
 # again (percentiles.json, calibration.json), redo the pre-registered choice of P's features on the
 # development rows (the test stage stops if the choice moved and model_calibration.FEATURES did
-# not), then the test report and every document that prints them (minutes; docs/EXPERIMENTS.md,
+# not), then the test report and every document that prints them (minutes; reproduction/docs/EXPERIMENTS.md,
 # "P(specific) as a probability of the news label")
 recalibrate: setup
 	$(BIN)/python -m probsent.cli calibrate --model probsent/pretrained/wlo --data-dir $(DATA)
-	$(BIN)/python -m experiments.probability_report --stage choose --data-dir $(DATA)
-	$(BIN)/python -m experiments.probability_report --stage test --data-dir $(DATA)
-	$(BIN)/python -m experiments.ship_rule --round 1 --stage shipped-rows
-	$(BIN)/python -m experiments.model_card --data-dir $(DATA)
-	$(BIN)/python -m experiments.readme_sample
-	$(BIN)/python -m experiments.summarize
+	$(BIN)/python -m reproduction.experiments.probability_report --stage choose --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.probability_report --stage test --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.ship_rule --round 1 --stage shipped-rows
+	$(BIN)/python -m reproduction.experiments.model_card --data-dir $(DATA)
+	$(BIN)/python -m reproduction.experiments.readme_sample
+	$(BIN)/python -m reproduction.experiments.summarize
 
 # every test (minutes); `make test-fast` leaves out the tests marked slow or data (the edit
 # loop: under a minute on a 2-core machine)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 import probsent.training.negatives as negatives_module  # noqa: E402
 import probsent.training.trainer as trainer_module  # noqa: E402
-from experiments.plan import MAIN_WLO, MIXTURE, PAIRS  # noqa: E402
+from reproduction.experiments.plan import MAIN_WLO, MIXTURE, PAIRS  # noqa: E402
 from probsent.settings import TrainConfig  # noqa: E402
 from probsent.training.fast.engine import compile_kernels  # noqa: E402
 from probsent.training.trainer import Trainer  # noqa: E402

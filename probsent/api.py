@@ -78,7 +78,7 @@ SHARED_PARAMETERS = {
                 '``"cosine"`` (the default: the cosine of the means, or of the vectors), ``"cosine_concat"``, '
                 '``"kernel"`` or ``"expected_inner_product"`` (the model\'s training similarity, unbounded); '
                 "see :mod:`probsent.readouts.similarity`. The default was chosen on development sets "
-                "(docs/RESULTS.md)."),
+                "(reproduction/docs/RESULTS.md)."),
 }
 
 

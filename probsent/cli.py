@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 
 from probsent.arguments import positive_int
@@ -20,6 +20,9 @@ from probsent.signals import exit_status, stopping_on_signals
 # Commands that score with a model's term table: their parser is built without the training
 # and evaluation commands, whose flags come from modules that import torch (about 2 s).
 SCORING_COMMANDS = ("specificity", "explain", "similarity", "encode")
+# probsent's own commands; any other (eval) is added by another package through COMMANDS_GROUP
+OWN_COMMANDS = ("train", "calibrate", "export", *SCORING_COMMANDS)
+COMMANDS_GROUP = "probsent.commands"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,8 +68,8 @@ def _run_train(args: argparse.Namespace) -> int:
 
     config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
-    if not args.no_validation:  # (the validators import the evaluation suite: only when they run)
-        from probsent.evaluation.validation import NewsValidator, StsValidator
+    if not args.no_validation:  # (the validators read the data and score through the public API)
+        from probsent.readouts.model_selection import NewsValidator, StsValidator
 
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
@@ -428,25 +431,31 @@ def _run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_eval(args: argparse.Namespace) -> int:
-    from probsent.evaluation.command import run_eval
+def _plugin_commands() -> dict[str, Any]:
+    """The commands other packages add to ``probsent``, by name: each entry point of the group
+    :data:`COMMANDS_GROUP` names a ``register(subparsers)`` that adds its subparser and returns
+    the function that runs it (``args -> exit status``). The research wing (``reproduction/``)
+    adds ``probsent eval`` this way; probsent itself never imports it."""
+    from importlib.metadata import entry_points
 
-    return run_eval(args)
+    return {point.name: point for point in entry_points(group=COMMANDS_GROUP)}
 
 
-def build_parser(scoring_only: bool = False, without_eval: bool = False) -> argparse.ArgumentParser:
+def build_parser(scoring_only: bool = False, plugins: bool = True) -> argparse.ArgumentParser:
     """The argument parser of the ``probsent`` command (``scoring_only``: without ``train``
-    and ``eval``, whose flags need torch; ``without_eval``: for ``train``, without ``eval``, whose
-    module imports the evaluation suite, scipy.stats included: 50 MB a training run would hold)."""
+    and the added commands, whose flags need torch; ``plugins``: with the commands other
+    packages add (:func:`_plugin_commands`), which ``main`` loads only when the command is not
+    probsent's own: a training run does not import the research harness). The runner of each
+    added command is in the parser's ``plugin_runners``."""
     parser = _Parser(prog="probsent", description="Probabilistic sentence representations.")
     parser.add_argument("--version", action="version", version=f"probsent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    parser.plugin_runners = {}
     if not scoring_only and torch_installed():  # the core install has no torch: no train, no eval
         _add_train(sub)
-        if not without_eval:
-            from probsent.evaluation.command import add_eval_parser
-
-            add_eval_parser(sub)
+        if plugins:
+            for name, point in _plugin_commands().items():
+                parser.plugin_runners[name] = point.load()(sub)
     _add_specificity(sub)
     _add_encode(sub)
     _add_explain(sub)
@@ -464,13 +473,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"probsent: error: probsent {argv[0]} needs PyTorch, which is not installed: "
               f"{INSTALL_TRAIN if argv[0] == 'train' else install_line('eval')}", file=sys.stderr)
         return 2
-    args = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
-                        without_eval=argv[:1] == ["train"]).parse_args(argv)
+    if argv[:1] == ["eval"] and "eval" not in _plugin_commands():
+        print("probsent: error: probsent eval is the research wing's command, which is not installed: "
+              "from a clone of the repository, pip install -e ./reproduction", file=sys.stderr)
+        return 2
+    parser = build_parser(scoring_only=argv[:1] in ([c] for c in SCORING_COMMANDS),
+                          plugins=not argv[:1] or argv[0] not in OWN_COMMANDS)
+    args = parser.parse_args(argv)
+    runners = {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,
+               "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export,
+               **parser.plugin_runners}
     try:
         with stopping_on_signals():
-            return {"train": _run_train, "specificity": _run_specificity, "encode": _run_encode, "explain": _run_explain,
-                    "similarity": _run_similarity, "calibrate": _run_calibrate, "export": _run_export,
-                    "eval": _run_eval}[args.command](args)
+            return runners[args.command](args)
     except ProbsentError as exc:
         print(f"probsent: error: {exc}", file=sys.stderr)
         try:

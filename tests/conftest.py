@@ -12,10 +12,9 @@ from typing import Callable
 import pytest
 
 from probsent.api import SentenceModel
-from probsent.evaluation.datasets import DataDir
 from tests.helpers import require_data, slice_of_pairs, tiny_model, write_toy_pairs
 
-DATA_FIXTURES = {"data_dir", "eval_data", "pairs_slice"}
+DATA_FIXTURES = {"data_dir", "eval_data", "pairs_slice"}  # eval_data: the wing's (reproduction/tests/conftest.py)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -31,12 +30,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def data_dir() -> Path:
     """The shared data directory (``../shared/data``); a test asking for it skips without it."""
     return require_data()
-
-
-@pytest.fixture(scope="session")
-def eval_data(data_dir: Path) -> DataDir:
-    """The evaluation data files of the shared data directory."""
-    return DataDir(data_dir)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError
-from probsent.evaluation.results import load_evaluation
+from reproduction.evaluation.results import load_evaluation
 from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
 from probsent.gaussian import entropy as gaussian_entropy, kl_to_standard_normal
 from probsent.models import MODEL_TYPES, register_model, unregister_model

@@ -1,7 +1,10 @@
 """The layout docs/ARCHITECTURE.md describes, read from its map and from the source of
-``probsent/``, ``experiments/`` and ``benchmarks/``: every module is in exactly one room of the
-map, no room imports a room above it, and no module imports another in a cycle. Every import
-counts, those inside functions included; only those for type annotations do not."""
+``probsent/``, the research wing ``reproduction/`` (its tests aside) and ``benchmarks/``: every
+module is in exactly one room of the map, no room imports a room above it, and no module imports
+another in a cycle. The wing's door is one-way: no probsent module imports the wing, and the wing
+reaches probsent only through its public modules and the declared facade
+(``probsent/integrations/research_facade.py``). Every import counts, those inside functions included; only
+those for type annotations do not."""
 from __future__ import annotations
 
 import ast
@@ -11,19 +14,26 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TOPS = ("probsent", "experiments", "benchmarks")  # the folders whose modules the map must place
+TOPS = ("probsent", "reproduction", "benchmarks")  # the folders whose modules the map must place
+# the folders a map entry may start from, the longest first (``reproduction/experiments/plan.py``)
+ROOTS = ("reproduction/evaluation", "reproduction/experiments", "probsent", "reproduction", "benchmarks")
+WING_TESTS = "reproduction/tests/"  # the wing's tests, like tests/, are not on the map
+# what the wing may import from probsent: the public modules and the one declared facade
+PUBLIC = {"probsent", "probsent.api", "probsent.errors", "probsent.version", "probsent.cli",
+          "probsent.data.development_sets", "probsent.integrations.research_facade"}
 MAP = REPO / "docs" / "ARCHITECTURE.md"
 
 
 def _module(path: Path) -> str:
-    """``probsent/models/__init__.py`` -> ``probsent.models``; ``experiments/plan.py`` -> ``experiments.plan``."""
+    """``probsent/models/__init__.py`` -> ``probsent.models``; ``experiments/plan.py`` -> ``reproduction.experiments.plan``."""
     parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _files() -> dict[str, Path]:
     """Every module of the three folders, by its path from the repository root."""
-    return {path.relative_to(REPO).as_posix(): path for top in TOPS for path in sorted((REPO / top).rglob("*.py"))}
+    return {path.relative_to(REPO).as_posix(): path for top in TOPS for path in sorted((REPO / top).rglob("*.py"))
+            if not path.relative_to(REPO).as_posix().startswith(WING_TESTS)}
 
 
 def rooms_of_the_map(text: str) -> list[tuple[str, list[str]]]:
@@ -40,8 +50,9 @@ def rooms_of_the_map(text: str) -> list[tuple[str, list[str]]]:
         for entry in re.findall(r"`([^`]+)`", cell):
             entry = entry if entry.endswith(".py") else entry + ".py"
             if "/" in entry:
-                top = entry.split("/")[0] if entry.split("/")[0] in TOPS else top
-                entry = entry if entry.split("/")[0] in TOPS else f"{top}/{entry}"
+                root = next((r for r in ROOTS if entry.startswith(r + "/")), None)
+                top = root or top
+                entry = entry if root else f"{top}/{entry}"
                 folder, entry = entry.rsplit("/", 1)
             patterns.append(f"{folder}/{entry}")
         rooms.append((name.strip(), patterns))
@@ -120,7 +131,54 @@ def test_no_import_cycles_between_modules() -> None:
 def test_the_map_reader_on_a_hand_made_table() -> None:
     text = ("## The rooms, bottom to top\n\n| room | modules | job |\n|---|---|---|\n"
             "| low | `errors`, `data/pairs.py`, `corpus.py` | x |\n"
-            "| high | `experiments/plan.py`, `rounds/round_*.py`, `benchmarks/bench_*.py` | y |\n\n## Next\n")
+            "| high | `reproduction/experiments/plan.py`, `rounds/round_*.py`, `benchmarks/bench_*.py` | y |\n\n## Next\n")
     assert rooms_of_the_map(text) == [
         ("low", ["probsent/errors.py", "probsent/data/pairs.py", "probsent/data/corpus.py"]),
-        ("high", ["experiments/plan.py", "experiments/rounds/round_*.py", "benchmarks/bench_*.py"])]
+        ("high", ["reproduction/experiments/plan.py", "reproduction/experiments/rounds/round_*.py",
+                  "benchmarks/bench_*.py"])]
+
+
+def _every_import(path: Path) -> set[str]:
+    """The module names a file imports, at run time or not (``from a import b``: ``a``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+    return names
+
+
+def test_no_product_module_imports_the_research_wing() -> None:
+    """The door is one-way: probsent runs, and its wheel builds, without ``reproduction/``
+    (``probsent eval`` comes in through the entry point group ``probsent.commands``)."""
+    product = sorted((REPO / "probsent").rglob("*.py"))
+    assert len(product) > 50
+    reaching = {path.relative_to(REPO).as_posix(): sorted(n for n in _every_import(path)
+                                                          if n.split(".")[0] == "reproduction")
+                for path in product}
+    assert {path: names for path, names in reaching.items() if names} == {}
+
+
+def test_the_wing_imports_only_probsents_public_modules_and_its_facade() -> None:
+    wing = sorted((REPO / "reproduction").rglob("*.py"))
+    assert len(wing) > 50
+    internal = {path.relative_to(REPO).as_posix(): sorted(n for n in _every_import(path)
+                                                          if n.split(".")[0] == "probsent" and n not in PUBLIC)
+                for path in wing}
+    assert {path: names for path, names in internal.items() if names} == {}
+
+
+def test_the_facade_declares_what_it_offers() -> None:
+    """Every name of ``probsent.integrations.research_facade`` is in its ``__all__``, and every name there is
+    one the wing uses (the door does not widen unnoticed)."""
+    import probsent.integrations.research_facade as facade
+
+    offered = {name for name in vars(facade) if not name.startswith("_") and name != "annotations"}
+    assert offered == set(facade.__all__)
+    used = set()
+    for path in sorted((REPO / "reproduction").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "probsent.integrations.research_facade":
+                used |= {a.name for a in node.names}
+    assert set(facade.__all__) - used == set()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import probsent
-from experiments.language_sets import read_sets
+from reproduction.experiments.language_sets import read_sets
 from probsent.errors import ProbsentError
 from probsent.readouts.withheld import NOTES, language_note, withholding
 from probsent.text.language_id import (FIRST_NON_LATIN, FLOOR, LANGUAGES, MARGIN, WORD_LIST_LANGUAGES, WordTable,
@@ -177,7 +177,7 @@ def test_the_shipped_table_is_small_and_read_without_wordfreq() -> None:
 @pytest.mark.slow
 def test_the_shipped_table_is_what_the_distillation_writes() -> None:
     pytest.importorskip("wordfreq")
-    from experiments.language_words import main
+    from reproduction.experiments.language_words import main
     assert main(["--check"]) == 0
 
 
@@ -188,7 +188,7 @@ def test_the_explanation_says_which_language(shipped) -> None:
 
 
 def test_the_language_table_in_evaluation_is_current() -> None:
-    """docs/EVALUATION.md shows what `python -m experiments.language_sets` computes now (after a
+    """docs/EVALUATION.md shows what `python -m reproduction.experiments.language_sets` computes now (after a
     change of vocabulary or coverage, rerun it)."""
-    from experiments.language_sets import main
+    from reproduction.experiments.language_sets import main
     assert main(["--check"]) == 0

@@ -12,7 +12,7 @@ import pytest
 
 from probsent.data.corpus import load_corpus
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
-from probsent.evaluation.training_corpus import load_training_corpus
+from reproduction.evaluation.training_corpus import load_training_corpus
 from tests.helpers import write_toy_pairs
 from tests.helpers import tiny_model as make_model
 

@@ -23,7 +23,7 @@ def test_a_sentence_of_the_wrong_type_is_named_plainly(item, kind) -> None:
 
 
 def test_the_model_card_counts_the_unknown_words_explain_shows() -> None:
-    from experiments.model_card import EXAMPLES, unknown_words
+    from reproduction.experiments.model_card import EXAMPLES, unknown_words
 
     model = probsent.load()
     words, unknown = unknown_words(model)

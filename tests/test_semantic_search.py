@@ -134,7 +134,7 @@ def test_cli_errors_are_one_line_with_status_2(argv, message) -> None:
 
 
 def test_what_similarity_cannot_do_is_measured_and_current() -> None:
-    from experiments import similarity_limits
+    from reproduction.experiments import similarity_limits
 
     block = similarity_limits.render()
     assert similarity_limits.shown() == block  # docs/USE_WITH.md shows what the shipped model measures

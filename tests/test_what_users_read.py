@@ -187,12 +187,12 @@ def test_the_default_read_out_scores_at_least_the_means_cosine_on_sts_b_test(shi
     done-when)."""
     from scipy.stats import pearsonr
 
-    from probsent.evaluation.datasets import DataDir, load_sts_benchmark
+    from reproduction.evaluation.datasets import DataDir, load_sts_benchmark
     from tests.helpers import REPO
 
     pairs = load_sts_benchmark(DataDir(data_dir), "test")
     r = 100 * pearsonr(shipped.similarity_pairwise(pairs.first, pairs.second), pairs.scores).statistic
-    record = json.loads((REPO / "results" / "similarity-readout" / "test.json").read_text())
+    record = json.loads((REPO / "reproduction" / "results" / "similarity-readout" / "test.json").read_text())
     assert record["chosen"] == "cosine" and r == pytest.approx(record["pearson_x100"]["STSB-test"]["cosine"], abs=1e-3)
     assert r >= 66.1
 
@@ -240,7 +240,7 @@ def test_save_keeps_the_calibration_and_table_and_refuses_what_is_not_a_model(tm
 
 
 def test_readme_sample_is_make_runs_commands_and_its_probability_follows_the_score() -> None:
-    from experiments import readme_sample
+    from reproduction.experiments import readme_sample
     from tests.helpers import REPO
 
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")

@@ -3,7 +3,7 @@
 A model is calibrated (``probsent calibrate``) on the cleaned news training sentences (every
 row of ``specificity/news-train`` but the 939 equal to news test sentences; general/specific
 labels): P(specific) = sigmoid(w . features + b), fitted by maximum likelihood, with the
-features docs/EXPERIMENTS.md's pre-registered rule chose from the model's score and the
+features reproduction/docs/EXPERIMENTS.md's pre-registered rule chose from the model's score and the
 sentence's token count (:data:`FEATURES` names every feature a file may use). The fit is stored
 beside the model as ``calibration.json``::
 

@@ -5,7 +5,7 @@ the data files; no clock, no randomness but fixed seeds, no thread-dependent sum
 - :func:`percentile_table`: ``percentiles.json``, the percentile table for the sentence's
   length, from a fixed sample of reference training sentences (:mod:`probsent.readouts.percentiles`);
 - :func:`fit_calibration`: ``calibration.json``, P(specific), a logistic fit on the cleaned
-  news training rows of the :data:`FEATURES` docs/EXPERIMENTS.md's rule chose
+  news training rows of the :data:`FEATURES` reproduction/docs/EXPERIMENTS.md's rule chose
   (:mod:`probsent.readouts.calibration`).
 
 :func:`calibrate` computes them all, then writes them; both are kept by ``SentenceModel.save``. The same model
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
+from probsent.data.development_sets import DataDir, load_news_train
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.readouts.percentiles import PER_SOURCE, SEED, PercentileTable, build_table, reference_sample
 from probsent.readouts.score_readings import token_counts
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from probsent.api import SentenceModel
 
 PAIRS = "paraphrase/pairs.tsv.gz"  # the reference's default, under the data directory
-FEATURES = ("score", "log_tokens")  # chosen by the pre-registered rule (docs/EXPERIMENTS.md; results/probability/choice.json)
+FEATURES = ("score", "log_tokens")  # chosen by the pre-registered rule (reproduction/docs/EXPERIMENTS.md; reproduction/results/probability/choice.json)
 FITTED_ON = "news-train, all rows but the 939 equal to news-test sentences"
 
 
@@ -50,8 +51,6 @@ def scores_of(model: "SentenceModel", sentences: Sequence[str], progress: bool) 
 def news_training_rows(data_dir: str | os.PathLike[str] | None = None):
     """The rows P(specific) is fitted on: every news-train row but those equal to a news-test
     sentence (``DERIVED_rows_overlapping_news_test.txt``)."""
-    from probsent.evaluation.datasets import DataDir, load_news_train
-
     return load_news_train(DataDir(data_dir), pdtb_only=False)
 
 
@@ -73,8 +72,6 @@ def reference_pairs(data_dir: str | os.PathLike[str] | None = None,
     shared training pairs under the data directory."""
     if reference is not None:
         return Path(reference)
-    from probsent.evaluation.datasets import DataDir
-
     return DataDir(data_dir).path(PAIRS)
 
 

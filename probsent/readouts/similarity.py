@@ -22,7 +22,7 @@ Per dimension d, with s = S_a,d + S_b,d, the kernel's exponent is
 only when the two Gaussians agree in that dimension.
 
 Which one is the default was chosen on development sets by a rule committed first
-(``experiments/similarity_readout.py``; docs/RESULTS.md shows its record). A zero vector has
+(``reproduction/experiments/similarity_readout.py``; reproduction/docs/RESULTS.md shows its record). A zero vector has
 cosine 0 with everything, itself included.
 
 The expected inner product is :func:`probsent.gaussian.expected_inner_product`, with the mean
@@ -44,7 +44,7 @@ from probsent.inference.arrays import ArrayEncoding
 
 MEASURES = ("cosine", "cosine_concat", "kernel", "expected_inner_product")
 GAUSSIAN_ONLY = ("cosine_concat", "kernel", "expected_inner_product")  # need a variance
-DEFAULT_PROBABILISTIC = "cosine"  # the pre-registered rule's choice (results/similarity-readout/dev.json)
+DEFAULT_PROBABILISTIC = "cosine"  # the pre-registered rule's choice (reproduction/results/similarity-readout/dev.json)
 DEFAULT_DETERMINISTIC = "cosine"
 # Matrices of at least this many pairs go to the compiled kernel: a smaller one is done in NumPy
 # before numba's import and cached kernels (a few tenths of a second) would pay off.

@@ -8,7 +8,7 @@ identifier decides in two ways, by the letters' script first:
   apostrophes inside; folded by :func:`fold`) gets its Zipf frequency (log10 of uses per
   billion words) in each language of :data:`WORD_LIST_LANGUAGES`, from the shipped table
   ``language_words.tsv.gz`` (wordfreq's lists, words of Zipf >= :data:`MIN_ZIPF`, written by
-  ``python -m experiments.language_words``). A word not on a language's list counts as
+  ``python -m reproduction.experiments.language_words``). A word not on a language's list counts as
   :data:`FLOOR` there, so a word that no list holds (a drug, a chemical, an identifier)
   weighs the same in every language and decides nothing; the common words decide. A
   sentence's total per language is the sum over its words (a naive Bayes log-likelihood
@@ -21,8 +21,8 @@ identifier decides in two ways, by the letters' script first:
   script with most letters.
 
 A text without letters is English (nothing to tell). :data:`MIN_ZIPF`, :data:`FLOOR` and
-:data:`MARGIN` were chosen on the development half of ``probsent/evaluation/data/language_sets.tsv``;
-docs/EVALUATION.md shows the test half (``python -m experiments.language_sets``).
+:data:`MARGIN` were chosen on the development half of ``reproduction/evaluation/data/language_sets.tsv``;
+docs/EVALUATION.md shows the test half (``python -m reproduction.experiments.language_sets``).
 
 For speed on a corpus, :func:`sentence_languages` first screens each sentence by its
 vocabulary ids (one gather and two running sums, as coverage): a sentence with few words

@@ -1,7 +1,7 @@
 """What moved inside a model: the numbers that say why a run learns specificity, or not.
 
 Logged at every validation of ``probsent train`` (``log.jsonl``, plotted in the report) and
-shown by ``probsent eval`` for a finished model (the recipe study, docs/EXPERIMENTS.md):
+shown by ``probsent eval`` for a finished model (the recipe study, reproduction/docs/EXPERIMENTS.md):
 
 - ``term_count_spearman``: Spearman correlation of a word's entropy term (WLO's sum_d log|A_w,d|)
   with the log of its training count. Specific words are rare, so a model whose variances learned

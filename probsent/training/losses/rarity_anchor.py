@@ -7,7 +7,7 @@ the step and t_w the term ``--rarity-init`` starts the word at (:func:`rarity_an
 from the words' log training counts.
 Applies with ``--rarity-anchor`` above 0, to a model with per-word entropy terms.
 
-Reference: this project's recipe study (docs/EXPERIMENTS.md); not in the paper.
+Reference: this project's recipe study (reproduction/docs/EXPERIMENTS.md); not in the paper.
 """
 from __future__ import annotations
 
