@@ -93,7 +93,7 @@ dist: core
 # a fresh virtual environment with the core install only (from this checkout): it encodes,
 # scores, explains and compares sentences with the shipped model, and torch is not importable
 core-check:
-	rm -rf build/core-venv
+	rm -rf build/core-venv build/lib build/bdist.*  # setuptools reuses build/lib: a stale copy would ship removed modules
 	$(PYTHON) -m venv build/core-venv
 	build/core-venv/bin/pip install --quiet .
 	cd build && core-venv/bin/python ../benchmarks/core_install_check.py

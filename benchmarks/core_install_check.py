@@ -28,6 +28,8 @@ def main() -> int:
     assert np.isfinite(model.similarity(sentences, sentences[:1])).all()
     # the language rule reads the word table shipped in the wheel (no wordfreq in the core)
     assert importlib.util.find_spec("wordfreq") is None, "wordfreq is importable in the core install"
+    for wing in ("reproduction", "probsent.evaluation"):  # the research wing is never in the wheel
+        assert importlib.util.find_spec(wing) is None, f"{wing} is importable in the core install"
     assert model.note("Le président a annoncé une réforme des retraites mardi.") == "looks French"
     with warnings.catch_warnings(record=True) as caught:  # no torch: "auto" runs on the CPU, with one note
         warnings.simplefilter("always")
