@@ -112,7 +112,7 @@ def test_cli_uses_the_shipped_model_without_data(tmp_path) -> None:
 
 def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_baseline(model, data_dir) -> None:
     """The News accuracy that results/shipped/evaluation.json (and so the model card and
-    docs/RESULTS.md) reports is what the shipped model's entropy gives, and its P(specific) (a
+    reproduction/docs/RESULTS.md) reports is what the shipped model's entropy gives, and its P(specific) (a
     logistic of the score and the log token count fitted on the news training rows) is at least as
     accurate on News as the Length baseline."""
     from reproduction.evaluation.baselines import LengthScorer
@@ -181,7 +181,7 @@ def test_no_readme_example_word_seen_20_times_in_training_is_unknown(model, data
 
 def test_the_information_content_row_is_the_shipped_models_training_counts(model, data_dir) -> None:
     """The information-content row of results/shipped/evaluation.json (and so of the model card
-    and docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
+    and reproduction/docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
     counts of the shipped model's training pairs, add-one smoothed as documented: p(w) = (c(w) + 1)
     / (N + V + 1), computed here from the corpus's word counts (training used every pair)."""
     from probsent.data.corpus import load_corpus
