@@ -29,7 +29,7 @@ from probsent.readouts.similarity import (MEASURES, check_measure, expected_inne
                                          measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
 from probsent.arguments import check_batch_size
-from probsent.util import CORPUS_CHUNK, TopHits
+from probsent.readouts.semantic_search import CORPUS_CHUNK, TopHits
 from probsent.readouts.word_terms import MAX_TOKENS
 
 if TYPE_CHECKING:

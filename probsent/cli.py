@@ -69,7 +69,7 @@ def _run_train(args: argparse.Namespace) -> int:
     config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:  # (the validators read the data and score through the public API)
-        from probsent.readouts.model_selection import NewsValidator, StsValidator
+        from probsent.training.model_selection import NewsValidator, StsValidator
 
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
@@ -168,7 +168,7 @@ def _workers(asked: int | None) -> int:
 
 def _run_encode(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.corpus_scoring.encoding import encode_corpus, encoding_format
+    from probsent.corpus_scoring.encode_command import encode_corpus, encoding_format
     from probsent.corpus_scoring.formats import check_output, open_corpus
     from probsent.corpus_scoring.resumable import input_identity, model_identity
 
@@ -207,7 +207,7 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.readouts.model_calibration import calibrate
+    from probsent.training.model_calibration import calibrate
 
     model = load(args.model)
     calibration, table, reference_sentences = calibrate(model, args.data_dir, args.reference)
@@ -417,7 +417,7 @@ def _run_export(args: argparse.Namespace) -> int:
     from probsent.export import export_model
 
     from probsent.errors import MissingFileError
-    from probsent.readouts.model_calibration import calibrate
+    from probsent.training.model_calibration import calibrate
 
     small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
                          args.start_variance)

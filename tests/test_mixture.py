@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from probsent import ProbsentError
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.mixture import apply_mixture, select_pairs, source_counts, word_overlap
 
 LINES = [
@@ -22,7 +22,7 @@ LINES = [
 def corpus(tmp_path):
     path = tmp_path / "pairs.tsv"
     path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in LINES))
-    return load_corpus(path, cache_dir=tmp_path / "cache")
+    return load_mapped_pairs(path, cache_dir=tmp_path / "cache")
 
 
 def test_sources_are_read(corpus) -> None:

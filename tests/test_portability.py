@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from reproduction.evaluation.training_corpus import load_training_corpus
 from tests.helpers import write_toy_pairs
@@ -67,7 +67,7 @@ def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
     path = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
     with open(path, "a", encoding="utf-8") as out:
         out.write("zebra zebra quietly\tthe zebra\tother\n")
-    corpus = load_corpus(path)
+    corpus = load_mapped_pairs(path)
     sentences = [s for first, second, _ in read_tokenized_pairs(path, None, 100, ReadReport()) for s in (first, second)]
     counts = Counter(w for s in sentences for w in s)
     words = sorted(counts, key=lambda w: (-counts[w], w))

@@ -137,7 +137,7 @@ def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model
     """Another user's copy of "our" model (every scale halved), planted in the shared
     temporary directory where a staging directory could be looked for (issue 32, finding 1):
     the scores stay the model's own."""
-    from probsent.corpus_scoring.spark import _ship
+    from probsent.corpus_scoring.spark_udfs import _ship
     from probsent.spark import add_specificity
 
     path, model = model_dir

@@ -1,4 +1,4 @@
-"""The tokenized, indexed training corpus: read once, at compiled speed, and mapped, not loaded.
+"""The training pairs, tokenized and indexed: read once, at compiled speed, and mapped, not loaded.
 
 Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
 vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
@@ -53,7 +53,7 @@ _COPY_ROWS = 1 << 22  # array entries moved at a time while writing the cache
 
 
 @dataclass
-class PairCorpus:
+class MappedPairs:
     """All pairs of a file as word ranks: ``tokens[offsets[k]:offsets[k + 1]]`` is sentence k."""
 
     tokens: np.ndarray  # int32 ranks into ``words`` (mapped from the cache)
@@ -306,7 +306,7 @@ def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens
     (directory / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
-def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
+def _mapped(directory: Path, in_memory: bool = False) -> MappedPairs:
     """The corpus in a cache directory, its arrays mapped (or read, ``in_memory``); ValueError
     where the directory is not a complete, undamaged cache of this format and version."""
     meta = _cache_meta(directory)
@@ -322,13 +322,13 @@ def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
         words = handle.read(sizes["words.txt"]).decode("utf-8").split("\n")
     if len(words) != sizes["counts.i64"] or len(arrays["offsets.i64"]) != 2 * sizes["pair_sources.i32"] + 1:
         raise ValueError("the files disagree with meta.json")
-    return PairCorpus(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
+    return MappedPairs(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
                       meta["report"], meta["sources"], arrays["pair_sources.i32"])
 
 
-def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
+def load_mapped_pairs(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = False,
-                columns: str | None = None) -> PairCorpus:
+                columns: str | None = None) -> MappedPairs:
     """Tokenize and index the pairs ``path`` names (a TSV, Parquet or JSON Lines file, several
     joined by ``os.pathsep``, or a directory of parts: :func:`probsent.data.pair_files.pair_parts`;
     ``columns``: ``--columns``), or map the result of an earlier identical call.

@@ -31,7 +31,7 @@ from reproduction.evaluation.results import (Ablation, AblationEntry, AnalysisOp
 from reproduction.evaluation.sentential import sentential_analysis
 from reproduction.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
 from probsent.integrations.research_facade import TrainConfig
-from probsent.integrations.research_facade import PairCorpus
+from probsent.integrations.research_facade import MappedPairs
 from probsent.integrations.research_facade import apply_mixture
 from probsent.integrations.research_facade import DiagnosticSample, diagnose
 
@@ -85,7 +85,7 @@ class TrainingCorpora:
         self.data_root = data_root
         self._loaded: dict[str, TrainingCorpus] = {}
         self._hypernym_pairs: list[HypernymPair] | None = None
-        self._mixtures: dict[tuple[str, str], PairCorpus] = {}
+        self._mixtures: dict[tuple[str, str], MappedPairs] = {}
 
     def hypernym_pairs(self, data: ds.DataDir) -> list[HypernymPair]:
         """WordNet's direct hypernym pairs, read once."""
@@ -93,7 +93,7 @@ class TrainingCorpora:
             self._hypernym_pairs = hypernym_pairs(data)
         return self._hypernym_pairs
 
-    def mixture(self, model: SentenceModel) -> PairCorpus | None:
+    def mixture(self, model: SentenceModel) -> MappedPairs | None:
         """The pairs of a model's training corpus its training drew from (:func:`training_mixture`),
         built once per corpus and mixture settings; None where the corpus is not at hand."""
         loaded = self.get(model)
@@ -175,7 +175,7 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
     return tasks
 
 
-def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
+def training_mixture(model: SentenceModel, corpus: MappedPairs) -> MappedPairs:
     """The pairs of ``corpus`` a model's training drew from: its mixture settings applied, the
     words recounted on them."""
     settings = trained_with(model.config) or TrainConfig()
@@ -184,7 +184,7 @@ def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
                          max_overlap=settings.max_overlap).as_corpus()
 
 
-def model_diagnostics(model: SentenceModel, mixture: PairCorpus) -> dict[str, float]:
+def model_diagnostics(model: SentenceModel, mixture: MappedPairs) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
     pairs of its training mixture (:meth:`TrainingCorpora.mixture`), mined as its training mined them."""
     settings = trained_with(model.config) or TrainConfig()

@@ -1,7 +1,7 @@
 """Find and load the corpus a model was trained on (for word counts and sample sentences).
 
 A model trained by ``probsent train`` records its pair file and reading settings in
-``config["training"]["config"]``; :func:`probsent.data.corpus.load_corpus` then gives the
+``config["training"]["config"]``; :func:`probsent.data.mapped_pairs.load_mapped_pairs` then gives the
 same tokenized corpus training used (from its on-disk cache when training ran here).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probsent.integrations.research_facade import PairCorpus, load_corpus
+from probsent.integrations.research_facade import MappedPairs, load_mapped_pairs
 from probsent.integrations.research_facade import TrainConfig
 
 
@@ -19,7 +19,7 @@ from probsent.integrations.research_facade import TrainConfig
 class TrainingCorpus:
     """The loaded corpus, or ``None`` with the reason in ``note``."""
 
-    corpus: PairCorpus | None
+    corpus: MappedPairs | None
     path: str | None
     note: str
 
@@ -81,7 +81,7 @@ def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str
         missing = entries[found.index(None)]
         return TrainingCorpus(None, str(override or recorded), f"{what} not found: {missing}")
     path = os.pathsep.join(str(p) for p in found)
-    corpus = load_corpus(path, settings.max_pairs if settings else None, progress=progress,
+    corpus = load_mapped_pairs(path, settings.max_pairs if settings else None, progress=progress,
                          columns=settings.columns if settings else None)
     moved = f" (recorded as {recorded}, not found there)" if override is None and path != recorded else ""
     return TrainingCorpus(corpus, path, f"{corpus.num_pairs:,} training pairs from {path}{moved}")

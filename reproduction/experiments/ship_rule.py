@@ -290,7 +290,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.cli import main as cli
     from reproduction.evaluation import datasets as ds
-    from reproduction.evaluation.encoding import ProbabilityScorer
+    from reproduction.evaluation.model_scorer import ProbabilityScorer
     from reproduction.evaluation.tables import sts_similarities
     from reproduction.evaluation.metrics import pearson
 
