@@ -28,7 +28,7 @@ from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
-from probsent.arguments import check_batch_size
+from probsent.inputs import check_batch_size
 from probsent.readouts.semantic_search import CORPUS_CHUNK, TopHits
 from probsent.readouts.word_terms import MAX_TOKENS
 
@@ -795,7 +795,7 @@ class SentenceModel:
         ...     load(os.path.join(tmp, "copy")).entropy("A cat.") == model.entropy("A cat.")
         True
         """
-        from probsent.model_files import save_model
+        from probsent.model_directory import save_model
 
         save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
                    self.config.get("training"),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 
-from probsent.arguments import positive_int
+from probsent.inputs import positive_int
 from probsent.readouts.readout_table import READOUTS
 from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
@@ -78,7 +78,7 @@ def _run_train(args: argparse.Namespace) -> int:
     summary = f"step {state['step']:,}"
     if best:
         summary += f"; best STS 2017 Pearson {best['score']:.4f} at step {best['step']:,}"
-    from probsent.training.score_unit import unit_note
+    from probsent.training.diagnostics import unit_note
 
     print(f"{'finished' if state['finished'] else 'stopped'} at {summary}; model in {config.out}/best"
           + unit_note(config.model, config.dim))
@@ -305,7 +305,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, standard_output, writing_output
     from probsent.api import load, scoring_engine
-    from probsent.readouts.explanation_table import explanation_text
+    from probsent.readouts.explanation import explanation_text
 
     out = standard_output()
     sentences = _explain_sentences(args)

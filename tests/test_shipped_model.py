@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 from probsent.text.tokenize import tokenize
 from tests.helpers import REPO, wlo_recurrence
 

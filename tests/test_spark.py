@@ -15,7 +15,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
@@ -185,7 +185,7 @@ def test_probsent_spark_is_where_users_find_every_public_function(spark) -> None
     """``probsent.spark`` re-exports the public names of ``probsent.corpus_scoring.spark_udfs``
     (where the code lives), the same objects."""
     import probsent.spark
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     functions = {name for name, value in vars(module).items()
                  if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")}
@@ -201,7 +201,7 @@ def test_a_model_directory_is_staged_privately_as_an_archive_of_its_hashed_files
     import stat
     import zipfile
 
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     path, _ = model_dir
     shipped, _ = module._ship(frame(spark, ["a"]), path)
@@ -221,7 +221,7 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
                                                                           monkeypatch) -> None:
     """What an executor finds under the archive's name is checked before it is loaded: other
     bytes, or a link in place of a file, are a one-line error; the real files load."""
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     path, model = model_dir
     shipped, _ = module._ship(frame(spark, ["a"]), path)

@@ -26,7 +26,7 @@ from probsent.models.batching import encode_by_length
 # the read-outs' pieces the probability and coverage studies refit or re-read
 from probsent.readouts.calibration import _expit as expit, feature_matrix, fit_logistic_features
 from probsent.training.model_calibration import FEATURES, news_training_rows
-from probsent.readouts.score_readings import require_calibration, require_percentiles, token_counts
+from probsent.training.model_calibration import require_calibration, require_percentiles, token_counts
 from probsent.readouts.withheld import language_note
 from probsent.text.token_ids import counts_for_coverage
 # text: the tokenizer and the language identifier (whose sets and word table the wing builds)
@@ -44,7 +44,7 @@ from probsent.settings import SETTINGS
 from probsent.training.diagnostics import average_ranks, rank_correlation, word_term_statistics
 from probsent.training.training_data import build_vocabulary
 # files and arguments as every probsent command writes and checks them
-from probsent.arguments import positive_int
+from probsent.inputs import positive_int
 from probsent.export import export_model
 from probsent.files.atomic_writes import atomic_path, write_json, write_text
 
