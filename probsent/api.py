@@ -19,7 +19,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
 from probsent.inference.arrays import ArrayEncoding, saturated, saturated_variance, unit_means
-from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
+from probsent.torch_access import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_directory import CONFIG as CONFIG_FILE, DEFAULT_MODEL, read_consistently, read_model, resolve_model_dir
 from probsent.readouts.percentiles import PercentileTable
@@ -881,10 +881,10 @@ class _Operand:
 
 
 def _torch_device(device: "str | torch.device") -> "torch.device":
-    """:func:`probsent.devices.resolve_device` for the torch engine, with the one-line error of
+    """:func:`probsent.torch_access.resolve_device` for the torch engine, with the one-line error of
     a missing torch first."""
     require_torch(f"device {device!r}")
-    from probsent.devices import resolve_device
+    from probsent.torch_access import resolve_device
 
     return resolve_device(device)
 

@@ -14,7 +14,7 @@ from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
 from probsent.errors import install_line
-from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
+from probsent.torch_access import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
