@@ -166,7 +166,7 @@ class Mixture:
         up in ``table`` (:meth:`word_table`)."""
         return gather_sentences(self.corpus.tokens, self.corpus.offsets, self.corpus_sentences(sentences), table)
 
-    def as_corpus(self) -> MappedPairs:
+    def as_mapped_pairs(self) -> MappedPairs:
         """The mixture as a corpus of its own (its tokens copied, ranked by ``words``): for the
         evaluation's analyses of a finished model, not for training."""
         if self.pairs is None:
