@@ -25,8 +25,8 @@ from probsent.models import SentenceEncoder, model_class, with_word_entropy_term
 from probsent.models.batching import encode_by_length
 # the read-outs' pieces the probability and coverage studies refit or re-read
 from probsent.readouts.calibration import _expit as expit, feature_matrix, fit_logistic_features
-from probsent.training.model_calibration import FEATURES, news_training_rows
-from probsent.training.model_calibration import require_calibration, require_percentiles, token_counts
+from probsent.training.model_calibration import (FEATURES, news_training_rows, require_calibration,
+                                                 require_percentiles, token_counts)
 from probsent.readouts.withheld import language_note
 from probsent.text.token_ids import counts_for_coverage
 # text: the tokenizer and the language identifier (whose sets and word table the wing builds)
