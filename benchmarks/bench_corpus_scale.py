@@ -3,7 +3,7 @@
 In one run, for the shared 1,263,076 pairs and for a 5-million-pair file built from them (each
 pair four times, written as plain TSV under ``--work``):
 
-* cold corpus preparation: ``load_corpus`` with an empty cache directory in a fresh process
+* cold corpus preparation: ``load_mapped_pairs`` with an empty cache directory in a fresh process
   (reading, the compiled tokenizer in worker processes on every core, ranking, writing the
   memory-mapped cache), its wall time and the peak resident memory of the process and of its
   whole process tree (the workers included);
@@ -112,9 +112,9 @@ def peak_mb() -> float:
 
 def child_prepare(path: str, cache: str) -> None:
     """In a fresh process: prepare the corpus into ``cache``; print its own peak memory."""
-    from probsent.data.corpus import load_corpus
+    from probsent.data.mapped_pairs import load_mapped_pairs
 
-    corpus = load_corpus(path, cache_dir=cache)
+    corpus = load_mapped_pairs(path, cache_dir=cache)
     print(f"{corpus.num_pairs:,} pairs, {len(corpus.tokens):,} tokens", file=sys.stderr)
     print(peak_mb())
 

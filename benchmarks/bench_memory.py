@@ -38,11 +38,11 @@ def child(case: str, argument: str) -> None:
             main(["specificity", "--input", argument])
             sys.stdout = sys.__stdout__
     elif case == "corpus":
-        from probsent.data.corpus import load_corpus
+        from probsent.data.mapped_pairs import load_mapped_pairs
 
         path, max_pairs = argument.split("|")
         with tempfile.TemporaryDirectory() as cache:  # a fresh cache: the file is read and indexed
-            corpus = load_corpus(path, int(max_pairs) if max_pairs else None, cache_dir=cache)
+            corpus = load_mapped_pairs(path, int(max_pairs) if max_pairs else None, cache_dir=cache)
         print(f"{corpus.num_pairs:,} pairs, {len(corpus.tokens):,} tokens", file=sys.stderr)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"{peak:.0f} {time.perf_counter() - started:.1f}")

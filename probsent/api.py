@@ -19,7 +19,7 @@ from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
 from probsent.inference.arrays import ArrayEncoding, saturated, saturated_variance, unit_means
-from probsent.inference.torch_required import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
+from probsent.torch_access import INSTALL_TRAIN, require_torch, tensor_converter, torch_installed
 from probsent.inputs import Texts, texts
 from probsent.model_directory import CONFIG as CONFIG_FILE, DEFAULT_MODEL, read_consistently, read_model, resolve_model_dir
 from probsent.readouts.percentiles import PercentileTable
@@ -28,8 +28,8 @@ from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
-from probsent.arguments import check_batch_size
-from probsent.util import CORPUS_CHUNK, TopHits
+from probsent.inputs import check_batch_size
+from probsent.readouts.semantic_search import CORPUS_CHUNK, TopHits
 from probsent.readouts.word_terms import MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -795,7 +795,7 @@ class SentenceModel:
         ...     load(os.path.join(tmp, "copy")).entropy("A cat.") == model.entropy("A cat.")
         True
         """
-        from probsent.model_files import save_model
+        from probsent.model_directory import save_model
 
         save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
                    self.config.get("training"),
@@ -881,10 +881,10 @@ class _Operand:
 
 
 def _torch_device(device: "str | torch.device") -> "torch.device":
-    """:func:`probsent.devices.resolve_device` for the torch engine, with the one-line error of
+    """:func:`probsent.torch_access.resolve_device` for the torch engine, with the one-line error of
     a missing torch first."""
     require_torch(f"device {device!r}")
-    from probsent.devices import resolve_device
+    from probsent.torch_access import resolve_device
 
     return resolve_device(device)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 
-from probsent.arguments import positive_int
+from probsent.inputs import positive_int
 from probsent.readouts.readout_table import READOUTS
 from probsent.readouts.similarity import MEASURES as MEASURE_NAMES
 from probsent.version import __version__
 from probsent.errors import ProbsentError
 from probsent.errors import install_line
-from probsent.inference.torch_required import INSTALL_TRAIN, torch_installed
+from probsent.torch_access import INSTALL_TRAIN, torch_installed
 from probsent.signals import exit_status, stopping_on_signals
 
 # Commands that score with a model's term table: their parser is built without the training
@@ -69,7 +69,7 @@ def _run_train(args: argparse.Namespace) -> int:
     config = TrainConfig(**{name: getattr(args, name) for name in SETTINGS})
     trainer = Trainer(config, resume=args.resume, progress=sys.stderr.isatty())
     if not args.no_validation:  # (the validators read the data and score through the public API)
-        from probsent.readouts.model_selection import NewsValidator, StsValidator
+        from probsent.training.model_selection import NewsValidator, StsValidator
 
         trainer.validator = StsValidator.from_data_dir(trainer.vocab)
         trainer.dev_scorer = NewsValidator.from_data_dir(trainer.vocab)
@@ -78,7 +78,7 @@ def _run_train(args: argparse.Namespace) -> int:
     summary = f"step {state['step']:,}"
     if best:
         summary += f"; best STS 2017 Pearson {best['score']:.4f} at step {best['step']:,}"
-    from probsent.training.score_unit import unit_note
+    from probsent.training.diagnostics import unit_note
 
     print(f"{'finished' if state['finished'] else 'stopped'} at {summary}; model in {config.out}/best"
           + unit_note(config.model, config.dim))
@@ -168,7 +168,7 @@ def _workers(asked: int | None) -> int:
 
 def _run_encode(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.corpus_scoring.encoding import encode_corpus, encoding_format
+    from probsent.corpus_scoring.encode_command import encode_corpus, encoding_format
     from probsent.corpus_scoring.formats import check_output, open_corpus
     from probsent.corpus_scoring.resumable import input_identity, model_identity
 
@@ -207,7 +207,7 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
-    from probsent.readouts.model_calibration import calibrate
+    from probsent.training.model_calibration import calibrate
 
     model = load(args.model)
     calibration, table, reference_sentences = calibrate(model, args.data_dir, args.reference)
@@ -305,7 +305,7 @@ def _run_explain(args: argparse.Namespace) -> int:
     from probsent.readouts.explanation import explanations_page
     from probsent.files.user_output import check_output_target, standard_output, writing_output
     from probsent.api import load, scoring_engine
-    from probsent.readouts.explanation_table import explanation_text
+    from probsent.readouts.explanation import explanation_text
 
     out = standard_output()
     sentences = _explain_sentences(args)
@@ -417,7 +417,7 @@ def _run_export(args: argparse.Namespace) -> int:
     from probsent.export import export_model
 
     from probsent.errors import MissingFileError
-    from probsent.readouts.model_calibration import calibrate
+    from probsent.training.model_calibration import calibrate
 
     small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
                          args.start_variance)

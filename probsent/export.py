@@ -21,7 +21,7 @@ from probsent.files.atomic_writes import atomic_path
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
 from probsent.model_descriptions import DESCRIPTIONS
 from probsent.model_directory import read_model
-from probsent.model_files import encoder_weights, write_model_files
+from probsent.model_directory import encoder_weights, write_model_files
 from probsent.settings import allowed_range, check_setting
 
 # NumPy throughout: the core install (no torch) exports a WLO, Wordavg or Wordsum model.

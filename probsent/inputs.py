@@ -7,16 +7,44 @@ an exception. So is a blank one ("" or only whitespace: no tokens), the same ans
 command line, Spark and spaCy give. Anything two-dimensional (a pandas DataFrame, a 2-D array)
 is a TypeError that names the fix: pass one column. A pandas Series in gives a Series out, with the same index. pandas is never
 imported here: a Series can only reach this module if its caller imported pandas.
+
+Argument checks shared by the command line's parsers and the API (torch-free, like the scoring
+commands).
 """
 from __future__ import annotations
 
+import argparse
 import math
+import numbers
 import sys
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from probsent.errors import InvalidValueError
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (batch sizes, counts), with a one-line error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def check_batch_size(batch_size: Any) -> int:
+    """``batch_size`` of the API's encode and scoring calls: an int >= 1, else a one-line
+    TypeError or InvalidValueError."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise InvalidValueError(f"batch_size must be at least 1, not {batch_size}")
+    return int(batch_size)
 
 
 @dataclass

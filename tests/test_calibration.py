@@ -15,7 +15,7 @@ from probsent.cli import main
 from probsent.errors import InvalidValueError
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.model_directory import DEFAULT_MODEL
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 
 
 def sigmoid(x):
@@ -141,7 +141,7 @@ def test_the_fit_on_the_news_rows_matches_a_generic_optimizer(tmp_path, make_mod
 def test_calibrate_is_a_function_of_its_inputs(tmp_path, make_model, data_dir, capsys) -> None:
     """Two calibrations of the same model and data write the same bytes, whatever the chunking
     of the scoring and whether a progress bar is drawn (on standard error)."""
-    from probsent.readouts import model_calibration
+    from probsent.training import model_calibration
 
     make_model("wlo").save(tmp_path / "a")
     shutil.copytree(tmp_path / "a", tmp_path / "b")
@@ -173,7 +173,7 @@ def test_the_shipped_calibration_is_what_calibrate_writes(tmp_path, data_dir) ->
 
 
 def test_a_missing_news_file_writes_nothing(tmp_path, make_model, data_dir) -> None:
-    from probsent.readouts import model_calibration
+    from probsent.training import model_calibration
 
     make_model("wlo").save(tmp_path / "m")
     data = tmp_path / "data"

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probsent.data import corpus as corpus_module
-from probsent.data.corpus import load_corpus
+from probsent.data import mapped_pairs as corpus_module
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 
 TRICKY = [
@@ -49,7 +49,7 @@ def test_the_compiled_reader_equals_the_reference(tmp_path, monkeypatch, max_pai
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY * 3))
     monkeypatch.setattr(corpus_module, "BLOCK_BYTES", block_bytes)
-    corpus = load_corpus(path, max_pairs=max_pairs, cache_dir=tmp_path / "cache")
+    corpus = load_mapped_pairs(path, max_pairs=max_pairs, cache_dir=tmp_path / "cache")
     triples, report = _reference(path, max_pairs)
     assert _as_triples(corpus) == triples
     counts = Counter(w for first, second, _ in triples for w in first + second)
@@ -69,7 +69,7 @@ def _cache_dir(tmp_path: Path) -> Path:
 def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))
-    first = load_corpus(path, cache_dir=tmp_path / "cache")
+    first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     expected = (_as_triples(first), first.words, first.counts.tolist())
     directory = _cache_dir(tmp_path)
     meta = json.loads((directory / "meta.json").read_text())
@@ -88,7 +88,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
         (directory / "meta.json").write_text(json.dumps(meta))
     else:
         (directory / "words.txt").unlink()
-    again = load_corpus(path, cache_dir=tmp_path / "cache")
+    again = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     assert (_as_triples(again), again.words, again.counts.tolist()) == expected
     assert json.loads((_cache_dir(tmp_path) / "meta.json").read_text()) == original  # rebuilt as this version writes it
     assert original["format"] == corpus_module.CACHE_FORMAT
@@ -99,14 +99,14 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
                                     "tokens linked to /dev/zero", "words longer than recorded"])
 def test_a_cache_of_the_wrong_shape_or_kind_is_rebuilt(tmp_path, damage) -> None:
     """Issue 50, item 7: a meta.json of the wrong shape crashed every later run (AttributeError,
-    TypeError, OverflowError), and a words.txt linked to /dev/zero hung load_corpus. Any damaged
+    TypeError, OverflowError), and a words.txt linked to /dev/zero hung load_mapped_pairs. Any damaged
     cache is rebuilt; only regular files are read, and only as far as meta.json says."""
     import os
     import signal
 
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))
-    first = load_corpus(path, cache_dir=tmp_path / "cache")
+    first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     expected = (_as_triples(first), first.words, first.counts.tolist())
     directory = _cache_dir(tmp_path)
     text = (directory / "meta.json").read_text()
@@ -135,12 +135,12 @@ def test_a_cache_of_the_wrong_shape_or_kind_is_rebuilt(tmp_path, damage) -> None
         pass
 
     def hung(*_):
-        raise Hung("load_corpus hung on the damaged cache")
+        raise Hung("load_mapped_pairs hung on the damaged cache")
 
     before = signal.signal(signal.SIGALRM, hung)
     signal.alarm(20)
     try:
-        again = load_corpus(path, cache_dir=tmp_path / "cache")
+        again = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, before)
@@ -154,8 +154,8 @@ def test_a_cache_of_the_wrong_shape_or_kind_is_rebuilt(tmp_path, damage) -> None
 def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))
-    load_corpus(path, cache_dir=tmp_path / "cache")
-    corpus = load_corpus(path, cache_dir=tmp_path / "cache")
+    load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    corpus = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     for array in (corpus.tokens, corpus.pair_sources):
         assert isinstance(array, np.memmap)
     assert not isinstance(corpus.offsets, np.memmap)  # a step's index, read at random: in memory

@@ -103,7 +103,7 @@ def test_the_percentile_separates_the_development_list_and_p_is_the_fit_by_hand(
     """The length-relative reading (the percentile) puts every short precise sentence above every
     short vague one; P(specific) is the calibration's logistic of the score and the log token count
     (a probability of the news label, which rewards length), computed here by hand."""
-    from probsent.readouts.score_readings import token_counts
+    from probsent.training.model_calibration import token_counts
 
     sentences = SHORT_SPECIFIC + SHORT_VAGUE
     probability, percentile = shipped.probability(sentences), shipped.percentile(sentences)

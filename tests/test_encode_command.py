@@ -126,7 +126,7 @@ def test_workers_write_the_same_file(tmp_path, suffix) -> None:
 def _interrupted(monkeypatch, after: int):
     """Make the encode command stop (as Ctrl-C does: exit status 130) when it asks for the encodings
     of the chunk after the first ``after``."""
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     calls = []
     original = encoding.chunk_encodings
@@ -143,7 +143,7 @@ def _interrupted(monkeypatch, after: int):
 
 @pytest.mark.parametrize("suffix", [".parquet", ".npy"])
 def test_an_interrupted_run_continues_into_the_same_file(tmp_path, monkeypatch, suffix) -> None:
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     monkeypatch.setattr(encoding, "ROW_GROUP", 4096)  # several row groups in a small file
     source = tmp_path / "in.parquet"
@@ -348,7 +348,7 @@ def test_an_encode_written_inside_its_input_dataset_resumes(tmp_path, monkeypatc
     """Issue 50, item 8: an output inside the Parquet dataset it reads. Its own hidden partial files
     (and lock) were part of the input's identity, so the run could never continue; the input is now
     what its reader reads, and the resumed file equals a run that never stopped."""
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
     dataset = tmp_path / "data"
@@ -395,7 +395,7 @@ def _full_disk_for(monkeypatch, name: str, room: int) -> None:
     """Writes to the file called ``name`` fail as on a full disk after ``room`` bytes."""
     import builtins
 
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     def opening(path, mode="r", *args, **kwargs):
         handle = builtins.open(path, mode, *args, **kwargs)
@@ -412,7 +412,7 @@ def test_a_full_disk_keeps_the_partial_output_and_says_what_is_kept(tmp_path, mo
     run that finally has room writes the bytes of a run that never stopped."""
     import shutil
 
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     monkeypatch.setattr(encoding, "ROW_GROUP", 4096)
     source = tmp_path / "in.txt"
@@ -467,7 +467,7 @@ def test_a_full_disk_at_the_last_flush_keeps_no_cut_file(tmp_path, monkeypatch, 
 
     import builtins
 
-    from probsent.corpus_scoring import encoding
+    from probsent.corpus_scoring import encode_command as encoding
 
     monkeypatch.setattr(encoding, "open", lambda path, mode="r", *a, **k: FlushFails(builtins.open(path, mode, *a, **k), 0)
                         if str(path).endswith(".next") else builtins.open(path, mode, *a, **k), raising=False)

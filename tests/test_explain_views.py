@@ -219,7 +219,7 @@ def test_cli_explain_errors_are_one_line(argv, message, capsys) -> None:
 
 
 def test_text_output_escapes_control_sequences_and_aligns_columns(model, capsys) -> None:
-    from probsent.terminal_text import display_width, fitted, printable
+    from probsent.readouts.explanation import display_width, fitted, printable
 
     sentence = "Evil \x1b]0;pwned\x07 \x1b[31mred\x1b[0m 日本語の文 😀😀 \u202eword and a-very-long-token-" + "x" * 60 + "."
     assert main(["explain", sentence, "It is good."]) == 0

@@ -53,7 +53,7 @@ print("ok")
 ])
 def test_torch_paths_say_so_in_one_line(tmp_path: Path, call: str, needs: str) -> None:
     from probsent.data.vocab import UNKNOWN, Vocabulary
-    from probsent.model_files import write_model_dir
+    from probsent.model_directory import write_model_dir
     from probsent.models import build_model
 
     path = tmp_path / "lstm"

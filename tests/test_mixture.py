@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from probsent import ProbsentError
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.mixture import apply_mixture, select_pairs, source_counts, word_overlap
 
 LINES = [
@@ -22,7 +22,7 @@ LINES = [
 def corpus(tmp_path):
     path = tmp_path / "pairs.tsv"
     path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in LINES))
-    return load_corpus(path, cache_dir=tmp_path / "cache")
+    return load_mapped_pairs(path, cache_dir=tmp_path / "cache")
 
 
 def test_sources_are_read(corpus) -> None:
@@ -54,7 +54,7 @@ def test_a_mixture_recounts_words(corpus) -> None:
     assert [[mixture.words[t] for t in ids[offsets[k]:offsets[k + 1]]] for k in range(4)] == \
         [["a", "dog", "ran"], ["the", "dog", "ran", "fast"], ["big", "red", "bus"], ["a", "red", "bus"]]
     assert mixture.corpus.tokens is corpus.tokens
-    small = mixture.as_corpus()
+    small = mixture.as_mapped_pairs()
     assert small.num_pairs == 2
     sentences = [[small.words[t] for t in small.tokens[small.offsets[k]:small.offsets[k + 1]]]
                  for k in range(4)]

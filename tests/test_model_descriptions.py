@@ -50,7 +50,7 @@ def test_saving_refuses_weights_that_are_not_the_descriptions(tmp_path) -> None:
     """A plug-in whose description names other weights than its module has cannot write a model
     that no reader could read back: one line at save, nothing written."""
     from probsent.data.vocab import UNKNOWN, Vocabulary
-    from probsent.model_files import write_model_dir
+    from probsent.model_directory import write_model_dir
     from probsent.models import unregister_model
 
     class Misdescribed(WLO):

@@ -80,7 +80,7 @@ def test_save_never_leaves_partial_directory(saved, monkeypatch, make_model) -> 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("probsent.model_files.save_file", broken)
+    monkeypatch.setattr("probsent.model_directory.save_file", broken)
     with pytest.raises(OSError):
         model.save(saved)
     assert (saved / "model.safetensors").read_bytes() == before

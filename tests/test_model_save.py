@@ -72,7 +72,7 @@ def test_a_failed_save_into_a_model_directory_changes_nothing(tmp_path: Path, ma
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device", "x")
 
-    monkeypatch.setattr("probsent.model_files.save_file", broken)
+    monkeypatch.setattr("probsent.model_directory.save_file", broken)
     with pytest.raises(OSError):
         make_model("wlo", seed=2).save(target)
     assert _tree(target) == before

@@ -1,4 +1,4 @@
-"""Training's model selection (probsent/readouts/model_selection.py) reads its data through the
+"""Training's model selection (probsent/training/model_selection.py) reads its data through the
 product's loaders and scores through the public read-outs. ``best/`` is chosen by the Pearson r
 of ``cosine_concat`` (the cosine of concat(mean, variance)) for a probabilistic model, as before
 issue 51 (a cosine of the means would pick other checkpoints), and of the vectors' cosine for a
@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from probsent.data.development_sets import LabelledSentences, StsPairs
-from probsent.readouts.model_selection import (NewsValidator, StsValidator, accuracy_at_tuned_threshold,
+from probsent.training.model_selection import (NewsValidator, StsValidator, accuracy_at_tuned_threshold,
                                                tune_threshold)
 
 FIRST = ["the cat sat on the mat .", "a man plays guitar", "the dog ran in the park", "3 apples", "a woman"]

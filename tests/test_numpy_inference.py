@@ -24,7 +24,7 @@ from probsent.inference.closed_form import wlo_encoding
 from probsent.readouts.similarity import expected_inner_product_blocks, measure_pairs, paired_expected_inner_product
 from probsent.inference.torch_encoder import TorchEncoder
 from probsent.model_directory import read_model
-from probsent.model_files import write_model_dir
+from probsent.model_directory import write_model_dir
 from probsent.models import Encoding, build_model
 from probsent.models.training_similarity import paired_similarity as torch_paired_similarity
 from tests.helpers import evaluation_sets, wlo_recurrence

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from probsent.cli import main
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.errors import ProbsentError
 from tests.helpers import REPO, one_error
 
@@ -24,7 +24,7 @@ PAIRS = [("The cat sat on the mat.", "A cat sat!", "bible"), ("A dog ran in the 
 
 
 def _corpus_of(path, tmp_path, **kwargs):
-    corpus = load_corpus(path, cache_dir=tmp_path / "cache", **kwargs)
+    corpus = load_mapped_pairs(path, cache_dir=tmp_path / "cache", **kwargs)
     sentences = [[corpus.words[t] for t in corpus.tokens[corpus.offsets[k]:corpus.offsets[k + 1]]]
                  for k in range(len(corpus.offsets) - 1)]
     return sentences, [corpus.sources[i] for i in corpus.pair_sources], corpus.words, corpus.counts.tolist()
@@ -103,7 +103,7 @@ def test_a_bad_file_or_column_is_one_line(tmp_path, tsv, case, fragment) -> None
         path, columns = tmp_path / "numbers.parquet", None
         pq.write_table(pa.table({"s1": [1, 2], "s2": ["c d", "e f"]}), path)
     with pytest.raises(ProbsentError, match=fragment):
-        load_corpus(path, cache_dir=tmp_path / "cache", columns=columns)
+        load_mapped_pairs(path, cache_dir=tmp_path / "cache", columns=columns)
 
 
 @pytest.mark.slow
@@ -163,7 +163,7 @@ def test_json_nesting_is_counted_outside_strings_up_to_the_limit(tmp_path) -> No
     assert len(sentences) == 2 * (2 + len(PAIRS)) and sentences[0] == ["a", "b"]
     data.write_text(deepest.replace("[", "[[", 1).replace("]", "]]", 1) + "\n")
     with pytest.raises(ProbsentError, match=rf"pairs\.jsonl:1: not valid JSON \(nested too deeply"):
-        load_corpus(data, cache_dir=tmp_path / "cache")
+        load_mapped_pairs(data, cache_dir=tmp_path / "cache")
 
 
 def test_the_depth_count_against_the_parsed_values() -> None:
@@ -241,7 +241,7 @@ def test_a_file_that_is_no_part_is_one_line_not_pairs(tmp_path, tsv) -> None:
     assert _corpus_of(parts, tmp_path) == _corpus_of(tsv, tmp_path)
     (parts / "README.md").write_text("About\tthese pairs\n")
     with pytest.raises(ProbsentError, match=r"parts/README\.md: not a part of pairs") as caught:
-        load_corpus(parts, cache_dir=tmp_path / "cache")
+        load_mapped_pairs(parts, cache_dir=tmp_path / "cache")
     assert "\n" not in str(caught.value)
 
 
@@ -256,7 +256,7 @@ def test_a_fifo_in_a_dataset_is_one_line_for_training_and_scoring(tmp_path, tsv,
     assert dataset_files(parts) == [parts / "x=1" / "part-0.parquet"]
     os.mkfifo(parts / "x=1" / "part-1.parquet")
     with pytest.raises(ProbsentError, match=r"part-1\.parquet: a FIFO, not a part of the dataset directory"):
-        load_corpus(parts, cache_dir=tmp_path / "cache")
+        load_mapped_pairs(parts, cache_dir=tmp_path / "cache")
     code = main(["specificity", "--input", str(parts), "--output", str(tmp_path / "out.jsonl")])
     err = capsys.readouterr().err
     assert code == 2

@@ -8,7 +8,7 @@ import pytest
 
 from probsent import ProbsentError
 from probsent.cli import main
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.mixture import apply_mixture
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 from probsent.training.training_data import build_vocabulary
@@ -76,11 +76,11 @@ def test_gzip_and_errors(tmp_path) -> None:
 def test_corpus_cache_is_reused(tmp_path, monkeypatch) -> None:
     path = tmp_path / "p.tsv"
     path.write_text("the cat sat\ta cat sat\nthe dog ran\ta dog ran\nunseen words here\tthe cat\n")
-    first = load_corpus(path, cache_dir=tmp_path / "cache")
+    first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     assert first.words[:3] == ["cat", "the", "a"]  # by frequency (3, 3, 2), ties alphabetical
-    monkeypatch.setattr("probsent.data.corpus.tokenize_block",
+    monkeypatch.setattr("probsent.data.mapped_pairs.tokenize_block",
                         lambda *a, **k: pytest.fail("the cache was not used"))
-    second = load_corpus(path, cache_dir=tmp_path / "cache")
+    second = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     assert second.words == first.words and (second.tokens == first.tokens).all()
     assert second.report == first.report
     mixture = apply_mixture(second)

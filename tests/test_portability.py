@@ -10,9 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
-from reproduction.evaluation.training_corpus import load_training_corpus
+from reproduction.evaluation.training_pairs import load_training_pairs
 from tests.helpers import write_toy_pairs
 from tests.helpers import tiny_model as make_model
 
@@ -38,11 +38,11 @@ def test_training_file_found_under_the_data_dir(tmp_path, monkeypatch) -> None:
     (data / "paraphrase").mkdir(parents=True)
     write_toy_pairs(data / "paraphrase" / "pairs.tsv", repeat=2)
     config = {"training": {"config": {"data": "/machine/elsewhere/data/paraphrase/pairs.tsv"}}}
-    found = load_training_corpus(config, data_root=data)
-    assert found.corpus is not None and found.path == str(data / "paraphrase" / "pairs.tsv")
+    found = load_training_pairs(config, data_root=data)
+    assert found.pairs is not None and found.path == str(data / "paraphrase" / "pairs.tsv")
     assert "not found there" in found.note
-    missing = load_training_corpus(config, data_root=tmp_path / "empty")
-    assert missing.corpus is None and "not found" in missing.note
+    missing = load_training_pairs(config, data_root=tmp_path / "empty")
+    assert missing.pairs is None and "not found" in missing.note
 
 
 def test_eval_reads_the_training_pairs_as_training_did(tmp_path, monkeypatch) -> None:
@@ -53,12 +53,12 @@ def test_eval_reads_the_training_pairs_as_training_did(tmp_path, monkeypatch) ->
     second = write_toy_pairs(tmp_path / "b.tsv", repeat=1)
     lines = [sum(1 for _ in open(p, encoding="utf-8")) for p in (first, second)]
     data = os.pathsep.join([str(tmp_path / "parts"), str(second)])
-    whole = load_training_corpus({"training": {"config": {"data": data}}})
-    assert whole.corpus is not None and whole.corpus.num_pairs == sum(lines)
-    capped = load_training_corpus({"training": {"config": {"data": data, "max_pairs": 5}}})
-    assert capped.corpus is not None and capped.corpus.num_pairs == 5
-    gone = load_training_corpus({"training": {"config": {"data": data + os.pathsep + str(tmp_path / "gone.tsv")}}})
-    assert gone.corpus is None and gone.note.endswith(f"not found: {tmp_path / 'gone.tsv'}")
+    whole = load_training_pairs({"training": {"config": {"data": data}}})
+    assert whole.pairs is not None and whole.pairs.num_pairs == sum(lines)
+    capped = load_training_pairs({"training": {"config": {"data": data, "max_pairs": 5}}})
+    assert capped.pairs is not None and capped.pairs.num_pairs == 5
+    gone = load_training_pairs({"training": {"config": {"data": data + os.pathsep + str(tmp_path / "gone.tsv")}}})
+    assert gone.pairs is None and gone.note.endswith(f"not found: {tmp_path / 'gone.tsv'}")
 
 
 def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
@@ -67,7 +67,7 @@ def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
     path = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
     with open(path, "a", encoding="utf-8") as out:
         out.write("zebra zebra quietly\tthe zebra\tother\n")
-    corpus = load_corpus(path)
+    corpus = load_mapped_pairs(path)
     sentences = [s for first, second, _ in read_tokenized_pairs(path, None, 100, ReadReport()) for s in (first, second)]
     counts = Counter(w for s in sentences for w in s)
     words = sorted(counts, key=lambda w: (-counts[w], w))

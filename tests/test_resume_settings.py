@@ -8,7 +8,7 @@ import os
 import pytest
 
 from probsent.cli import main
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.settings import MAY_CHANGE_ON_RESUME, SETTINGS
 
 pytestmark = pytest.mark.slow
@@ -69,11 +69,11 @@ def test_the_cache_follows_the_content_not_the_time(tmp_path) -> None:
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("the cat sat\ta cat sat\nthe dog ran\ta dog ran\n")
     stamp = os.stat(pairs)
-    first = load_corpus(pairs)
+    first = load_mapped_pairs(pairs)
     pairs.write_text("the owl sat\ta owl sat\nthe dog ran\ta dog ran\n")  # same size
     os.utime(pairs, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert os.stat(pairs).st_size == stamp.st_size and os.stat(pairs).st_mtime_ns == stamp.st_mtime_ns
-    second = load_corpus(pairs)
+    second = load_mapped_pairs(pairs)
     assert "owl" in second.words and "owl" not in first.words
     assert "cat" not in second.words
 

@@ -58,10 +58,10 @@ def test_a_second_run_into_a_busy_directory_is_refused_and_writes_nothing(tmp_pa
 
 
 def test_a_lock_left_by_a_killed_process_is_free_and_a_removed_lock_file_is_not_trusted(tmp_path) -> None:
-    from probsent.training.run_lock import LOCK, lock_run_directory
+    from probsent.training.run_directory import LOCK, lock_run_directory
 
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from probsent.training.run_lock import lock_run_directory; "
+                               "from probsent.training.run_directory import lock_run_directory; "
                                "lock_run_directory(Path(sys.argv[1])); print('held', flush=True); time.sleep(60)",
                                str(tmp_path)], env=ENV, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline() == "held\n"

@@ -18,7 +18,7 @@ from probsent.cli import main
 from probsent.corpus_scoring.formats import Chunk
 from probsent.corpus_scoring.search import search_corpus
 from probsent.errors import InvalidValueError
-from probsent.util import TopHits, semantic_search
+from probsent.readouts.semantic_search import TopHits, semantic_search
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = ["Stocks fell sharply on Monday.", "A man plays a guitar.", None, "A cat sleeps on the sofa.",
@@ -149,7 +149,7 @@ def test_what_similarity_cannot_do_is_measured_and_current() -> None:
 def test_hits_do_not_depend_on_how_many_queries_are_merged_at_a_time(model, monkeypatch, merge_cells) -> None:
     """Issue 50, item 3: a block's similarities are merged a few queries at a time (at least one);
     the hits are the brute-force ranking's whatever that number, for arrays and for sentences."""
-    from probsent import util
+    import probsent.readouts.semantic_search as util  # where the search lives (probsent.util re-exports it)
 
     monkeypatch.setattr(util, "MERGE_CELLS", merge_cells)
     rng = np.random.default_rng(3)
@@ -171,7 +171,7 @@ def test_search_memory_is_bounded_whatever_the_query_count(monkeypatch) -> None:
     arrays of a step's cells), with room to spare."""
     import tracemalloc
 
-    from probsent import util
+    import probsent.readouts.semantic_search as util  # where the search lives (probsent.util re-exports it)
 
     monkeypatch.setattr(util, "MERGE_CELLS", 1 << 14, raising=False)
     rng = np.random.default_rng(0)

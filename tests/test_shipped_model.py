@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 from probsent.text.tokenize import tokenize
 from tests.helpers import REPO, wlo_recurrence
 
@@ -116,7 +116,7 @@ def test_news_accuracy_is_documented_and_the_probability_reaches_the_length_base
     logistic of the score and the log token count fitted on the news training rows) is at least as
     accurate on News as the Length baseline."""
     from reproduction.evaluation.baselines import LengthScorer
-    from reproduction.evaluation.encoding import ModelScorer, ProbabilityScorer
+    from reproduction.evaluation.model_scorer import ModelScorer, ProbabilityScorer
     from reproduction.evaluation.results import load_evaluation
     from reproduction.evaluation.tables import news_experiment
 
@@ -184,13 +184,13 @@ def test_the_information_content_row_is_the_shipped_models_training_counts(model
     and reproduction/docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
     counts of the shipped model's training pairs, add-one smoothed as documented: p(w) = (c(w) + 1)
     / (N + V + 1), computed here from the corpus's word counts (training used every pair)."""
-    from probsent.data.corpus import load_corpus
+    from probsent.data.mapped_pairs import load_mapped_pairs
     from reproduction.evaluation.results import load_evaluation
     from reproduction.evaluation.tables import news_experiment
 
     settings = model.config["training"]["config"]
     assert not settings.get("source_caps")  # the mixture is the file
-    corpus = load_corpus(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"])
+    corpus = load_mapped_pairs(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"])
     counts = dict(zip(corpus.words, corpus.counts.tolist()))
     log_total = math.log(sum(counts.values()) + len(counts) + 1)
 

@@ -15,7 +15,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
@@ -136,7 +136,7 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     and finds the same model object in every one (loaded once, not once per task or batch)."""
     import pandas as pd
 
-    from probsent.corpus_scoring.spark import _ship
+    from probsent.corpus_scoring.spark_udfs import _ship
     from probsent.spark import add_specificity
 
     path, _ = model_dir
@@ -145,7 +145,7 @@ def test_model_loaded_once_per_worker_process(spark, model_dir) -> None:
     shipped, _ = _ship(scored, path)
 
     def who(batches):
-        from probsent.corpus_scoring.spark import _executor_model
+        from probsent.corpus_scoring.spark_udfs import _executor_model
         for batch in batches:
             model = _executor_model(shipped)
             yield pd.DataFrame({"pid": [os.getpid()], "model": [id(model)], "rows": [len(batch)]})
@@ -182,10 +182,10 @@ def test_100k_parquet_row_for_row_with_the_cli(spark, tmp_path, capsys) -> None:
 
 
 def test_probsent_spark_is_where_users_find_every_public_function(spark) -> None:
-    """``probsent.spark`` re-exports the public names of ``probsent.corpus_scoring.spark``
+    """``probsent.spark`` re-exports the public names of ``probsent.corpus_scoring.spark_udfs``
     (where the code lives), the same objects."""
     import probsent.spark
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     functions = {name for name, value in vars(module).items()
                  if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")}
@@ -201,7 +201,7 @@ def test_a_model_directory_is_staged_privately_as_an_archive_of_its_hashed_files
     import stat
     import zipfile
 
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     path, _ = model_dir
     shipped, _ = module._ship(frame(spark, ["a"]), path)
@@ -221,7 +221,7 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
                                                                           monkeypatch) -> None:
     """What an executor finds under the archive's name is checked before it is loaded: other
     bytes, or a link in place of a file, are a one-line error; the real files load."""
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
 
     path, model = model_dir
     shipped, _ = module._ship(frame(spark, ["a"]), path)
@@ -247,7 +247,7 @@ def test_an_executor_refuses_model_files_that_do_not_match_the_drivers_hash(spar
 def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model_dir, tmp_path) -> None:
     """The planted-copy attack of issue 32 in local mode (where it worked: a copy with every scale halved, planted
     under the staging name probsent reused, gave 244.75 for 36.81): the model's own scores."""
-    from probsent.corpus_scoring.spark import _ship
+    from probsent.corpus_scoring.spark_udfs import _ship
     from probsent.spark import add_specificity
 
     path, model = model_dir

@@ -123,7 +123,7 @@ def test_scores_and_encodings_match_the_api(spark, model_dir, which) -> None:
 def test_a_second_call_in_one_session_ships_again_without_error(spark, model_dir, monkeypatch) -> None:
     """The same directory sent twice to one session (this process forgetting it had sent it):
     Spark accepts the archive again and the scores are the same."""
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
     from probsent.spark import add_specificity
 
     path, model = model_dir
@@ -137,7 +137,7 @@ def test_a_model_planted_in_the_temporary_directory_changes_nothing(spark, model
     """Another user's copy of "our" model (every scale halved), planted in the shared
     temporary directory where a staging directory could be looked for (issue 32, finding 1):
     the scores stay the model's own."""
-    from probsent.corpus_scoring.spark import _ship
+    from probsent.corpus_scoring.spark_udfs import _ship
     from probsent.spark import add_specificity
 
     path, model = model_dir

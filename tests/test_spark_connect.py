@@ -30,7 +30,7 @@ PRESENT = [i for i, t in enumerate(SENTENCES) if t is not None and t.strip()]
 CLIENT = textwrap.dedent('''
     import json, sys
     from pyspark.sql import SparkSession
-    from probsent.corpus_scoring import spark as module
+    from probsent.corpus_scoring import spark_udfs as module
     from probsent.spark import add_encoding, add_specificity
 
     sentences, model_dir, out = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]

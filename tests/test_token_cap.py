@@ -30,7 +30,7 @@ def generated(rng: random.Random) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda seed: f"seed{seed}")
 def test_first_tokens_equal_the_full_tokenization_cut(seed) -> None:
-    from probsent.text.token_cap import first_tokens
+    from probsent.text.tokenize import first_tokens
 
     rng = random.Random(seed)
     for case in range(20_000):
@@ -40,7 +40,7 @@ def test_first_tokens_equal_the_full_tokenization_cut(seed) -> None:
 
 
 def test_a_50_mb_line_costs_what_the_cap_allows() -> None:
-    from probsent.text.token_cap import capped_text, first_tokens
+    from probsent.text.tokenize import capped_text, first_tokens
 
     line = "The cat sat on the mat, didn't it? " * 1_500_000  # 52 MB, 15 M tokens
     tracemalloc.start()

@@ -20,7 +20,7 @@ from probsent.cli import main
 from probsent.settings import TrainConfig
 from probsent.training.trainer import Trainer, build_encoder, scramble
 from probsent.data.development_sets import as_data_dir, load_news_train
-from probsent.readouts.model_selection import NewsValidator, StsValidator
+from probsent.training.model_selection import NewsValidator, StsValidator
 from tests.helpers import REPO
 
 

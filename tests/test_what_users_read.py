@@ -14,7 +14,7 @@ import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.percentiles import PercentileTable, build_table, reference_sample
-from probsent.readouts.score_readings import token_counts
+from probsent.training.model_calibration import token_counts
 from probsent.text.tokenize import tokenize
 
 GERMAN = "Der Hund läuft schnell über die Straße."

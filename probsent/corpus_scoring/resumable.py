@@ -12,7 +12,7 @@ two. A run with another input, model or kind refuses in one line, before any wor
 ``--force`` (which discards that partial output). The user's own files are never touched: the
 partial output is ours, beside the target, under a name of its own.
 
-How many rows a partial file holds is its writer's to say (:mod:`probsent.corpus_scoring.encoding`):
+How many rows a partial file holds is its writer's to say (:mod:`probsent.corpus_scoring.encode_command`):
 a ``.npy`` file counts its whole rows (so it continues even after a kill); a Parquet file is read
 back by its footer, which a stopped run writes on its way out, and one without (a killed run)
 starts over.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, TextIO
 
 from probsent.corpus_scoring.encoded_corpus import EncodedCorpus, check_encoding_model
 from probsent.corpus_scoring.formats import Chunk
-from probsent.util import TopHits
+from probsent.readouts.semantic_search import TopHits
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

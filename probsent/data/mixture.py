@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from probsent.data.corpus import PairCorpus, gather_sentences
+from probsent.data.mapped_pairs import MappedPairs, gather_sentences
 from probsent.errors import ProbsentError
 
 
-def _pair_of_token(corpus: PairCorpus, side: int) -> tuple[np.ndarray, np.ndarray]:
+def _pair_of_token(corpus: MappedPairs, side: int) -> tuple[np.ndarray, np.ndarray]:
     """(pair index, word rank) of every token on ``side`` (0: s1, 1: s2) of every pair."""
     lengths = np.diff(corpus.offsets)
     sentence = np.repeat(np.arange(len(lengths)), lengths)
@@ -40,7 +40,7 @@ def _distinct(keys: np.ndarray) -> np.ndarray:
     return keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if len(keys) else keys
 
 
-def word_overlap(corpus: PairCorpus) -> np.ndarray:
+def word_overlap(corpus: MappedPairs) -> np.ndarray:
     """Jaccard overlap |W1 & W2| / |W1 | W2| of the word sets of the two sides of every pair."""
     width = len(corpus.words)
     sets = []
@@ -66,7 +66,7 @@ def parse_source_caps(text: str | None) -> dict[str, int]:
     return caps
 
 
-def select_pairs(corpus: PairCorpus, *, max_per_source: int | None = None,
+def select_pairs(corpus: MappedPairs, *, max_per_source: int | None = None,
                  source_caps: dict[str, int] | None = None, min_tokens: int = 1,
                  min_overlap: float = 0.0, max_overlap: float = 1.0) -> np.ndarray:
     """Indices (ascending) of the pairs kept by the filters of this module."""
@@ -95,13 +95,13 @@ def select_pairs(corpus: PairCorpus, *, max_per_source: int | None = None,
     return np.sort(np.concatenate(chosen))
 
 
-def _sources(corpus: PairCorpus) -> np.ndarray:
+def _sources(corpus: MappedPairs) -> np.ndarray:
     if corpus.pair_sources is None:
         return np.zeros(corpus.num_pairs, dtype=np.int32)
     return np.asarray(corpus.pair_sources)
 
 
-def source_counts(corpus: PairCorpus, pairs: np.ndarray | None = None) -> dict[str, int]:
+def source_counts(corpus: MappedPairs, pairs: np.ndarray | None = None) -> dict[str, int]:
     """Pairs per source (of ``pairs`` only, where given), largest first (a file without a source
     column counts as one "")."""
     names = corpus.sources or [""]
@@ -114,7 +114,7 @@ def source_counts(corpus: PairCorpus, pairs: np.ndarray | None = None) -> dict[s
 RECOUNT_PAIRS = 1 << 18  # pairs gathered at a time while recounting
 
 
-def recount(corpus: PairCorpus, pairs: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+def recount(corpus: MappedPairs, pairs: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(words, counts, ranks) of the corpus's ``pairs``: the words they use by decreasing count
     (ties alphabetically), each word's count, and each corpus rank's rank among them (-1 for a
     word they do not use); the tokens are read a slice of pairs at a time."""
@@ -138,7 +138,7 @@ class Mixture:
     mapped) and their words recounted. Pair i of the mixture is pair ``pairs[i]`` of the corpus;
     sentence 2i + s its side s."""
 
-    corpus: PairCorpus
+    corpus: MappedPairs
     pairs: np.ndarray | None  # the corpus's pairs kept, ascending (None: every pair)
     words: list[str]  # the words of the kept pairs, by decreasing count (ties alphabetically)
     counts: np.ndarray  # int64: the count of each of ``words`` in the kept pairs
@@ -166,7 +166,7 @@ class Mixture:
         up in ``table`` (:meth:`word_table`)."""
         return gather_sentences(self.corpus.tokens, self.corpus.offsets, self.corpus_sentences(sentences), table)
 
-    def as_corpus(self) -> PairCorpus:
+    def as_mapped_pairs(self) -> MappedPairs:
         """The mixture as a corpus of its own (its tokens copied, ranked by ``words``): for the
         evaluation's analyses of a finished model, not for training."""
         if self.pairs is None:
@@ -177,7 +177,7 @@ class Mixture:
                        counts=self.counts, report=self.report, pair_sources=sources)
 
 
-def apply_mixture(corpus: PairCorpus, *, source_caps: str | None = None, min_tokens: int = 1,
+def apply_mixture(corpus: MappedPairs, *, source_caps: str | None = None, min_tokens: int = 1,
                   min_overlap: float = 0.0, max_overlap: float = 1.0) -> Mixture:
     """The corpus after the filters, ``source_caps`` as ``--source-caps`` takes it (``*=N``: every
     other source); the result's report gains a ``mixture`` entry (settings and pairs per source)."""

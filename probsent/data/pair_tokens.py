@@ -10,7 +10,7 @@ vocabulary at once, so no Python object is made per line except for the few line
 
 Each process numbers the words it meets itself (in order of first appearance, across the blocks
 it reads); a :class:`TokenBlock` carries the words that process numbered since its previous
-block, so the caller (:mod:`probsent.data.corpus`) can turn each process's numbers into its own.
+block, so the caller (:mod:`probsent.data.mapped_pairs`) can turn each process's numbers into its own.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from probsent.errors import InvalidValueError, MissingFileError
-from probsent.text.token_cap import first_tokens
+from probsent.text.tokenize import first_tokens
 from probsent.files.untrusted import bounded_lines
 
 MAX_TOKENS = 100  # training sentences are cut to their first MAX_TOKENS tokens

@@ -2,7 +2,7 @@
 
 Every writer of a user's output (``probsent encode``, ``specificity --output``, ``similarity
 --output``, ``explain --html``: :func:`probsent.files.user_output.writing_output`) and of a
-training run directory (:mod:`probsent.training.run_lock`) holds ``fcntl.flock`` on a lock file
+training run directory (:mod:`probsent.training.run_directory`) holds ``fcntl.flock`` on a lock file
 from before its first write until it ends, then removes the file; the kernel releases the lock
 however the process ends (a SIGKILL included). The holder writes its process id, host and start
 time into the file, so that a second writer gets one line naming it, and writes nothing.

@@ -10,7 +10,7 @@ Nothing in probsent imports this module.
 from __future__ import annotations
 
 # training a model and reading its run: the harness's training corpus, the experiments' runs
-from probsent.data.corpus import PairCorpus, load_corpus
+from probsent.data.mapped_pairs import MappedPairs, load_mapped_pairs
 from probsent.data.mixture import apply_mixture
 from probsent.settings import SCRAMBLE, TrainConfig
 from probsent.training.checkpoint import LAST, LOG, STATE
@@ -25,8 +25,8 @@ from probsent.models import SentenceEncoder, model_class, with_word_entropy_term
 from probsent.models.batching import encode_by_length
 # the read-outs' pieces the probability and coverage studies refit or re-read
 from probsent.readouts.calibration import _expit as expit, feature_matrix, fit_logistic_features
-from probsent.readouts.model_calibration import FEATURES, news_training_rows
-from probsent.readouts.score_readings import require_calibration, require_percentiles, token_counts
+from probsent.training.model_calibration import (FEATURES, news_training_rows, require_calibration,
+                                                 require_percentiles, token_counts)
 from probsent.readouts.withheld import language_note
 from probsent.text.token_ids import counts_for_coverage
 # text: the tokenizer and the language identifier (whose sets and word table the wing builds)
@@ -34,7 +34,7 @@ from probsent.text.language_id import (MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE
                                        language_of, word_table)
 from probsent.text.tokenize import tokenize
 # training's model selection measures (written once, in the product)
-from probsent.readouts.model_selection import (NewsValidator, accuracy_at_tuned_threshold, pearson, predict_specific,
+from probsent.training.model_selection import (NewsValidator, accuracy_at_tuned_threshold, pearson, predict_specific,
                                       tune_threshold)
 # what the wing's tests build their cases from (a vocabulary, a model, the settings, the
 # diagnostics' rank statistics)
@@ -44,12 +44,12 @@ from probsent.settings import SETTINGS
 from probsent.training.diagnostics import average_ranks, rank_correlation, word_term_statistics
 from probsent.training.training_data import build_vocabulary
 # files and arguments as every probsent command writes and checks them
-from probsent.arguments import positive_int
+from probsent.inputs import positive_int
 from probsent.export import export_model
 from probsent.files.atomic_writes import atomic_path, write_json, write_text
 
 __all__ = [
-    "PairCorpus", "load_corpus", "apply_mixture", "SCRAMBLE", "TrainConfig", "LAST", "LOG", "STATE",
+    "MappedPairs", "load_mapped_pairs", "apply_mixture", "SCRAMBLE", "TrainConfig", "LAST", "LOG", "STATE",
     "DiagnosticSample", "diagnose", "rarity_terms", "Trainer", "vocabulary_counts",
     "expected_inner_product", "gaussian_entropy", "SentenceEncoder", "model_class", "with_word_entropy_terms",
     "encode_by_length", "expit", "feature_matrix", "fit_logistic_features", "FEATURES", "news_training_rows",

@@ -12,18 +12,89 @@ nearly all negative (each word makes a sentence more specific; the shipped model
 of the others; both ends are real terms of named entries, shown in the legend. Text is escaped,
 and bidirectional controls (U+202E ...) are written as their escapes, so the page shows the
 sentence as it is and not reordered.
+
+An explanation as text: the table ``probsent explain`` prints, which is also ``repr()`` of an
+:class:`~probsent.readouts.explanation.Explanation` (a notebook shows the HTML, a terminal this).
+
+The entropy's sum, coverage, the one-line summary, then one row per token, most specific (most
+negative term) first: the token as typed (``(<unk>)`` beside an unknown one), its entropy term
+and its translation norm ||B_w||.
+
+Text as a terminal shows it: control sequences made visible, and columns by display width.
+
+A sentence or token may hold ESC, OSC or other control characters (``\x1b]8;;...``): written
+raw, a terminal runs them (moves the cursor, sets the title, makes a link). :func:`printable`
+writes every control and format character (Unicode categories Cc and Cf: ESC, DEL, the C1
+controls, bidirectional overrides) as its Python escape, so the text reads as it is. Columns
+are padded by :func:`display_width`: wide East Asian characters and most emoji take two cells,
+combining marks none.
 """
 from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from probsent.readouts.withheld import EXPLAINED
-from probsent.text.token_ids import counts_for_coverage
+from probsent.text.token_ids import LOW_COVERAGE, counts_for_coverage
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or format character (but the tab) written as its escape
+    (``\\x1b``, ``\\u202e``), everything else as is."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch == "\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
+                   else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def display_width(text: str) -> int:
+    """How many terminal cells ``text`` takes: 2 for a wide or full-width character (East Asian,
+    most emoji), 0 for a combining mark or a zero-width joiner, 1 for the rest."""
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufe0f":
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def fitted(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` cells, or cut to ``width - 1`` cells and "…"."""
+    if display_width(text) > width:
+        cut = ""
+        for ch in text:
+            if display_width(cut + ch) > width - 1:
+                break
+            cut += ch
+        text = cut + "…"
+    return text + " " * (width - display_width(text))
+
+
+def explanation_text(explanation: Any, paint: Callable[[str, str], str] | None = None,
+                     with_sentence: bool = False) -> str:
+    """The lines of ``explanation`` (each ending in a newline); ``paint(text, ansi_code)`` colours
+    a term (green: more specific, red: more general) for a terminal; ``with_sentence`` puts the
+    sentence (printable: control characters shown escaped) above the table."""
+    paint = paint or (lambda text, code: text)
+    lines = [f"{printable(explanation.sentence)}\n"] if with_sentence else []
+    lines.append(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
+                 f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
+    lines.append(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
+                 + (" (below half: the score says little about this text)\n"
+                    if explanation.coverage < LOW_COVERAGE else "\n"))
+    lines.append(explanation.summary() + "\n")
+    names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
+    width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
+    lines.append(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
+    for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
+        term = paint(f"{word.entropy:>+14.3f}", "32" if word.entropy < 0 else "31")
+        lines.append(f"{fitted(name, width)}{term}{word.shift_norm:>10.3f}\n")
+    return "".join(lines)
 
 # the colours of the scale's two ends (blue: a term that makes the sentence more specific; red:
 # one that makes it more general), blended from a neutral grey at a term of 0; a colour-blind-safe pair
@@ -199,10 +270,7 @@ class Explanation:
         return " · ".join(parts)
 
     def __repr__(self) -> str:
-        """The table ``probsent explain`` prints (:mod:`probsent.readouts.explanation_table`), the
-        sentence above it."""
-        from probsent.readouts.explanation_table import explanation_text
-
+        """The table ``probsent explain`` prints (:func:`explanation_text`), the sentence above it."""
         return explanation_text(self, with_sentence=True).rstrip("\n")
 
     def _repr_html_(self) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from probsent.arguments import check_batch_size
+from probsent.inputs import check_batch_size
 from probsent.errors import ProbsentError
 from probsent.data.vocab import Vocabulary
 from probsent.inference.arrays import ArrayEncoding, gaussian_entropy, saturated, vector_norms

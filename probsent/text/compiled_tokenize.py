@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from probsent.text.piece_tokenize import END, START, TRAIL, piece_tokens
-from probsent.text.token_cap import first_tokens
+from probsent.text.tokenize import first_tokens
 from probsent.text.utf8_texts import ENCODING, ERRORS, Utf8Texts
 
 __all__ = ["CompiledTokenIds", "OpenVocabulary"]

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from probsent.text.piece_tokenize import PieceTokenizer
-from probsent.text.token_cap import capped_text
+from probsent.text.tokenize import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["COMPILED_SENTENCES", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",

@@ -20,7 +20,7 @@ from probsent.data.vocab import Vocabulary
 from probsent.errors import InvalidValueError
 from probsent.files.atomic_writes import atomic_path
 from probsent.model_directory import read_model
-from probsent.model_files import write_model_dir, write_safetensors
+from probsent.model_directory import write_model_dir, write_safetensors
 from probsent.models import SentenceEncoder, build_model
 
 LAST, BEST, BEST_NEWS, LOG = "last", "best", "best-news", "log.jsonl"

@@ -3,6 +3,13 @@ read, and left as it was found when the run fails before its first checkpoint.
 
 A run directory is the run's from its first byte on disk (its marker file); one whose run never
 reached a checkpoint starts afresh; a directory holding anything else is refused.
+
+One writer per training run directory: an exclusive lock held for the whole run.
+
+``probsent train --out DIR`` (with or without ``--resume``) holds the writer lock
+(:mod:`probsent.files.writer_lock`, the one every output's writer holds) on
+``DIR/probsent-run.lock`` from before its first write until it ends, then removes the file; a
+second process gets one line naming the holder.
 """
 from __future__ import annotations
 
@@ -11,8 +18,20 @@ from pathlib import Path
 
 from probsent.errors import ProbsentError
 from probsent.files.atomic_writes import recover_directory
+from probsent.files.writer_lock import HeldLock, hold_lock
 from probsent.training.checkpoint import BEST, BEST_NEWS, LAST, RUN_MARKER, checkpoint_dir
-from probsent.training.run_lock import LOCK, RunLock, lock_run_directory
+
+
+LOCK = "probsent-run.lock"
+
+RunLock = HeldLock  # the held lock of one run directory
+
+
+def lock_run_directory(directory: Path) -> RunLock:
+    """Take ``directory``'s lock (the directory exists), or raise the one-line error naming
+    the process that holds it."""
+    return hold_lock(directory / LOCK, lambda holder: f"{directory}: another probsent train is writing into it "
+                                                      f"({holder}); wait for it to end, or choose another --out")
 
 
 def claim_run_directory(out: Path, resume: bool) -> tuple[RunLock, bool]:

@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from probsent.version import __version__
 from probsent.models.batching import encode_by_length
-from probsent.devices import resolve_device
+from probsent.torch_access import resolve_device
 from probsent.errors import ProbsentError
 from probsent.model_directory import read_config
 from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from probsent.data.corpus import load_corpus
+from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.mixture import Mixture, apply_mixture
 from probsent.data.vocab import UNKNOWN, Vocabulary
 from probsent.settings import TrainConfig
@@ -57,7 +57,7 @@ def build_vocabulary(mixture: Mixture, vocab_size: int, min_count: int) -> tuple
 
 def build_training_data(config: TrainConfig, log: Callable[[str], None], progress: bool) -> TrainingData:
     """The run's data, each step said in ``log``; a one-line error where nothing is left to train on."""
-    read = load_corpus(config.data, config.max_pairs, progress=progress, columns=config.columns)
+    read = load_mapped_pairs(config.data, config.max_pairs, progress=progress, columns=config.columns)
     mixture = apply_mixture(read, source_caps=config.source_caps, min_tokens=config.min_tokens,
                             min_overlap=config.min_overlap, max_overlap=config.max_overlap)
     log(f"data: {mixture.report['summary']}")

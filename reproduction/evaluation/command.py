@@ -27,7 +27,7 @@ from reproduction.evaluation import datasets as ds
 from probsent.errors import needs_extra
 from reproduction.evaluation import tables
 from reproduction.evaluation import paper
-from reproduction.evaluation.encoding import ModelScorer
+from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.report import render_report
 from reproduction.evaluation.results import EvaluationRun, save_evaluation
 from reproduction.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite

@@ -24,7 +24,7 @@ import numpy as np
 
 from probsent.api import SentenceModel
 from reproduction.evaluation import metrics
-from reproduction.evaluation.encoding import encode_ids
+from reproduction.evaluation.model_scorer import encode_ids
 from probsent.integrations.research_facade import gaussian_entropy
 from reproduction.evaluation.results import Lexical, LexicalWord
 from probsent.integrations.research_facade import with_word_entropy_terms

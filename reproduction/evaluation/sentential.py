@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.integrations.research_facade import PairCorpus
-from reproduction.evaluation.encoding import encode_ids, natural_measure
+from probsent.integrations.research_facade import MappedPairs
+from reproduction.evaluation.model_scorer import encode_ids, natural_measure
 from reproduction.evaluation.results import Extreme, LengthGroup, Sentential
 
 
-def sample_sentences(corpus: PairCorpus, known: set[str], sample_size: int, lengths: tuple[int, int],
+def sample_sentences(corpus: MappedPairs, known: set[str], sample_size: int, lengths: tuple[int, int],
                      seed: int = 0) -> tuple[list[tuple[str, ...]], int]:
     """Distinct in-vocabulary sentences of ``lengths[0]..lengths[1]`` tokens from a random sample.
 
@@ -54,7 +54,7 @@ def extremes_by_length(sentences: list[tuple[str, ...]], values: np.ndarray,
     return out
 
 
-def sentential_analysis(model: SentenceModel, corpus: PairCorpus, sample_size: int = 20000,
+def sentential_analysis(model: SentenceModel, corpus: MappedPairs, sample_size: int = 20000,
                         lengths: tuple[int, int] = (3, 15), seed: int = 0) -> Sentential:
     """The Table 6 analysis of ``model`` on a sample of ``corpus``."""
     known = set(model.vocab.words[1:])

@@ -29,9 +29,9 @@ from reproduction.evaluation.lexical import WordTable, lexical_analysis
 from reproduction.evaluation.results import (Ablation, AblationEntry, AnalysisOptions, Diagnostics, Generality, Lexical, Results,
                                          Sentential, Skipped, SystemResult)
 from reproduction.evaluation.sentential import sentential_analysis
-from reproduction.evaluation.training_corpus import TrainingCorpus, load_training_corpus, trained_with
+from reproduction.evaluation.training_pairs import TrainingPairs, load_training_pairs, trained_with
 from probsent.integrations.research_facade import TrainConfig
-from probsent.integrations.research_facade import PairCorpus
+from probsent.integrations.research_facade import MappedPairs
 from probsent.integrations.research_facade import apply_mixture
 from probsent.integrations.research_facade import DiagnosticSample, diagnose
 
@@ -83,9 +83,9 @@ class TrainingCorpora:
     def __init__(self, options: Options, data_root: Path) -> None:
         self.options = options
         self.data_root = data_root
-        self._loaded: dict[str, TrainingCorpus] = {}
+        self._loaded: dict[str, TrainingPairs] = {}
         self._hypernym_pairs: list[HypernymPair] | None = None
-        self._mixtures: dict[tuple[str, str], PairCorpus] = {}
+        self._mixtures: dict[tuple[str, str], MappedPairs] = {}
 
     def hypernym_pairs(self, data: ds.DataDir) -> list[HypernymPair]:
         """WordNet's direct hypernym pairs, read once."""
@@ -93,30 +93,30 @@ class TrainingCorpora:
             self._hypernym_pairs = hypernym_pairs(data)
         return self._hypernym_pairs
 
-    def mixture(self, model: SentenceModel) -> PairCorpus | None:
+    def mixture(self, model: SentenceModel) -> MappedPairs | None:
         """The pairs of a model's training corpus its training drew from (:func:`training_mixture`),
         built once per corpus and mixture settings; None where the corpus is not at hand."""
         loaded = self.get(model)
-        if loaded.corpus is None:
+        if loaded.pairs is None:
             return None
         settings = trained_with(model.config) or TrainConfig()
         key = (self._corpus_key(settings),
                repr((settings.source_caps, settings.min_tokens, settings.min_overlap, settings.max_overlap)))
         if key not in self._mixtures:
-            self._mixtures[key] = training_mixture(model, loaded.corpus)
+            self._mixtures[key] = training_mixture(model, loaded.pairs)
         return self._mixtures[key]
 
     def _corpus_key(self, settings: TrainConfig) -> str:
         """What makes two models' training corpora one: the pairs and how training read them."""
         return repr((self.options.train_data or settings.data, settings.columns, settings.max_pairs))
 
-    def get(self, model: SentenceModel) -> TrainingCorpus:
+    def get(self, model: SentenceModel) -> TrainingPairs:
         settings = trained_with(model.config) or TrainConfig()
         key = self._corpus_key(settings)
         if key not in self._loaded:
-            loaded = load_training_corpus(model.config, self.options.train_data, self.options.progress,
+            loaded = load_training_pairs(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
-            if loaded.corpus is None:
+            if loaded.pairs is None:
                 tqdm.write(f"probsent eval: {loaded.note}; the lexical and sentential analyses are "
                            f"skipped (give the pairs with --train-data)", file=sys.stderr)
             self._loaded[key] = loaded
@@ -140,24 +140,24 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
 
     def lexical() -> Lexical | Skipped:
         loaded = corpora.get(model)
-        if loaded.corpus is None:
+        if loaded.pairs is None:
             return Skipped(loaded.note)
-        counts = dict(zip(loaded.corpus.words, loaded.corpus.counts.tolist()))
+        counts = dict(zip(loaded.pairs.words, loaded.pairs.counts.tolist()))
         result, table = lexical_analysis(model, counts, options.min_count, options.top_k, options.norm_fraction)
         outcome.word_tables[system.name] = table
         return dataclasses.replace(result, corpus=loaded.note)
 
     def sentential() -> Sentential | Skipped:
         loaded = corpora.get(model)
-        if loaded.corpus is None:
+        if loaded.pairs is None:
             return Skipped(loaded.note)
-        result = sentential_analysis(model, loaded.corpus, options.sentence_sample, options.sentence_lengths,
+        result = sentential_analysis(model, loaded.pairs, options.sentence_sample, options.sentence_lengths,
                                      options.seed)
         return dataclasses.replace(result, corpus=loaded.note)
 
     def diagnostics() -> Diagnostics | Skipped:
         loaded = corpora.get(model)
-        if loaded.corpus is None:
+        if loaded.pairs is None:
             return Skipped(loaded.note)
         return Diagnostics(**model_diagnostics(model, corpora.mixture(model)), corpus=loaded.note)
 
@@ -175,16 +175,16 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
     return tasks
 
 
-def training_mixture(model: SentenceModel, corpus: PairCorpus) -> PairCorpus:
+def training_mixture(model: SentenceModel, corpus: MappedPairs) -> MappedPairs:
     """The pairs of ``corpus`` a model's training drew from: its mixture settings applied, the
     words recounted on them."""
     settings = trained_with(model.config) or TrainConfig()
     return apply_mixture(corpus, source_caps=settings.source_caps,
                          min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
-                         max_overlap=settings.max_overlap).as_corpus()
+                         max_overlap=settings.max_overlap).as_mapped_pairs()
 
 
-def model_diagnostics(model: SentenceModel, mixture: PairCorpus) -> dict[str, float]:
+def model_diagnostics(model: SentenceModel, mixture: MappedPairs) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
     pairs of its training mixture (:meth:`TrainingCorpora.mixture`), mined as its training mined them."""
     settings = trained_with(model.config) or TrainConfig()

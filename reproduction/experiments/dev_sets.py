@@ -19,7 +19,7 @@ import probsent
 from reproduction.evaluation import datasets as ds
 from reproduction.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINES, baseline_systems
 from reproduction.evaluation.development import Development, development_measures, development_table
-from reproduction.evaluation.encoding import ModelScorer
+from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.suite import Options, System, TrainingCorpora
 from probsent.integrations.research_facade import write_text
 

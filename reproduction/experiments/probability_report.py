@@ -128,7 +128,7 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     P and of the score on Ko et al.'s sets; the reliability diagram."""
     import probsent
     from reproduction.evaluation.datasets import DataDir, load_ko2019, load_news_test
-    from reproduction.evaluation.encoding import ProbabilityScorer
+    from reproduction.evaluation.model_scorer import ProbabilityScorer
     from reproduction.evaluation.metrics import spearman
     from reproduction.evaluation.probability_metrics import probability_measures, reliability
     from probsent.integrations.research_facade import expit as _expit, feature_matrix, fit_logistic_features

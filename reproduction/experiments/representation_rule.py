@@ -113,7 +113,7 @@ def measure(model_dir: Path) -> dict[str, Any]:
     import probsent
     from reproduction.evaluation import datasets as ds
     from reproduction.evaluation.command import information_content
-    from reproduction.evaluation.encoding import ModelScorer
+    from reproduction.evaluation.model_scorer import ModelScorer
     from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
     from reproduction.evaluation.suite import Options, System, TrainingCorpora
     from reproduction.evaluation.tables import snli_entailment

@@ -157,12 +157,12 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
 
     import probsent
     from reproduction.evaluation import length_controlled as lc
-    from reproduction.evaluation.training_corpus import load_training_corpus
+    from reproduction.evaluation.training_pairs import load_training_pairs
     from probsent.integrations.research_facade import rarity_terms
     from probsent.integrations.research_facade import vocabulary_counts
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    corpus = load_training_corpus(config).corpus
+    corpus = load_training_pairs(config).pairs
     words = probsent.load(model_dir).vocab.words[1:]
     if corpus is None or list(corpus.words[:len(words)]) != list(words):
         raise SystemExit(f"{model_dir}: its vocabulary is not the most frequent words of its training file")
@@ -290,7 +290,7 @@ def test_measures(model_dir: Path) -> dict[str, Any]:
     import probsent
     from probsent.cli import main as cli
     from reproduction.evaluation import datasets as ds
-    from reproduction.evaluation.encoding import ProbabilityScorer
+    from reproduction.evaluation.model_scorer import ProbabilityScorer
     from reproduction.evaluation.tables import sts_similarities
     from reproduction.evaluation.metrics import pearson
 

@@ -86,7 +86,7 @@ def test_dev_sets_script_on_a_tiny_model(tmp_path, data_dir, make_model, capsys)
     from reproduction.experiments.dev_sets import main
 
     import probsent
-    from reproduction.evaluation.encoding import ModelScorer
+    from reproduction.evaluation.model_scorer import ModelScorer
 
     directory = tmp_path / "wlo"
     make_model("wlo").save(directory)

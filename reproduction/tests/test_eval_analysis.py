@@ -7,10 +7,10 @@ import torch
 
 from probsent.api import SentenceModel
 from probsent.errors import ProbsentError
-from probsent.integrations.research_facade import PairCorpus
+from probsent.integrations.research_facade import MappedPairs
 from probsent.integrations.research_facade import Vocabulary
 from reproduction.evaluation import lexical, paper, report, sentential
-from reproduction.evaluation.encoding import encode_ids
+from reproduction.evaluation.model_scorer import encode_ids
 from probsent.integrations.research_facade import gaussian_entropy
 from reproduction.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
 from probsent.integrations.research_facade import build_model
@@ -89,13 +89,13 @@ def test_lexical_analysis_needs_wlo():
         lexical.word_table(model, {"x": 5}, 1)
 
 
-def toy_corpus(sentences: list[list[str]]) -> PairCorpus:
+def toy_corpus(sentences: list[list[str]]) -> MappedPairs:
     words = sorted({w for s in sentences for w in s})
     rank = {w: i for i, w in enumerate(words)}
     offsets = np.cumsum([0] + [len(s) for s in sentences]).astype(np.int64)
     tokens = np.array([rank[w] for s in sentences for w in s], dtype=np.int32)
     counts = np.array([sum(s.count(w) for s in sentences) for w in words], dtype=np.int64)
-    return PairCorpus(tokens, offsets, words, counts, {})
+    return MappedPairs(tokens, offsets, words, counts, {})
 
 
 def test_sentential_extremes_per_length():

@@ -11,7 +11,7 @@ from tests.helpers import write_toy_pairs
 from probsent.api import SentenceModel
 from probsent.api import load as probsent_load
 from probsent.cli import main
-from probsent.integrations.research_facade import load_corpus
+from probsent.integrations.research_facade import load_mapped_pairs
 from probsent.integrations.research_facade import apply_mixture
 from reproduction.evaluation import paper
 from reproduction.evaluation.command import JSON_NAME, REPORT_NAME
@@ -22,7 +22,7 @@ from probsent.integrations.research_facade import build_vocabulary
 def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
     """A randomly initialized model whose config names ``pairs`` as its training data."""
     torch.manual_seed(seed)
-    vocab, _, _ = build_vocabulary(apply_mixture(load_corpus(pairs)), 100, 1)
+    vocab, _, _ = build_vocabulary(apply_mixture(load_mapped_pairs(pairs)), 100, 1)
     encoder = build_model({"type": model_type, "vocab_size": len(vocab), "dim": 8})
     training = {"config": {"data": str(pairs), "max_pairs": None, "prior_weight": prior_weight}}
     SentenceModel(encoder, vocab, {"training": training}).save(directory)

@@ -1,8 +1,8 @@
-"""Find and load the corpus a model was trained on (for word counts and sample sentences).
+"""Find and load the pairs a model was trained on (for word counts and sample sentences).
 
 A model trained by ``probsent train`` records its pair file and reading settings in
-``config["training"]["config"]``; :func:`probsent.data.corpus.load_corpus` then gives the
-same tokenized corpus training used (from its on-disk cache when training ran here).
+``config["training"]["config"]``; :func:`probsent.data.mapped_pairs.load_mapped_pairs` then gives the
+same tokenized pairs training used (from its on-disk cache when training ran here).
 """
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probsent.integrations.research_facade import PairCorpus, load_corpus
+from probsent.integrations.research_facade import MappedPairs, load_mapped_pairs
 from probsent.integrations.research_facade import TrainConfig
 
 
 @dataclass
-class TrainingCorpus:
-    """The loaded corpus, or ``None`` with the reason in ``note``."""
+class TrainingPairs:
+    """The loaded pairs, or ``None`` with the reason in ``note``."""
 
-    corpus: PairCorpus | None
+    pairs: MappedPairs | None
     path: str | None
     note: str
 
@@ -55,15 +55,15 @@ def resolve_training_file(recorded: str, data_root: str | os.PathLike[str] | Non
     return None
 
 
-def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str] | None = None,
+def load_training_pairs(config: dict[str, Any], override: str | os.PathLike[str] | None = None,
                          progress: bool = False,
-                         data_root: str | os.PathLike[str] | None = None) -> TrainingCorpus:
-    """The model's training corpus, read as training read it: its ``--data`` (one file, several
+                         data_root: str | os.PathLike[str] | None = None) -> TrainingPairs:
+    """The model's training pairs, read as training read it: its ``--data`` (one file, several
     joined by ``os.pathsep`` or a directory of parts), ``--columns`` and ``--max-pairs``.
 
     ``override`` replaces the recorded pairs (for a model trained elsewhere); a recorded file that
     is gone is looked for under ``data_root`` (see :func:`resolve_training_file`). Never raises
-    for missing pairs: the analyses that need the corpus are skipped with ``note``.
+    for missing pairs: the analyses that need the pairs are skipped with ``note``.
     """
     settings = trained_with(config)
     recorded = settings.data if settings is not None else None
@@ -72,16 +72,16 @@ def load_training_corpus(config: dict[str, Any], override: str | os.PathLike[str
         found: list[Path | None] = [Path(e) if Path(e).exists() else None for e in entries]
         what = "training data given"
     elif not recorded:
-        return TrainingCorpus(None, None, "the model's config names no training data file")
+        return TrainingPairs(None, None, "the model's config names no training data file")
     else:
         entries = recorded.split(os.pathsep)
         found = [resolve_training_file(e, data_root) for e in entries]
         what = "training data recorded in the model's config"
     if None in found:
         missing = entries[found.index(None)]
-        return TrainingCorpus(None, str(override or recorded), f"{what} not found: {missing}")
+        return TrainingPairs(None, str(override or recorded), f"{what} not found: {missing}")
     path = os.pathsep.join(str(p) for p in found)
-    corpus = load_corpus(path, settings.max_pairs if settings else None, progress=progress,
-                         columns=settings.columns if settings else None)
+    pairs = load_mapped_pairs(path, settings.max_pairs if settings else None, progress=progress,
+                        columns=settings.columns if settings else None)
     moved = f" (recorded as {recorded}, not found there)" if override is None and path != recorded else ""
-    return TrainingCorpus(corpus, path, f"{corpus.num_pairs:,} training pairs from {path}{moved}")
+    return TrainingPairs(pairs, path, f"{pairs.num_pairs:,} training pairs from {path}{moved}")

@@ -1,4 +1,4 @@
-"""The tokenized, indexed training corpus: read once, at compiled speed, and mapped, not loaded.
+"""The training pairs, tokenized and indexed: read once, at compiled speed, and mapped, not loaded.
 
 Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
 vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
@@ -12,16 +12,27 @@ numbering, counts them and streams the ids to disk, then ranks the words and wri
 The cache is a directory of flat files (int32 word ranks, int64 sentence offsets, int32 pair
 sources, the counts, the words and ``meta.json`` with their sizes and SHA-256 sums), mapped
 into memory with ``np.memmap`` (the offsets, a step's index, are read into memory): a step
-reads its sentences with ``pread`` (:mod:`probsent.data.sentence_reads`), so a run's resident
+reads its sentences with ``pread`` (:func:`read_token_rows`), so a run's resident
 memory does not grow with the number of pairs beyond the offsets. A cache that is damaged
 (``meta.json`` of another shape included), from another format or another version of probsent is
 rebuilt: a cache is read only from regular files (a link to ``/dev/zero`` is damage, not a read that
 never ends), each only as far as ``meta.json`` says it holds, so damage costs a rebuild, never a
 crash or a hang. A cache directory that cannot be written is only a lost cache (the corpus is
 then built in a temporary directory and read into memory).
+
+Reading scattered sentences of a memory-mapped corpus without bringing its pages into memory.
+
+A training step reads a few thousand sentences scattered over the token file. Read through the
+memory map, every page touched stays mapped, and the system maps the neighbours of each page it
+reads in as well (fault-around: 64 KiB), so one mega-batch maps most of a corpus's file into the
+process's resident memory. :func:`read_token_rows` reads each sentence's tokens with one
+``pread`` from a numba kernel instead (a few microseconds a sentence, about what the page
+faults cost), where the system has ``pread``; elsewhere it indexes the map.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import multiprocessing
@@ -36,16 +47,75 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-from probsent.files.content_identity import file_sha256
-from probsent.version import __version__
+
 from probsent.data.pair_files import PairPart, pair_blocks, pair_parts
 from probsent.data.pair_tokens import TokenBlock, tokenize_block
 from probsent.data.pairs import MAX_TOKENS, ReadReport
-from probsent.data.sentence_reads import read_token_rows
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.files.atomic_writes import atomic_path
+from probsent.files.content_identity import file_sha256
 from probsent.files.untrusted import open_regular_file, read_json_file
 from probsent.signals import become_worker, usable_cores
+from probsent.version import __version__
+
+
+def _libc_pread():
+    """libc's pread as a ctypes function, or None where there is none (Windows)."""
+    if os.name != "posix":
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        function = libc.pread
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_ssize_t
+    function.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
+    return function
+
+
+_PREAD = _libc_pread()
+_KERNEL = None
+_DESCRIPTORS: dict[str, int] = {}  # this process's open token files, by name
+
+
+def _kernel():
+    """The compiled loop of preads (made on first use)."""
+    global _KERNEL
+    if _KERNEL is None:
+        from numba import njit
+
+        pread = _PREAD
+
+        @njit(cache=False)
+        def read_rows(descriptor, base, itemsize, starts, out_offsets, out):  # pragma: no cover (compiled)
+            for j in range(len(starts)):
+                size = (out_offsets[j + 1] - out_offsets[j]) * itemsize
+                if size > 0:
+                    done = pread(descriptor, out[out_offsets[j]:].ctypes.data, size, base + starts[j] * itemsize)
+                    if done != size:
+                        return j
+            return -1
+
+        _KERNEL = read_rows
+    return _KERNEL
+
+
+def read_token_rows(tokens: np.ndarray, starts: np.ndarray, out_offsets: np.ndarray) -> np.ndarray:
+    """``tokens[starts[j]:starts[j] + length j]`` one after the other (lengths from ``out_offsets``),
+    in ``tokens``' dtype: by ``pread`` from a memory map's file, else by indexing."""
+    lengths = np.diff(out_offsets)
+    filename = getattr(tokens, "filename", None)
+    if _PREAD is None or not isinstance(tokens, np.memmap) or filename is None:
+        return np.asarray(tokens[np.repeat(starts - out_offsets[:-1], lengths) + np.arange(out_offsets[-1])])
+    descriptor = _DESCRIPTORS.get(filename)
+    if descriptor is None:
+        descriptor = _DESCRIPTORS[filename] = os.open(filename, os.O_RDONLY)
+    out = np.empty(int(out_offsets[-1]), dtype=tokens.dtype)
+    failed = _kernel()(descriptor, tokens.offset, tokens.dtype.itemsize, np.ascontiguousarray(starts, np.int64),
+                       np.ascontiguousarray(out_offsets, np.int64), out)
+    if failed >= 0:
+        raise OSError(f"{filename}: could not read sentence {int(failed)} (the cache file changed while mapped)")
+    return out
 
 CACHE_FORMAT = 4  # 4: words.txt's size recorded too (3: a directory of mapped arrays; 2: one .npz read whole)
 BLOCK_BYTES = 4 << 20  # the text of a block of lines sent to a worker (TSV, JSON Lines)
@@ -53,7 +123,7 @@ _COPY_ROWS = 1 << 22  # array entries moved at a time while writing the cache
 
 
 @dataclass
-class PairCorpus:
+class MappedPairs:
     """All pairs of a file as word ranks: ``tokens[offsets[k]:offsets[k + 1]]`` is sentence k."""
 
     tokens: np.ndarray  # int32 ranks into ``words`` (mapped from the cache)
@@ -108,7 +178,6 @@ def _cache_key(digest: str, max_pairs: int | None, max_tokens: int) -> str:
 def default_cache_dir() -> Path:
     """``$PROBSENT_CACHE``, else ``~/.cache/probsent``."""
     return Path(os.environ.get("PROBSENT_CACHE") or Path.home() / ".cache" / "probsent")
-
 
 
 def _token_blocks(parts: list[PairPart], max_tokens: int) -> Iterator[tuple[TokenBlock, int]]:
@@ -306,7 +375,7 @@ def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens
     (directory / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
-def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
+def _mapped(directory: Path, in_memory: bool = False) -> MappedPairs:
     """The corpus in a cache directory, its arrays mapped (or read, ``in_memory``); ValueError
     where the directory is not a complete, undamaged cache of this format and version."""
     meta = _cache_meta(directory)
@@ -322,13 +391,13 @@ def _mapped(directory: Path, in_memory: bool = False) -> PairCorpus:
         words = handle.read(sizes["words.txt"]).decode("utf-8").split("\n")
     if len(words) != sizes["counts.i64"] or len(arrays["offsets.i64"]) != 2 * sizes["pair_sources.i32"] + 1:
         raise ValueError("the files disagree with meta.json")
-    return PairCorpus(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
+    return MappedPairs(arrays["tokens.i32"], arrays["offsets.i64"], words, np.array(arrays["counts.i64"]),
                       meta["report"], meta["sources"], arrays["pair_sources.i32"])
 
 
-def load_corpus(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
+def load_mapped_pairs(path: str | os.PathLike[str], max_pairs: int | None = None, max_tokens: int = MAX_TOKENS,
                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = False,
-                columns: str | None = None) -> PairCorpus:
+                columns: str | None = None) -> MappedPairs:
     """Tokenize and index the pairs ``path`` names (a TSV, Parquet or JSON Lines file, several
     joined by ``os.pathsep``, or a directory of parts: :func:`probsent.data.pair_files.pair_parts`;
     ``columns``: ``--columns``), or map the result of an earlier identical call.

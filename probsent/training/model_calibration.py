@@ -10,20 +10,39 @@ the data files; no clock, no randomness but fixed seeds, no thread-dependent sum
 
 :func:`calibrate` computes them all, then writes them; both are kept by ``SentenceModel.save``. The same model
 directory and data give byte-identical files (tests/test_calibration.py checks the shipped ones).
+
+A loaded model's token counts and the one-line errors of a model without a calibration or a
+percentile table, for code that holds a :class:`probsent.api.SentenceModel` but not its engine
+(``probsent calibrate``, the evaluation): each is its :mod:`probsent.readouts.scoring_engine`'s.
 """
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from typing import NamedTuple, Sequence, TYPE_CHECKING
 
 import numpy as np
 
+from probsent.api import SentenceModel, scoring_engine
 from probsent.data.development_sets import DataDir, load_news_train
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
-from probsent.readouts.percentiles import PER_SOURCE, SEED, PercentileTable, build_table, reference_sample
-from probsent.readouts.score_readings import token_counts
+from probsent.readouts.percentiles import PER_SOURCE, PercentileTable, SEED, build_table, reference_sample
+
+
+def require_calibration(model: SentenceModel) -> Calibration:
+    """The model's calibration; a one-line error saying how to make one where it has none."""
+    return scoring_engine(model).require_calibration()
+
+
+def require_percentiles(model: SentenceModel) -> PercentileTable:
+    """The model's percentile table; a one-line error saying how to make one where it has none."""
+    return scoring_engine(model).require_percentiles()
+
+
+def token_counts(model: SentenceModel, sentences: Sequence[str | None]) -> np.ndarray:
+    """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
+    return scoring_engine(model).token_counts(sentences)
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
