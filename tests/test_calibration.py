@@ -15,7 +15,7 @@ from probsent.cli import main
 from probsent.errors import InvalidValueError
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.model_directory import DEFAULT_MODEL
-from probsent.training.model_calibration import token_counts
+from probsent.api import scoring_engine
 
 
 def sigmoid(x):
@@ -124,7 +124,7 @@ def test_the_fit_on_the_news_rows_matches_a_generic_optimizer(tmp_path, make_mod
     rows = [i for i in range(len(sentences)) if i not in dropped]
     specific = np.array([labels[i] == "2" for i in rows])
     scores = np.asarray(model.specificity([sentences[i] for i in rows]), dtype=np.float64)
-    counts = token_counts(model, [sentences[i] for i in rows])  # the tokenizer is not what this tests
+    counts = scoring_engine(model).token_counts([sentences[i] for i in rows])  # the tokenizer is not what this tests
     x = np.stack([scores, np.log(counts)], axis=1)
 
     def negative_log_likelihood(w):

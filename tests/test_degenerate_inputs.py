@@ -103,7 +103,7 @@ def test_the_percentile_separates_the_development_list_and_p_is_the_fit_by_hand(
     """The length-relative reading (the percentile) puts every short precise sentence above every
     short vague one; P(specific) is the calibration's logistic of the score and the log token count
     (a probability of the news label, which rewards length), computed here by hand."""
-    from probsent.training.model_calibration import token_counts
+    from probsent.api import scoring_engine
 
     sentences = SHORT_SPECIFIC + SHORT_VAGUE
     probability, percentile = shipped.probability(sentences), shipped.percentile(sentences)
@@ -112,7 +112,7 @@ def test_the_percentile_separates_the_development_list_and_p_is_the_fit_by_hand(
     calibration = json.loads((shipped.path / "calibration.json").read_text())
     assert calibration["features"] == ["score", "log_tokens"]
     (a, b), c = calibration["coefficients"], calibration["intercept"]
-    logit = a * shipped.specificity(sentences) + b * np.log(token_counts(shipped, sentences)) + c
+    logit = a * shipped.specificity(sentences) + b * np.log(scoring_engine(shipped).token_counts(sentences)) + c
     np.testing.assert_allclose(probability, 1 / (1 + np.exp(-logit)), rtol=1e-12)
 
 

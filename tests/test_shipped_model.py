@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 import probsent
 from probsent.api import DEFAULT_MODEL
 from probsent.models import WLO
-from probsent.training.model_calibration import token_counts
+from probsent.api import scoring_engine
 from probsent.text.tokenize import tokenize
 from tests.helpers import REPO, wlo_recurrence
 
@@ -64,7 +64,7 @@ def test_scores_and_the_card_examples_follow_the_recurrence(model) -> None:
     calibration = json.loads((DEFAULT_MODEL / "calibration.json").read_text())
     assert calibration["features"] == ["score", "log_tokens"]
     (a, b), c = calibration["coefficients"], calibration["intercept"]
-    counts = token_counts(model, sentences)
+    counts = scoring_engine(model).token_counts(sentences)
     assert model.entropy(sentences) == pytest.approx(expected, abs=1e-4)
     # the card prints three decimals; P(specific) = sigmoid(a * score + b * log tokens + c), score =
     # -entropy, or "–" with the note

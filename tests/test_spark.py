@@ -15,7 +15,7 @@ import pytest
 
 import probsent
 from probsent.cli import main
-from probsent.training.model_calibration import token_counts
+from probsent.api import scoring_engine
 from tests.helpers import slice_of_pairs, wlo_specificity_reference
 from tests.helpers import tiny_model as make_model
 from tests.spark_support import halved_copy, model_planted_in_tmp, require_spark
@@ -70,7 +70,7 @@ def test_probability_percentile_and_coverage_with_the_shipped_model(spark) -> No
     np.testing.assert_allclose([rows[i].specificity for i in present], scores, rtol=0, atol=1e-6)
     c = model.calibration  # a logistic function of the score and the log token count, withheld with the percentile
     percentile = model.percentile([SENTENCES[i] for i in present])
-    counts = token_counts(model, [SENTENCES[i] for i in present])
+    counts = scoring_engine(model).token_counts([SENTENCES[i] for i in present])
     by_hand = 1 / (1 + np.exp(-(c.coefficients[0] * scores + c.coefficients[1] * np.log(counts) + c.intercept)))
     np.testing.assert_allclose([rows[i].probability for i in present], np.where(np.isnan(percentile), np.nan, by_hand),
                                rtol=0, atol=1e-6)

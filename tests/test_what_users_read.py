@@ -14,7 +14,7 @@ import probsent
 from probsent.cli import main
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.percentiles import PercentileTable, build_table, reference_sample
-from probsent.training.model_calibration import token_counts
+from probsent.api import scoring_engine
 from probsent.text.tokenize import tokenize
 
 GERMAN = "Der Hund läuft schnell über die Straße."
@@ -40,7 +40,7 @@ def naive_percentile(score: float, count: int, sample_scores, sample_counts, sta
 def test_percentile_is_exact_on_the_reference_sample(make_model, pairs_slice) -> None:
     model = make_model("wlo", seed=5)
     sample = reference_sample(pairs_slice(3000), per_source=400)
-    scores, counts = np.round(model.specificity(sample), 4), token_counts(model, sample)
+    scores, counts = np.round(model.specificity(sample), 4), scoring_engine(model).token_counts(sample)
     table = build_table(scores, counts, "test", per_bin=10_000, min_per_bin=30)
     got = table.percentile(scores, counts)
     for i in range(0, len(sample), 37):

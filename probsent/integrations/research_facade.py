@@ -25,8 +25,7 @@ from probsent.models import SentenceEncoder, model_class, with_word_entropy_term
 from probsent.models.batching import encode_by_length
 # the read-outs' pieces the probability and coverage studies refit or re-read
 from probsent.readouts.calibration import _expit as expit, feature_matrix, fit_logistic_features
-from probsent.training.model_calibration import (FEATURES, news_training_rows, require_calibration,
-                                                 require_percentiles, token_counts)
+from probsent.training.model_calibration import FEATURES, news_training_rows
 from probsent.readouts.withheld import language_note
 from probsent.text.token_ids import counts_for_coverage
 # text: the tokenizer and the language identifier (whose sets and word table the wing builds)
@@ -53,7 +52,7 @@ __all__ = [
     "DiagnosticSample", "diagnose", "rarity_terms", "Trainer", "vocabulary_counts",
     "expected_inner_product", "gaussian_entropy", "SentenceEncoder", "model_class", "with_word_entropy_terms",
     "encode_by_length", "expit", "feature_matrix", "fit_logistic_features", "FEATURES", "news_training_rows",
-    "require_calibration", "require_percentiles", "token_counts", "language_note", "counts_for_coverage",
+    "language_note", "counts_for_coverage",
     "MIN_ZIPF", "WORD_LIST_LANGUAGES", "WORDS_FILE", "fold", "is_one_word", "language_of", "word_table",
     "tokenize", "NewsValidator", "accuracy_at_tuned_threshold", "pearson", "predict_specific", "tune_threshold",
     "positive_int", "export_model", "atomic_path", "write_json", "write_text",

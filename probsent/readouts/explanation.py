@@ -360,7 +360,7 @@ def legend_html(scale: TermScale | None) -> str:
             'sentence: blue words make a sentence more specific, red ones more general, grey ones change little.'
             f'{html_text(about)} A dashed box marks a word the model has no entry for (it '
             'uses the shared &lt;unk&gt; term). Beside each sentence: its score (minus its entropy), its percentile '
-            'among reference sentences of its length, P(specific) for its length, and coverage.</div></div>')
+            'among reference sentences of its length, P(specific) (the chance a news annotator calls it specific), and coverage.</div></div>')
 
 
 def explanations_page(explanations: Iterable[Explanation]) -> str:

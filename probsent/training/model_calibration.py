@@ -10,10 +10,6 @@ the data files; no clock, no randomness but fixed seeds, no thread-dependent sum
 
 :func:`calibrate` computes them all, then writes them; both are kept by ``SentenceModel.save``. The same model
 directory and data give byte-identical files (tests/test_calibration.py checks the shipped ones).
-
-A loaded model's token counts and the one-line errors of a model without a calibration or a
-percentile table, for code that holds a :class:`probsent.api.SentenceModel` but not its engine
-(``probsent calibrate``, the evaluation): each is its :mod:`probsent.readouts.scoring_engine`'s.
 """
 from __future__ import annotations
 
@@ -29,20 +25,6 @@ from probsent.data.development_sets import DataDir, load_news_train
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.readouts.percentiles import PER_SOURCE, PercentileTable, SEED, build_table, reference_sample
 
-
-def require_calibration(model: SentenceModel) -> Calibration:
-    """The model's calibration; a one-line error saying how to make one where it has none."""
-    return scoring_engine(model).require_calibration()
-
-
-def require_percentiles(model: SentenceModel) -> PercentileTable:
-    """The model's percentile table; a one-line error saying how to make one where it has none."""
-    return scoring_engine(model).require_percentiles()
-
-
-def token_counts(model: SentenceModel, sentences: Sequence[str | None]) -> np.ndarray:
-    """Each sentence's token count as the model reads it (at most MAX_TOKENS; 0 for None)."""
-    return scoring_engine(model).token_counts(sentences)
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel
@@ -79,7 +61,7 @@ def fit_calibration(model: "SentenceModel", data_dir: str | os.PathLike[str] | N
     rows (:func:`news_training_rows`), every row read (none withheld)."""
     news = news_training_rows(data_dir)
     scores = scores_of(model, news.sentences, progress)
-    x = feature_matrix(features, scores, token_counts(model, news.sentences))
+    x = feature_matrix(features, scores, scoring_engine(model).token_counts(news.sentences))
     coefficients, intercept = fit_logistic_features(x, news.specific)
     return Calibration(tuple(features), tuple(float(c) for c in coefficients), float(intercept), FITTED_ON,
                        len(scores))
@@ -101,7 +83,7 @@ def percentile_table(model: "SentenceModel", data_dir: str | os.PathLike[str] | 
     (:func:`reference_pairs`), and the number of reference sentences scored for it."""
     pairs = reference_pairs(data_dir, reference)
     sample = reference_sample(pairs)
-    table = build_table(scores_of(model, sample, progress), token_counts(model, sample),
+    table = build_table(scores_of(model, sample, progress), scoring_engine(model).token_counts(sample),
                         f"{pairs.name}: {len(sample):,} first sides, up to {PER_SOURCE:,} per source (seed {SEED})")
     return table, len(sample)
 

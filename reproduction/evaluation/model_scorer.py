@@ -12,11 +12,10 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from probsent.api import SentenceModel
+from probsent.api import SentenceModel, scoring_engine
 from probsent.integrations.research_facade import encode_by_length
 from probsent.integrations.research_facade import gaussian_entropy
 from probsent.integrations.research_facade import SentenceEncoder
-from probsent.integrations.research_facade import require_calibration, require_percentiles, token_counts
 from probsent.integrations.research_facade import tokenize
 
 
@@ -64,11 +63,11 @@ class ProbabilityScorer:
         """The probability of each sentence."""
         sentences = list(sentences)
         scores = np.asarray(self.model.specificity(sentences), dtype=np.float64).reshape(len(sentences))
-        calibration = require_calibration(self.model)
-        counts = token_counts(self.model, sentences)
+        calibration = scoring_engine(self.model).require_calibration()
+        counts = scoring_engine(self.model).token_counts(sentences)
         percentiles = None
         if "percentile" in calibration.features:  # a calibration file of an earlier probsent
-            percentiles = require_percentiles(self.model).percentile(scores, counts)
+            percentiles = scoring_engine(self.model).require_percentiles().percentile(scores, counts)
         return calibration.probability(scores, counts, percentiles)
 
 

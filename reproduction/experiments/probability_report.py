@@ -113,12 +113,12 @@ def stage_choose(model_dir: Path, data_dir) -> dict:
     """Score the cleaned news training rows with the model and run :func:`choose`; write its record."""
     import probsent
     from probsent.integrations.research_facade import news_training_rows
-    from probsent.integrations.research_facade import token_counts
+    from probsent.api import scoring_engine
 
     model = probsent.load(model_dir)
     news = news_training_rows(data_dir)
     scores = np.asarray(model.specificity(news.sentences), dtype=np.float64)
-    record = choose(scores, token_counts(model, news.sentences), news.specific)
+    record = choose(scores, scoring_engine(model).token_counts(news.sentences), news.specific)
     write_json(CHOICE, record)
     return record
 
@@ -133,7 +133,7 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     from reproduction.evaluation.probability_metrics import probability_measures, reliability
     from probsent.integrations.research_facade import expit as _expit, feature_matrix, fit_logistic_features
     from probsent.integrations.research_facade import FEATURES, news_training_rows
-    from probsent.integrations.research_facade import token_counts
+    from probsent.api import scoring_engine
 
     choice = json.loads(CHOICE.read_text(encoding="utf-8"))
     model = probsent.load(model_dir)
@@ -143,11 +143,11 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     data = DataDir(data_dir)
     train = news_training_rows(data_dir)
     w, b = fit_logistic_features(feature_matrix(("log_tokens",), np.zeros(len(train.sentences)),
-                                                token_counts(model, train.sentences)), train.specific)
+                                                scoring_engine(model).token_counts(train.sentences)), train.specific)
     test = load_news_test(data)
     probability = ProbabilityScorer(model).specificity(test.sentences)
     length = _expit(feature_matrix(("log_tokens",), np.zeros(len(test.sentences)),
-                                   token_counts(model, test.sentences)) @ w + b)
+                                   scoring_engine(model).token_counts(test.sentences)) @ w + b)
     systems = {"P(specific)": probability, "Length (logistic of log tokens)": length,
                "SPECITELLER (ref.probs)": test.speciteller_probs}
     news = {name: probability_measures(p, test.specific) for name, p in systems.items()}
