@@ -149,8 +149,8 @@ def _add_workers(parser: argparse.ArgumentParser, what: str, default: int | None
                  default_text: str | None = None) -> None:
     """``--workers`` of a corpus command: ``default`` None (said: the cores available) or a number
     (said by ``default_text``)."""
-    said = "default, and at most: the cores available" if default is None else \
-        f"default: {default_text}; at most the cores available"
+    said = ("default, and at most: the cores available" if default is None else
+            f"default: {default_text}; at most the cores available")
     parser.add_argument("--workers", type=positive_int, default=default,
                         help=f"processes {what} in parallel, one core each ({said})")
 
