@@ -53,7 +53,7 @@ def test_a_mixture_recounts_words(corpus) -> None:
     ids, offsets = mixture.sentences(np.arange(4), mixture.ranks)
     assert [[mixture.words[t] for t in ids[offsets[k]:offsets[k + 1]]] for k in range(4)] == \
         [["a", "dog", "ran"], ["the", "dog", "ran", "fast"], ["big", "red", "bus"], ["a", "red", "bus"]]
-    assert mixture.corpus.tokens is corpus.tokens
+    assert mixture.mapped.tokens is corpus.tokens
     small = mixture.as_mapped_pairs()
     assert small.num_pairs == 2
     sentences = [[small.words[t] for t in small.tokens[small.offsets[k]:small.offsets[k + 1]]]

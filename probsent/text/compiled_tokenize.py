@@ -41,7 +41,7 @@ more than ``max_tokens`` tokens (the reference's cap then decides where to cut).
 shared training text that is 11 sentences of 2.5 million.
 
 **An open vocabulary** (``open_vocabulary=True``, with an :class:`OpenVocabulary` as the
-index: reading a training corpus, whose words are not known beforehand): a plain word that the
+index: reading training pairs, whose words are not known beforehand): a plain word that the
 vocabulary table does not hold goes to the cache as a piece of its own (context ``PLAIN``),
 which Python settles as the one token it is; the index numbers every token the first time it
 is asked for it, so every token gets an id and equal tokens get equal ids.
