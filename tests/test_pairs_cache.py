@@ -64,6 +64,21 @@ def _cache_dir(tmp_path: Path) -> Path:
     return directory
 
 
+def test_a_cache_of_the_old_name_is_left_alone_and_the_pairs_read_again(tmp_path) -> None:
+    """A cache written as ``corpus-<key>`` (before the pairs cache got its name) is not read: the
+    pairs are read again into ``pairs-<key>``, the same pairs; the old directory stays as it was."""
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY))
+    first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    expected = (_as_triples(first), first.words, first.counts.tolist())
+    directory = _cache_dir(tmp_path)
+    old = directory.rename(directory.with_name("corpus-" + directory.name.removeprefix("pairs-")))
+    again = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    assert (_as_triples(again), again.words, again.counts.tolist()) == expected
+    assert _cache_dir(tmp_path) == directory and sorted(p.name for p in old.iterdir()) == sorted(
+        p.name for p in directory.iterdir())
+
+
 @pytest.mark.parametrize("damage", ["cut tokens", *(pytest.param(d, marks=pytest.mark.slow) for d in (
     "changed tokens", "meta not json", "other version", "other format", "missing words"))])  # one in the edit loop
 def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
