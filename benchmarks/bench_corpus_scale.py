@@ -1,9 +1,9 @@
-"""Training corpora at scale, and encoding a corpus (issue 45): numbers, no pass/fail.
+"""Training pairs at scale, and encoding a corpus (issue 45): numbers, no pass/fail.
 
 In one run, for the shared 1,263,076 pairs and for a 5-million-pair file built from them (each
 pair four times, written as plain TSV under ``--work``):
 
-* cold corpus preparation: ``load_mapped_pairs`` with an empty cache directory in a fresh process
+* cold pairs preparation: ``load_mapped_pairs`` with an empty cache directory in a fresh process
   (reading, the compiled tokenizer in worker processes on every core, ranking, writing the
   memory-mapped cache), its wall time and the peak resident memory of the process and of its
   whole process tree (the workers included);
@@ -111,11 +111,11 @@ def peak_mb() -> float:
 
 
 def child_prepare(path: str, cache: str) -> None:
-    """In a fresh process: prepare the corpus into ``cache``; print its own peak memory."""
+    """In a fresh process: prepare the pairs into ``cache``; print its own peak memory."""
     from probsent.data.mapped_pairs import load_mapped_pairs
 
-    corpus = load_mapped_pairs(path, cache_dir=cache)
-    print(f"{corpus.num_pairs:,} pairs, {len(corpus.tokens):,} tokens", file=sys.stderr)
+    pairs = load_mapped_pairs(path, cache_dir=cache)
+    print(f"{pairs.num_pairs:,} pairs, {len(pairs.tokens):,} tokens", file=sys.stderr)
     print(peak_mb())
 
 
@@ -134,7 +134,7 @@ def prepare(path: Path, work: Path) -> None:
         run([sys.executable, __file__, "--child-prepare", str(path), str(Path(tmp) / "first")])
         before = load()
         wall, tree, out = run([sys.executable, __file__, "--child-prepare", str(path), str(Path(tmp) / "cold")])
-        print(f"  cold corpus preparation: {wall:.1f} s wall (the process's start included), peak "
+        print(f"  cold pairs preparation: {wall:.1f} s wall (the process's start included), peak "
               f"{float(out.split()[-1]):,.0f} MB in the process, {tree:,.0f} MB in its process tree with the "
               f"workers (sampled); load {before} -> {load()}")
 

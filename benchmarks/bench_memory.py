@@ -37,13 +37,13 @@ def child(case: str, argument: str) -> None:
             sys.stdout = sink
             main(["specificity", "--input", argument])
             sys.stdout = sys.__stdout__
-    elif case == "corpus":
+    elif case == "pairs":
         from probsent.data.mapped_pairs import load_mapped_pairs
 
         path, max_pairs = argument.split("|")
         with tempfile.TemporaryDirectory() as cache:  # a fresh cache: the file is read and indexed
-            corpus = load_mapped_pairs(path, int(max_pairs) if max_pairs else None, cache_dir=cache)
-        print(f"{corpus.num_pairs:,} pairs, {len(corpus.tokens):,} tokens", file=sys.stderr)
+            pairs = load_mapped_pairs(path, int(max_pairs) if max_pairs else None, cache_dir=cache)
+        print(f"{pairs.num_pairs:,} pairs, {len(pairs.tokens):,} tokens", file=sys.stderr)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"{peak:.0f} {time.perf_counter() - started:.1f}")
 
@@ -81,11 +81,11 @@ def main() -> None:
                   f"(+{peak - base:,.0f} MB), {seconds:.1f} s")
     pairs = Path(args.data_dir) / "paraphrase" / "pairs.tsv.gz"
     if pairs.is_file():
-        peak, seconds = run("corpus", f"{pairs}|{args.max_pairs or ''}")
+        peak, seconds = run("pairs", f"{pairs}|{args.max_pairs or ''}")
         print(f"indexing {'all' if not args.max_pairs else f'{args.max_pairs:,}'} training pairs "
               f"(eval's word and sentence analyses): {peak:,.0f} MB peak (+{peak - base:,.0f} MB), {seconds:.0f} s")
     else:
-        print(f"{pairs} not found: corpus case skipped")
+        print(f"{pairs} not found: pairs case skipped")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Training and encoding throughput of every model on shared paraphrase pairs.
 
 Prints, per model: training pairs/s (mining included: the whole loop over the pairs, after
-the corpus is loaded; WLO with its default engine, the fast one) and encoding sentences/s
+the pairs are loaded; WLO with its default engine, the fast one) and encoding sentences/s
 from raw text (tokenization included); and the same for a WLO computed by a naive loop over
 positions (with the torch engine), as a ratio. Only prints; no asserts.
 benchmarks/bench_engines.py compares the two WLO training engines.

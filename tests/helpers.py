@@ -1,4 +1,4 @@
-"""Shared test utilities: where the shared data lives, tiny corpora."""
+"""Shared test utilities: where the shared data lives, tiny pair files."""
 from __future__ import annotations
 
 import csv

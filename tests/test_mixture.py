@@ -19,41 +19,41 @@ LINES = [
 
 
 @pytest.fixture
-def corpus(tmp_path):
+def mapped(tmp_path):
     path = tmp_path / "pairs.tsv"
     path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in LINES))
     return load_mapped_pairs(path, cache_dir=tmp_path / "cache")
 
 
-def test_sources_are_read(corpus) -> None:
-    assert corpus.sources == ["bible", "captions"]
-    assert corpus.pair_sources.tolist() == [0, 0, 0, 0, 1, 1]
-    assert source_counts(corpus) == {"bible": 4, "captions": 2}
+def test_sources_are_read(mapped) -> None:
+    assert mapped.sources == ["bible", "captions"]
+    assert mapped.pair_sources.tolist() == [0, 0, 0, 0, 1, 1]
+    assert source_counts(mapped) == {"bible": 4, "captions": 2}
 
 
-def test_word_overlap_by_hand(corpus) -> None:
-    assert np.allclose(word_overlap(corpus), [1, 2 / 5, 0, 1, 2 / 4, 1])
+def test_word_overlap_by_hand(mapped) -> None:
+    assert np.allclose(word_overlap(mapped), [1, 2 / 5, 0, 1, 2 / 4, 1])
 
 
-def test_filters(corpus) -> None:
-    assert select_pairs(corpus).tolist() == [0, 1, 2, 3, 4, 5]
-    assert select_pairs(corpus, max_overlap=0.99).tolist() == [1, 2, 4]
-    assert select_pairs(corpus, min_overlap=0.45).tolist() == [0, 3, 4, 5]
-    assert select_pairs(corpus, min_overlap=0.45, max_overlap=0.99).tolist() == [4]
-    assert select_pairs(corpus, min_tokens=2).tolist() == [0, 1, 3, 4]
+def test_filters(mapped) -> None:
+    assert select_pairs(mapped).tolist() == [0, 1, 2, 3, 4, 5]
+    assert select_pairs(mapped, max_overlap=0.99).tolist() == [1, 2, 4]
+    assert select_pairs(mapped, min_overlap=0.45).tolist() == [0, 3, 4, 5]
+    assert select_pairs(mapped, min_overlap=0.45, max_overlap=0.99).tolist() == [4]
+    assert select_pairs(mapped, min_tokens=2).tolist() == [0, 1, 3, 4]
     # four bible pairs capped at two: the first and the last, evenly spaced
-    assert select_pairs(corpus, max_per_source=2).tolist() == [0, 3, 4, 5]
-    assert select_pairs(corpus, max_per_source=1, max_overlap=0.99).tolist() == [1, 4]
+    assert select_pairs(mapped, max_per_source=2).tolist() == [0, 3, 4, 5]
+    assert select_pairs(mapped, max_per_source=1, max_overlap=0.99).tolist() == [1, 4]
 
 
-def test_a_mixture_recounts_words(corpus) -> None:
-    mixture = apply_mixture(corpus, source_caps="bible=1,captions=1", max_overlap=0.99)  # pairs 1 and 4
+def test_a_mixture_recounts_words(mapped) -> None:
+    mixture = apply_mixture(mapped, source_caps="bible=1,captions=1", max_overlap=0.99)  # pairs 1 and 4
     assert mixture.pairs.tolist() == [1, 4] and mixture.num_pairs == 2
-    # the mixture reads the corpus's own arrays (nothing copied): its sentences by the words it recounted
+    # the mixture reads the mapped pairs' own arrays (nothing copied): its sentences by the words it recounted
     ids, offsets = mixture.sentences(np.arange(4), mixture.ranks)
     assert [[mixture.words[t] for t in ids[offsets[k]:offsets[k + 1]]] for k in range(4)] == \
         [["a", "dog", "ran"], ["the", "dog", "ran", "fast"], ["big", "red", "bus"], ["a", "red", "bus"]]
-    assert mixture.corpus.tokens is corpus.tokens
+    assert mixture.mapped.tokens is mapped.tokens
     small = mixture.as_mapped_pairs()
     assert small.num_pairs == 2
     sentences = [[small.words[t] for t in small.tokens[small.offsets[k]:small.offsets[k + 1]]]
@@ -66,28 +66,28 @@ def test_a_mixture_recounts_words(corpus) -> None:
     assert small.pair_sources.tolist() == [0, 1]
 
 
-def test_apply_mixture_reports_what_is_trained_on(corpus) -> None:
-    mixed = apply_mixture(corpus, source_caps="*=1")
+def test_apply_mixture_reports_what_is_trained_on(mapped) -> None:
+    mixed = apply_mixture(mapped, source_caps="*=1")
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 1, "captions": 1}
     assert mixed.report["mixture"]["max_per_source"] == 1 and mixed.report["mixture"]["source_caps"] == {}
-    unfiltered = apply_mixture(corpus)
+    unfiltered = apply_mixture(mapped)
     assert unfiltered.num_pairs == 6 and unfiltered.report["mixture"]["pairs"] == 6
-    assert "mixture" not in corpus.report  # the input corpus is left as it was
+    assert "mixture" not in mapped.report  # the input pairs are left as they were
 
 
-def test_source_caps(corpus) -> None:
-    assert select_pairs(corpus, source_caps={"bible": 0}).tolist() == [4, 5]
-    assert select_pairs(corpus, max_per_source=1, source_caps={"captions": 2}).tolist() == [0, 4, 5]
-    mixed = apply_mixture(corpus, source_caps="bible=2, captions=0")
+def test_source_caps(mapped) -> None:
+    assert select_pairs(mapped, source_caps={"bible": 0}).tolist() == [4, 5]
+    assert select_pairs(mapped, max_per_source=1, source_caps={"captions": 2}).tolist() == [0, 4, 5]
+    mixed = apply_mixture(mapped, source_caps="bible=2, captions=0")
     assert mixed.report["mixture"]["pairs_per_source"] == {"bible": 2}
     # *=N caps every source not named (the named caps win), as select_pairs' max_per_source
-    assert apply_mixture(corpus, source_caps="captions=2,*=1").report["mixture"]["pairs_per_source"] == \
+    assert apply_mixture(mapped, source_caps="captions=2,*=1").report["mixture"]["pairs_per_source"] == \
         {"bible": 1, "captions": 2}
 
 
 @pytest.mark.parametrize("caps,fragment", [("bible", "not NAME=COUNT"), ("bible=x", "not NAME=COUNT"),
                                            ("koran=3", "no source named koran"),
                                            ("bible=0,captions=0", "keeps 0 pair")])
-def test_bad_source_caps(corpus, caps, fragment) -> None:
+def test_bad_source_caps(mapped, caps, fragment) -> None:
     with pytest.raises(ProbsentError, match=fragment):
-        apply_mixture(corpus, source_caps=caps)
+        apply_mixture(mapped, source_caps=caps)

@@ -1,5 +1,5 @@
 """--data as users have their pairs: TSV (plain, gzip), Parquet, JSON Lines, several files, a
-directory of parts, named columns, the first N pairs; every one reads the same corpus as the TSV."""
+directory of parts, named columns, the first N pairs; every one reads the same pairs as the TSV."""
 from __future__ import annotations
 
 import gzip
@@ -23,11 +23,11 @@ PAIRS = [("The cat sat on the mat.", "A cat sat!", "bible"), ("A dog ran in the 
          ("One woman reads.", "A woman reads a book.", "bible")]
 
 
-def _corpus_of(path, tmp_path, **kwargs):
-    corpus = load_mapped_pairs(path, cache_dir=tmp_path / "cache", **kwargs)
-    sentences = [[corpus.words[t] for t in corpus.tokens[corpus.offsets[k]:corpus.offsets[k + 1]]]
-                 for k in range(len(corpus.offsets) - 1)]
-    return sentences, [corpus.sources[i] for i in corpus.pair_sources], corpus.words, corpus.counts.tolist()
+def _pairs_of(path, tmp_path, **kwargs):
+    mapped = load_mapped_pairs(path, cache_dir=tmp_path / "cache", **kwargs)
+    sentences = [[mapped.words[t] for t in mapped.tokens[mapped.offsets[k]:mapped.offsets[k + 1]]]
+                 for k in range(len(mapped.offsets) - 1)]
+    return sentences, [mapped.sources[i] for i in mapped.pair_sources], mapped.words, mapped.counts.tolist()
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def tsv(tmp_path):
 
 
 def test_gzip_parquet_and_jsonl_read_as_the_tsv(tmp_path, tsv) -> None:
-    expected = _corpus_of(tsv, tmp_path)
+    expected = _pairs_of(tsv, tmp_path)
     gz = tmp_path / "pairs.tsv.gz"
     gz.write_bytes(gzip.compress(tsv.read_bytes()))
     parquet = tmp_path / "pairs.parquet"
@@ -47,22 +47,22 @@ def test_gzip_parquet_and_jsonl_read_as_the_tsv(tmp_path, tsv) -> None:
     jsonl = tmp_path / "pairs.jsonl"
     jsonl.write_text("".join(json.dumps({"s1": a, "s2": b, "source": s}) + "\n" for a, b, s in PAIRS))
     for path in (gz, parquet, jsonl):
-        assert _corpus_of(path, tmp_path) == expected, path
+        assert _pairs_of(path, tmp_path) == expected, path
 
 
 def test_named_columns_and_no_source(tmp_path, tsv) -> None:
-    sentences, sources, words, counts = _corpus_of(tsv, tmp_path)
+    sentences, sources, words, counts = _pairs_of(tsv, tmp_path)
     parquet = tmp_path / "named.parquet"
     pq.write_table(pa.table({"id": [1, 2, 3, 4], "premise": [p[0] for p in PAIRS], "hypothesis": [p[1] for p in PAIRS],
                              "corpus": [p[2] for p in PAIRS]}), parquet)
-    assert _corpus_of(parquet, tmp_path, columns="premise,hypothesis,corpus") == (sentences, sources, words, counts)
-    no_source = _corpus_of(parquet, tmp_path, columns="premise,hypothesis")
+    assert _pairs_of(parquet, tmp_path, columns="premise,hypothesis,corpus") == (sentences, sources, words, counts)
+    no_source = _pairs_of(parquet, tmp_path, columns="premise,hypothesis")
     assert no_source[0] == sentences and set(no_source[1]) == {""}
 
 
 @pytest.mark.slow
 def test_several_files_and_a_directory_of_parts(tmp_path, tsv) -> None:
-    expected = _corpus_of(tsv, tmp_path)
+    expected = _pairs_of(tsv, tmp_path)
     parts = tmp_path / "parts"
     parts.mkdir()
     lines = tsv.read_text().splitlines(keepends=True)
@@ -70,13 +70,13 @@ def test_several_files_and_a_directory_of_parts(tmp_path, tsv) -> None:
     pq.write_table(pa.table({"s1": [p[0] for p in PAIRS[2:]], "s2": [p[1] for p in PAIRS[2:]],
                              "source": [p[2] for p in PAIRS[2:]]}), parts / "part-1.parquet")
     (parts / "_SUCCESS").write_text("")
-    assert _corpus_of(parts, tmp_path) == expected
+    assert _pairs_of(parts, tmp_path) == expected
     joined = os.pathsep.join([str(parts / "part-0.tsv"), str(parts / "part-1.parquet")])
-    assert _corpus_of(joined, tmp_path) == expected
+    assert _pairs_of(joined, tmp_path) == expected
 
 
 def test_the_first_n_pairs(tmp_path, tsv) -> None:
-    sentences, sources, _, _ = _corpus_of(tsv, tmp_path, max_pairs=3)
+    sentences, sources, _, _ = _pairs_of(tsv, tmp_path, max_pairs=3)
     assert len(sentences) == 6 and sources == ["bible", "captions", "captions"]
 
 
@@ -159,7 +159,7 @@ def test_json_nesting_is_counted_outside_strings_up_to_the_limit(tmp_path) -> No
     in_strings = json.dumps({"s1": "[" * 500 + ' \\" [{ \\\\', "s2": '"' + "{" * 500, "x": "\\" * 3 + "["})
     data = tmp_path / "pairs.jsonl"
     data.write_text("\n".join([deepest, in_strings] + [json.dumps({"s1": a, "s2": b}) for a, b, _ in PAIRS]) + "\n")
-    sentences, *_ = _corpus_of(data, tmp_path)
+    sentences, *_ = _pairs_of(data, tmp_path)
     assert len(sentences) == 2 * (2 + len(PAIRS)) and sentences[0] == ["a", "b"]
     data.write_text(deepest.replace("[", "[[", 1).replace("]", "]]", 1) + "\n")
     with pytest.raises(ProbsentError, match=rf"pairs\.jsonl:1: not valid JSON \(nested too deeply"):
@@ -210,7 +210,7 @@ def _pair_set(corpus_of):
 def test_spark_partition_folders_are_read_with_their_source(tmp_path, tsv) -> None:
     """``partitionBy("source")`` puts each pair's source in its folder's name and leaves it out of
     the files: a folder of such folders only was refused, and a part beside them dropped them."""
-    expected = _pair_set(_corpus_of(tsv, tmp_path))
+    expected = _pair_set(_pairs_of(tsv, tmp_path))
     parts = tmp_path / "parts"
     for i, (a, b, source) in enumerate(PAIRS):
         folder = parts / f"source={source}"
@@ -220,13 +220,13 @@ def test_spark_partition_folders_are_read_with_their_source(tmp_path, tsv) -> No
     (parts / "_SUCCESS").write_text("")
     (parts / "_temporary").mkdir()
     (parts / "_temporary" / "part-9.parquet").write_bytes(b"half written")
-    assert _pair_set(_corpus_of(parts, tmp_path)) == expected
+    assert _pair_set(_pairs_of(parts, tmp_path)) == expected
     mixed = tmp_path / "mixed"  # a part at the top beside a folder of parts (text, as Spark names it)
     (mixed / "year=2026").mkdir(parents=True)  # name order at each level: part-00000 first
     lines = tsv.read_text().splitlines(keepends=True)
     (mixed / "part-00000").write_text("".join(lines[:2]))
     (mixed / "year=2026" / "part-00001.txt").write_text("".join(lines[2:]))
-    assert _corpus_of(mixed, tmp_path) == _corpus_of(tsv, tmp_path)
+    assert _pairs_of(mixed, tmp_path) == _pairs_of(tsv, tmp_path)
 
 
 def test_a_file_that_is_no_part_is_one_line_not_pairs(tmp_path, tsv) -> None:
@@ -238,7 +238,7 @@ def test_a_file_that_is_no_part_is_one_line_not_pairs(tmp_path, tsv) -> None:
     (parts / "part-0.tsv").write_text("".join(lines[:2]))
     pq.write_table(pa.table({"s1": [p[0] for p in PAIRS[2:]], "s2": [p[1] for p in PAIRS[2:]],
                              "source": [p[2] for p in PAIRS[2:]]}), parts / "part-1")
-    assert _corpus_of(parts, tmp_path) == _corpus_of(tsv, tmp_path)
+    assert _pairs_of(parts, tmp_path) == _pairs_of(tsv, tmp_path)
     (parts / "README.md").write_text("About\tthese pairs\n")
     with pytest.raises(ProbsentError, match=r"parts/README\.md: not a part of pairs") as caught:
         load_mapped_pairs(parts, cache_dir=tmp_path / "cache")

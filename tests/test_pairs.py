@@ -73,7 +73,7 @@ def test_gzip_and_errors(tmp_path) -> None:
         read_all(only_bad)
 
 
-def test_corpus_cache_is_reused(tmp_path, monkeypatch) -> None:
+def test_pairs_cache_is_reused(tmp_path, monkeypatch) -> None:
     path = tmp_path / "p.tsv"
     path.write_text("the cat sat\ta cat sat\nthe dog ran\ta dog ran\nunseen words here\tthe cat\n")
     first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")

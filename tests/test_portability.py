@@ -1,5 +1,5 @@
 """A model directory moved elsewhere: usual file permissions, the training file found under
-the data directory, a skipped analysis said out loud; the corpus index against a plain
+the data directory, a skipped analysis said out loud; the pairs' word index against a plain
 re-count."""
 from __future__ import annotations
 
@@ -61,19 +61,19 @@ def test_eval_reads_the_training_pairs_as_training_did(tmp_path, monkeypatch) ->
     assert gone.pairs is None and gone.note.endswith(f"not found: {tmp_path / 'gone.tsv'}")
 
 
-def test_corpus_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
+def test_pairs_index_matches_a_plain_count(tmp_path, monkeypatch) -> None:
     """Words ranked by decreasing count (ties alphabetically), every token their rank."""
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "cache"))
     path = write_toy_pairs(tmp_path / "pairs.tsv", repeat=3)
     with open(path, "a", encoding="utf-8") as out:
         out.write("zebra zebra quietly\tthe zebra\tother\n")
-    corpus = load_mapped_pairs(path)
+    mapped = load_mapped_pairs(path)
     sentences = [s for first, second, _ in read_tokenized_pairs(path, None, 100, ReadReport()) for s in (first, second)]
     counts = Counter(w for s in sentences for w in s)
     words = sorted(counts, key=lambda w: (-counts[w], w))
-    assert corpus.words == words
-    assert corpus.counts.tolist() == [counts[w] for w in words]
+    assert mapped.words == words
+    assert mapped.counts.tolist() == [counts[w] for w in words]
     flat = [words.index(w) for s in sentences for w in s]
-    assert corpus.tokens.tolist() == flat
-    assert np.diff(corpus.offsets).tolist() == [len(s) for s in sentences]
-    assert corpus.sources == ["toy", "other"] and corpus.pair_sources.tolist()[-2:] == [0, 1]
+    assert mapped.tokens.tolist() == flat
+    assert np.diff(mapped.offsets).tolist() == [len(s) for s in sentences]
+    assert mapped.sources == ["toy", "other"] and mapped.pair_sources.tolist()[-2:] == [0, 1]

@@ -1,4 +1,4 @@
-"""A resumed run keeps its settings, and the corpus cache follows the file's content (issue 32,
+"""A resumed run keeps its settings, and the pairs cache follows the file's content (issue 32,
 findings 6 and 7)."""
 from __future__ import annotations
 

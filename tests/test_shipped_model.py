@@ -183,15 +183,15 @@ def test_the_information_content_row_is_the_shipped_models_training_counts(model
     """The information-content row of results/shipped/evaluation.json (and so of the model card
     and reproduction/docs/RESULTS.md) is, on News, what -log p(w) summed over the tokens gives with p from the
     counts of the shipped model's training pairs, add-one smoothed as documented: p(w) = (c(w) + 1)
-    / (N + V + 1), computed here from the corpus's word counts (training used every pair)."""
+    / (N + V + 1), computed here from the pairs' word counts (training used every pair)."""
     from probsent.data.mapped_pairs import load_mapped_pairs
     from reproduction.evaluation.results import load_evaluation
     from reproduction.evaluation.tables import news_experiment
 
     settings = model.config["training"]["config"]
     assert not settings.get("source_caps")  # the mixture is the file
-    corpus = load_mapped_pairs(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"])
-    counts = dict(zip(corpus.words, corpus.counts.tolist()))
+    mapped = load_mapped_pairs(data_dir / "paraphrase" / "pairs.tsv.gz", settings["max_pairs"])
+    counts = dict(zip(mapped.words, mapped.counts.tolist()))
     log_total = math.log(sum(counts.values()) + len(counts) + 1)
 
     class ByHand:

@@ -29,9 +29,9 @@ def test_more_sources_than_int16_holds(tmp_path) -> None:
     """ParaNMT's third column is a score: 40,000 distinct values are 40,000 sources, not an OverflowError."""
     path = tmp_path / "pairs.tsv"
     path.write_text("".join(f"a cat {i}\ta dog {i}\t0.{i:05d}\n" for i in range(40_000)))
-    corpus = load_mapped_pairs(path)
-    assert len(corpus.sources) == 40_000 and corpus.sources[39_999] == "0.39999"
-    assert np.array_equal(corpus.pair_sources, np.arange(40_000))
+    mapped = load_mapped_pairs(path)
+    assert len(mapped.sources) == 40_000 and mapped.sources[39_999] == "0.39999"
+    assert np.array_equal(mapped.pair_sources, np.arange(40_000))
 
 
 def test_a_cache_directory_that_cannot_be_written_is_only_a_lost_cache(tmp_path, monkeypatch) -> None:
@@ -39,9 +39,9 @@ def test_a_cache_directory_that_cannot_be_written_is_only_a_lost_cache(tmp_path,
     expected = load_mapped_pairs(path, cache_dir=tmp_path / "good")
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setenv("PROBSENT_CACHE", str(tmp_path / "file" / "cache"))  # mkdir fails (also as root)
-    corpus = load_mapped_pairs(path)
-    assert corpus.words == expected.words and np.array_equal(corpus.tokens, expected.tokens)
-    assert not isinstance(corpus.tokens, np.memmap)  # built in a temporary directory, read into memory
+    mapped = load_mapped_pairs(path)
+    assert mapped.words == expected.words and np.array_equal(mapped.tokens, expected.tokens)
+    assert not isinstance(mapped.tokens, np.memmap)  # built in a temporary directory, read into memory
 
 
 @pytest.mark.parametrize("data,fragment", [("empty", "a directory without pair files"),

@@ -1,9 +1,9 @@
 """The training pairs, tokenized and indexed: read once, at compiled speed, and mapped, not loaded.
 
-Words are numbered by decreasing frequency in the corpus (ties alphabetically), so a model
-vocabulary of any size is a prefix of the corpus's word list. Sentence 2i is the first side
+Words are numbered by decreasing frequency in the pairs (ties alphabetically), so a model
+vocabulary of any size is a prefix of the pairs' word list. Sentence 2i is the first side
 of pair i and sentence 2i + 1 its second side; ``pair_sources[i]`` indexes ``sources``, the
-corpus names of the file's third column.
+source names of the file's third column.
 
 Reading a pair file: blocks of whole lines go to :func:`probsent.data.pair_tokens.tokenize_block`
 in worker processes (one per core; a file of one block is read here), which tokenize both sides
@@ -17,14 +17,14 @@ memory does not grow with the number of pairs beyond the offsets. A cache that i
 (``meta.json`` of another shape included), from another format or another version of probsent is
 rebuilt: a cache is read only from regular files (a link to ``/dev/zero`` is damage, not a read that
 never ends), each only as far as ``meta.json`` says it holds, so damage costs a rebuild, never a
-crash or a hang. A cache directory that cannot be written is only a lost cache (the corpus is
+crash or a hang. A cache directory that cannot be written is only a lost cache (the pairs are
 then built in a temporary directory and read into memory).
 
-Reading scattered sentences of a memory-mapped corpus without bringing its pages into memory.
+Reading scattered sentences of memory-mapped pairs without bringing their pages into memory.
 
 A training step reads a few thousand sentences scattered over the token file. Read through the
 memory map, every page touched stays mapped, and the system maps the neighbours of each page it
-reads in as well (fault-around: 64 KiB), so one mega-batch maps most of a corpus's file into the
+reads in as well (fault-around: 64 KiB), so one mega-batch maps most of the pairs' token file into the
 process's resident memory. :func:`read_token_rows` reads each sentence's tokens with one
 ``pread`` from a numba kernel instead (a few microseconds a sentence, about what the page
 faults cost), where the system has ``pread``; elsewhere it indexes the map.
@@ -131,7 +131,7 @@ class MappedPairs:
     words: list[str]  # by decreasing frequency
     counts: np.ndarray  # int64 frequency of each word
     report: dict  # what reading the file skipped
-    sources: list[str] = field(default_factory=list)  # corpus names, in order of appearance
+    sources: list[str] = field(default_factory=list)  # source names, in order of appearance
     pair_sources: np.ndarray | None = None  # int32 index into ``sources``, one per pair (mapped)
 
     @property
@@ -170,7 +170,7 @@ def content_hash(parts: list[PairPart]) -> str:
 
 def _cache_key(digest: str, max_pairs: int | None, max_tokens: int) -> str:
     """The cache's name: the file's content (``digest``, its SHA-256; not its path, size or time:
-    a file edited in place with the same size and time is a new corpus) and the settings."""
+    a file edited in place with the same size and time holds other pairs) and the settings."""
     identity = [digest, max_pairs, max_tokens, CACHE_FORMAT, __version__]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:20]
 
@@ -207,7 +207,7 @@ def _token_blocks(parts: list[PairPart], max_tokens: int) -> Iterator[tuple[Toke
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-class _CorpusWriter:
+class _PairsWriter:
     """Puts blocks of tokens together into the files of a cache directory: each process's word
     numbers become one numbering (first appearance in the file), counted as they come, the ids
     streamed to disk; :meth:`finish` ranks the words and writes the arrays."""
@@ -314,7 +314,7 @@ def _cache_meta(directory: Path) -> dict:
     """The cache's ``meta.json``, checked to have the shape this format writes; ValueError where
     it does not (another format or version, or damage of any kind)."""
     try:
-        meta = read_json_file(directory / "meta.json", MAX_META_BYTES, "corpus cache meta.json")
+        meta = read_json_file(directory / "meta.json", MAX_META_BYTES, "pairs cache meta.json")
     except ProbsentError as exc:  # missing, not a regular file, too large, not JSON
         raise ValueError(str(exc)) from None
     if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT or meta.get("version") != __version__:
@@ -336,7 +336,7 @@ def _check_cache_file(file: Path, size: int, sha256: str) -> None:
     """ValueError unless ``file`` is a regular file (or a link to one) of exactly ``size`` bytes
     whose SHA-256 is ``sha256``; no more than ``size`` bytes are read."""
     try:
-        with open_regular_file(file, size, "corpus cache file") as handle:
+        with open_regular_file(file, size, "pairs cache file") as handle:
             if os.fstat(handle.fileno()).st_size != size:
                 raise ValueError(f"{file.name} is damaged (its size)")
             digest, left = hashlib.sha256(), size
@@ -352,7 +352,7 @@ def _check_cache_file(file: Path, size: int, sha256: str) -> None:
 def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens: int, directory: Path,
            progress: bool) -> None:
     """Tokenize ``parts`` into the cache files in ``directory`` (which exists, empty)."""
-    writer = _CorpusWriter(directory, max_pairs)
+    writer = _PairsWriter(directory, max_pairs)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -376,7 +376,7 @@ def _build(parts: list[PairPart], digest: str, max_pairs: int | None, max_tokens
 
 
 def _mapped(directory: Path, in_memory: bool = False) -> MappedPairs:
-    """The corpus in a cache directory, its arrays mapped (or read, ``in_memory``); ValueError
+    """The pairs in a cache directory, their arrays mapped (or read, ``in_memory``); ValueError
     where the directory is not a complete, undamaged cache of this format and version."""
     meta = _cache_meta(directory)
     sizes = meta["sizes"]
@@ -387,7 +387,7 @@ def _mapped(directory: Path, in_memory: bool = False) -> MappedPairs:
         in_memory_here = in_memory or name == "offsets.i64"  # a step's index: 8 bytes a sentence, read at random
         arrays[name] = np.fromfile(file, dtype=dtype) if in_memory_here else np.memmap(file, dtype=dtype, mode="r")
     _check_cache_file(directory / "words.txt", sizes["words.txt"], meta["sha256"]["words.txt"])
-    with open_regular_file(directory / "words.txt", sizes["words.txt"], "corpus cache file") as handle:
+    with open_regular_file(directory / "words.txt", sizes["words.txt"], "pairs cache file") as handle:
         words = handle.read(sizes["words.txt"]).decode("utf-8").split("\n")
     if len(words) != sizes["counts.i64"] or len(arrays["offsets.i64"]) != 2 * sizes["pair_sources.i32"] + 1:
         raise ValueError("the files disagree with meta.json")
@@ -404,12 +404,12 @@ def load_mapped_pairs(path: str | os.PathLike[str], max_pairs: int | None = None
 
     The cache is keyed by the SHA-256 of the content and by the settings; a damaged cache, or
     one of another format or version, is rebuilt. Where the cache directory cannot be written,
-    the corpus is built in a temporary directory and read into memory.
+    the pairs are built in a temporary directory and read into memory.
     """
     parts = pair_parts(str(path), columns)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     digest = content_hash(parts)
-    cached = cache / f"corpus-{_cache_key(digest, max_pairs, max_tokens)}"
+    cached = cache / f"pairs-{_cache_key(digest, max_pairs, max_tokens)}"
     try:
         return _mapped(cached)
     except (OSError, ValueError):  # none yet, or damaged (any shape: _cache_meta): only a cache
@@ -419,7 +419,7 @@ def load_mapped_pairs(path: str | os.PathLike[str], max_pairs: int | None = None
             tmp.mkdir()
             _build(parts, digest, max_pairs, max_tokens, tmp, progress)
         return _mapped(cached)
-    except OSError:  # the cache directory cannot be written: build the corpus elsewhere
-        with tempfile.TemporaryDirectory(prefix="probsent-corpus-") as tmp:
+    except OSError:  # the cache directory cannot be written: build the pairs elsewhere
+        with tempfile.TemporaryDirectory(prefix="probsent-pairs-") as tmp:
             _build(parts, digest, max_pairs, max_tokens, Path(tmp), progress)
             return _mapped(Path(tmp), in_memory=True)

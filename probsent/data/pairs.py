@@ -55,7 +55,7 @@ def read_tokenized_pairs(path: str | os.PathLike[str], max_pairs: int | None = N
                          report: ReadReport | None = None) -> Iterator[tuple[list[str], list[str], str]]:
     """Yield (tokens of s1, tokens of s2, source) for every usable line of ``path``.
 
-    ``source`` is the third field (the corpus the pair comes from), or "" when there is none.
+    ``source`` is the third field (the dataset the pair comes from), or "" when there is none.
 
     Sentences longer than ``max_tokens`` are cut to their first ``max_tokens`` tokens.
     Counts go to ``report``; raises ProbsentError naming the file and line on unreadable data.

@@ -1,5 +1,5 @@
 """What a file holds, by its content: the one identity of an input that a later run must find
-unchanged (a resumed ``probsent encode``'s input, the training corpus cache's source files).
+unchanged (a resumed ``probsent encode``'s input, the training pairs cache's source files).
 
 A file's size and modification time are not its content: ``cp -p``, ``rsync -t`` or ``touch -r``
 give an edited file of the same size the old time. Its SHA-256 is (read once more, at about a

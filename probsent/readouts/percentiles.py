@@ -8,7 +8,7 @@ it compares within one length, it is read the same on a three-word example and a
 news sentence.
 
 The reference is a fixed sample of the training sentences (:func:`reference_sample`: the
-first side of the pairs, the same number from each source corpus, so that no corpus — the
+first side of the pairs, the same number from each source, so that no source — the
 Bible versions are 61 % of the shared pairs — sets the scale alone). The table
 (``percentiles.json`` in the model directory, written by ``probsent calibrate`` and
 ``probsent export``) holds, for each length bin, the sorted scores of at most
@@ -37,7 +37,7 @@ from probsent.files.untrusted import iter_lines, read_json_file
 from probsent.model_directory import MAX_JSON_BYTES, PERCENTILES
 
 FILE = PERCENTILES
-PER_SOURCE = 2_000  # reference sentences drawn from each source corpus of the pairs file
+PER_SOURCE = 2_000  # reference sentences drawn from each source of the pairs file
 PER_BIN = 100  # sorted scores kept per length bin
 MIN_PER_BIN = 100  # a bin groups consecutive lengths until it holds this many sentences
 DECIMALS = 4  # reference scores are stored to this many decimals (what the command line prints)
@@ -110,7 +110,7 @@ def _table_problem(fields: object) -> str | None:
 def reference_sample(pairs_file: str | os.PathLike[str], per_source: int = PER_SOURCE,
                      seed: int = SEED) -> list[str]:
     """A fixed sample of a pairs file's first sides: up to ``per_source`` distinct sentences of
-    each source corpus (third field; one source where there is none), drawn with ``seed``, in
+    each source (third field; one source where there is none), drawn with ``seed``, in
     the file's order. The same file gives the same sample."""
     by_source: dict[str, list[str]] = {}
     seen: set[str] = set()

@@ -41,7 +41,7 @@ more than ``max_tokens`` tokens (the reference's cap then decides where to cut).
 shared training text that is 11 sentences of 2.5 million.
 
 **An open vocabulary** (``open_vocabulary=True``, with an :class:`OpenVocabulary` as the
-index: reading a training corpus, whose words are not known beforehand): a plain word that the
+index: reading training pairs, whose words are not known beforehand): a plain word that the
 vocabulary table does not hold goes to the cache as a piece of its own (context ``PLAIN``),
 which Python settles as the one token it is; the index numbers every token the first time it
 is asked for it, so every token gets an id and equal tokens get equal ids.
@@ -59,7 +59,7 @@ from numba import njit
 
 from probsent.text.piece_tokenize import END, START, TRAIL, piece_tokens
 from probsent.text.tokenize import first_tokens
-from probsent.text.utf8_texts import ENCODING, ERRORS, Utf8Texts
+from probsent.text.utf8_texts import ERRORS, TEXT_CODEC, Utf8Texts
 
 __all__ = ["CompiledTokenIds", "OpenVocabulary"]
 
@@ -440,7 +440,7 @@ class CompiledTokenIds:
         self.open_vocabulary = open_vocabulary
         self.max_tokens = max_tokens
         self.max_pieces, self.max_key_bytes = max_pieces, max_key_bytes
-        encoded = [word.encode(ENCODING, ERRORS) for word in index]
+        encoded = [word.encode(TEXT_CODEC, ERRORS) for word in index]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         self._words = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
         self._word_starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -495,7 +495,7 @@ class CompiledTokenIds:
         new_ids: list[int] = []
         lengths = np.zeros(count - self._known, dtype=np.int64)
         for n, p in enumerate(range(self._known, count)):
-            text = bytes(keys[key_starts[p]:key_starts[p + 1]]).decode(ENCODING, ERRORS).lower()
+            text = bytes(keys[key_starts[p]:key_starts[p + 1]]).decode(TEXT_CODEC, ERRORS).lower()
             if not text.isprintable():
                 self._states[p] = REFUSED
                 continue

@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["Utf8Texts"]
 
 # str -> bytes and back for any str, lone surrogates included (a str from JSON may hold one)
-ENCODING, ERRORS = "utf-8", "surrogatepass"
+TEXT_CODEC, ERRORS = "utf-8", "surrogatepass"
 
 
 class Utf8Texts(Sequence):
@@ -41,15 +41,15 @@ class Utf8Texts(Sequence):
             texts = [t if t is not None else "" for t in texts]
         joined = "\n".join(texts)
         if texts and joined.count("\n") == len(texts) - 1:  # no text holds a newline: cut there
-            data = np.frombuffer(joined.encode(ENCODING, ERRORS), dtype=np.uint8)
+            data = np.frombuffer(joined.encode(TEXT_CODEC, ERRORS), dtype=np.uint8)
             newlines = np.flatnonzero(data == 10)
             starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
             ends = np.concatenate((newlines, [len(data)])).astype(np.int64)
             return cls(data, starts, ends, valid)
-        encoded = [t.encode(ENCODING, ERRORS) for t in texts]
-        ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
-        starts = ends - np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), starts, ends, valid)
+        as_bytes = [t.encode(TEXT_CODEC, ERRORS) for t in texts]
+        ends = np.cumsum(np.fromiter(map(len, as_bytes), dtype=np.int64, count=len(as_bytes)))
+        starts = ends - np.fromiter(map(len, as_bytes), dtype=np.int64, count=len(as_bytes))
+        return cls(np.frombuffer(b"".join(as_bytes), dtype=np.uint8), starts, ends, valid)
 
     @classmethod
     def from_arrow(cls, array: Any) -> "Utf8Texts":
@@ -86,7 +86,7 @@ class Utf8Texts(Sequence):
         """Text ``i`` as a str (None where null)."""
         if self.valid is not None and not self.valid[i]:
             return None
-        return bytes(self.data[self.starts[i]:self.ends[i]]).decode(ENCODING, ERRORS)
+        return bytes(self.data[self.starts[i]:self.ends[i]]).decode(TEXT_CODEC, ERRORS)
 
     @overload
     def __getitem__(self, i: int) -> str | None: ...

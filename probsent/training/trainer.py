@@ -129,7 +129,7 @@ class Trainer:
 
     def _check_resumed_data(self, checkpoint: Path) -> None:
         """Refuse to resume on a pair file whose content differs from the one the checkpoint
-        trained on (its SHA-256, recorded since format 3 of the corpus cache)."""
+        trained on (its SHA-256, recorded since format 3 of the pairs cache)."""
         config = read_config(checkpoint)
         training = config.get("training") if isinstance(config, dict) else None
         report = training.get("data_report") if isinstance(training, dict) else None
@@ -166,7 +166,7 @@ class Trainer:
 
     def _megabatch(self, pairs: np.ndarray) -> list[StepLoss]:
         """Mine negatives for ``pairs`` (pair indices), then take one step per mini-batch. Only the
-        mega-batch's sentences are read from the corpus (``ids``, ``offsets``: row k of the
+        mega-batch's sentences are read from the mapped pairs (``ids``, ``offsets``: row k of the
         mega-batch is sentence k there)."""
         cfg = self.config
         count = len(pairs)

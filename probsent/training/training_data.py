@@ -1,7 +1,7 @@
-"""What a run trains on, built from its settings: the corpus read and mapped, the mixture (per-source
+"""What a run trains on, built from its settings: the pairs read and mapped, the mixture (per-source
 caps, token and overlap filters) as an index into it, the vocabulary with each word's training
-count, and the table that turns the corpus's word ranks into the vocabulary's ids as a step reads
-its sentences (no copy of the corpus's tokens)."""
+count, and the table that turns the mapped pairs' word ranks into the vocabulary's ids as a step reads
+its sentences (no copy of the pairs' tokens)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ class TrainingData:
     mixture: Mixture  # the pairs trained on (pair i: the mixture's pair i)
     vocab: Vocabulary
     word_counts: np.ndarray  # the training count of each vocabulary word
-    rank_ids: np.ndarray  # int64: each corpus word rank's vocabulary id (0: <unk>)
+    rank_ids: np.ndarray  # int64: each mapped word rank's vocabulary id (0: <unk>)
 
     @property
     def num_pairs(self) -> int:
@@ -38,14 +38,14 @@ class TrainingData:
 
 def vocabulary_counts(counts: np.ndarray, kept: int) -> np.ndarray:
     """The training count of each vocabulary word (``<unk>`` first, then the ``kept`` most
-    frequent words of a corpus whose ``counts`` are sorted); ``<unk>`` (every rarer word)
+    frequent words of pairs whose ``counts`` are sorted); ``<unk>`` (every rarer word)
     counts as the rarest kept word."""
     known = counts[:kept]
     return np.concatenate([[known[-1] if kept else 1], known]).astype(np.int64)
 
 
 def build_vocabulary(mixture: Mixture, vocab_size: int, min_count: int) -> tuple[Vocabulary, np.ndarray, np.ndarray]:
-    """(vocabulary, each entry's training count, each corpus rank's id): ``<unk>`` and the
+    """(vocabulary, each entry's training count, each mapped rank's id): ``<unk>`` and the
     ``vocab_size`` most frequent words of the training pairs seen at least ``min_count`` times.
     The one place where the words that get an entry, and their counts, are chosen."""
     kept = min(vocab_size, int(np.sum(mixture.counts >= min_count)))

@@ -30,7 +30,7 @@ from reproduction.evaluation import paper
 from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.report import render_report
 from reproduction.evaluation.results import EvaluationRun, save_evaluation
-from reproduction.evaluation.suite import Options, Outcome, System, TrainingCorpora, run_suite
+from reproduction.evaluation.suite import Options, Outcome, System, SharedTrainingPairs, run_suite
 from probsent.integrations.research_facade import write_text
 from probsent.integrations.research_facade import positive_int
 
@@ -39,19 +39,19 @@ DEFAULT_OUT = "probsent-eval"
 TRANSFORMER_BASELINES = ("minilm-cls", "minilm-mean")
 
 
-CountsFrom = tuple[System, TrainingCorpora]
-"""The model whose training counts the information-content baseline uses, and the corpora."""
+CountsFrom = tuple[System, SharedTrainingPairs]
+"""The model whose training counts the information-content baseline uses, and the training pairs."""
 
 
 def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationContentScorer, str]:
     """The information-content baseline and a note saying where its counts come from: the
     training mixture of ``counts_from``'s model where its training file is found, else wordfreq."""
     if counts_from is not None:
-        system, corpora = counts_from
+        system, shared_pairs = counts_from
         if system.model is None:
             raise ValueError(f"{system.name} is not a trained model: it has no training counts")
-        loaded = corpora.get(system.model)
-        mixture = corpora.mixture(system.model)
+        loaded = shared_pairs.get(system.model)
+        mixture = shared_pairs.mixture(system.model)
         if mixture is not None:
             information = bl.CountInformation(mixture.words, mixture.counts, loaded.note)
             return (bl.InformationContentScorer(information, f"training counts of {system.name}"),
@@ -283,11 +283,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     options = Options(min_count=args.min_count, sentence_sample=args.sentence_sample,
                       sentence_lengths=args.sentence_lengths, seed=args.seed, train_data=args.train_data,
                       progress=not args.quiet and sys.stderr.isatty())
-    corpora = TrainingCorpora(options, data.root)
-    counts_from = (systems[0], corpora) if systems else None  # the first --model's training counts
+    shared_pairs = SharedTrainingPairs(options, data.root)
+    counts_from = (systems[0], shared_pairs) if systems else None  # the first --model's training counts
     baselines, notes = baseline_systems(args.baseline, args.skip_transformer, data, counts_from)
     systems += baselines
-    outcome = run_suite(systems, data, options, ablation, corpora)
+    outcome = run_suite(systems, data, options, ablation, shared_pairs)
 
     out.mkdir(parents=True, exist_ok=True)
     evaluation = EvaluationRun(

@@ -47,7 +47,7 @@ def _key(name: str) -> Any:
 
 @dataclass
 class Skipped:
-    """An analysis that did not run, and why (e.g. the training corpus was not found)."""
+    """An analysis that did not run, and why (e.g. the training pairs were not found)."""
 
     skipped: str
 
@@ -189,7 +189,7 @@ class Lexical:
     spearman_norm_entropy: float | None = None  # these three: with at least two words
     norm_range: list[float] | None = None
     entropy_range: list[float] | None = None
-    corpus: str | None = None  # the training corpus the counts are from
+    corpus: str | None = None  # the training pairs the counts are from (evaluation.json's key)
 
 
 @dataclass

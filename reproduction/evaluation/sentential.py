@@ -3,7 +3,7 @@ of each length, in a random sample of the model's training sentences.
 
 The measure is the entropy for probabilistic models (most general = largest entropy) and
 the vector norm for deterministic ones (most general = smallest norm). Sentences are the
-corpus's own tokens (lowercased Treebank tokens) encoded without re-tokenizing; a sentence
+pairs' own tokens (lowercased Treebank tokens) encoded without re-tokenizing; a sentence
 with a word outside the model's vocabulary is left out, and duplicates count once.
 """
 from __future__ import annotations
@@ -16,21 +16,21 @@ from reproduction.evaluation.model_scorer import encode_ids, natural_measure
 from reproduction.evaluation.results import Extreme, LengthGroup, Sentential
 
 
-def sample_sentences(corpus: MappedPairs, known: set[str], sample_size: int, lengths: tuple[int, int],
+def sample_sentences(pairs: MappedPairs, known: set[str], sample_size: int, lengths: tuple[int, int],
                      seed: int = 0) -> tuple[list[tuple[str, ...]], int]:
     """Distinct in-vocabulary sentences of ``lengths[0]..lengths[1]`` tokens from a random sample.
 
-    Returns the kept sentences (in corpus order) and how many were drawn.
+    Returns the kept sentences (in the pairs' order) and how many were drawn.
     """
-    total = len(corpus.offsets) - 1
+    total = len(pairs.offsets) - 1
     drawn = min(sample_size, total)
     rows = np.sort(np.random.default_rng(seed).choice(total, size=drawn, replace=False))
     kept: dict[tuple[str, ...], None] = {}
     for row in rows:
-        start, end = int(corpus.offsets[row]), int(corpus.offsets[row + 1])
+        start, end = int(pairs.offsets[row]), int(pairs.offsets[row + 1])
         if not lengths[0] <= end - start <= lengths[1]:
             continue
-        tokens = tuple(corpus.words[t] for t in corpus.tokens[start:end])
+        tokens = tuple(pairs.words[t] for t in pairs.tokens[start:end])
         if all(t in known for t in tokens):
             kept[tokens] = None
     return list(kept), drawn
@@ -54,11 +54,11 @@ def extremes_by_length(sentences: list[tuple[str, ...]], values: np.ndarray,
     return out
 
 
-def sentential_analysis(model: SentenceModel, corpus: MappedPairs, sample_size: int = 20000,
+def sentential_analysis(model: SentenceModel, pairs: MappedPairs, sample_size: int = 20000,
                         lengths: tuple[int, int] = (3, 15), seed: int = 0) -> Sentential:
-    """The Table 6 analysis of ``model`` on a sample of ``corpus``."""
+    """The Table 6 analysis of ``model`` on a sample of ``pairs``."""
     known = set(model.vocab.words[1:])
-    sentences, drawn = sample_sentences(corpus, known, sample_size, lengths, seed)
+    sentences, drawn = sample_sentences(pairs, known, sample_size, lengths, seed)
     mean, logvar = encode_ids(model.encoder, [model.vocab.ids(s) for s in sentences])
     measure, values, specificity = natural_measure(mean, logvar)
     return Sentential(measure=measure, sample_size=sample_size, seed=seed, lengths=list(lengths), n_drawn=drawn,

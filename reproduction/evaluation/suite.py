@@ -75,8 +75,8 @@ def _prior_weight(model: SentenceModel | None) -> float | None:
     return settings.prior_weight if settings is not None else None
 
 
-class TrainingCorpora:
-    """Training corpora, loaded once per (file, settings) however many models (and the
+class SharedTrainingPairs:
+    """Training pairs, loaded once per (file, settings) however many models (and the
     information-content baseline) share one; a file not found is said once on standard error
     (its analyses are skipped)."""
 
@@ -94,25 +94,25 @@ class TrainingCorpora:
         return self._hypernym_pairs
 
     def mixture(self, model: SentenceModel) -> MappedPairs | None:
-        """The pairs of a model's training corpus its training drew from (:func:`training_mixture`),
-        built once per corpus and mixture settings; None where the corpus is not at hand."""
+        """The part of a model's training pairs its training drew from (:func:`training_mixture`),
+        built once per pair file and mixture settings; None where the pairs are not at hand."""
         loaded = self.get(model)
         if loaded.pairs is None:
             return None
         settings = trained_with(model.config) or TrainConfig()
-        key = (self._corpus_key(settings),
+        key = (self._pairs_key(settings),
                repr((settings.source_caps, settings.min_tokens, settings.min_overlap, settings.max_overlap)))
         if key not in self._mixtures:
             self._mixtures[key] = training_mixture(model, loaded.pairs)
         return self._mixtures[key]
 
-    def _corpus_key(self, settings: TrainConfig) -> str:
-        """What makes two models' training corpora one: the pairs and how training read them."""
+    def _pairs_key(self, settings: TrainConfig) -> str:
+        """What makes two models' training pairs one: the pairs and how training read them."""
         return repr((self.options.train_data or settings.data, settings.columns, settings.max_pairs))
 
     def get(self, model: SentenceModel) -> TrainingPairs:
         settings = trained_with(model.config) or TrainConfig()
-        key = self._corpus_key(settings)
+        key = self._pairs_key(settings)
         if key not in self._loaded:
             loaded = load_training_pairs(model.config, self.options.train_data, self.options.progress,
                                           self.data_root)
@@ -123,7 +123,7 @@ class TrainingCorpora:
         return self._loaded[key]
 
 
-def _tasks(system: System, data: ds.DataDir, options: Options, corpora: TrainingCorpora,
+def _tasks(system: System, data: ds.DataDir, options: Options, shared_pairs: SharedTrainingPairs,
            outcome: Outcome) -> list[tuple[str, Callable[[], Any]]]:
     """The experiments of one system, as (name, thunk) pairs in report order."""
     tasks: list[tuple[str, Callable[[], Any]]] = [
@@ -139,7 +139,7 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
         return tasks
 
     def lexical() -> Lexical | Skipped:
-        loaded = corpora.get(model)
+        loaded = shared_pairs.get(model)
         if loaded.pairs is None:
             return Skipped(loaded.note)
         counts = dict(zip(loaded.pairs.words, loaded.pairs.counts.tolist()))
@@ -148,7 +148,7 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
         return dataclasses.replace(result, corpus=loaded.note)
 
     def sentential() -> Sentential | Skipped:
-        loaded = corpora.get(model)
+        loaded = shared_pairs.get(model)
         if loaded.pairs is None:
             return Skipped(loaded.note)
         result = sentential_analysis(model, loaded.pairs, options.sentence_sample, options.sentence_lengths,
@@ -156,16 +156,16 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
         return dataclasses.replace(result, corpus=loaded.note)
 
     def diagnostics() -> Diagnostics | Skipped:
-        loaded = corpora.get(model)
+        loaded = shared_pairs.get(model)
         if loaded.pairs is None:
             return Skipped(loaded.note)
-        return Diagnostics(**model_diagnostics(model, corpora.mixture(model)), corpus=loaded.note)
+        return Diagnostics(**model_diagnostics(model, shared_pairs.mixture(model)), corpus=loaded.note)
 
     def generality() -> Generality:
-        mixture = corpora.mixture(model)
+        mixture = shared_pairs.mixture(model)
         information = (None if mixture is None else
-                       bl.CountInformation(mixture.words, mixture.counts, corpora.get(model).note))
-        return model_generality(model, corpora.hypernym_pairs(data), information)
+                       bl.CountInformation(mixture.words, mixture.counts, shared_pairs.get(model).note))
+        return model_generality(model, shared_pairs.hypernym_pairs(data), information)
 
     if model.encoder.has_word_entropy_terms:
         tasks.append(("lexical", lexical))
@@ -175,20 +175,20 @@ def _tasks(system: System, data: ds.DataDir, options: Options, corpora: Training
     return tasks
 
 
-def training_mixture(model: SentenceModel, corpus: MappedPairs) -> MappedPairs:
-    """The pairs of ``corpus`` a model's training drew from: its mixture settings applied, the
+def training_mixture(model: SentenceModel, pairs: MappedPairs) -> MappedPairs:
+    """The part of ``pairs`` a model's training drew from: its mixture settings applied, the
     words recounted on them."""
     settings = trained_with(model.config) or TrainConfig()
-    return apply_mixture(corpus, source_caps=settings.source_caps,
+    return apply_mixture(pairs, source_caps=settings.source_caps,
                          min_tokens=settings.min_tokens, min_overlap=settings.min_overlap,
                          max_overlap=settings.max_overlap).as_mapped_pairs()
 
 
 def model_diagnostics(model: SentenceModel, mixture: MappedPairs) -> dict[str, float]:
     """The training diagnostics (:mod:`probsent.training.diagnostics`) of a finished model, on
-    pairs of its training mixture (:meth:`TrainingCorpora.mixture`), mined as its training mined them."""
+    pairs of its training mixture (:meth:`SharedTrainingPairs.mixture`), mined as its training mined them."""
     settings = trained_with(model.config) or TrainConfig()
-    to_model = model.vocab.ids(mixture.words)  # corpus word rank -> the model's id
+    to_model = model.vocab.ids(mixture.words)  # mapped word rank -> the model's id
     ids = to_model[mixture.tokens]
     counts = np.zeros(len(model.vocab), dtype=np.int64)
     np.add.at(counts, to_model, mixture.counts)
@@ -225,9 +225,9 @@ def _ablation(with_prior: System | None, without_prior: System, data: ds.DataDir
 
 
 def run_suite(systems: list[System], data: ds.DataDir, options: Options | None = None,
-              ablation_model: System | None = None, corpora: TrainingCorpora | None = None) -> Outcome:
+              ablation_model: System | None = None, shared_pairs: SharedTrainingPairs | None = None) -> Outcome:
     """Evaluate every system; ``ablation_model`` is a model trained without the prior, compared
-    with the first of ``systems`` of its type (Table 7); ``corpora`` holds training corpora
+    with the first of ``systems`` of its type (Table 7); ``shared_pairs`` holds training pairs
     already loaded (for the same ``options``)."""
     options = options or Options()
     outcome = Outcome(results=Results())
@@ -235,8 +235,8 @@ def run_suite(systems: list[System], data: ds.DataDir, options: Options | None =
     start_all = time.perf_counter()
     for name, run in (("Majority", tables.majority_baseline), ("SPECITELLER", tables.speciteller_baseline)):
         results.systems[name] = SystemResult(kind="baseline", paper_row=name, specificity=run(data))
-    corpora = corpora if corpora is not None else TrainingCorpora(options, data.root)
-    plan = [(system, task) for system in systems for task in _tasks(system, data, options, corpora, outcome)]
+    shared_pairs = shared_pairs if shared_pairs is not None else SharedTrainingPairs(options, data.root)
+    plan = [(system, task) for system in systems for task in _tasks(system, data, options, shared_pairs, outcome)]
     measured: dict[str, dict[str, Any]] = {}  # system -> experiment -> its result
     with tqdm(total=len(plan) + (ablation_model is not None), desc="evaluating", unit="step",
               disable=not options.progress, file=sys.stderr) as bar:

@@ -20,7 +20,7 @@ from reproduction.evaluation import datasets as ds
 from reproduction.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINES, baseline_systems
 from reproduction.evaluation.development import Development, development_measures, development_table
 from reproduction.evaluation.model_scorer import ModelScorer
-from reproduction.evaluation.suite import Options, System, TrainingCorpora
+from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
 from probsent.integrations.research_facade import write_text
 
 
@@ -33,7 +33,7 @@ def measure(models: list[str], baselines: list[str], data: ds.DataDir) -> dict[s
         scorer = ModelScorer(path, probsent.load(path))
         first = first or System(path, "model", scorer, encoder=scorer, model=scorer.model, path=path)
         rows[path] = development_measures(scorer, scorer, data)
-    counts_from = (first, TrainingCorpora(Options(progress=False), data.root)) if first else None
+    counts_from = (first, SharedTrainingPairs(Options(progress=False), data.root)) if first else None
     systems, _ = baseline_systems(baselines, False, data, counts_from)
     for system in systems:
         rows[system.name] = development_measures(system.scorer, system.encoder, data)

@@ -115,7 +115,7 @@ def measure(model_dir: Path) -> dict[str, Any]:
     from reproduction.evaluation.command import information_content
     from reproduction.evaluation.model_scorer import ModelScorer
     from reproduction.evaluation.metrics import accuracy_at_tuned_threshold
-    from reproduction.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
     from reproduction.evaluation.tables import snli_entailment
 
     data = ds.as_data_dir(None)
@@ -126,7 +126,7 @@ def measure(model_dir: Path) -> dict[str, Any]:
     record["news_train"] = 100.0 * accuracy_at_tuned_threshold(model.specificity(news.sentences), news.specific)
     scorer = ModelScorer(str(model_dir), model)
     system = System(str(model_dir), "model", scorer, encoder=scorer, model=model, path=str(model_dir))
-    baseline, note = information_content((system, TrainingCorpora(Options(progress=False), data.root)))
+    baseline, note = information_content((system, SharedTrainingPairs(Options(progress=False), data.root)))
     record["information_content_news_train"] = 100.0 * accuracy_at_tuned_threshold(
         np.asarray(baseline.specificity(news.sentences)), news.specific)
     record["information_content_counts"] = note

@@ -162,11 +162,11 @@ def rarity_diagnostic(model_dir: Path, weight: float) -> dict[str, dict[str, flo
     from probsent.integrations.research_facade import vocabulary_counts
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    corpus = load_training_pairs(config).pairs
+    pairs = load_training_pairs(config).pairs
     words = probsent.load(model_dir).vocab.words[1:]
-    if corpus is None or list(corpus.words[:len(words)]) != list(words):
+    if pairs is None or list(pairs.words[:len(words)]) != list(words):
         raise SystemExit(f"{model_dir}: its vocabulary is not the most frequent words of its training file")
-    rarity = torch.from_numpy(rarity_terms(vocabulary_counts(corpus.counts, len(words)), weight)).double()
+    rarity = torch.from_numpy(rarity_terms(vocabulary_counts(pairs.counts, len(words)), weight)).double()
     record = {}
     for label in ("own terms", "rarity alone", "own terms + rarity"):
         model = probsent.load(model_dir)

@@ -89,7 +89,7 @@ def test_lexical_analysis_needs_wlo():
         lexical.word_table(model, {"x": 5}, 1)
 
 
-def toy_corpus(sentences: list[list[str]]) -> MappedPairs:
+def toy_pairs(sentences: list[list[str]]) -> MappedPairs:
     words = sorted({w for s in sentences for w in s})
     rank = {w: i for i, w in enumerate(words)}
     offsets = np.cumsum([0] + [len(s) for s in sentences]).astype(np.int64)
@@ -99,13 +99,13 @@ def toy_corpus(sentences: list[list[str]]) -> MappedPairs:
 
 
 def test_sentential_extremes_per_length():
-    corpus = toy_corpus([
+    pairs = toy_pairs([
         ["the", "dog"], ["a", "cat"], ["the", "zebra"], ["the", "dog"],  # "the dog" twice: once
         ["the", "dog", "a"], ["zebra", "dog", "cat"], ["a", "the", "a"],
         ["the", "okapi", "dog"],  # an out-of-vocabulary word: left out
         ["dog"],  # too short for lengths (2, 3)
     ])
-    result = sentential.sentential_analysis(hand_made_wlo(), corpus, sample_size=100, lengths=(2, 3))
+    result = sentential.sentential_analysis(hand_made_wlo(), pairs, sample_size=100, lengths=(2, 3))
     assert result.measure == "entropy"
     assert result.n_drawn == 9 and result.n_kept == 6
     two, three = result.by_length["2"], result.by_length["3"]
@@ -123,8 +123,8 @@ def test_sentential_uses_the_norm_for_deterministic_models():
     with torch.no_grad():
         encoder.embedding.weight[:] = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]])
     model = SentenceModel(encoder, Vocabulary(["<unk>", "x", "y"]))
-    corpus = toy_corpus([["x", "x"], ["y", "y"], ["x", "y"]])
-    result = sentential.sentential_analysis(model, corpus, lengths=(1, 5))
+    pairs = toy_pairs([["x", "x"], ["y", "y"], ["x", "y"]])
+    result = sentential.sentential_analysis(model, pairs, lengths=(1, 5))
     group = result.by_length["2"]
     assert result.measure == "norm"
     assert group.most_general == Extreme("x x", pytest.approx(2.0))

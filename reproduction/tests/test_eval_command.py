@@ -31,7 +31,7 @@ def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: floa
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    """Three tiny models (WLO, WLO without prior, Wordsum) and a private corpus cache."""
+    """Three tiny models (WLO, WLO without prior, Wordsum) and a private pairs cache."""
     root = tmp_path_factory.mktemp("eval")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PROBSENT_CACHE", str(root / "cache"))
@@ -243,7 +243,7 @@ def test_information_content_counts_the_first_models_training_pairs(workspace, d
 
     from reproduction.evaluation.command import information_content
     from reproduction.evaluation.datasets import DataDir
-    from reproduction.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
     from probsent.integrations.research_facade import tokenize
     from tests.helpers import TOY_PAIRS
 
@@ -251,8 +251,8 @@ def test_information_content_counts_the_first_models_training_pairs(workspace, d
     model = probsent_load(models["wlo"])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PROBSENT_CACHE", str(root / "cache"))
-        corpora = TrainingCorpora(Options(progress=False), DataDir(data_dir).root)
-        scorer, note = information_content((System("WLO", "model", None, model=model), corpora))  # type: ignore[arg-type]
+        shared_pairs = SharedTrainingPairs(Options(progress=False), DataDir(data_dir).root)
+        scorer, note = information_content((System("WLO", "model", None, model=model), shared_pairs))  # type: ignore[arg-type]
     assert scorer.name == "Information content (training counts of WLO)" and "add-one smoothed" in note
     # by hand: every side of the toy file (25 copies of TOY_PAIRS), counted token by token
     counts = Counter(t for pair in TOY_PAIRS for side in pair for t in tokenize(side))
@@ -266,12 +266,12 @@ def test_information_content_counts_the_first_models_training_pairs(workspace, d
 def test_information_content_falls_back_to_wordfreq_without_the_training_file(tmp_path, workspace, data_dir):
     from reproduction.evaluation.command import information_content
     from reproduction.evaluation.datasets import DataDir
-    from reproduction.evaluation.suite import Options, System, TrainingCorpora
+    from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
 
     root, models = workspace
     model = probsent_load(models["wlo"])
     model.config["training"]["config"]["data"] = str(tmp_path / "gone.tsv")
-    corpora = TrainingCorpora(Options(progress=False), DataDir(data_dir).root)
-    scorer, note = information_content((System("WLO", "model", None, model=model), corpora))  # type: ignore[arg-type]
+    shared_pairs = SharedTrainingPairs(Options(progress=False), DataDir(data_dir).root)
+    scorer, note = information_content((System("WLO", "model", None, model=model), shared_pairs))  # type: ignore[arg-type]
     assert scorer.name == "Information content (wordfreq)"
     assert "WLO's training counts are not at hand" in note and "gone.tsv" in note

@@ -26,7 +26,7 @@ def small_run() -> EvaluationRun:
         kind="model", path="runs/x/best", paper_row="WLO", config={"model": {"type": "wlo"}, "training": {"step": 3}},
         specificity=Specificity(NewsAccuracy(70.0, 71.5, threshold=None, n_train=2730, n_test=885),
                                 RatedCorrelation(10.0, 984), RatedCorrelation(20.0, 845), RatedCorrelation(-5.0, 920)),
-        sts=Sts(True, {"cosine": table}), lexical=Skipped("no training corpus"),
+        sts=Sts(True, {"cosine": table}), lexical=Skipped("no training pairs"),
         sentential=Sentential("entropy", 100, 0, [3, 15], 100, 2, {
             "3": LengthGroup(1, Extreme("a b c", 70.0), Extreme("a b c", 70.0)),
             "10": LengthGroup(1, Extreme("a " * 9 + "z", 80.0), Extreme("a " * 9 + "z", 80.0))}, corpus="toy"))
@@ -49,7 +49,7 @@ def test_a_run_survives_the_round_trip(tmp_path: Path) -> None:
     raw = json.loads((tmp_path / "evaluation.json").read_text())
     assert raw["format_version"] == FORMAT_VERSION and raw["results"]["system_order"] == ["Majority", "WLO"]
     assert raw["results"]["systems"]["WLO"]["sts"]["pearson"]["cosine"]["STSB-test"] == 61.5
-    assert raw["results"]["systems"]["WLO"]["lexical"] == {"skipped": "no training corpus"}
+    assert raw["results"]["systems"]["WLO"]["lexical"] == {"skipped": "no training pairs"}
     assert "path" not in raw["results"]["systems"]["Majority"]  # None: an absent key
 
 

@@ -356,7 +356,7 @@ def train_steps(ids, starts, lengths, step_pairs, scale, shift, scale_avg, scale
 
 @njit(**_jit)
 def pack_scrambled(ids, offsets, sentences, batch_rows, widths, uniforms, probability):
-    """(tokens, starts): the tokens of corpus ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``)
+    """(tokens, starts): the tokens of the training ``sentences`` (sentence k: ``ids[offsets[k]:offsets[k + 1]]``)
     one after the other, each in the order :func:`probsent.training.trainer.scramble` gives. They come in
     padded batches of ``batch_rows`` rows and ``widths`` columns; per batch, scramble draws ``rows``
     uniforms (a row is shuffled where its one is below ``probability``), then ``rows x width`` keys

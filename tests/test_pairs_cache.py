@@ -1,4 +1,4 @@
-"""The corpus read by the compiled tokenizer over worker processes equals the reference reader,
+"""The pairs read by the compiled tokenizer over worker processes equals the reference reader,
 and its memory-mapped cache is rebuilt when damaged or from another format or version."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probsent.data import mapped_pairs as corpus_module
+from probsent.data import mapped_pairs as mapped_pairs_module
 from probsent.data.mapped_pairs import load_mapped_pairs
 from probsent.data.pairs import ReadReport, read_tokenized_pairs
 
@@ -35,11 +35,11 @@ def _reference(path: Path, max_pairs=None):
     return triples, report
 
 
-def _as_triples(corpus):
-    sentences = [[corpus.words[t] for t in corpus.tokens[corpus.offsets[k]:corpus.offsets[k + 1]]]
-                 for k in range(len(corpus.offsets) - 1)]
-    return [(sentences[2 * i], sentences[2 * i + 1], corpus.sources[corpus.pair_sources[i]])
-            for i in range(corpus.num_pairs)]
+def _as_triples(mapped):
+    sentences = [[mapped.words[t] for t in mapped.tokens[mapped.offsets[k]:mapped.offsets[k + 1]]]
+                 for k in range(len(mapped.offsets) - 1)]
+    return [(sentences[2 * i], sentences[2 * i + 1], mapped.sources[mapped.pair_sources[i]])
+            for i in range(mapped.num_pairs)]
 
 
 @pytest.mark.parametrize("max_pairs", [None, pytest.param(3, marks=pytest.mark.slow)])
@@ -48,20 +48,35 @@ def _as_triples(corpus):
 def test_the_compiled_reader_equals_the_reference(tmp_path, monkeypatch, max_pairs, block_bytes) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY * 3))
-    monkeypatch.setattr(corpus_module, "BLOCK_BYTES", block_bytes)
-    corpus = load_mapped_pairs(path, max_pairs=max_pairs, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(mapped_pairs_module, "BLOCK_BYTES", block_bytes)
+    mapped = load_mapped_pairs(path, max_pairs=max_pairs, cache_dir=tmp_path / "cache")
     triples, report = _reference(path, max_pairs)
-    assert _as_triples(corpus) == triples
+    assert _as_triples(mapped) == triples
     counts = Counter(w for first, second, _ in triples for w in first + second)
-    assert corpus.words == sorted(counts, key=lambda w: (-counts[w], w))
-    assert corpus.counts.tolist() == [counts[w] for w in corpus.words]
-    assert corpus.report["summary"] == report.summary() and corpus.report["lines"] == report.lines
-    assert corpus.report["skipped"] == dict(report.skipped)
+    assert mapped.words == sorted(counts, key=lambda w: (-counts[w], w))
+    assert mapped.counts.tolist() == [counts[w] for w in mapped.words]
+    assert mapped.report["summary"] == report.summary() and mapped.report["lines"] == report.lines
+    assert mapped.report["skipped"] == dict(report.skipped)
 
 
 def _cache_dir(tmp_path: Path) -> Path:
-    [directory] = (tmp_path / "cache").glob("corpus-*")
+    [directory] = (tmp_path / "cache").glob("pairs-*")
     return directory
+
+
+def test_a_cache_of_the_old_name_is_left_alone_and_the_pairs_read_again(tmp_path) -> None:
+    """A cache written as ``corpus-<key>`` (before the pairs cache got its name) is not read: the
+    pairs are read again into ``pairs-<key>``, the same pairs; the old directory stays as it was."""
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"".join(TRICKY))
+    first = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    expected = (_as_triples(first), first.words, first.counts.tolist())
+    directory = _cache_dir(tmp_path)
+    old = directory.rename(directory.with_name("corpus-" + directory.name.removeprefix("pairs-")))
+    again = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    assert (_as_triples(again), again.words, again.counts.tolist()) == expected
+    assert _cache_dir(tmp_path) == directory and sorted(p.name for p in old.iterdir()) == sorted(
+        p.name for p in directory.iterdir())
 
 
 @pytest.mark.parametrize("damage", ["cut tokens", *(pytest.param(d, marks=pytest.mark.slow) for d in (
@@ -91,7 +106,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path, damage) -> None:
     again = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
     assert (_as_triples(again), again.words, again.counts.tolist()) == expected
     assert json.loads((_cache_dir(tmp_path) / "meta.json").read_text()) == original  # rebuilt as this version writes it
-    assert original["format"] == corpus_module.CACHE_FORMAT
+    assert original["format"] == mapped_pairs_module.CACHE_FORMAT
 
 
 @pytest.mark.parametrize("damage", ["meta null", "meta a list", "sources null", "a size of 1e400", "a size of -1",
@@ -155,13 +170,13 @@ def test_the_cache_is_mapped_not_loaded(tmp_path) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_bytes(b"".join(TRICKY))
     load_mapped_pairs(path, cache_dir=tmp_path / "cache")
-    corpus = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
-    for array in (corpus.tokens, corpus.pair_sources):
+    mapped = load_mapped_pairs(path, cache_dir=tmp_path / "cache")
+    for array in (mapped.tokens, mapped.pair_sources):
         assert isinstance(array, np.memmap)
-    assert not isinstance(corpus.offsets, np.memmap)  # a step's index, read at random: in memory
-    assert corpus.tokens.dtype == np.int32 and corpus.pair_sources.dtype == np.int32
+    assert not isinstance(mapped.offsets, np.memmap)  # a step's index, read at random: in memory
+    assert mapped.tokens.dtype == np.int32 and mapped.pair_sources.dtype == np.int32
     # a step's sentences are read by pread, not through the map: the same ids
-    ids, offsets = corpus.sentences(np.array([5, 0, 3]))
-    flat = np.fromfile(corpus.tokens.filename, dtype=np.int32)
-    expected = [flat[corpus.offsets[k]:corpus.offsets[k + 1]] for k in (5, 0, 3)]
+    ids, offsets = mapped.sentences(np.array([5, 0, 3]))
+    flat = np.fromfile(mapped.tokens.filename, dtype=np.int32)
+    expected = [flat[mapped.offsets[k]:mapped.offsets[k + 1]] for k in (5, 0, 3)]
     assert [ids[offsets[j]:offsets[j + 1]].tolist() for j in range(3)] == [e.tolist() for e in expected]
