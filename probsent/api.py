@@ -27,7 +27,9 @@ from probsent.readouts.readout_table import READOUTS, Readout, ScoredTexts
 from probsent.readouts.scoring_engine import ScoringEngine
 from probsent.readouts.similarity import (MEASURES, check_measure, expected_inner_product_blocks, measure_matrix,
                                          measure_pairs, paired_expected_inner_product)
+from probsent.text.language_id import language_of
 from probsent.text.token_ids import LOW_COVERAGE, TokenIds
+from probsent.text.tokenize import tokenize
 from probsent.inputs import check_batch_size
 from probsent.readouts.semantic_search import CORPUS_CHUNK, TopHits
 from probsent.readouts.word_terms import MAX_TOKENS
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
     from probsent.models import SentenceEncoder
 
 __all__ = ["Attribution", "DEFAULT_MODEL", "Explanation", "LOW_COVERAGE", "MAX_TOKENS", "MEASURES", "SentenceModel",
-           "load"]
+           "load", "scoring_engine", "Vocabulary", "tokenize", "language_of"]  # the last two: the tokens a model
+# reads (``explain`` shows them) and the language the identifier behind ``note`` finds ("en", "fr", ...)
 
 # a str, or any iterable of str and nulls: list, generator, NumPy array, pandas Series, datasets column
 Sentences = Union[str, Iterable[Any]]

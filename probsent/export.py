@@ -24,6 +24,8 @@ from probsent.model_directory import read_model
 from probsent.model_directory import encoder_weights, write_model_files
 from probsent.settings import allowed_range, check_setting
 
+__all__ = ["export_model"]  # public: ``probsent export`` from Python
+
 # NumPy throughout: the core install (no torch) exports a WLO, Wordavg or Wordsum model.
 
 

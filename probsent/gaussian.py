@@ -15,6 +15,10 @@ from typing import Any
 
 import numpy as np
 
+# public: a Gaussian's entropy, its KL to N(0, I) and two Gaussians' expected inner product, for the
+# (mean, log-variance) that ``SentenceModel.encode(..., log_variance=True)`` gives and for model plug-ins
+__all__ = ["entropy", "kl_to_standard_normal", "expected_inner_product"]
+
 # log(2 pi): in the entropy 1/2 sum_d (log 2 pi + 1 + log sigma_d^2) and the expected inner
 # product -1/2 sum_d [log 2 pi + log(s1_d + s2_d) + (mu1_d - mu2_d)^2 / (s1_d + s2_d)]
 LOG_2PI = math.log(2.0 * math.pi)

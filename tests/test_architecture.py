@@ -18,9 +18,13 @@ TOPS = ("probsent", "reproduction", "benchmarks")  # the folders whose modules t
 # the folders a map entry may start from, the longest first (``reproduction/experiments/plan.py``)
 ROOTS = ("reproduction/evaluation", "reproduction/experiments", "probsent", "reproduction", "benchmarks")
 WING_TESTS = "reproduction/tests/"  # the wing's tests, like tests/, are not on the map
-# what the wing may import from probsent: the public modules and the one declared facade
+# what the wing may import from probsent: the public modules (of those with an ``__all__``, only
+# its names) and the one declared facade, which stays small
 PUBLIC = {"probsent", "probsent.api", "probsent.errors", "probsent.version", "probsent.cli",
-          "probsent.data.development_sets", "probsent.integrations.research_facade"}
+          "probsent.data.development_sets", "probsent.training", "probsent.models", "probsent.gaussian",
+          "probsent.export", "probsent.integrations.research_facade"}
+FACADE = "probsent.integrations.research_facade"
+MAX_FACADE_NAMES = 12
 MAP = REPO / "docs" / "ARCHITECTURE.md"
 
 
@@ -167,6 +171,46 @@ def test_the_wing_imports_only_probsents_public_modules_and_its_facade() -> None
                                                           if n.split(".")[0] == "probsent" and n not in PUBLIC)
                 for path in wing}
     assert {path: names for path, names in internal.items() if names} == {}
+
+
+def declared_names(module: str, root: Path = REPO) -> list[str] | None:
+    """The ``__all__`` a module under ``root`` assigns (read from its source), or None if it has none."""
+    path = root / (module.replace(".", "/") + ".py")
+    path = path if path.is_file() else root / module.replace(".", "/") / "__init__.py"
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def test_the_wing_imports_only_the_declared_names_of_public_modules() -> None:
+    """``from probsent.api import X`` is public only where the module's ``__all__`` lists X: a name
+    a public module merely imports (``Vocabulary`` before it was declared) is no door."""
+    declared = {module: declared_names(module) for module in PUBLIC}
+    undeclared = []
+    for path in sorted((REPO / "reproduction").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in declared and declared[node.module] is not None:
+                undeclared += [f"{path.relative_to(REPO).as_posix()}: {node.module}.{a.name}" for a in node.names
+                               if a.name not in declared[node.module]]
+    assert undeclared == []
+
+
+def test_declared_names_reads_a_hand_made_module(tmp_path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""doc"""\n__all__ = ["a", "b"]  # two\nc = 1\n')
+    (package / "plain.py").write_text("x = 1\n")
+    assert declared_names("pkg", tmp_path) == ["a", "b"]
+    assert declared_names("pkg.plain", tmp_path) is None
+
+
+def test_the_facade_stays_small() -> None:
+    """At most MAX_FACADE_NAMES internal names reach the wing; a name more means one less
+    elsewhere, or a public name declared and documented instead."""
+    names = declared_names(FACADE)
+    assert names is not None and len(names) == len(set(names))
+    assert len(names) <= MAX_FACADE_NAMES, names
 
 
 def test_the_facade_declares_what_it_offers() -> None:

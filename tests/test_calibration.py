@@ -256,6 +256,15 @@ def test_the_shipped_probability_rises_with_the_score_at_each_length() -> None:
     assert (np.diff(p, axis=1) > 0).all()
 
 
+def test_probsent_calibrate_fits_the_features_the_shipped_calibration_has() -> None:
+    """``probsent calibrate``'s default features are those the pre-registered choice took and the
+    shipped model was calibrated with (the wing's probability report checks the model against
+    the recorded choice)."""
+    from probsent.training.model_calibration import FEATURES
+
+    assert tuple(FEATURES) == probsent_load().calibration.features == ("score", "log_tokens")
+
+
 def test_the_shipped_probability_reads_a_long_precise_news_sentence_as_specific() -> None:
     """P is the chance that a news annotator calls the sentence specific: a long sentence of
     figures is, a short vague one is not (a short precise one sits between: annotators reward length)."""

@@ -15,7 +15,7 @@ from reproduction.experiments.language_sets import read_sets
 from probsent.errors import ProbsentError
 from probsent.readouts.withheld import NOTES, language_note, withholding
 from probsent.text.language_id import (FIRST_NON_LATIN, FLOOR, LANGUAGES, MARGIN, WORD_LIST_LANGUAGES, WordTable,
-                                       english_screen, word_table)
+                                       english_screen, word_table, word_table_lines)
 from probsent.text.token_ids import coverage_counts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,6 +179,16 @@ def test_the_shipped_table_is_what_the_distillation_writes() -> None:
     pytest.importorskip("wordfreq")
     from reproduction.experiments.language_words import main
     assert main(["--check"]) == 0
+
+
+def test_the_table_lines_from_hand_made_frequencies() -> None:
+    """Zipf = log10(share) + 9, in tenths rounded down; kept from MIN_ZIPF = 4.5 (45) up; folded
+    (case, ’); one word only; a word folded from several keeps its highest Zipf."""
+    lists = {"en": {"The": 1e-2, "the": 5e-3, "x1": 1e-3, "rare": 1e-6, "don\u2019t": 1e-4, "zebra": 1e-4,
+                    "edge": 10 ** -4.5, "below": 10 ** -4.51, "two words": 1e-2},
+             "fr": {"Straße": 1e-3}}
+    lines = word_table_lines(lambda language: lists.get(language, {}))
+    assert lines == ["en\t70\tthe", "en\t50\tdon't zebra", "en\t45\tedge", "fr\t60\tstrasse"]
 
 
 def test_the_explanation_says_which_language(shipped) -> None:

@@ -2,7 +2,9 @@
 calls (the command line, corpus scoring, Spark and spaCy share the model's scoring engine,
 ``probsent.api.scoring_engine(model)``), every public method documents each of its parameters in a
 numpydoc Parameters section (the entries several methods share written once, in
-``probsent.api.SHARED_PARAMETERS``), and the top level of ``probsent/`` stays small."""
+``probsent.api.SHARED_PARAMETERS``), the top level of ``probsent/`` stays small, and the public
+modules beyond the API (training, the model plug-ins, the Gaussian formulas, export) declare
+exactly what they offer."""
 from __future__ import annotations
 
 import inspect
@@ -107,3 +109,41 @@ def test_the_template_fills_a_hand_made_docstring() -> None:
 def test_the_top_level_holds_at_most_twenty_modules() -> None:
     # every .py file directly in probsent/, __init__ and __main__ included
     assert len(sorted((REPO / "probsent").glob("*.py"))) <= MAX_TOP_LEVEL_MODULES
+
+
+# the public modules beyond probsent.api, and what each declares (docs/TRAINING.md, docs/ARCHITECTURE.md)
+PUBLIC_MODULES = {
+    "probsent.training": {"Trainer", "TrainConfig", "SETTINGS", "SCRAMBLE", "MappedPairs", "load_mapped_pairs",
+                          "apply_mixture", "build_vocabulary", "tune_threshold", "predict_specific",
+                          "accuracy_at_tuned_threshold"},
+    "probsent.models": {"MODEL_TYPES", "Encoding", "SentenceEncoder", "WordEntropyTerms", "build_model", "model_class",
+                        "register_model", "unregister_model", "with_word_entropy_terms", "WLO", "WordAverage",
+                        "WordSum", "LSTMAverage", "LSTMGaussian"},  # the model plug-in API (docs/ARCHITECTURE.md)
+    "probsent.gaussian": {"entropy", "kl_to_standard_normal", "expected_inner_product"},
+    "probsent.export": {"export_model"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_MODULES))
+def test_each_public_module_declares_its_names_and_documents_them(module: str) -> None:
+    import importlib
+
+    imported = importlib.import_module(module)
+    assert set(imported.__all__) == PUBLIC_MODULES[module]
+    for name in imported.__all__:
+        value = getattr(imported, name)
+        if callable(value):
+            assert (value.__doc__ or "").strip(), f"{module}.{name} has no docstring"
+    assert {"scoring_engine", "Vocabulary", "tokenize", "language_of"} <= set(api.__all__)
+
+
+def test_the_public_training_module_loads_its_names_only_when_used() -> None:
+    """``import probsent.training`` loads neither torch nor numba; asking for ``Trainer`` does, and an
+    unknown name is the usual AttributeError."""
+    code = ("import sys, probsent.training as t; assert 'torch' not in sys.modules and 'numba' not in sys.modules; "
+            "from probsent.training import TrainConfig, tune_threshold; assert tune_threshold([1, 2, 3, 4], "
+            "[False, False, True, True]) == 2.5; assert 'torch' not in sys.modules; "
+            "assert t.Trainer.__name__ == 'Trainer' and 'torch' in sys.modules; "
+            "print(hasattr(t, 'no_such_name'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-800:]

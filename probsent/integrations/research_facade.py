@@ -1,61 +1,38 @@
-"""The one door between probsent and its research wing (``reproduction/``): the internal names
-the paper's reproduction needs beyond the public API, each declared here once.
+"""The one door between probsent and its research wing (``reproduction/``): the few internal
+names the paper's reproduction needs beyond the public API, each with the reason it is not public.
 
-The wing imports only probsent's public modules (``probsent``, ``probsent.api``,
-``probsent.errors``, ``probsent.version``, ``probsent.data.development_sets``, ``probsent.cli``'s ``main``)
-and this module; ``tests/test_architecture.py`` enforces it, and that no probsent module imports
-the wing. An internal refactor that moves one of these names changes this file, not the wing.
+The wing imports probsent's public modules (``probsent``, ``probsent.api``, ``probsent.training``,
+``probsent.models``, ``probsent.gaussian``, ``probsent.export``, ``probsent.errors``,
+``probsent.version``, ``probsent.cli``, ``probsent.data.development_sets``), only the names of
+their ``__all__`` where they declare one, and this module; ``tests/test_architecture.py``
+enforces it, that this module stays small, and that no probsent module imports the wing.
 Nothing in probsent imports this module.
 """
 from __future__ import annotations
 
-# training a model and reading its run: the harness's training corpus, the experiments' runs
-from probsent.data.mapped_pairs import MappedPairs, load_mapped_pairs
-from probsent.data.mixture import apply_mixture
-from probsent.settings import SCRAMBLE, TrainConfig
-from probsent.training.checkpoint import LAST, LOG, STATE
+# what training measures inside a model, read again on a finished one by the harness's diagnostics
+# (a user reads them in log.jsonl; the sample is drawn as training draws it)
 from probsent.training.diagnostics import DiagnosticSample, diagnose
+# the rarity anchor's word terms from training's word counts: the design round that weighed it
+# sets them on a trained model (a training loss's part, no user call)
 from probsent.training.losses.rarity_anchor import rarity_terms
-from probsent.training.trainer import Trainer
 from probsent.training.training_data import vocabulary_counts
-# models as the experiments open them (word terms, entropies, batching by length)
-from probsent.gaussian import expected_inner_product
-from probsent.inference.arrays import gaussian_entropy
-from probsent.models import SentenceEncoder, model_class, with_word_entropy_terms
+# news-train accuracy of an encoder on vocabulary ids, exactly as training scores its checkpoints
+# (the recipe study rebuilds an untrained model's; users read it in log.jsonl)
+from probsent.training.model_selection import NewsValidator
+# a torch encoder run on token-id sequences, batched by length: the harness scores training
+# sentences already tokenized and mapped (the API takes text)
 from probsent.models.batching import encode_by_length
-# the read-outs' pieces the probability and coverage studies refit or re-read
+# P(specific)'s logistic fit, its features and its sigmoid bit for bit (SciPy's expit differs in
+# the last bit), refitted out of fold by the study that chose the features
 from probsent.readouts.calibration import _expit as expit, feature_matrix, fit_logistic_features
-from probsent.training.model_calibration import FEATURES, news_training_rows
+# the note of a sentence in another language ("looks French"): the language sets' table checks it
 from probsent.readouts.withheld import language_note
-from probsent.text.token_ids import counts_for_coverage
-# text: the tokenizer and the language identifier (whose sets and word table the wing builds)
-from probsent.text.language_id import (MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE, fold, is_one_word,
-                                       language_of, word_table)
-from probsent.text.tokenize import tokenize
-# training's model selection measures (written once, in the product)
-from probsent.training.model_selection import (NewsValidator, accuracy_at_tuned_threshold, pearson, predict_specific,
-                                      tune_threshold)
-# what the wing's tests build their cases from (a vocabulary, a model, the settings, the
-# diagnostics' rank statistics)
-from probsent.data.vocab import Vocabulary
-from probsent.models import WLO, build_model
-from probsent.settings import SETTINGS
-from probsent.training.diagnostics import average_ranks, rank_correlation, word_term_statistics
-from probsent.training.training_data import build_vocabulary
-# files and arguments as every probsent command writes and checks them
-from probsent.inputs import positive_int
-from probsent.export import export_model
-from probsent.files.atomic_writes import atomic_path, write_json, write_text
+# the language identifier's word table and the rule that writes it from wordfreq (a wing-only
+# dependency): the wing regenerates the shipped file
+from probsent.text.language_id import WORDS_FILE, word_table_lines
 
 __all__ = [
-    "MappedPairs", "load_mapped_pairs", "apply_mixture", "SCRAMBLE", "TrainConfig", "LAST", "LOG", "STATE",
-    "DiagnosticSample", "diagnose", "rarity_terms", "Trainer", "vocabulary_counts",
-    "expected_inner_product", "gaussian_entropy", "SentenceEncoder", "model_class", "with_word_entropy_terms",
-    "encode_by_length", "expit", "feature_matrix", "fit_logistic_features", "FEATURES", "news_training_rows",
-    "language_note", "counts_for_coverage",
-    "MIN_ZIPF", "WORD_LIST_LANGUAGES", "WORDS_FILE", "fold", "is_one_word", "language_of", "word_table",
-    "tokenize", "NewsValidator", "accuracy_at_tuned_threshold", "pearson", "predict_specific", "tune_threshold",
-    "positive_int", "export_model", "atomic_path", "write_json", "write_text",
-    "Vocabulary", "WLO", "build_model", "SETTINGS", "average_ranks", "rank_correlation", "word_term_statistics",
-    "build_vocabulary",
+    "DiagnosticSample", "diagnose", "rarity_terms", "vocabulary_counts", "NewsValidator", "encode_by_length",
+    "expit", "feature_matrix", "fit_logistic_features", "language_note", "WORDS_FILE", "word_table_lines",
 ]

@@ -34,13 +34,14 @@ network).
 from __future__ import annotations
 
 import gzip
+import math
 import re
 import threading
 import unicodedata
 import weakref
 from bisect import bisect_right
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -112,6 +113,28 @@ def fold(text: str) -> str:
 def is_one_word(word: str) -> bool:
     """Whether the identifier reads ``word`` (folded) as one word: letters, apostrophes inside."""
     return _WORD.fullmatch(word) is not None
+
+
+def word_table_lines(frequencies: Callable[[str], Mapping[str, float]]) -> list[str]:
+    """The lines of :data:`WORDS_FILE` (its header aside) from word frequency lists (wordfreq's
+    ``get_frequency_dict``: word -> share of uses): for each language of :data:`WORD_LIST_LANGUAGES`,
+    the words of ``frequencies(language)`` folded as the identifier reads them (:func:`fold`), one
+    word to it (:func:`is_one_word`) and of Zipf (log10 of uses per billion words, in tenths,
+    rounded down) at least :data:`MIN_ZIPF`; a word folded from several keeps the highest. One
+    line per Zipf, highest first: ``language<TAB>tenths<TAB>words sorted, space-separated``."""
+    lines = []
+    for language in WORD_LIST_LANGUAGES:
+        by_tenths: dict[str, int] = {}
+        for word, frequency in frequencies(language).items():
+            tenths = math.floor((math.log10(frequency) + 9) * 10 + 1e-9)
+            word = fold(word)
+            if tenths >= MIN_ZIPF * 10 and is_one_word(word):
+                by_tenths[word] = max(by_tenths.get(word, 0), tenths)
+        groups: dict[int, list[str]] = {}
+        for word, tenths in by_tenths.items():
+            groups.setdefault(tenths, []).append(word)
+        lines += [f"{language}\t{tenths}\t{' '.join(sorted(groups[tenths]))}" for tenths in sorted(groups, reverse=True)]
+    return lines
 
 
 def _script_of(letter: str) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from probsent.errors import install_line
 from probsent.errors import InvalidValueError, MissingFileError, ProbsentError
 from reproduction.evaluation.datasets import DataDir
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 Reduce = Literal["sum", "avg"]
 

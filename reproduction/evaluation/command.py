@@ -31,8 +31,7 @@ from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.report import render_report
 from reproduction.evaluation.results import EvaluationRun, save_evaluation
 from reproduction.evaluation.suite import Options, Outcome, System, SharedTrainingPairs, run_suite
-from probsent.integrations.research_facade import write_text
-from probsent.integrations.research_facade import positive_int
+from reproduction.evaluation.atomic_files import write_text
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
 DEFAULT_OUT = "probsent-eval"
@@ -41,6 +40,17 @@ TRANSFORMER_BASELINES = ("minilm-cls", "minilm-mean")
 
 CountsFrom = tuple[System, SharedTrainingPairs]
 """The model whose training counts the information-content baseline uses, and the training pairs."""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1, with a one-line error (as probsent's own commands)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
 
 
 def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationContentScorer, str]:

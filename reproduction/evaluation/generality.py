@@ -22,7 +22,7 @@ import numpy as np
 from reproduction.evaluation import baselines as bl
 from reproduction.evaluation.results import Generality, GeneralityShare
 from reproduction.evaluation.wordnet import HypernymPair
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 if TYPE_CHECKING:
     from probsent.api import SentenceModel

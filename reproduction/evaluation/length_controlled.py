@@ -24,7 +24,7 @@ import numpy as np
 from probsent.errors import ProbsentError
 from reproduction.evaluation import datasets as ds
 from reproduction.evaluation import metrics
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 DATA = Path(__file__).with_name("data")
 EQUAL_LENGTH = DATA / "equal_length_pairs.tsv"

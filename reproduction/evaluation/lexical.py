@@ -25,9 +25,9 @@ import numpy as np
 from probsent.api import SentenceModel
 from reproduction.evaluation import metrics
 from reproduction.evaluation.model_scorer import encode_ids
-from probsent.integrations.research_facade import gaussian_entropy
+from probsent.gaussian import entropy as gaussian_entropy
 from reproduction.evaluation.results import Lexical, LexicalWord
-from probsent.integrations.research_facade import with_word_entropy_terms
+from probsent.models import with_word_entropy_terms
 
 LISTS = {
     "small_norm_small_abs_entropy": ("small", "abs"),

@@ -14,9 +14,9 @@ import torch
 
 from probsent.api import SentenceModel, scoring_engine
 from probsent.integrations.research_facade import encode_by_length
-from probsent.integrations.research_facade import gaussian_entropy
-from probsent.integrations.research_facade import SentenceEncoder
-from probsent.integrations.research_facade import tokenize
+from probsent.gaussian import entropy as gaussian_entropy
+from probsent.models import SentenceEncoder
+from probsent.api import tokenize
 
 
 def encode_ids(encoder: SentenceEncoder, id_lists: Sequence[np.ndarray],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from probsent.api import SentenceModel
-from probsent.integrations.research_facade import MappedPairs
+from probsent.training import MappedPairs
 from reproduction.evaluation.model_scorer import encode_ids, natural_measure
 from reproduction.evaluation.results import Extreme, LengthGroup, Sentential
 

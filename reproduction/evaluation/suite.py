@@ -30,9 +30,9 @@ from reproduction.evaluation.results import (Ablation, AblationEntry, AnalysisOp
                                          Sentential, Skipped, SystemResult)
 from reproduction.evaluation.sentential import sentential_analysis
 from reproduction.evaluation.training_pairs import TrainingPairs, load_training_pairs, trained_with
-from probsent.integrations.research_facade import TrainConfig
-from probsent.integrations.research_facade import MappedPairs
-from probsent.integrations.research_facade import apply_mixture
+from probsent.training import TrainConfig
+from probsent.training import MappedPairs
+from probsent.training import apply_mixture
 from probsent.integrations.research_facade import DiagnosticSample, diagnose
 
 

@@ -23,8 +23,8 @@ from reproduction.evaluation import metrics
 from reproduction.evaluation.length_controlled import read_two_columns
 from reproduction.evaluation.results import (LengthNormalizedNews, NewsAccuracy, RatedCorrelation, ShorterSpecific,
                                          SnliEntailment, Specificity, Sts, StsTable)
-from probsent.integrations.research_facade import expected_inner_product
-from probsent.integrations.research_facade import tokenize
+from probsent.gaussian import expected_inner_product
+from probsent.api import tokenize
 
 DataLike = ds.DataDir | str | os.PathLike[str] | None
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probsent.integrations.research_facade import MappedPairs, load_mapped_pairs
-from probsent.integrations.research_facade import TrainConfig
+from probsent.training import MappedPairs, load_mapped_pairs
+from probsent.training import TrainConfig
 
 
 @dataclass

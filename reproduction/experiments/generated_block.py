@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from reproduction.experiments.paths import REPO
-from probsent.integrations.research_facade import write_text
+from reproduction.evaluation.atomic_files import write_text
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def comparison(rows: list[dict[str, str]], split: str) -> list[str]:
     """The identifier alone against py3langid (if installed): share right per set, and time per sentence."""
     import time
 
-    from probsent.integrations.research_facade import language_of, word_table
+    from probsent.api import language_of
     candidates = {"probsent.text.language_id": language_of}
     try:
         import py3langid
@@ -73,7 +73,6 @@ def comparison(rows: list[dict[str, str]], split: str) -> list[str]:
         print("py3langid is not installed: compared with nothing", file=sys.stderr)
     else:
         candidates["py3langid 0.4 (97 languages)"] = lambda text: py3langid.classify(text)[0]
-    word_table()
     picked = [row for row in rows if row["split"] == split]
     lines = [f"| identifier ({split}) | " + " | ".join(SET_NAMES.values()) + " | µs per sentence |",
              "|---|" + "---:|" * (len(SET_NAMES) + 1)]

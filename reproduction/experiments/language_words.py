@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import math
 import sys
 
+from reproduction.evaluation.atomic_files import atomic_path
 from reproduction.experiments.paths import REPO
-from probsent.integrations.research_facade import atomic_path
-from probsent.integrations.research_facade import MIN_ZIPF, WORD_LIST_LANGUAGES, WORDS_FILE, fold, is_one_word
+from probsent.integrations.research_facade import WORDS_FILE, word_table_lines
 
 HEADER = ("# Per-language word frequencies distilled from wordfreq 3 (CC BY-SA 4.0, Robyn Speer and "
           "contributors): language, Zipf in tenths, the words (space-separated). Written by "
@@ -29,23 +28,11 @@ HEADER = ("# Per-language word frequencies distilled from wordfreq 3 (CC BY-SA 4
 
 
 def table_lines() -> list[str]:
-    """The file's lines: the header, then one line per (language, Zipf tenths), rarest last."""
+    """The file's lines: the header, then the identifier's own selection from wordfreq's lists
+    (:func:`probsent.text.language_id.word_table_lines`)."""
     from wordfreq import get_frequency_dict
 
-    lines = [HEADER]
-    for language in WORD_LIST_LANGUAGES:
-        by_tenths: dict[str, int] = {}
-        for word, frequency in get_frequency_dict(language, "small").items():
-            tenths = math.floor((math.log10(frequency) + 9) * 10 + 1e-9)
-            word = fold(word)
-            if tenths >= MIN_ZIPF * 10 and is_one_word(word):
-                by_tenths[word] = max(by_tenths.get(word, 0), tenths)
-        groups: dict[int, list[str]] = {}
-        for word, tenths in by_tenths.items():
-            groups.setdefault(tenths, []).append(word)
-        for tenths in sorted(groups, reverse=True):
-            lines.append(f"{language}\t{tenths}\t{' '.join(sorted(groups[tenths]))}")
-    return lines
+    return [HEADER, *word_table_lines(lambda language: get_frequency_dict(language, "small"))]
 
 
 def file_bytes() -> bytes:

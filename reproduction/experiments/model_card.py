@@ -23,8 +23,8 @@ from reproduction.experiments.probability_report import report_lines
 from reproduction.experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL, scoring_engine
 from reproduction.evaluation.results import load_evaluation
-from probsent.integrations.research_facade import write_text
-from probsent.integrations.research_facade import SCRAMBLE
+from reproduction.evaluation.atomic_files import write_text
+from probsent.training import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"
 EXAMPLES = REPO / "examples" / "sentences.txt"
@@ -61,7 +61,7 @@ BEYOND_THE_PAPER = ("min_count", "rarity_init", "rarity_anchor", "hardness_cap")
 
 def _options_sentence(config: dict) -> str:
     """The options beyond the paper's recipe the shipped model was trained with."""
-    from probsent.integrations.research_facade import TrainConfig
+    from probsent.training import TrainConfig
 
     default = TrainConfig()
     used = [f"`--{name.replace('_', '-')} {config[name]}`" for name in BEYOND_THE_PAPER
@@ -82,12 +82,11 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
 
 def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
     """(words, unknown): the distinct words of the example sentences (tokens with a letter or digit,
-    as coverage counts them) and those ``explain`` marks ``<unk>``, each sorted."""
-    from probsent.integrations.research_facade import counts_for_coverage
-
+    as coverage counts them: a known token is its own vocabulary entry) and those ``explain``
+    marks ``<unk>``, each sorted."""
     explained = [w for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
                  for w in model.explain(s).words]
-    words = sorted({w.token for w in explained if counts_for_coverage(w.word) and any(c.isalnum() for c in w.token)})
+    words = sorted({w.token for w in explained if any(c.isalnum() for c in w.token)})
     return words, sorted({w.token for w in explained if w.word is None})
 
 

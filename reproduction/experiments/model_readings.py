@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from probsent.integrations.research_facade import SentenceEncoder, with_word_entropy_terms
+from probsent.models import SentenceEncoder, with_word_entropy_terms
 
 # frequency-rank bands of the vocabulary (rank 1: the most frequent word; None: to the end)
 RANK_BANDS = ((1, 20), (21, 100), (101, 1_000), (1_001, 5_000), (5_001, 20_000), (20_001, None))

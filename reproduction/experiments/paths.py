@@ -9,6 +9,8 @@ REPO = Path(__file__).resolve().parents[2]  # the repository: the product, READM
 # is relative to WING.
 WING = REPO / "reproduction"
 RUNS_DIR = REPO / "runs"  # training runs (not committed)
+# a run directory's files as `probsent train` writes them (docs/TRAINING.md, "Output directory")
+LOG, LAST, STATE = "log.jsonl", "last", "trainer_state.json"
 RESULTS_DIR = WING / "results"  # committed records: evaluations, validation logs, the rounds' records
 REPORT_DIR = WING / "docs" / "results"  # the paper's tables for the selected main models
 SHIPPED = REPO / "probsent" / "pretrained" / "wlo"  # the model inside the package

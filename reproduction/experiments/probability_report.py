@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED
-from probsent.integrations.research_facade import write_json
+from reproduction.evaluation.atomic_files import write_json
 
 RECORDS = RESULTS_DIR / "probability"
 CHOICE = RECORDS / "choice.json"
@@ -109,10 +109,17 @@ def choose(scores: np.ndarray, counts: np.ndarray, labels: np.ndarray) -> dict:
             "command": COMMANDS["choose"]}
 
 
+def news_training_rows(data_dir):
+    """The rows ``probsent calibrate`` fits P on: every news-train row but those equal to a
+    news-test sentence (the product's loader, all rows, not only PDTB's)."""
+    from probsent.data.development_sets import DataDir, load_news_train
+
+    return load_news_train(DataDir(data_dir), pdtb_only=False)
+
+
 def stage_choose(model_dir: Path, data_dir) -> dict:
     """Score the cleaned news training rows with the model and run :func:`choose`; write its record."""
     import probsent
-    from probsent.integrations.research_facade import news_training_rows
     from probsent.api import scoring_engine
 
     model = probsent.load(model_dir)
@@ -132,14 +139,13 @@ def stage_test(model_dir: Path, data_dir) -> dict:
     from reproduction.evaluation.metrics import spearman
     from reproduction.evaluation.probability_metrics import probability_measures, reliability
     from probsent.integrations.research_facade import expit as _expit, feature_matrix, fit_logistic_features
-    from probsent.integrations.research_facade import FEATURES, news_training_rows
     from probsent.api import scoring_engine
 
     choice = json.loads(CHOICE.read_text(encoding="utf-8"))
     model = probsent.load(model_dir)
-    if list(FEATURES) != choice["chosen"] or list(model.calibration.features) != choice["chosen"]:
-        raise SystemExit(f"the model's calibration ({model.calibration.features}) or model_calibration.FEATURES "
-                         f"({FEATURES}) is not the recorded choice ({choice['chosen']}); run probsent calibrate")
+    if list(model.calibration.features) != choice["chosen"]:  # probsent calibrate's default: tests/test_calibration.py
+        raise SystemExit(f"the model's calibration ({model.calibration.features}) is not the recorded choice "
+                         f"({choice['chosen']}); run probsent calibrate")
     data = DataDir(data_dir)
     train = news_training_rows(data_dir)
     w, b = fit_logistic_features(feature_matrix(("log_tokens",), np.zeros(len(train.sentences)),

@@ -12,7 +12,7 @@ from typing import Any
 
 import probsent
 from reproduction.experiments.model_readings import sentence_scale, term_by_rank_band
-from reproduction.experiments.paths import REPO, RUNS_DIR, SHIPPED_BEFORE
+from reproduction.experiments.paths import LAST, REPO, RUNS_DIR, SHIPPED_BEFORE, STATE
 from reproduction.experiments.plan import Run
 from reproduction.experiments.protocol import (COMBINE_MARGIN, RecipeRound, candidates, combined_run, dev_scores, final_diagnostics,
                                   log_path, seed_check_runs, select, shown_runs, validation_log)
@@ -25,15 +25,14 @@ from reproduction.evaluation.plots import training_curves
 from reproduction.evaluation.results import load_evaluation
 from reproduction.evaluation.tables import shorter_specific_experiment
 from probsent.integrations.research_facade import NewsValidator
-from probsent.integrations.research_facade import write_json, write_text
-from probsent.integrations.research_facade import LAST, STATE
-from probsent.integrations.research_facade import TrainConfig
+from reproduction.evaluation.atomic_files import write_json, write_text
+from probsent.training import TrainConfig
 
 def untrained_news_dev(name: str) -> float:
     """News-train accuracy (a development set) of run ``name``'s model before its first step:
     recorded by the trainer since round 8, else rebuilt from the run's recorded settings (the
     same data, vocabulary, seed and initialization) and scored."""
-    from probsent.integrations.research_facade import Trainer  # the trainer loads numba: only for runs that need it
+    from probsent.training import Trainer  # the trainer loads numba: only for runs that need it
 
     last = RUNS_DIR / name / "last"
     recorded = json.loads((last / "trainer_state.json").read_text(encoding="utf-8"))

@@ -40,7 +40,7 @@ from reproduction.experiments.plan import PAIRS, Run
 from reproduction.experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
                                    shared_floors, similarity_diagnostic, training_vocabulary_size)
 from reproduction.experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
-from probsent.integrations.research_facade import write_json
+from reproduction.evaluation.atomic_files import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
 SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and the record that measured its seeds
@@ -180,7 +180,7 @@ def direction_diagnostic(model_dir: Path) -> dict[str, Any]:
     from collections import Counter
 
     import probsent
-    from probsent.integrations.research_facade import tokenize
+    from probsent.api import tokenize
 
     pairs: dict[str, list[tuple[str, str]]] = {source: [] for source in SIMPLIFICATION_SOURCES}
     with gzip.open(PAIRS, "rt", encoding="utf-8") as handle:
@@ -211,7 +211,7 @@ def train_and_write(run: Run) -> Path:
     """Train ``run`` into runs/<name> (resumed if cut off) and write its ``best/`` model with the
     shipped unit into runs/<name>/shipped-unit; returns that directory."""
     import probsent
-    from probsent.integrations.research_facade import export_model
+    from probsent.export import export_model
 
     target = RUNS_DIR / run.name / "shipped-unit"
     if not target.is_dir():  # train (resumed if cut off), then write the shipped unit

@@ -20,13 +20,12 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from reproduction.experiments.paths import REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR
+from reproduction.experiments.paths import LOG, REPO, REPORT_DIR, RESULTS_DIR, RUNS_DIR
 from reproduction.experiments.plan import MODELS, RUNS, runs_by_name
 from reproduction.experiments.runner import evaluate, run_probsent, run_summarize
 from reproduction.experiments.selection import select_run
 from reproduction.experiments.ship_rule import reproduce_shipped
-from probsent.integrations.research_facade import write_json, write_text
-from probsent.integrations.research_facade import LOG
+from reproduction.evaluation.atomic_files import write_json, write_text
 
 
 def train_and_evaluate(name: str, skip_train: bool) -> str:

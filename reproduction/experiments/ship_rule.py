@@ -58,7 +58,7 @@ from reproduction.experiments.design_rounds import DESIGN_ROUNDS, design_run_nam
 from reproduction.experiments.plan import Run
 from reproduction.experiments.runner import evaluate
 from reproduction.experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
-from probsent.integrations.research_facade import write_json
+from reproduction.evaluation.atomic_files import write_json
 
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"
@@ -90,7 +90,7 @@ def rescale(run: Run) -> None:
     import shutil
 
     import probsent
-    from probsent.integrations.research_facade import export_model
+    from probsent.export import export_model
 
     seed = run.flags.get("seed")
     source = RUNS_DIR / (seed_name(str(run.flags["rescale_of"]), seed) if seed else str(run.flags["rescale_of"]))
@@ -191,7 +191,7 @@ def similarity_diagnostic(model_dir: Path) -> dict[str, float]:
     from reproduction.evaluation import datasets as ds
     from reproduction.evaluation.metrics import pearson
     from reproduction.evaluation.tables import gaussians, rows_cosine
-    from probsent.integrations.research_facade import expected_inner_product
+    from probsent.gaussian import expected_inner_product
 
     model = probsent.load(model_dir)
     dev = ds.load_sts_benchmark(ds.as_data_dir(None), "dev")
@@ -339,7 +339,7 @@ def ship(record: dict[str, Any], record_path: Path) -> None:
 
     import probsent
     from probsent.cli import main as cli
-    from probsent.integrations.research_facade import export_model
+    from probsent.export import export_model
 
     source = RUNS_DIR / record["winner"] / "best"
     package = SHIPPED

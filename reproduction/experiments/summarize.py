@@ -18,12 +18,11 @@ from typing import Any
 from scipy import stats
 
 from reproduction.evaluation.results import SystemResult
-from probsent.integrations.research_facade import write_text
-from probsent.integrations.research_facade import model_class
+from reproduction.evaluation.atomic_files import write_text
+from probsent.models import model_class
 from reproduction.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
-from probsent.integrations.research_facade import LOG
-from probsent.integrations.research_facade import TrainConfig
-from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
+from probsent.training import TrainConfig
+from reproduction.experiments.paths import LOG, REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED_BEFORE
 from reproduction.experiments.plan import EVAL_EVERY, LSTM_STEPS, MIXTURE, MODELS, RUNS, STEPS, Run, runs_by_name
 from reproduction.experiments.design_report import render as design_section
 from reproduction.experiments.generality_report import generality_section

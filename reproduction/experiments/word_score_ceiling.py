@@ -76,7 +76,7 @@ def news_dev_ceiling(data_dir: str | None = None) -> dict[str, object]:
     """The cross-validated accuracy on the cleaned news training rows for each of ``L2_WEIGHTS``
     and the best of them."""
     from reproduction.evaluation.datasets import as_data_dir, load_news_train
-    from probsent.integrations.research_facade import tokenize
+    from probsent.api import tokenize
 
     news = load_news_train(as_data_dir(data_dir))
     sentences = [tokenize(s) for s in news.sentences]

@@ -13,7 +13,7 @@ from reproduction.evaluation import datasets as ds
 from reproduction.evaluation import tables
 from reproduction.evaluation.baselines import LengthScorer
 from reproduction.evaluation.development import development_measures, development_table
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 
 def test_snli_dev_is_the_development_split_and_agrees_with_its_tokenized_copy(eval_data, data_dir):

@@ -7,13 +7,13 @@ import torch
 
 from probsent.api import SentenceModel
 from probsent.errors import ProbsentError
-from probsent.integrations.research_facade import MappedPairs
-from probsent.integrations.research_facade import Vocabulary
+from probsent.training import MappedPairs
+from probsent.api import Vocabulary
 from reproduction.evaluation import lexical, paper, report, sentential
 from reproduction.evaluation.model_scorer import encode_ids
-from probsent.integrations.research_facade import gaussian_entropy
+from probsent.gaussian import entropy as gaussian_entropy
 from reproduction.evaluation.results import Ablation, AblationEntry, EvaluationRun, Extreme, Results
-from probsent.integrations.research_facade import build_model
+from probsent.models import build_model
 
 LOG_2PI_E = math.log(2 * math.pi * math.e)
 

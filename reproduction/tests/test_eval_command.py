@@ -11,13 +11,13 @@ from tests.helpers import write_toy_pairs
 from probsent.api import SentenceModel
 from probsent.api import load as probsent_load
 from probsent.cli import main
-from probsent.integrations.research_facade import load_mapped_pairs
-from probsent.integrations.research_facade import apply_mixture
+from probsent.training import load_mapped_pairs
+from probsent.training import apply_mixture
 from reproduction.evaluation import paper
 from reproduction.evaluation.command import JSON_NAME, REPORT_NAME
 from reproduction.evaluation.results import load_evaluation
-from probsent.integrations.research_facade import build_model
-from probsent.integrations.research_facade import build_vocabulary
+from probsent.models import build_model
+from probsent.training import build_vocabulary
 
 def tiny_model(directory: Path, pairs: Path, model_type: str, prior_weight: float = 1e-4, seed: int = 0) -> Path:
     """A randomly initialized model whose config names ``pairs`` as its training data."""
@@ -244,7 +244,7 @@ def test_information_content_counts_the_first_models_training_pairs(workspace, d
     from reproduction.evaluation.command import information_content
     from reproduction.evaluation.datasets import DataDir
     from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
-    from probsent.integrations.research_facade import tokenize
+    from probsent.api import tokenize
     from tests.helpers import TOY_PAIRS
 
     root, models = workspace

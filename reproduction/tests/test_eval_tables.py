@@ -11,7 +11,7 @@ from reproduction.evaluation import datasets as ds
 from reproduction.evaluation import tables
 from reproduction.evaluation.baselines import LengthScorer
 from reproduction.evaluation.results import RatedCorrelation
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 
 def test_majority_row(eval_data):

@@ -100,7 +100,7 @@ def test_the_word_halves_are_fixed_and_apart() -> None:
 def test_every_candidate_departs_from_the_shipped_recipe_by_one_named_option() -> None:
     """Each candidate of rounds G1-G2 (history: they trained at commit 9701be6) is the shipped recipe
     with ``--rarity-from`` only, the option that left probsent when neither round had a winner."""
-    from probsent.integrations.research_facade import SETTINGS, TrainConfig
+    from probsent.training import SETTINGS, TrainConfig
 
     shipped = json.loads((REPO / "probsent" / "pretrained" / "wlo" / "config.json").read_text())["training"]["config"]
     default = TrainConfig(data="x", out="y").to_dict()

@@ -9,7 +9,7 @@ from reproduction.evaluation import datasets as ds
 from reproduction.evaluation import length_controlled as lc
 from reproduction.evaluation import metrics
 from reproduction.evaluation.baselines import LengthScorer
-from probsent.integrations.research_facade import tokenize
+from probsent.api import tokenize
 
 
 def test_equal_length_pairs_have_equal_token_counts():
