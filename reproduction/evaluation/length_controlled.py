@@ -29,6 +29,7 @@ from probsent.api import tokenize
 DATA = Path(__file__).with_name("data")
 EQUAL_LENGTH = DATA / "equal_length_pairs.tsv"
 ONE_WORD = DATA / "one_word_explain.tsv"
+OOV_EXPLAIN = DATA / "oov_explain.tsv"  # one-word sentences whose word has no entry in the shipped model (issue 49)
 
 
 def read_two_columns(path: str | os.PathLike[str], header: str) -> tuple[list[str], list[str]]:
