@@ -28,15 +28,15 @@ import numpy as np
 from scipy.stats import pearsonr
 
 import probsent
-from probsent.api import scoring_engine
-from probsent.integrations.research_facade import feature_matrix, news_training_rows, tokenize
+from probsent.api import scoring_engine, tokenize
+from probsent.integrations.research_facade import feature_matrix
 from reproduction.evaluation import datasets as ds
 from reproduction.evaluation import tables
 from reproduction.evaluation.length_controlled import (OOV_EXPLAIN, equal_length_accuracy, news_length_groups_accuracy,
                                                        one_word_explain_accuracy)
 from reproduction.evaluation.probability_metrics import auc
 from reproduction.experiments.paths import RESULTS_DIR
-from reproduction.experiments.probability_report import BASE, fold_of_rows, out_of_fold, row_losses
+from reproduction.experiments.probability_report import BASE, fold_of_rows, news_training_rows, out_of_fold, row_losses
 
 OUT = RESULTS_DIR / "open_vocabulary_dev.md"
 PORT_COMMIT = "c4713c8"  # where the ported open vocabulary runs (reproduction/docs/EXPERIMENTS.md)
