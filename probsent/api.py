@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 import numpy as np
 
 from probsent.readouts.calibration import Calibration
-from probsent.data.estimated_words import WordEstimates
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import Vocabulary, WordEstimates
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
@@ -155,7 +154,7 @@ class SentenceModel:
                     doc="The directory the model was loaded from, if any.")
     word_estimates = property(lambda self: self._engine.estimates,
                               lambda self, value: self._engine.set_estimates(value),
-                              doc="The open vocabulary (probsent.data.estimated_words.WordEstimates: a word "
+                              doc="The open vocabulary (probsent.data.vocab.WordEstimates: a word "
                                   "without an entry read by its class), None without one (read as <unk>).")
 
     def _word_weights(self) -> tuple[np.ndarray, np.ndarray] | None:

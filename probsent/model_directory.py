@@ -34,13 +34,12 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import save_file
 
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import ESTIMATES_FILE, Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.files.atomic_writes import atomic_path, files_into, set_aside
 from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
 from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
 from probsent.settings import check_setting, is_declared
-from probsent.data.estimated_words import FILE as ESTIMATED_WORDS_FILE
 from probsent.version import __version__
 
 __all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "ESTIMATED_WORDS", "FORMAT_NAME", "FORMAT_VERSION",
@@ -55,7 +54,7 @@ FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
 CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
-ESTIMATED_WORDS = ESTIMATED_WORDS_FILE  # the open vocabulary (probsent.data.estimated_words): calibrate, export, training
+ESTIMATED_WORDS = ESTIMATES_FILE  # the open vocabulary (probsent.data.vocab): calibrate, export, training
 # Every file a model directory's model is made of: what ``save`` writes, and the only names it
 # ever replaces or removes in an existing directory (anything else there is the user's).
 MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES, ESTIMATED_WORDS)

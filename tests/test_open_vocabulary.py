@@ -1,5 +1,5 @@
 """The open vocabulary (issue 49): a word without an entry reads as its class
-(probsent.data.estimated_words), fitted on the model's own entries
+(probsent.data.vocab), fitted on the model's own entries
 (probsent.training.model_calibration.fit_word_estimates), the same on every path.
 
 The hand-computed cases use a synthetic WLO model whose entries' scales are chosen so that each
@@ -21,8 +21,7 @@ import pytest
 import probsent
 from probsent.api import SentenceModel, scoring_engine
 from probsent.cli import main
-from probsent.data.estimated_words import FILE, WordEstimates, number_shape
-from probsent.data.vocab import UNKNOWN, Vocabulary
+from probsent.data.vocab import ESTIMATES_FILE as FILE, UNKNOWN, Vocabulary, WordEstimates, number_shape
 from probsent.errors import InvalidValueError, ProbsentError
 from reproduction.evaluation.length_controlled import OOV_EXPLAIN, load_one_word
 from probsent.inference.array_encoder import ArrayEncoder

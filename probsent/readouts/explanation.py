@@ -189,7 +189,7 @@ class Attribution:
     text: str = ""  # the token as typed in the sentence ("" if not known: read ``token``)
     rank: float = math.nan  # the term's place among the model's words (TermScale.rank): 1 = most specific
     # a word without an entry read by the open vocabulary: the class its term was estimated from
-    # ("number: year", "english: zipf 2.0-2.5", "form: letters"; probsent.data.estimated_words); None otherwise
+    # ("number: year", "english: zipf 2.0-2.5", "form: letters"; probsent.data.vocab); None otherwise
     estimate: str | None = None
     known: bool | None = None  # known to the model or English (coverage); None: whether it has an entry
 

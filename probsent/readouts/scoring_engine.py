@@ -24,8 +24,7 @@ import numpy as np
 
 from probsent.inputs import check_batch_size
 from probsent.errors import ProbsentError
-from probsent.data.estimated_words import WordEstimates, open_index
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import Vocabulary, WordEstimates, open_index
 from probsent.inference.arrays import ArrayEncoding, gaussian_entropy, saturated, vector_norms
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.readouts.explanation import Explanation
@@ -54,7 +53,7 @@ class ScoringEngine:
         in a frozen copy of a model with per-word terms, which scores with its table alone.
     calibration, percentiles, path
         The model's calibration and percentile table (None without them) and its directory.
-    estimates : probsent.data.estimated_words.WordEstimates, optional
+    estimates : probsent.data.vocab.WordEstimates, optional
         The model's open vocabulary (``estimated_words.safetensors``): a word without an entry
         is read by its class on every path; None: as ``<unk>``.
     """

@@ -27,8 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probsent.data.estimated_words import WordEstimates, open_index
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import Vocabulary, WordEstimates, open_index
 from probsent.inference.arrays import gaussian_entropy, vector_norms
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.readouts.explanation import Attribution, Explanation, TermScale
@@ -57,7 +56,7 @@ class WordTermTable:
 
     Thread-safe; results never depend on the batch or on the other sentences in it.
     ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum. With ``estimates``
-    (the model's open vocabulary, :mod:`probsent.data.estimated_words`), a word without an entry
+    (the model's open vocabulary, :mod:`probsent.data.vocab`), a word without an entry
     reads as its class: the classes' terms and translation norms follow the vocabulary's, and
     ``token_ids`` gives their ids (``len(vocab) + class``); without, it reads as ``<unk>``.
     """

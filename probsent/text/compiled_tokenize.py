@@ -443,7 +443,7 @@ class CompiledTokenIds:
     ``index`` maps each token to its id (a token not in it is 0). With ``open_vocabulary``,
     ``index`` gives every token an id: an :class:`OpenVocabulary` that numbers every new token
     (see the module's docstring), or a model's open vocabulary
-    (:class:`probsent.data.estimated_words.EstimatingIndex`: a word without an entry is read by
+    (:class:`probsent.data.vocab.EstimatingIndex`: a word without an entry is read by
     its class). Not thread-safe.
     """
 

@@ -37,7 +37,7 @@ LOW_COVERAGE = 0.5
 def known_share(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray, model_only: bool = False) -> np.ndarray:
     """Each sentence's coverage: the share of its counted tokens that the model or English knows
     (an entry of its own, or with the open vocabulary a number or an English word:
-    :mod:`probsent.data.estimated_words`); with ``model_only``, the share with an entry of their
+    :mod:`probsent.data.vocab`); with ``model_only``, the share with an entry of their
     own (id neither 0, the unknown word, nor an estimated class). ``codes``
     (:func:`coverage_codes`) says which entries count: every token without an entry and every
     entry with a letter or digit, so that punctuation the model knows does not lift the share
@@ -87,7 +87,7 @@ _COUNT_MASK = (1 << _KNOWN_SHIFT) - 1
 def coverage_codes(index: Mapping[str, int]) -> np.ndarray:
     """int64 per id: 1 if coverage counts the entry (:func:`counts_for_coverage`; id 0, the
     unknown word, counts), plus 2^21 + 2^42 if it has an entry of its own (every id but 0);
-    with an open vocabulary (an :class:`probsent.data.estimated_words.EstimatingIndex`), one
+    with an open vocabulary (an :class:`probsent.data.vocab.EstimatingIndex`), one
     more code per estimated class after the vocabulary's ids: counted, plus 2^42 where the
     class is known to English (a number or an English word)."""
     estimates = getattr(index, "estimates", None)

@@ -8,7 +8,7 @@ the data files; no clock, no randomness but fixed seeds, no thread-dependent sum
   news training rows of the :data:`FEATURES` reproduction/docs/EXPERIMENTS.md's rule chose
   (:mod:`probsent.readouts.calibration`);
 - :func:`fit_word_estimates`: ``estimated_words.safetensors``, a WLO model's open vocabulary
-  (:mod:`probsent.data.estimated_words`), fitted on the model's own entries (below); the
+  (:mod:`probsent.data.vocab`), fitted on the model's own entries (below); the
   scores the two others are fitted on read it.
 
 :func:`calibrate` computes them all, then writes them; all are kept by ``SentenceModel.save``. The same model
@@ -26,9 +26,8 @@ import numpy as np
 
 from probsent.api import SentenceModel, scoring_engine
 from probsent.data.development_sets import DataDir, load_news_train
-from probsent.data.estimated_words import (ENGLISH_BANDS, FORMS, NOT_ENGLISH, NUMBER_SHAPES, WordEstimates, class_names,
-                                           english_band, form_of, number_shape)
-from probsent.data.vocab import fold
+from probsent.data.vocab import (ENGLISH_BANDS, FORMS, NOT_ENGLISH, NUMBER_SHAPES, WordEstimates, class_names,
+                                 english_band, fold, form_of, number_shape)
 from probsent.errors import ProbsentError
 from probsent.readouts.calibration import Calibration, feature_matrix, fit_logistic_features
 from probsent.readouts.percentiles import PER_SOURCE, PercentileTable, SEED, build_table, reference_sample
