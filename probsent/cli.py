@@ -210,7 +210,7 @@ def open_vocabulary_line(model: Any) -> str:
     """What ``calibrate`` and ``export`` say of the model's open vocabulary (estimated_words.safetensors)."""
     estimates = model.word_estimates
     if estimates is not None:
-        return (f"open vocabulary: {len(estimates.english_words):,} English words and {len(estimates)} classes "
+        return (f"open vocabulary: {estimates.english_count:,} English words and {len(estimates)} classes "
                 f"in {model.path / 'estimated_words.safetensors'}")
     return ("open vocabulary: none written (it needs a WLO model of at least 1,000 words, and wordfreq: "
             "pip install 'probsent[eval]'); words without an entry read as <unk>")

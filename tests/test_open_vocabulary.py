@@ -273,3 +273,91 @@ def test_spark_reads_unknown_words_as_the_api_does(open_dir: Path) -> None:
         session.stop()
     # the executors load the shipped files (the table among them) and score with the same table
     np.testing.assert_array_equal([r.specificity for r in rows], probsent.load(open_dir).specificity(OOV_SENTENCES))
+
+
+# -- the fast lookup (round 3) gives the estimator's ids --------------------------------------
+
+def reference_id(token: str, index: dict[str, int], estimates: WordEstimates, english: dict[str, int]) -> int:
+    """A token's id by the open vocabulary's rules, one after another, naively (no memo, no
+    shortcut): its entry; for a non-ASCII token, its folded form's entry; a number by its shape;
+    an English word the model lacks (or its folded form) by its band; a hyphenated compound whose
+    parts are all numbers or words the model or English knows, by its rarest part's band; else
+    its form. Each class is row ``len(vocabulary) + class``. ``english``: the table's English
+    words and their bands, as a dict."""
+    from probsent.data.vocab import ENGLISH_BANDS, FORMS, NOT_ENGLISH, NUMBER_SHAPES, fold, form_of
+
+    size = len(index)
+    if token in index:
+        return index[token]
+    if not token:
+        return 0
+    if not token.isascii() and fold(token) in index:
+        return index[fold(token)]
+    shape = number_shape(token)
+    if shape is not None:
+        return size + [name for name, _ in NUMBER_SHAPES].index(shape)
+
+    def english_band(word: str) -> int | None:
+        return english.get(word, english.get(fold(word)) if not word.isascii() else None)
+
+    def part_band(part: str) -> int | None:
+        if number_shape(part):
+            return len(ENGLISH_BANDS)
+        entry = index.get(part, index.get(fold(part)) if not part.isascii() else None)
+        if entry:  # a word with an entry: the band English gives it, as the table holds it
+            band = int(estimates.vocab_bands[entry])
+            return None if band == NOT_ENGLISH else band
+        return english_band(part)
+
+    band = english_band(token)
+    if band is None and "-" in token and all(token.split("-")):
+        bands = [part_band(part) for part in token.split("-")]
+        band = None if None in bands else min(bands)
+    if band is not None:
+        return size + len(NUMBER_SHAPES) + band
+    return size + len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1 + FORMS.index(form_of(token))
+
+
+HAND_MADE = ["1879", "2023", "0042", "42", "3.14", ".5", "1,000,000", "12,345.67", "5:30", "5:30:15pm", "22nd",
+             "101st", "1990s", "90's", "3kg", "2.5mm", "1/2", "1-2", "30-year", "real-estate", "stock-index",
+             "x86-64", "cyclooxygenase-1", "covid-19", "-", "--", "a-", "-a", "well-known-ish", "c3po", "h2o",
+             "foo_bar", "node.js", "e-mail", "warfarin", "ibuprofen", "kubernetes", "malloc", "qxvtrb", "zzz",
+             "café", "naïve", "straße", "ｃａｆé", "ﬁne", "привет", "東京", "☃", "🙂", "١٢٣", "²", "ⅻ", "…", "%", "$",
+             "''", "``", "'s", "n't", "<unk>", "", "a" * 300, "ÉCOLE".lower(), "Warfarin".lower(), "İstanbul".lower()]
+
+
+def test_the_fast_lookup_gives_the_estimators_ids(open_dir: Path, monkeypatch) -> None:
+    # round 3's rule: the lookup every Python scoring path takes (EstimatingIndex.ids_of: C
+    # dict lookups and a memo) gives the same id as the index's get, and both the naive
+    # reference's, on the whole vocabulary, the table's English words, every token of the
+    # development sets and hand-made tokens (numbers of each shape, compounds, capitals as the
+    # tokenizer lowers them, digits inside, other scripts), with the memo empty, full and reset
+    from reproduction.evaluation.length_controlled import ONE_WORD, load_equal_length
+    from reproduction.evaluation.tables import load_shorter_specific
+
+    model = probsent.load(open_dir)
+    index = scoring_engine(model).token_ids.index
+    estimates = model.word_estimates
+    plain = dict(model.vocab.index)
+    english = dict(zip(estimates.english_words, estimates.english_bands.tolist()))
+    sentences = [*load_one_word(OOV_EXPLAIN)[0], *load_one_word(ONE_WORD)[0], *sum(load_equal_length(), []),
+                 *sum(load_shorter_specific(), []), *OOV_SENTENCES, "Warfarin, KUBERNETES and Café in 1879; x86-64!"]
+    text_tokens = sorted({t for s in sentences for t in tokenize(s)})
+    tokens = model.vocab.words + estimates.english_words + text_tokens + HAND_MADE
+    rng = np.random.default_rng(0)
+    tokens = [tokens[k] for k in rng.permutation(len(tokens))]
+    expected = [reference_id(t, plain, estimates, english) for t in tokens]
+    assert [index.get(t, 0) for t in tokens] == expected
+    cold = index.ids_of(tokens)
+    assert cold == expected
+    assert index.ids_of(tokens[::-1]) == expected[::-1]  # from the memo
+    monkeypatch.setattr(type(index), "MEMO_LIMIT", 10)  # the memo starts again and again
+    assert index.ids_of(tokens) == expected
+    estimated = sum(i >= len(plain) for i in expected)
+    assert estimated > 250_000 and len({i for i in expected if i >= len(plain)}) >= 20  # every class kind is read
+    # the terms are the table's rows of those ids: explain's share of each hand-made token is
+    # its reference id's term, bit for bit
+    table = scoring_engine(model).term_table("x")
+    for token in HAND_MADE:
+        if token and tokenize(token) == [token]:
+            assert model.explain(token).words[0].entropy == table.terms[reference_id(token, plain, estimates, english)], token

@@ -43,6 +43,8 @@ import json
 import os
 import re
 import unicodedata
+from itertools import compress, repeat
+from operator import is_
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -219,7 +221,10 @@ class WordEstimates:
             raise ValueError("one band per English word")
         self.scale = np.ascontiguousarray(scale, dtype=np.float32)
         self.shift = np.ascontiguousarray(shift, dtype=np.float32)
-        self.english_words = list(english_words)
+        # the English words as one string, one a line: a list of a few hundred thousand strings is
+        # a container the garbage collector walks, item by item, and a process pickles item by item
+        self._english_text = "\n".join(english_words)
+        self.english_count = len(english_words)
         self.english_bands = np.asarray(english_bands, dtype=np.uint8)
         self.vocab_size = int(vocab_size)
         # each vocabulary entry's English band (NOT_ENGLISH where English does not know it): the parts of compounds
@@ -243,8 +248,14 @@ class WordEstimates:
 
     def _english_index(self) -> dict[str, int]:
         if self._english is None:
+            # str -> int only: a dict the garbage collector does not track
             self._english = dict(zip(self.english_words, self.english_bands.tolist()))
         return self._english
+
+    @property
+    def english_words(self) -> list[str]:
+        """The English words the model lacks, in the table's order (a new list each time)."""
+        return self._english_text.split("\n") if self.english_count else []
 
     def _band(self, token: str, entry: Callable[[str], int | None]) -> int | None:
         """The English band of a word (``entry``: its vocabulary id, or None), None if English
@@ -292,7 +303,7 @@ class WordEstimates:
 
         from probsent.files.atomic_writes import atomic_path
 
-        words = "\n".join(self.english_words).encode("utf-8")
+        words = self._english_text.encode("utf-8")
         metadata = {"format": ESTIMATES_FORMAT, "version": "1", "vocab_size": str(self.vocab_size),
                     "classes": json.dumps(self.names), "fitted": json.dumps(self.fitted, sort_keys=True)}
         data = save({"scale": self.scale, "shift": self.shift, "english_bands": self.english_bands,
@@ -383,21 +394,48 @@ class EstimatingIndex(FoldingIndex):
     vocabulary's entries only."""
 
     resolves_every_token = True  # the compiled tokenizer sends unknown plain words here
+    MEMO_LIMIT = 1 << 16  # tokens without an entry that :meth:`ids_of` remembers (then it starts again)
 
     def __init__(self, index: Mapping[str, int], estimates: WordEstimates) -> None:
         super().__init__(index)
         self.estimates = estimates
         self.vocab_size = estimates.vocab_size
         self._form_rows = {form: self.vocab_size + estimates.first_form + k for k, form in enumerate(FORMS)}
+        self._entries = dict.get.__get__(self)  # the entries' own lookup, in C (no override, no fold)
+        self._memo: dict[str, int] = {}  # ids_of's: the id get gave each token without an exact entry
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self), self.estimates))
+
+    def ids_of(self, tokens: Sequence[str]) -> list[int]:
+        """``[self.get(t, 0) for t in tokens]``, fast: an exact entry by ``dict.get`` in C (one
+        call for all tokens); a token without one from a memo of what :meth:`get` gave it
+        before, else from :meth:`get`, remembered (up to MEMO_LIMIT tokens, then the memo starts
+        again). So the ids are :meth:`get`'s by construction; nothing is built beforehand."""
+        found = list(map(self._entries, tokens))
+        if None in found:
+            memo = self._memo
+            if len(memo) > self.MEMO_LIMIT:
+                memo = self._memo = {}
+            remembered, get = memo.get, self.get
+            for k in compress(range(len(found)), map(is_, found, repeat(None))):
+                token = tokens[k]
+                value = remembered(token)
+                if value is None:
+                    value = memo[token] = get(token, 0)
+                found[k] = value
+        return found
 
     def get(self, token, default=None):  # type: ignore[override]
-        found = dict.get(self, token)  # the usual case first, without FoldingIndex's call
-        if found is None:
-            found = FoldingIndex.get(self, token)
+        found = dict.get(self, token)  # the usual case first
         if found is not None:
             return found
         if not isinstance(token, str) or not token:
             return default
+        if not token.isascii():  # FoldingIndex.get's fallback, inline
+            found = dict.get(self, fold(token))
+            if found is not None:
+                return found
         return self.vocab_size + self.estimates.class_of(token, self._entry)
 
     def kernel_forms(self) -> tuple[int, int]:
@@ -424,9 +462,9 @@ class EstimatingIndex(FoldingIndex):
         them without Python: (their UTF-8 bytes one after another, uint8; the starts of each and
         the end, int64; the id :meth:`get` gives each, int64), from the table's bytes in NumPy."""
         estimates = self.estimates
-        blob = np.frombuffer("\n".join(estimates.english_words).encode("utf-8"), dtype=np.uint8)
+        blob = np.frombuffer(estimates._english_text.encode("utf-8"), dtype=np.uint8)
         breaks = np.flatnonzero(blob == 10)
-        count = len(estimates.english_words)
+        count = estimates.english_count
         starts = np.concatenate(([0], breaks + 1, [len(blob) + 1])) - np.arange(count + 1) if count else np.zeros(1, np.int64)
         ids = self.vocab_size + estimates.first_english + estimates.english_bands.astype(np.int64)
         return blob[blob != 10], starts.astype(np.int64), ids

@@ -122,7 +122,10 @@ class WordTermTable:
     def ids_of(self, tokens: Sequence[str]) -> np.ndarray:
         """The ids of tokens (int64), as every scoring path reads them: an entry, else (with the
         open vocabulary) its class's row, else 0 (``<unk>``)."""
-        get = self.token_ids.index.get
+        index = self.token_ids.index
+        if hasattr(index, "ids_of"):  # the open vocabulary's (probsent.data.vocab.EstimatingIndex)
+            return np.array(index.ids_of(list(tokens)), dtype=np.int64)
+        get = index.get
         return np.fromiter((get(t, 0) for t in tokens), dtype=np.int64, count=len(tokens))
 
     def estimate_of(self, row: int) -> str | None:

@@ -17,6 +17,7 @@ import and cached kernels cost a few tenths of a second).
 from __future__ import annotations
 
 import threading
+from itertools import chain
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -152,11 +153,15 @@ class TokenIds:
         count = len(self.tokenizer)
         if count == self._known:
             return
-        get = self.index.get
         new = self.tokenizer.tokens[self._known:count]
         lengths = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
-        ids = np.fromiter((get(t, 0) for tokens in new for t in tokens), dtype=np.int64,
-                          count=int(lengths.sum()))
+        ids_of = getattr(self.index, "ids_of", None)  # an open vocabulary's bulk lookup (EstimatingIndex)
+        if ids_of is not None:
+            ids = np.array(ids_of(list(chain.from_iterable(new))), dtype=np.int64)
+        else:
+            get = self.index.get
+            ids = np.fromiter((get(t, 0) for tokens in new for t in tokens), dtype=np.int64,
+                              count=int(lengths.sum()))
         end = int(self._starts[self._known])
         if len(self._starts) < count + 1:
             self._starts = _grown(self._starts, 2 * (count + 1))
