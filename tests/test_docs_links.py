@@ -79,3 +79,16 @@ def test_every_test_reliability_names_exists():
             if not re.search(rf"^\s*(async )?def {re.escape(name)}\(", path.read_text(encoding="utf-8"), re.M):
                 missing.append(f"{file}::{function}")
     assert not missing, "docs/RELIABILITY.md names tests that do not exist: " + ", ".join(missing)
+
+
+# The product's pages (issue 51): what a user reads, the references included; the research
+# wing's pages (reproduction/docs) are the maintainers' and are not counted.
+PRODUCT_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+MAX_PRODUCT_WORDS = 20_000
+
+
+def test_the_product_pages_stay_within_their_word_budget() -> None:
+    # a word is a run of non-space characters, as `wc -w` counts them
+    words = {page.relative_to(ROOT).as_posix(): len(page.read_text(encoding="utf-8").split()) for page in PRODUCT_PAGES}
+    assert sum(words.values()) <= MAX_PRODUCT_WORDS, words
+    assert "docs/RELIABILITY.md" in words and "README.md" in words  # the pages counted are the product's
