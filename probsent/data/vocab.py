@@ -200,6 +200,9 @@ def form_of(token: str) -> str:
     return "letters and digits" if digits else "letters"
 
 
+_FORM_ROWS = {form: row for row, form in enumerate(FORMS)}  # a form's row among the forms
+
+
 def class_names() -> list[str]:
     """Every class, in row order: the number shapes, the English bands, the forms."""
     return ([f"number: {name}" for name, _ in NUMBER_SHAPES]
@@ -238,37 +241,49 @@ class WordEstimates:
                        "form": len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1}
         self.first_english = self._first["english"]  # the row of the first English band
         self.first_form = self._first["form"]  # the row of the first form
-        self._english: dict[str, int] | None = None  # made on first use (a few hundred thousand words)
+        self._lookups: _EnglishLookups | None = None  # made on first use (a few hundred thousand words)
 
     def __len__(self) -> int:
         return len(self.names)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_english": None}
+        return {**self.__dict__, "_lookups": None}
 
-    def _english_index(self) -> dict[str, int]:
-        if self._english is None:
-            # str -> int only: a dict the garbage collector does not track
-            self._english = dict(zip(self.english_words, self.english_bands.tolist()))
-        return self._english
+    def _english_lookups(self) -> "_EnglishLookups":
+        if self._lookups is None:
+            self._lookups = _EnglishLookups(self)
+        return self._lookups
 
     @property
     def english_words(self) -> list[str]:
         """The English words the model lacks, in the table's order (a new list each time)."""
         return self._english_text.split("\n") if self.english_count else []
 
+    def plain_english_ids(self) -> dict[str, int]:
+        """The id (``vocab_size`` + class row) of each English word that is read as English by
+        itself: ASCII (no folded form is looked up before it) and not starting with a digit or
+        "." (no number shape is tried before it). It is the id :meth:`class_of` gives such a
+        word, whatever the vocabulary holds, so a token without an entry found here needs no
+        classification. Made on first use, once per process (a copy for a worker makes its own)."""
+        return self._english_lookups().plain
+
+    def _english_id(self, word: str) -> int | None:
+        """The id of an English word the model lacks (``word`` exactly), None for another word."""
+        lookups = self._english_lookups()
+        found = lookups.plain.get(word)
+        return found if found is not None or not lookups.other else lookups.other.get(word)
+
     def _band(self, token: str, entry: Callable[[str], int | None]) -> int | None:
         """The English band of a word (``entry``: its vocabulary id, or None), None if English
         does not know it."""
         found = entry(token)
         if found is not None and found > 0:
-            band = int(self.vocab_bands[found])
+            band = self._english_lookups().vocab_bands[found]
             return None if band == NOT_ENGLISH else band
-        english = self._english_index()
-        band = english.get(token)
-        if band is None and not token.isascii():
-            band = english.get(fold(token))
-        return band
+        english = self._english_id(token)
+        if english is None and not token.isascii():
+            english = self._english_id(fold(token))
+        return None if english is None else english - self.vocab_size - self.first_english
 
     def class_of(self, token: str, entry: Callable[[str], int | None] = lambda token: None) -> int:
         """The class (row) of a token without an entry (as the tokenizer gives it: lower-cased);
@@ -278,18 +293,18 @@ class WordEstimates:
             shape = number_shape(token)
             if shape is not None:
                 return _SHAPE_ROWS[shape]
-        english = self._english if self._english is not None else self._english_index()
-        band = english.get(token)
-        if band is None and not token.isascii():
-            band = english.get(fold(token))
-        if band is None and "-" in token:
+        english = self._english_id(token)
+        if english is None and not token.isascii():
+            english = self._english_id(fold(token))
+        if english is not None:
+            return english - self.vocab_size
+        if "-" in token:
             parts = token.split("-")
             if all(parts):
                 bands = [len(ENGLISH_BANDS) if number_shape(part) else self._band(part, entry) for part in parts]
-                band = None if None in bands else min(bands)
-        if band is not None:
-            return self.first_english + band
-        return self._first["form"] + FORMS.index(form_of(token))
+                if None not in bands:
+                    return self.first_english + min(bands)
+        return self.first_form + _FORM_ROWS[form_of(token)]
 
     def name_of(self, row: int) -> str:
         """The class name of an id at or beyond the vocabulary's size."""
@@ -377,6 +392,37 @@ class WordEstimates:
         return cls(scale, shift, words, bands, vocab_size, fitted, vocab_bands)
 
 
+class _EnglishLookups:
+    """A table's English words as dicts, made once per process from the table's one string:
+    ``plain`` (word -> id) holds the words :meth:`WordEstimates.plain_english_ids` describes,
+    ``other`` (word -> id) the rest (words with a letter beyond ASCII, in practice; with the
+    plain ones, every English word of the table exactly once); ``vocab_bands``
+    is each vocabulary entry's band as ``bytes`` (indexing it gives a Python int, without NumPy).
+    Only str -> int dicts: containers the garbage collector does not track."""
+
+    def __init__(self, estimates: WordEstimates) -> None:
+        words = estimates.english_words
+        ids = (estimates.vocab_size + estimates.first_english + estimates.english_bands.astype(np.int64)).tolist()
+        self.plain = dict(zip(words, ids))  # all of them first (one dict built in C), then the others moved out
+        self.other = {words[k]: ids[k] for k in _not_plain(estimates._english_text, len(words))}
+        for word in self.other:
+            del self.plain[word]
+        self.vocab_bands = estimates.vocab_bands.tobytes()
+
+
+def _not_plain(text: str, count: int) -> list[int]:
+    """The positions, among the ``count`` words of ``text`` (one a line), of those that are not
+    ASCII, are empty, or start with a digit or "." (from the UTF-8 bytes, with NumPy)."""
+    if not count:
+        return []
+    blob = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(blob == 10) + 1))  # where each word begins
+    first = np.append(blob, 10)[starts]  # its first byte (a line end where it is empty)
+    number_like = ((first >= ord("0")) & (first <= ord("9"))) | (first == ord(".")) | (first == 10)
+    beyond_ascii = np.searchsorted(starts, np.flatnonzero(blob >= 128), side="right") - 1
+    return sorted(set(np.flatnonzero(number_like).tolist()) | set(beyond_ascii.tolist()))
+
+
 def _metadata(data: bytes) -> dict[str, str]:
     """The ``__metadata__`` of a safetensors file's bytes."""
     length = int.from_bytes(data[:8], "little")
@@ -409,22 +455,33 @@ class EstimatingIndex(FoldingIndex):
 
     def ids_of(self, tokens: Sequence[str]) -> list[int]:
         """``[self.get(t, 0) for t in tokens]``, fast: an exact entry by ``dict.get`` in C (one
-        call for all tokens); a token without one from a memo of what :meth:`get` gave it
-        before, else from :meth:`get`, remembered (up to MEMO_LIMIT tokens, then the memo starts
-        again). So the ids are :meth:`get`'s by construction; nothing is built beforehand."""
+        call for all tokens); a token without one from the table's plain English words
+        (:meth:`WordEstimates.plain_english_ids`, also in C), else by :meth:`_unlisted_id`."""
         found = list(map(self._entries, tokens))
         if None in found:
-            memo = self._memo
-            if len(memo) > self.MEMO_LIMIT:
-                memo = self._memo = {}
-            remembered, get = memo.get, self.get
-            for k in compress(range(len(found)), map(is_, found, repeat(None))):
-                token = tokens[k]
-                value = remembered(token)
-                if value is None:
-                    value = memo[token] = get(token, 0)
-                found[k] = value
+            positions = list(compress(range(len(found)), map(is_, found, repeat(None))))
+            missing = list(map(tokens.__getitem__, positions))
+            english = map(self.estimates.plain_english_ids().get, missing)
+            unlisted = self._unlisted_id
+            for k, token, known in zip(positions, missing, english):
+                found[k] = known if known is not None else unlisted(token)
         return found
+
+    def _unlisted_id(self, token: str) -> int:
+        """:meth:`get`'s id of a token with no entry that is not one of the table's plain English
+        words. An ASCII token without a hyphen that starts with neither a digit nor "." is then
+        no number, no English word and no compound: it is read by its form at once. Any other
+        comes from a memo of what :meth:`get` gave it before, else from :meth:`get`, remembered
+        (up to MEMO_LIMIT tokens, then the memo starts again)."""
+        if token.isascii() and token and "-" not in token and not (token[0].isdigit() or token[0] == "."):
+            return self._form_rows[form_of(token)]
+        memo = self._memo
+        known = memo.get(token)
+        if known is None:
+            if len(memo) >= self.MEMO_LIMIT:
+                memo = self._memo = {}
+            known = memo[token] = self.get(token, 0)
+        return known
 
     def get(self, token, default=None):  # type: ignore[override]
         found = dict.get(self, token)  # the usual case first
