@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import shutil
 from pathlib import Path
 
@@ -327,7 +328,7 @@ HAND_MADE = ["1879", "2023", "0042", "42", "3.14", ".5", "1,000,000", "12,345.67
 
 
 def test_the_fast_lookup_gives_the_estimators_ids(open_dir: Path, monkeypatch) -> None:
-    # round 3's rule: the lookup every Python scoring path takes (EstimatingIndex.ids_of: C
+    # round 3's rule (and round 4's): the lookup every Python scoring path takes (EstimatingIndex.ids_of: C
     # dict lookups and a memo) gives the same id as the index's get, and both the naive
     # reference's, on the whole vocabulary, the table's English words, every token of the
     # development sets and hand-made tokens (numbers of each shape, compounds, capitals as the
@@ -353,6 +354,17 @@ def test_the_fast_lookup_gives_the_estimators_ids(open_dir: Path, monkeypatch) -
     assert index.ids_of(tokens[::-1]) == expected[::-1]  # from the memo
     monkeypatch.setattr(type(index), "MEMO_LIMIT", 10)  # the memo starts again and again
     assert index.ids_of(tokens) == expected
+    # round 4: the plain English words' ids (a dict made once per process) are the reference's,
+    # they and the others are the table's English words exactly once, and a worker's copy (a
+    # pickled index, which makes its own dict and memo) gives the same ids, cold and from its memo
+    plain_ids = estimates.plain_english_ids()
+    assert all(w.isascii() and w[:1] and not (w[0].isdigit() or w[0] == ".") for w in plain_ids)
+    assert {w: reference_id(w, plain, estimates, english) for w in plain_ids} == plain_ids
+    others = set(english) - set(plain_ids)
+    assert len(plain_ids) + len(others) == len(english) and all(not w.isascii() for w in others)
+    copy = pickle.loads(pickle.dumps(index))
+    assert copy.estimates._lookups is None and copy._memo == {}
+    assert copy.ids_of(tokens) == expected and copy.ids_of(tokens[::-1]) == expected[::-1]
     estimated = sum(i >= len(plain) for i in expected)
     assert estimated > 250_000 and len({i for i in expected if i >= len(plain)}) >= 20  # every class kind is read
     # the terms are the table's rows of those ids: explain's share of each hand-made token is
@@ -361,3 +373,24 @@ def test_the_fast_lookup_gives_the_estimators_ids(open_dir: Path, monkeypatch) -
     for token in HAND_MADE:
         if token and tokenize(token) == [token]:
             assert model.explain(token).words[0].entropy == table.terms[reference_id(token, plain, estimates, english)], token
+
+
+def test_the_fast_lookup_holds_for_a_table_the_fit_would_not_write() -> None:
+    # round 4: ids_of reads the table's plain English words in C; a hand-made table with English
+    # words the fit never keeps (one whose folded form has an entry, ones starting with a digit
+    # or ".", an empty one) still gets the naive reference's ids, because only words read as
+    # English by themselves are in that dict
+    from probsent.data.vocab import EstimatingIndex, Vocabulary, WordEstimates, class_names
+
+    vocab = Vocabulary(["<unk>", "cafe", "real", "the"])
+    words = ["café", "1990s", "3d", ".net", "", "estate", "naïve", "x-ray"]
+    bands = np.arange(len(words), dtype=np.uint8) % 9
+    scale = np.ones((len(class_names()), 2), dtype=np.float32)
+    estimates = WordEstimates(scale, scale, words, bands, len(vocab), vocab_bands=np.array([255, 3, 4, 255], np.uint8))
+    index = EstimatingIndex(vocab.index, estimates)
+    tokens = [*words, "real-estate", "the-estate", "real-1990s", "naive", ".5", "zzz", "3d-x", "café-real", "x-ray"]
+    english = dict(zip(words, bands.tolist()))
+    expected = [reference_id(t, dict(vocab.index), estimates, english) for t in tokens]
+    assert set(estimates.plain_english_ids()) == {"estate", "x-ray"}
+    assert index.ids_of(tokens) == expected == [index.get(t, 0) for t in tokens]
+    assert index.ids_of(tokens) == expected  # from the memo
