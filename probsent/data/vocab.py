@@ -277,7 +277,7 @@ class WordEstimates:
         """The English band of a word (``entry``: its vocabulary id, or None), None if English
         does not know it."""
         found = entry(token)
-        if found is not None and found > 0:
+        if found:  # an entry other than <unk>: the band the table holds for it
             band = self._english_lookups().vocab_bands[found]
             return None if band == NOT_ENGLISH else band
         english = self._english_id(token)
@@ -299,12 +299,25 @@ class WordEstimates:
         if english is not None:
             return english - self.vocab_size
         if "-" in token:
-            parts = token.split("-")
-            if all(parts):
-                bands = [len(ENGLISH_BANDS) if number_shape(part) else self._band(part, entry) for part in parts]
-                if None not in bands:
-                    return self.first_english + min(bands)
+            band = self._compound_band(token.split("-"), entry)
+            if band is not None:
+                return self.first_english + band
         return self.first_form + _FORM_ROWS[form_of(token)]
+
+    def _compound_band(self, parts: list[str], entry: Callable[[str], int | None]) -> int | None:
+        """The band of a hyphenated compound's ``parts``: its rarest part's, a number counting
+        as the commonest band; None where a part is empty or unknown to English."""
+        band = len(ENGLISH_BANDS)
+        for part in parts:
+            if not part:
+                return None
+            if (part[0].isdigit() or part[0] == ".") and number_shape(part) is not None:
+                continue
+            part_band = self._band(part, entry)
+            if part_band is None:
+                return None
+            band = min(band, part_band)
+        return band
 
     def name_of(self, row: int) -> str:
         """The class name of an id at or beyond the vocabulary's size."""
@@ -402,7 +415,11 @@ class _EnglishLookups:
 
     def __init__(self, estimates: WordEstimates) -> None:
         words = estimates.english_words
-        ids = (estimates.vocab_size + estimates.first_english + estimates.english_bands.astype(np.int64)).tolist()
+        # one int object per band, shared by every word of it (not one per word): what a lookup
+        # returns is then always the same few objects, not a quarter of a million scattered ones
+        band_ids = np.array([estimates.vocab_size + estimates.first_english + band
+                             for band in range(len(ENGLISH_BANDS) + 1)], dtype=object)
+        ids = band_ids[estimates.english_bands].tolist()
         self.plain = dict(zip(words, ids))  # all of them first (one dict built in C), then the others moved out
         self.other = {words[k]: ids[k] for k in _not_plain(estimates._english_text, len(words))}
         for word in self.other:
@@ -493,7 +510,8 @@ class EstimatingIndex(FoldingIndex):
             found = dict.get(self, fold(token))
             if found is not None:
                 return found
-        return self.vocab_size + self.estimates.class_of(token, self._entry)
+        # a part of an ASCII token is ASCII: its entry is its exact one (no folded form), in C
+        return self.vocab_size + self.estimates.class_of(token, self._entries if token.isascii() else self._entry)
 
     def kernel_forms(self) -> tuple[int, int]:
         """The ids :meth:`get` gives a word of ASCII letters, and of a letter then letters and
