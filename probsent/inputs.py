@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 
+# public for the commands other packages add through the entry point group ``probsent.commands``
+# (docs/ARCHITECTURE.md): their arguments are checked and refused as probsent's own are
+__all__ = ["positive_int"]
+
 from probsent.errors import InvalidValueError
 
 

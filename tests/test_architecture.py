@@ -22,7 +22,8 @@ WING_TESTS = "reproduction/tests/"  # the wing's tests, like tests/, are not on 
 # its names) and the one declared facade, which stays small
 PUBLIC = {"probsent", "probsent.api", "probsent.errors", "probsent.version", "probsent.cli",
           "probsent.data.development_sets", "probsent.training", "probsent.models", "probsent.gaussian",
-          "probsent.export", "probsent.integrations.research_facade"}
+          "probsent.export", "probsent.inputs", "probsent.files.atomic_writes",
+          "probsent.integrations.research_facade"}
 FACADE = "probsent.integrations.research_facade"
 MAX_FACADE_NAMES = 12
 MAP = REPO / "docs" / "ARCHITECTURE.md"

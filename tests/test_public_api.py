@@ -115,12 +115,15 @@ def test_the_top_level_holds_at_most_twenty_modules() -> None:
 PUBLIC_MODULES = {
     "probsent.training": {"Trainer", "TrainConfig", "SETTINGS", "SCRAMBLE", "MappedPairs", "load_mapped_pairs",
                           "apply_mixture", "build_vocabulary", "tune_threshold", "predict_specific",
-                          "accuracy_at_tuned_threshold"},
+                          "accuracy_at_tuned_threshold", "pearson"},
     "probsent.models": {"MODEL_TYPES", "Encoding", "SentenceEncoder", "WordEntropyTerms", "build_model", "model_class",
                         "register_model", "unregister_model", "with_word_entropy_terms", "WLO", "WordAverage",
                         "WordSum", "LSTMAverage", "LSTMGaussian"},  # the model plug-in API (docs/ARCHITECTURE.md)
     "probsent.gaussian": {"entropy", "kl_to_standard_normal", "expected_inner_product"},
     "probsent.export": {"export_model"},
+    # for commands added through the entry point group probsent.commands
+    "probsent.inputs": {"positive_int"},
+    "probsent.files.atomic_writes": {"atomic_path", "write_text", "write_json"},
 }
 
 

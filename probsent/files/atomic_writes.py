@@ -15,6 +15,10 @@ from typing import Any, Iterator
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.signals import signals_held
 
+# public for the commands other packages add through ``probsent.commands`` (the research wing's
+# records, reports and plots): their files are written as probsent's own are, never half-written
+__all__ = ["atomic_path", "write_text", "write_json"]
+
 
 @contextmanager
 def atomic_path(target: str | os.PathLike[str], replace: bool = True) -> Iterator[Path]:

@@ -2,7 +2,8 @@
 names the paper's reproduction needs beyond the public API, each with the reason it is not public.
 
 The wing imports probsent's public modules (``probsent``, ``probsent.api``, ``probsent.training``,
-``probsent.models``, ``probsent.gaussian``, ``probsent.export``, ``probsent.errors``,
+``probsent.models``, ``probsent.gaussian``, ``probsent.export``, ``probsent.inputs``,
+``probsent.files.atomic_writes``, ``probsent.errors``,
 ``probsent.version``, ``probsent.cli``, ``probsent.data.development_sets``), only the names of
 their ``__all__`` where they declare one, and this module; ``tests/test_architecture.py``
 enforces it, that this module stays small, and that no probsent module imports the wing.

@@ -8,7 +8,7 @@ checkpoints. ``load_mapped_pairs`` reads pairs as ``--data`` does (a ``MappedPai
 get an entry, so an untrained model can be built exactly as training starts one;
 ``tune_threshold``, ``predict_specific`` and ``accuracy_at_tuned_threshold`` are the measure
 ``best-news/`` is chosen by (specific iff score > a threshold tuned on labelled rows), for a
-user's own labelled sentences.
+user's own labelled sentences; ``pearson`` is the correlation ``best/`` is chosen by (on STS 2017).
 
 The names are imported on first use: ``import probsent.training`` loads neither torch nor the
 trainer.
@@ -21,12 +21,12 @@ if TYPE_CHECKING:
     from probsent.data.mapped_pairs import MappedPairs, load_mapped_pairs
     from probsent.data.mixture import apply_mixture
     from probsent.settings import SCRAMBLE, SETTINGS, TrainConfig
-    from probsent.training.model_selection import accuracy_at_tuned_threshold, predict_specific, tune_threshold
+    from probsent.training.model_selection import accuracy_at_tuned_threshold, pearson, predict_specific, tune_threshold
     from probsent.training.trainer import Trainer
     from probsent.training.training_data import build_vocabulary
 
 __all__ = ["Trainer", "TrainConfig", "SETTINGS", "SCRAMBLE", "MappedPairs", "load_mapped_pairs", "apply_mixture",
-           "build_vocabulary", "tune_threshold", "predict_specific", "accuracy_at_tuned_threshold"]
+           "build_vocabulary", "tune_threshold", "predict_specific", "accuracy_at_tuned_threshold", "pearson"]
 
 
 def __getattr__(name: str) -> Any:
@@ -41,7 +41,7 @@ def __getattr__(name: str) -> Any:
         from probsent.data import mixture as module
     elif name == "build_vocabulary":
         from probsent.training import training_data as module
-    elif name in ("tune_threshold", "predict_specific", "accuracy_at_tuned_threshold"):
+    elif name in ("tune_threshold", "predict_specific", "accuracy_at_tuned_threshold", "pearson"):
         from probsent.training import model_selection as module
     else:
         raise AttributeError(f"module 'probsent.training' has no attribute {name!r}")

@@ -31,7 +31,8 @@ from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.report import render_report
 from reproduction.evaluation.results import EvaluationRun, save_evaluation
 from reproduction.evaluation.suite import Options, Outcome, System, SharedTrainingPairs, run_suite
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
+from probsent.inputs import positive_int
 
 JSON_NAME, REPORT_NAME, PLOT_DIR = "evaluation.json", "report.md", "plots"
 DEFAULT_OUT = "probsent-eval"
@@ -40,17 +41,6 @@ TRANSFORMER_BASELINES = ("minilm-cls", "minilm-mean")
 
 CountsFrom = tuple[System, SharedTrainingPairs]
 """The model whose training counts the information-content baseline uses, and the training pairs."""
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1, with a one-line error (as probsent's own commands)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
 
 
 def information_content(counts_from: CountsFrom | None) -> tuple[bl.InformationContentScorer, str]:

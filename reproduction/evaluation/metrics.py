@@ -13,9 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-# The tuned threshold is the product's public measure (training's model selection reads it):
-# written once there, re-exported here for the harness.
-from probsent.training import accuracy_at_tuned_threshold, predict_specific, tune_threshold  # noqa: F401
+# Pearson and the tuned threshold are the product's public measures (training's model selection
+# reads them): written once there, re-exported here for the harness.
+from probsent.training import accuracy_at_tuned_threshold, pearson, predict_specific, tune_threshold  # noqa: F401
 
 
 def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -29,15 +29,6 @@ def _pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 def _constant(values: np.ndarray) -> bool:
     return bool(np.all(values == values[0]))
-
-
-def pearson(x: ArrayLike, y: ArrayLike) -> float:
-    """Pearson correlation coefficient (``scipy.stats.pearsonr``); NaN if either input is
-    constant (the coefficient is undefined there, and scipy would warn)."""
-    a, b = _pair(x, y)
-    if _constant(a) or _constant(b):
-        return float("nan")
-    return float(stats.pearsonr(a, b).statistic)
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> float:

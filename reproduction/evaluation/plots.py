@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from reproduction.evaluation.lexical import LISTS, WordTable
 from reproduction.evaluation.results import LexicalWord
-from reproduction.evaluation.atomic_files import atomic_path
+from probsent.files.atomic_writes import atomic_path
 
 DPI = 110
 

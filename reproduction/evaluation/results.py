@@ -31,7 +31,7 @@ import torch
 
 from probsent.errors import InvalidValueError, MissingFileError
 from reproduction.evaluation import paper
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 from probsent.version import __version__
 
 FORMAT_NAME = "probsent-eval"

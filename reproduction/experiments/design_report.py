@@ -225,6 +225,7 @@ def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
     if rows is None:
         return []
     measures, length = rows["measures"], rows["length"]
+    gap = measures["probability"]["news"] - length["news"]  # P(specific) against Length on News
     table = ["| system | News acc. | Twitter ρ | Yelp ρ | Movie ρ |", "|---|---|---|---|---|",
              "| Length | " + " | ".join(f"{length[d]:.1f}" for d in DOMAINS) + " |"]
     by_length = rows.get("calibration") == "percentile"
@@ -239,7 +240,6 @@ def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
                      + " | ".join(f"{measures['probability'][d]:.1f}" for d in DOMAINS) + " |")
         table.append("| share withheld by `model.note` (%) | "
                      + " | ".join(f"{measures['withheld'][d]:.1f}" for d in DOMAINS) + " |")
-        gap = measures["probability"]["news"] - length["news"]
         return ["### The shipped model's P(specific)", "",
                 "`probsent calibrate` fits P(specific), the chance that a news annotator calls the sentence "
                 "specific, on the cleaned news training rows (`python -m reproduction.experiments.ship_rule --round 1 --stage "
@@ -249,13 +249,11 @@ def shipped_rows_lines(rows: dict[str, Any] | None) -> list[str]:
                 "the chance that a news annotator calls the sentence specific\" below.", "", *table, "",
                 f"On News, P(specific) is {abs(gap):.1f} points {'above' if gap >= 0 else 'below'} Length.", ""]
     if not by_length:
-        gap = measures["probability"]["news"] - length["news"]
         return ["### The shipped model's P(specific)", "", *table, "",
                 f"On News the calibrated probability is {abs(gap):.1f} points {'above' if gap >= 0 else 'below'} "
                 f"Length.", ""]
     withheld = measures["withheld"]
     table.append("| share withheld by `model.note` (%) | " + " | ".join(f"{withheld[d]:.1f}" for d in DOMAINS) + " |")
-    gap = measures["probability"]["news"] - length["news"]
     return ["### The shipped model's P(specific)", "",
             "`probsent calibrate` fits two probabilities on the cleaned news training rows "
             "(`python -m reproduction.experiments.ship_rule --round 1 --stage shipped-rows`; the ρ columns rank by each): "

@@ -21,7 +21,7 @@ from reproduction.evaluation.command import BASELINE_NAMES, TRANSFORMER_BASELINE
 from reproduction.evaluation.development import Development, development_measures, development_table
 from reproduction.evaluation.model_scorer import ModelScorer
 from reproduction.evaluation.suite import Options, SharedTrainingPairs, System
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
 
 
 def measure(models: list[str], baselines: list[str], data: ds.DataDir) -> dict[str, Development]:

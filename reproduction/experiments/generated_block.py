@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from reproduction.experiments.paths import REPO
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import argparse
 import gzip
 import sys
 
-from reproduction.evaluation.atomic_files import atomic_path
+from probsent.files.atomic_writes import atomic_path
 from reproduction.experiments.paths import REPO
 from probsent.integrations.research_facade import WORDS_FILE, word_table_lines
 

@@ -23,7 +23,7 @@ from reproduction.experiments.probability_report import report_lines
 from reproduction.experiments.ship_rule import SHIPPED_ROWS
 from probsent.api import DEFAULT_MODEL, scoring_engine
 from reproduction.evaluation.results import load_evaluation
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
 from probsent.training import SCRAMBLE
 
 CARD = DEFAULT_MODEL / "MODEL_CARD.md"

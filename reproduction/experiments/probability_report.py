@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from reproduction.experiments.paths import REPO, WING, REPORT_DIR, RESULTS_DIR, SHIPPED
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 
 RECORDS = RESULTS_DIR / "probability"
 CHOICE = RECORDS / "choice.json"

@@ -31,7 +31,7 @@ from reproduction.experiments.recipe_records import (finished, write_after_recor
 from reproduction.experiments.rounds import RECIPE_ROUNDS
 from reproduction.experiments.runner import evaluate
 from reproduction.experiments.stage_helpers import train
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
 
 STAGES = ("train", "combined", "select", "seed-checks", "seeds", "evaluate", "after")
 

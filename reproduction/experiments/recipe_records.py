@@ -25,7 +25,7 @@ from reproduction.evaluation.plots import training_curves
 from reproduction.evaluation.results import load_evaluation
 from reproduction.evaluation.tables import shorter_specific_experiment
 from probsent.integrations.research_facade import NewsValidator
-from reproduction.evaluation.atomic_files import write_json, write_text
+from probsent.files.atomic_writes import write_json, write_text
 from probsent.training import TrainConfig
 
 def untrained_news_dev(name: str) -> float:

@@ -40,7 +40,7 @@ from reproduction.experiments.plan import PAIRS, Run
 from reproduction.experiments.ship_rule import (RECORDS, choose, dev_measures, finalists, seed_means,
                                    shared_floors, similarity_diagnostic, training_vocabulary_size)
 from reproduction.experiments.stage_helpers import SEEDS, record_measured, seed_name, select_stage, train, with_seed, write_and_show
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 
 REFERENCE = RECORDS / "representation-reference.json"
 SHIPPED_CHOICE = RESULTS_DIR / "shipped" / "choice.json"  # the shipped run and the record that measured its seeds

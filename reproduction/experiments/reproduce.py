@@ -25,7 +25,7 @@ from reproduction.experiments.plan import MODELS, RUNS, runs_by_name
 from reproduction.experiments.runner import evaluate, run_probsent, run_summarize
 from reproduction.experiments.selection import select_run
 from reproduction.experiments.ship_rule import reproduce_shipped
-from reproduction.evaluation.atomic_files import write_json, write_text
+from probsent.files.atomic_writes import write_json, write_text
 
 
 def train_and_evaluate(name: str, skip_train: bool) -> str:

@@ -58,7 +58,7 @@ from reproduction.experiments.design_rounds import DESIGN_ROUNDS, design_run_nam
 from reproduction.experiments.plan import Run
 from reproduction.experiments.runner import evaluate
 from reproduction.experiments.stage_helpers import SEEDS, last_diagnostics, seed_name, train as train_run, with_seed
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 
 RECORDS = RESULTS_DIR / "design"
 PREVIOUSLY_SHIPPED = RESULTS_DIR / "shipped-before-rule" / "dev.json"

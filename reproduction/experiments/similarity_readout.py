@@ -38,7 +38,7 @@ import json
 import numpy as np
 
 from reproduction.experiments.paths import RESULTS_DIR
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 
 RECORD = RESULTS_DIR / "similarity-readout" / "dev.json"
 TEST_RECORD = RESULTS_DIR / "similarity-readout" / "test.json"

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from reproduction.experiments.paths import RUNS_DIR
 from reproduction.experiments.plan import Run
 from reproduction.experiments.runner import run_probsent
-from reproduction.evaluation.atomic_files import write_json
+from probsent.files.atomic_writes import write_json
 
 SEEDS = (2, 3)  # the seeds a chosen run is trained again with (seed 1 is the run itself)
 DIAGNOSTICS = ("term_count_spearman", "frequent_term", "negatives_sharing_more", "active_hinge",

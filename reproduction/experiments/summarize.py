@@ -18,7 +18,7 @@ from typing import Any
 from scipy import stats
 
 from reproduction.evaluation.results import SystemResult
-from reproduction.evaluation.atomic_files import write_text
+from probsent.files.atomic_writes import write_text
 from probsent.models import model_class
 from reproduction.evaluation.paper import TABLE2, TABLE7_PRIOR_ABLATION as TABLE7
 from probsent.training import TrainConfig
