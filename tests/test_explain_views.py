@@ -175,8 +175,8 @@ def test_rows_and_frame(model) -> None:
     assert [r["token"] for r in rows] == [w.token for w in explanation.words]
     assert any(r["unknown"] and r["word"] is None for r in rows)
     frame = explanation.to_frame()
-    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "text", "word", "unknown", "entropy",
-                                                                       "rank", "shift_norm"]
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "text", "word", "unknown", "estimate",
+                                                                       "entropy", "rank", "shift_norm"]
     assert explanation.prior_entropy + frame["entropy"].sum() == pytest.approx(model.entropy(TRICKY), abs=1e-9)
 
 
