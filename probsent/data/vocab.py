@@ -338,7 +338,7 @@ class WordEstimates:
                      "english_words": np.frombuffer(words, dtype=np.uint8), "vocab_bands": self.vocab_bands},
                     metadata=metadata)
         with atomic_path(Path(model_dir) / ESTIMATES_FILE) as tmp:
-            tmp.write_bytes(data)
+            tmp.write_bytes(_metadata_sorted(data))
 
     @classmethod
     def load(cls, model_dir: str | os.PathLike[str], vocab_size: int, dim: int) -> "WordEstimates | None":
@@ -438,6 +438,20 @@ def _not_plain(text: str, count: int) -> list[int]:
     number_like = ((first >= ord("0")) & (first <= ord("9"))) | (first == ord(".")) | (first == 10)
     beyond_ascii = np.searchsorted(starts, np.flatnonzero(blob >= 128), side="right") - 1
     return sorted(set(np.flatnonzero(number_like).tolist()) | set(beyond_ascii.tolist()))
+
+
+def _metadata_sorted(data: bytes) -> bytes:
+    """A safetensors file's bytes with its header's ``__metadata__`` keys in sorted order.
+    safetensors writes them from a hash map, in an order that changes between processes; sorted,
+    the same table gives the same bytes. The header keeps its length (the same characters
+    reordered, padded with spaces as safetensors pads it), so the tensors' offsets stand."""
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    header["__metadata__"] = dict(sorted(header.get("__metadata__", {}).items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(text) > length:  # never: the same keys and values, reordered
+        raise ValueError("safetensors header grew when its metadata was sorted")
+    return data[:8] + text.ljust(length, b" ") + data[8 + length:]
 
 
 def _metadata(data: bytes) -> dict[str, str]:
