@@ -110,6 +110,36 @@ def test_encode_variance_is_the_entropy_the_score_reports() -> None:
     np.testing.assert_allclose(from_variance, model.entropy(sentences), atol=TOL)
 
 
+def test_a_torch_module_reads_the_classes_as_numpy_does() -> None:
+    # a WLO on a GPU (load(device="cuda")) or being trained is a torch module: its encodings read
+    # a word without an entry as its class's row, as the NumPy encoder does, and follow its
+    # weights when they change in place. Reference: the recurrence in float64 on the rows by hand
+    import torch
+
+    from probsent.models import build_model
+
+    model, _ = synthetic_model()
+    weights = {k: np.asarray(v, dtype=np.float32) for k, v in model._arrays.weights.items()}
+    torch_model = SentenceModel(build_model(model.config["model"], weights), model.vocab, model.config,
+                                estimates=model.word_estimates)
+    sentence = "1879 warfarin zzaaaa qxvtrb 42"
+    ids = scoring_engine(model).token_ids([sentence])[0]
+    assert (ids >= len(model.vocab)).sum() == 4  # four words read by their classes
+    scale = np.concatenate([model._arrays.weights["scale.weight"], model.word_estimates.scale]).astype(np.float64)
+    shift = np.concatenate([model._arrays.weights["shift.weight"], model.word_estimates.shift]).astype(np.float64)
+    # float32 in torch: each of the 5 steps' products and sums rounds within 2^-24 relative, a
+    # few roundings a step: well below 1e-5 relative after five words
+    for factor in (1.0, 2.0):
+        rows = scale[ids].copy()
+        rows[ids < len(model.vocab)] *= factor  # the entries' scales as the module now has them
+        mean, var = wlo_recurrence(rows, shift[ids])
+        got_mean, got_var = torch_model.encode(sentence)
+        np.testing.assert_allclose(got_var, var[-1], rtol=1e-5)
+        np.testing.assert_allclose(got_mean, mean[-1], rtol=1e-5, atol=1e-6 * np.abs(mean[-1]).max())
+        with torch.no_grad():
+            torch_model.encoder.scale.weight.mul_(2.0)  # the vocabulary's entries only; the classes are the table's
+
+
 def test_fitting_refuses_a_tiny_vocabulary() -> None:
     words = [UNKNOWN] + [_letters(i) for i in range(MIN_VOCABULARY - 2)]
     with pytest.raises(ProbsentError, match="too small"):

@@ -87,8 +87,8 @@ def explanation_text(explanation: Any, paint: Callable[[str, str], str] | None =
                  f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
     lines.append(f"coverage {explanation.coverage:.2f}: the share of its words the model or English knows "
                  f"({explanation.model_coverage:.2f} with an entry of their own)"
-                 + (" (below half: the score says little about this text)\n"
-                    if explanation.coverage < LOW_COVERAGE else "\n"))
+                 + (" (below half with an entry of their own: the score says little about this text)\n"
+                    if explanation.model_coverage < LOW_COVERAGE else "\n"))
     lines.append(explanation.summary() + "\n")
     names = [printable(w.label) for w in explanation.words]
     width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
@@ -225,9 +225,10 @@ class Explanation:
 
     @property
     def coverage(self) -> float:
-        """The share of the tokens coverage counts (every unknown token, and the known ones with a
-        letter or digit: :func:`probsent.text.token_ids.known_share`) that have an entry of their
-        own; 1 for known punctuation only, NaN for a sentence without tokens."""
+        """The share of the tokens coverage counts (every token without an entry, and the entries
+        with a letter or digit: :func:`probsent.text.token_ids.known_share`) that the model or
+        English knows (an entry of its own, or a number or English word the open vocabulary
+        estimated); 1 for known punctuation only, NaN for a sentence without tokens."""
         return self._share(lambda w: w.known if w.known is not None else w.word is not None)
 
     @property
@@ -302,7 +303,7 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         """The notebook display: the sentence as typed, each word coloured by its term on the
-        model's scale (:class:`TermScale`), unknown words boxed and marked, the score, percentile,
+        model's scale (:class:`TermScale`), estimated and unknown words boxed and marked, the score, percentile,
         P(specific) and coverage beside it, the entropy's sum, and a legend."""
         return _page_style(self.scale) + self.html_block() + legend_html(self.scale)
 
@@ -316,10 +317,12 @@ class Explanation:
                      + (" — unknown word: the model has no entry for it and uses the shared <unk> term" if unknown else "")
                      + (f" — estimated: the model has no entry for it; its term is that of its class ({w.estimate})"
                         if w.estimate is not None else ""))
-            spans.append(f'<span class="probsent-token{" probsent-unknown" if unknown else ""}" '
+            mark = " probsent-unknown" if unknown else " probsent-estimated" if w.estimate is not None else ""
+            spans.append(f'<span class="probsent-token{mark}" '
                          f'title="{html_text(title)}" data-entropy="{w.entropy!r}" data-rank="{w.rank!r}" '
-                         f'data-unknown="{str(unknown).lower()}" style="background: {scale.color(w.entropy)}">'
-                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else ""}</span>')
+                         f'data-unknown="{str(unknown).lower()}" data-estimate="{html_text(w.estimate or "")}" '
+                         f'style="background: {scale.color(w.entropy)}">'
+                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else "<sup>~</sup>" if mark else ""}</span>')
         total = (f"entropy {self.entropy:.3f} = prior {self.prior_entropy:.3f} + word terms "
                  f"{self.entropy - self.prior_entropy:+.3f}")
         stats = (f'<div class="probsent-stats" data-specificity="{self.specificity!r}" '
@@ -347,7 +350,8 @@ def _page_style(scale: TermScale | None = None) -> str:
             "color: #111; margin: 0.6em 0}"
             ".probsent-token {padding: 2px 4px; margin: 1px; border-radius: 3px; border: 1px solid transparent}"
             ".probsent-unknown {border: 1px dashed #333; font-style: italic}"
-            ".probsent-unknown sup {font-size: 0.7em; margin-left: 1px}"
+            ".probsent-estimated {border: 1px dotted #333}"
+            ".probsent-unknown sup, .probsent-estimated sup {font-size: 0.7em; margin-left: 1px}"
             ".probsent-stats, .probsent-total {font-size: 0.85em; color: #444; line-height: 1.5}"
             ".probsent-bar {display: inline-block; width: 16em; height: 0.9em; vertical-align: middle; "
             "border: 1px solid #999; background: linear-gradient(to right, "
@@ -384,11 +388,13 @@ def legend_html(scale: TermScale | None) -> str:
             f'<span class="probsent-tick">term {html_text(general)}: more general</span> '
             '<span class="probsent-bar"></span> '
             f'<span class="probsent-tick">{html_text(specific)}: more specific</span> '
+            '<span class="probsent-token probsent-estimated">estimated<sup>~</sup></span> '
             '<span class="probsent-token probsent-unknown">unknown<sup>?</sup></span>'
             '<div class="probsent-stats">Each word is coloured by its own entropy term, on one scale for every '
             'sentence: blue words make a sentence more specific, red ones more general, grey ones change little.'
-            f'{html_text(about)} A dashed box marks a word the model has no entry for (it '
-            'uses the shared &lt;unk&gt; term). Beside each sentence: its score (minus its entropy), its percentile '
+            f'{html_text(about)} A dotted box and ~ mark a word the model has no entry for whose term its open '
+            'vocabulary estimated (from the word\'s English frequency, its number shape or its form); a dashed box '
+            'and ? one read as the shared &lt;unk&gt; term (a model without that table). Beside each sentence: its score (minus its entropy), its percentile '
             'among reference sentences of its length, P(specific) (the chance a news annotator calls it specific), and coverage.</div></div>')
 
 

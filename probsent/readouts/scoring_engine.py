@@ -70,7 +70,7 @@ class ScoringEngine:
         self._encoder = encoder
         self._ids: TokenIds | None = None  # made on first use: see token_ids
         self._terms: tuple[Any, WordTermTable] | None = None  # (weights' version, table)
-        self._open_encoder: tuple[Any, Any] | None = None  # (encoder, its copy with the classes' rows)
+        self._open_encoder: tuple[Any, Any] | None = None  # ((encoder, its weights' version), its copy with the classes' rows)
 
     def set_estimates(self, estimates: WordEstimates | None) -> None:
         """Read words without an entry through ``estimates`` (the open vocabulary; None: as
@@ -140,17 +140,15 @@ class ScoringEngine:
 
     def encode_ids(self, ids: np.ndarray, offsets: np.ndarray, batch_size: int) -> ArrayEncoding:
         """The encodings of sentences already tokenized by :attr:`token_ids` (flat ids and
-        offsets), saturated as :meth:`encode`'s. With the open vocabulary, a NumPy WLO encoder
-        reads a class's id as its row (:meth:`ArrayEncoder.with_word_rows`); a torch module, which
-        has no rows for the classes, as ``<unk>``."""
+        offsets), saturated as :meth:`encode`'s. With the open vocabulary, a WLO encoder (NumPy
+        or a torch module, on any device) reads a class's id as that class's row
+        (``with_word_rows``), made again when the encoder or its weights change."""
         encoder = self._encoder()
         if self.estimates is not None:  # a WLO model's (only WLO's are read with one)
-            if hasattr(encoder, "with_word_rows"):
-                if self._open_encoder is None or self._open_encoder[0] is not encoder:
-                    self._open_encoder = (encoder, encoder.with_word_rows((self.estimates.scale, self.estimates.shift)))
-                encoder = self._open_encoder[1]
-            else:
-                ids = np.where(ids >= len(self.vocab), 0, ids)
+            key = (encoder, encoder.weights_version())
+            if self._open_encoder is None or self._open_encoder[0] != key:
+                self._open_encoder = (key, encoder.with_word_rows((self.estimates.scale, self.estimates.shift)))
+            encoder = self._open_encoder[1]
         return encoder.encode(ids, offsets, batch_size).saturated()
 
     def entropy(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
@@ -181,17 +179,19 @@ class ScoringEngine:
         return notes(withheld(self.token_ids, sentences)[0])
 
     def scores_and_coverage(self, texts: Texts, batch_size: int = 256) -> np.ndarray:
-        """[2, n] float64: each text's specificity and its coverage; NaN where there is no
+        """[3, n] float64: each text's specificity, its coverage and its model coverage (the
+        share with an entry of the model's own: the low-coverage rule's); NaN where there is no
         sentence (None, or only whitespace): corpus scoring's hot path, a WLO model's whole
         batch from one tokenization."""
         if self.has_word_terms:
             return np.stack(self.term_table("scoring").text_scores_and_coverage(texts))
-        out = np.full((2, len(texts)), np.nan)
+        out = np.full((3, len(texts)), np.nan)
         present = [i for i, text in enumerate(texts) if text is not None and text.strip()]
         if present:
             sentences = [texts[i] for i in present]
             out[0, present] = self.specificity(sentences, batch_size)
             out[1, present] = self.coverage(sentences)
+            out[2, present] = self.model_coverage(sentences)
         return out
 
     def token_counts(self, sentences: Texts) -> np.ndarray:

@@ -33,7 +33,7 @@ from probsent.inference.closed_form import wlo_word_terms
 from probsent.readouts.explanation import Attribution, Explanation, TermScale
 from probsent.readouts.withheld import notes, withheld
 from probsent.text.segment_sums import term_sums
-from probsent.text.token_ids import TokenIds, known_share
+from probsent.text.token_ids import TokenIds, known_shares
 from probsent.text.token_spans import typed_tokens
 from probsent.text.utf8_texts import Utf8Texts
 
@@ -104,15 +104,17 @@ class WordTermTable:
         whitespace: the texts without tokens), the whole batch at once."""
         return self.text_scores_and_coverage(texts)[0]
 
-    def text_scores_and_coverage(self, texts: Sequence[str | None] | Utf8Texts) -> tuple[np.ndarray, np.ndarray]:
-        """(specificity, coverage) of each text from one tokenization, NaN where there is no
-        sentence: corpus scoring's hot path (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
+    def text_scores_and_coverage(self, texts: Sequence[str | None] | Utf8Texts
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(specificity, coverage, model coverage) of each text from one tokenization, NaN where
+        there is no sentence: corpus scoring's hot path
+        (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
         if not isinstance(texts, Utf8Texts):
             texts = [text if text is not None else "" for text in texts]
         ids, offsets = self.token_ids(texts)
         scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
         scores[offsets[1:] == offsets[:-1]] = np.nan
-        return scores, known_share(ids, offsets, self.token_ids.coverage_codes)
+        return (scores, *known_shares(ids, offsets, self.token_ids.coverage_codes))
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
         """Each sentence's share of tokens the model or English knows (NaN without tokens):

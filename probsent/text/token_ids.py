@@ -27,11 +27,12 @@ from probsent.text.tokenize import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["COMPILED_SENTENCES", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",
-           "known_share"]
+           "known_share", "known_shares"]
 
 COMPILED_SENTENCES = 1024  # batches at least this large go to the compiled tokenizer
-# Below this share of tokens with an entry of their own (known_share), a score says little
-# about the text: every unknown word shares the <unk> entry. The command line warns.
+# Below this share of tokens with an entry of their own (known_share with model_only), a score
+# says little about the text: every other word is read by a guess (its open-vocabulary class) or
+# the shared <unk> entry. The command line warns.
 LOW_COVERAGE = 0.5
 
 
@@ -45,12 +46,22 @@ def known_share(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray, model_o
     of a sentence in another language. A sentence of known punctuation only has 1; one without
     tokens NaN. The counts come from one gather and one running sum (corpus scoring's hot path:
     about a twentieth of tokenizing)."""
+    both = known_shares(ids, offsets, codes)
+    return both[1] if model_only else both[0]
+
+
+def known_shares(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coverage, model coverage): :func:`known_share` and :func:`known_share` with
+    ``model_only``, from one count."""
     counted, model_known, open_known = _all_counts(ids, offsets, codes)
-    known = model_known if model_only else open_known
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
-    share[offsets[1:] == offsets[:-1]] = np.nan
-    return share
+    empty = offsets[1:] == offsets[:-1]
+    shares = []
+    for known in (open_known, model_known):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
+        share[empty] = np.nan
+        shares.append(share)
+    return shares[0], shares[1]
 
 
 def _all_counts(ids: np.ndarray, offsets: np.ndarray,
