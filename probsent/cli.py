@@ -254,7 +254,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
         scored = score_corpus(engine, corpus.chunks, sink, workers, args.batch_size, readouts, progress)
     if scored.low_coverage:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
-              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, a URL?); "
+              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (technical terms, another language, emoji, a URL?); "
               f"their scores say little (see --coverage)", file=sys.stderr)
     if scored.withheld:
         print(f"probsent: warning: {scored.withheld:,} of {scored.rows:,} sentences have no percentile or "
