@@ -303,7 +303,9 @@ def test_the_compiled_tokenizer_gives_the_python_ids(open_dir: Path) -> None:
 
     sentences = [*load_one_word(OOV_EXPLAIN)[0], *load_one_word(ONE_WORD)[0], *sum(load_equal_length(), []),
                  *sum(load_shorter_specific(), []), *OOV_SENTENCES,
-                 "qxvtrb c3po foo_bar node.js x86-64 30-year real-estate 5:30pm 22nd 1990s 3kg 1,000 3.14 привет ☃ café"]
+                 "qxvtrb c3po foo_bar node.js x86-64 30-year real-estate 5:30pm 22nd 1990s 3kg 1,000 3.14 привет ☃ café",
+                 # a "word." piece that does not end its sentence is one token, a joined form
+                 "I like robotics. How about qxvtrb3. Or zzqx. Then c3po. Fine."]
     token_ids = scoring_engine(probsent.load(open_dir)).token_ids
     compiled_ids, compiled_offsets = token_ids._compiled_ids()(sentences)
     parts = [token_ids(sentences[k:k + 50]) for k in range(0, len(sentences), 50)]

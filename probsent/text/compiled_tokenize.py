@@ -212,13 +212,15 @@ def _plain_word(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.
         return 0
     if forms[0] >= 0 and 97 <= _lower(data[begin]) <= 122:
         # an open vocabulary's form classes: a word of letters (forms[0]), or letters then
-        # letters and digits (forms[1]), without a hyphen, needs no Python
-        digits = hyphen = False
+        # letters and digits (forms[1]), needs no Python; one with a hyphen or any other mark
+        # (a "word." piece that does not end its sentence) goes to the cache
+        digits = other = False
         for k in range(begin, end):
             c = _lower(data[k])
-            hyphen = hyphen or c == 45
-            digits = digits or 48 <= c <= 57
-        if not hyphen:
+            digit = 48 <= c <= 57
+            digits = digits or digit
+            other = other or not (digit or 97 <= c <= 122)
+        if not other:
             return forms[1] if digits else forms[0]
     p = _piece(data, begin, end, PLAIN, h, keys, key_starts, contexts, hashes, states, slots, sizes)
     if p < 0:
