@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 import numpy as np
 
 from probsent.readouts.calibration import Calibration
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import Vocabulary, WordEstimates
 from probsent.errors import InvalidValueError, ProbsentError
 from probsent.readouts.explanation import Attribution, Explanation
 from probsent.inference.array_encoder import NUMPY_TYPES, ArrayEncoder
@@ -111,7 +111,8 @@ class SentenceModel:
 
     def __init__(self, encoder: "SentenceEncoder | ArrayEncoder", vocab: Vocabulary,
                  config: dict[str, Any] | None = None, calibration: Calibration | None = None,
-                 path: Path | None = None, percentiles: PercentileTable | None = None) -> None:
+                 path: Path | None = None, percentiles: PercentileTable | None = None,
+                 estimates: WordEstimates | None = None) -> None:
         # encoder: an ArrayEncoder (NumPy: WLO, Wordavg, Wordsum; no torch) or a torch module
         self._arrays = encoder if isinstance(encoder, ArrayEncoder) else None
         self._module = None if self._arrays is not None else encoder.eval()
@@ -121,7 +122,7 @@ class SentenceModel:
         # what scores, and holds the calibration, percentile table, directory and tokenizer: made
         # on first use (see _engine) from these parts and the files' identity load gives it
         self._scoring: ScoringEngine | None = None
-        self._parts: tuple = (calibration, percentiles, path)
+        self._parts: tuple = (calibration, percentiles, path, estimates)
         self._source_files: tuple | None = None  # its files' identity when loaded (model_directory.files_identity)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -129,7 +130,8 @@ class SentenceModel:
         engine reads beside the weights, without the tokenizer's caches and lock and the term
         table, which the copy builds again."""
         engine = self._engine
-        return {**self.__dict__, "_scoring": None, "_parts": (engine.calibration, engine.percentiles, engine.path),
+        return {**self.__dict__, "_scoring": None, "_parts": (engine.calibration, engine.percentiles, engine.path,
+                                                            engine.estimates),
                 "_source_files": engine.source_files, "_torch_encoder": None}
 
     @property
@@ -150,6 +152,20 @@ class SentenceModel:
                            doc="The percentile table for the sentence's length, None without one.")
     path = property(lambda self: self._engine.path, lambda self, value: setattr(self._engine, "path", value),
                     doc="The directory the model was loaded from, if any.")
+    word_estimates = property(lambda self: self._engine.estimates,
+                              lambda self, value: self._engine.set_estimates(value),
+                              doc="The open vocabulary (probsent.data.vocab.WordEstimates: a word "
+                                  "without an entry read by its class), None without one (read as <unk>).")
+
+    def _word_weights(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A WLO model's (scales, translations) [vocab, dim] as NumPy; None for any other model."""
+        if not self._encoder.has_word_entropy_terms:
+            return None
+        if self._arrays is not None:
+            return self._arrays.weights["scale.weight"], self._arrays.weights["shift.weight"]
+        state = self._module.state_dict()
+        return (state["scale.weight"].detach().float().cpu().numpy(),
+                state["shift.weight"].detach().float().cpu().numpy())
 
     @property
     def _token_ids(self) -> TokenIds:
@@ -708,11 +724,17 @@ class SentenceModel:
 
     @_shared_parameters
     def coverage(self, sentences: Sentences):
-        """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
-        own in the vocabulary, from 0 to 1; the others all share the ``<unk>`` entry. Below
-        LOW_COVERAGE (0.5) a score says little about the text (another language, emoji, code).
-        A word without an entry whose accents or compatibility forms fold to one (café -> cafe)
-        counts as covered and is read as that word. NaN for a null or blank item.
+        """The share of each sentence's tokens (its first MAX_TOKENS) that the model or English
+        knows, from 0 to 1: an entry of their own in the vocabulary, or, with the model's open
+        vocabulary (``estimated_words.safetensors``), a number or an English word, whose term is
+        estimated; a token known to neither (read by its form, or as ``<unk>`` without the open
+        vocabulary) is not covered. Where :meth:`model_coverage` is below LOW_COVERAGE (0.5),
+        the sentence is read mostly from estimates and its score says little about the text
+        (technical terms, another language, emoji); the note says "low coverage". (English's
+        word list holds emoji and common foreign words, so ``coverage`` alone does not flag such
+        text.) A word without an entry whose accents or compatibility forms
+        fold to one (café -> cafe) counts as covered and is read as that word. NaN for a null
+        or blank item. :meth:`model_coverage` counts the model's own entries only.
 
         Parameters
         ----------
@@ -730,6 +752,30 @@ class SentenceModel:
         [1.0, 0.0, nan]
         """
         return self._read("coverage", sentences)
+
+    @_shared_parameters
+    def model_coverage(self, sentences: Sentences):
+        """The share of each sentence's tokens (its first MAX_TOKENS) that have an entry of their
+        own in the model's vocabulary, from 0 to 1 (what the withheld rules read); NaN for a null
+        or blank item.
+
+        Parameters
+        ----------
+        {sentences}
+
+        Returns
+        -------
+        numpy.ndarray, float or pandas.Series
+            float64 from 0 to 1; a pandas Series gives a Series with its index.
+
+        Examples
+        --------
+        >>> model = load()
+        >>> model.model_coverage(["A man plays a guitar.", "xqzzy blorp", ""]).tolist()
+        [1.0, 0.0, nan]
+        """
+        engine = self._engine
+        return self._values(sentences, "model_coverage", engine.model_coverage)
 
     def explain(self, sentence: "str | Iterable[str]") -> "Explanation | list[Explanation]":
         """Models with per-word entropy terms (WLO): each word's exact additive share of the
@@ -772,9 +818,10 @@ class SentenceModel:
         return [engine.explain(text) for text in texts(sentence).items]
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration
-        and percentile table where the model has them (a new directory is written atomically).
-        In an existing model directory (or an empty directory) only those five names are
+        """Write the model's files: config.json, model.safetensors, vocab.txt, and the calibration,
+        percentile table and open vocabulary (estimated_words.safetensors) where the model has
+        them (a new directory is written atomically).
+        In an existing model directory (or an empty directory) only those six names are
         replaced, or removed where the model has no such part; everything else there (a README,
         a model card, a folder of results) is kept. Any other existing path is refused (nothing
         of it is touched). The weights keep their precision: float16 where every weight is a
@@ -802,7 +849,7 @@ class SentenceModel:
 
         save_model(path, self._module if self._module is not None else self._arrays, self.vocab,
                    self.config.get("training"),
-                   extras=[x for x in (self.calibration, self.percentiles) if x is not None])
+                   extras=[x for x in (self.calibration, self.percentiles, self.word_estimates) if x is not None])
 
 
 def _readout_method(readout: Readout) -> Any:
@@ -986,5 +1033,8 @@ def _read_model(path: Path, device: "str | torch.device") -> SentenceModel:
             encoder = build_model(config["model"], weights).to(target or "cpu")
         except (TypeError, RuntimeError) as exc:  # a plug-in's settings that no declared range checks
             raise InvalidValueError(f"{path / CONFIG_FILE}: invalid model settings ({str(exc).splitlines()[0]})") from None
-    return SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path))
+    estimates = None
+    if config["model"]["type"] == "wlo":  # the open vocabulary: WLO's per-word scales and translations
+        estimates = WordEstimates.load(path, len(vocab), int(config["model"]["dim"]))
+    return SentenceModel(encoder, vocab, config, Calibration.load(path), path, PercentileTable.load(path), estimates)
 

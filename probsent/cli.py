@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -205,6 +206,16 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
                                             "reference (default: DATA_DIR/paraphrase/pairs.tsv.gz)")
 
 
+def open_vocabulary_line(model: Any) -> str:
+    """What ``calibrate`` and ``export`` say of the model's open vocabulary (estimated_words.safetensors)."""
+    estimates = model.word_estimates
+    if estimates is not None:
+        return (f"open vocabulary: {estimates.english_count:,} English words and {len(estimates)} classes "
+                f"in {model.path / 'estimated_words.safetensors'}")
+    return ("open vocabulary: none written (it needs a WLO model of at least 1,000 words, and wordfreq: "
+            "pip install 'probsent[eval]'); words without an entry read as <unk>")
+
+
 def _run_calibrate(args: argparse.Namespace) -> int:
     from probsent.api import load
     from probsent.training.model_calibration import calibrate
@@ -216,6 +227,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(f"P(specific) = sigmoid({calibration.intercept:.4g} {terms}), fitted on {calibration.sentences:,} "
           f"news sentences; percentile table from {reference_sentences:,} reference sentences "
           f"({sum(map(len, table.scores)):,} kept in {len(table.starts)} length bins); written to {model.path}")
+    print(open_vocabulary_line(model))
     return 0
 
 
@@ -242,7 +254,7 @@ def _run_specificity(args: argparse.Namespace) -> int:
         scored = score_corpus(engine, corpus.chunks, sink, workers, args.batch_size, readouts, progress)
     if scored.low_coverage:
         print(f"probsent: warning: {scored.low_coverage:,} of {scored.rows:,} sentences have fewer than "
-              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (another language, emoji, a URL?); "
+              f"{LOW_COVERAGE:.0%} of their tokens in the model's vocabulary (technical terms, another language, emoji, a URL?); "
               f"their scores say little (see --coverage)", file=sys.stderr)
     if scored.withheld:
         print(f"probsent: warning: {scored.withheld:,} of {scored.rows:,} sentences have no percentile or "
@@ -417,7 +429,7 @@ def _run_export(args: argparse.Namespace) -> int:
     from probsent.export import export_model
 
     from probsent.errors import MissingFileError
-    from probsent.training.model_calibration import calibrate
+    from probsent.training.model_calibration import CannotFit, calibrate, word_estimates_of
 
     small = export_model(load(args.model), args.out, args.max_words, args.float16, str(args.model),
                          args.start_variance)
@@ -426,8 +438,13 @@ def _run_export(args: argparse.Namespace) -> int:
         calibrated = "calibrated"
     except MissingFileError as exc:  # no data here: the model works, without P(specific) and percentiles
         calibrated = f"not calibrated ({exc}); run probsent calibrate --model {args.out} where the data are"
+        with contextlib.suppress(CannotFit):  # the open vocabulary needs no data files
+            estimates = word_estimates_of(load(args.out))
+            if estimates is not None:
+                estimates.save(args.out)
     size = sum(f.stat().st_size for f in Path(args.out).iterdir())
     print(f"wrote {args.out}: {len(small.vocab):,} words, {size / 1e6:.1f} MB, {calibrated}")
+    print(open_vocabulary_line(load(args.out)))
     return 0
 
 

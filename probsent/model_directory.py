@@ -34,7 +34,7 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import save_file
 
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import ESTIMATES_FILE, Vocabulary
 from probsent.errors import InvalidValueError, MissingFileError
 from probsent.files.atomic_writes import atomic_path, files_into, set_aside
 from probsent.files.untrusted import open_regular_file, read_json_file, read_regular_file
@@ -42,7 +42,7 @@ from probsent.model_descriptions import DESCRIPTIONS, ModelDescription
 from probsent.settings import check_setting, is_declared
 from probsent.version import __version__
 
-__all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "FORMAT_NAME", "FORMAT_VERSION",
+__all__ = ["CALIBRATION", "CONFIG", "DEFAULT_MODEL", "DEFAULT_NAME", "ESTIMATED_WORDS", "FORMAT_NAME", "FORMAT_VERSION",
            "MAX_HEADER_BYTES", "MAX_JSON_BYTES", "MAX_MODEL_FILE_BYTES", "MAX_WORD_BYTES", "MODEL_FILES",
            "PERCENTILES", "TOKENIZER", "VOCAB", "WEIGHTS", "encoder_weights", "expected_shapes", "files_digest",
            "files_identity", "lossless_dtype", "model_settings_problem", "read_config", "read_consistently",
@@ -54,9 +54,10 @@ FORMAT_NAME = "probsent-model"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, VOCAB = "config.json", "model.safetensors", "vocab.txt"
 CALIBRATION, PERCENTILES = "calibration.json", "percentiles.json"  # written by ``probsent calibrate``
+ESTIMATED_WORDS = ESTIMATES_FILE  # the open vocabulary (probsent.data.vocab): calibrate, export, training
 # Every file a model directory's model is made of: what ``save`` writes, and the only names it
 # ever replaces or removes in an existing directory (anything else there is the user's).
-MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES)
+MODEL_FILES = (CONFIG, WEIGHTS, VOCAB, CALIBRATION, PERCENTILES, ESTIMATED_WORDS)
 DEFAULT_NAME = "default"  # the shipped model's name: never a path, so no file can shadow it
 DEFAULT_MODEL = Path(__file__).resolve().parent / "pretrained" / "wlo"
 

@@ -182,6 +182,7 @@ def test_a_missing_news_file_writes_nothing(tmp_path, make_model, data_dir) -> N
     with pytest.raises(Exception, match="news-train"):
         model_calibration.calibrate(probsent_load(tmp_path / "m"), data, progress=False)
     assert not (tmp_path / "m" / "percentiles.json").exists() and not (tmp_path / "m" / "calibration.json").exists()
+    assert not (tmp_path / "m" / "estimated_words.safetensors").exists()  # the open vocabulary neither (issue 49)
 
 
 # -- the calibration file ---------------------------------------------------------------------

@@ -219,6 +219,8 @@ def test_a_model_is_identified_by_its_model_files_only(tmp_path) -> None:
     shutil.copytree(probsent.load().path, model)
     digest = hashlib.sha256()
     for name in MODEL_FILES:
+        if not (model / name).exists():  # the model files present (the shipped model has no open vocabulary)
+            continue
         data = (model / name).read_bytes()
         digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
     before = model_identity(model)

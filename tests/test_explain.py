@@ -33,7 +33,8 @@ def test_cli_lists_words_most_specific_first_without_color_when_piped(tmp_path, 
     assert main(["explain", "--model", str(tmp_path / "m"), "the cat sat on the mat"]) == 0
     out = capsys.readouterr().out
     assert "\033[" not in out
-    assert out.splitlines()[1] == "coverage 1.00: the share of its words with an entry of their own"
+    assert out.splitlines()[1] == ("coverage 1.00: the share of its words the model or English knows "
+                                  "(1.00 with an entry of their own)")
     assert out.splitlines()[2].startswith("specificity ")  # then the score, percentile, P(specific)
     rows = out.splitlines()[4:]
     terms = [float(row.split()[-2]) for row in rows]

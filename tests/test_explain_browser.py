@@ -88,14 +88,15 @@ def test_the_explanation_page_renders_in_headless_chromium(tmp_path: Path, capsy
     dom = _browser("--dump-dom", page.as_uri(), cwd=tmp_path).stdout
     assert "<script>" not in dom.split("<body", 1)[1]  # the sentence's markup stayed text: no element ran
     assert "pwned" in dom and "<title>probsent explain</title>" in dom
-    spans = re.findall(r'<span class="probsent-token( probsent-unknown)?"[^>]*data-entropy="([^"]+)"[^>]*'
-                       r'style="background: (rgb\([^)]*\))">(.*?)</span>', dom)
+    spans = re.findall(r'<span class="probsent-token( probsent-unknown| probsent-estimated)?"[^>]*'
+                       r'data-entropy="([^"]+)"[^>]*style="background: (rgb\([^)]*\))">(.*?)</span>', dom)
     model = probsent.load()
     expected = [w for s in (VAGUE, PRECISE, UNKNOWN, "lol ok") for w in model.explain(s).words]
     assert len(spans) == len(expected)
     for (unknown, entropy, _, text), word in zip(spans, expected):
-        assert float(entropy) == word.entropy and bool(unknown) == (word.word is None)
-        assert re.sub(r"<sup>\?</sup>$", "", text).replace("&lt;", "<").replace("&gt;", ">").replace(
+        mark = " probsent-unknown" if word.unknown else " probsent-estimated" if word.estimate is not None else ""
+        assert float(entropy) == word.entropy and unknown == mark
+        assert re.sub(r"<sup>[?~]</sup>$", "", text).replace("&lt;", "<").replace("&gt;", ">").replace(
             "&amp;", "&").replace("&quot;", '"') == word.typed
     assert any(text.startswith("Einstein") for *_, text in spans)  # as typed, not lowercased
     colors = {}

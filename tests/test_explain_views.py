@@ -36,7 +36,8 @@ class _Spans(HTMLParser):
         if "probsent-token" in classes and "data-entropy" in attrs:
             color = re.search(r"background: (rgb\([^)]*\))", attrs["style"]).group(1)
             self.spans.append({"text": "", "entropy": float(attrs["data-entropy"]), "color": color,
-                               "unknown": attrs["data-unknown"] == "true" and "probsent-unknown" in classes})
+                               "unknown": attrs["data-unknown"] == "true" and "probsent-unknown" in classes,
+                               "estimate": attrs["data-estimate"] if "probsent-estimated" in classes else None})
             self._in = "span"
         elif "probsent-total" in classes:
             self.totals.append("")
@@ -70,17 +71,20 @@ def model():
 
 
 def _typed(explanation) -> list[str]:
-    return [w.typed + ("?" if w.word is None else "") for w in explanation.words]
+    return [w.typed + ("?" if w.unknown else "~" if w.estimate is not None else "") for w in explanation.words]
 
 
 def test_html_is_escaped_on_one_scale_and_totalled(model) -> None:
     explanation = model.explain(TRICKY)
     parsed = _parsed(explanation._repr_html_())
     assert "script" not in parsed.tags and "b" not in parsed.tags  # the sentence's markup is text
-    assert [s["text"] for s in parsed.spans] == _typed(explanation)  # as typed; unknown words marked "?"
+    # as typed; a word read as <unk> marked "?", one whose term the open vocabulary estimated "~"
+    assert [s["text"] for s in parsed.spans] == _typed(explanation)
     assert "<script>alert(1)</script" in "".join(s["text"] for s in parsed.spans)  # shown as typed, as text
     assert [s["entropy"] for s in parsed.spans] == [w.entropy for w in explanation.words]
-    assert [s["unknown"] for s in parsed.spans] == [w.word is None for w in explanation.words]
+    assert [s["unknown"] for s in parsed.spans] == [w.unknown for w in explanation.words]
+    assert [s["estimate"] for s in parsed.spans] == [w.estimate for w in explanation.words]
+    assert "form" in explanation.words[-2].estimate  # the shipped model's open vocabulary: zzzunknownzzz
     scale = explanation.scale
     for span in parsed.spans:  # the colour is the term itself on the side's end, by hand
         term = span["entropy"]
@@ -173,10 +177,12 @@ def test_rows_and_frame(model) -> None:
     explanation = model.explain(TRICKY)
     rows = explanation.rows()
     assert [r["token"] for r in rows] == [w.token for w in explanation.words]
-    assert any(r["unknown"] and r["word"] is None for r in rows)
+    # the shipped model estimates every word without an entry (its open vocabulary): none is <unk>
+    assert any(r["word"] is None and r["estimate"] and not r["unknown"] for r in rows)
+    assert not any(r["unknown"] for r in rows)
     frame = explanation.to_frame()
-    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "text", "word", "unknown", "entropy",
-                                                                       "rank", "shift_norm"]
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["token", "text", "word", "unknown", "estimate",
+                                                                       "entropy", "rank", "shift_norm"]
     assert explanation.prior_entropy + frame["entropy"].sum() == pytest.approx(model.entropy(TRICKY), abs=1e-9)
 
 

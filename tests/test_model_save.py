@@ -60,7 +60,7 @@ def test_a_copy_of_the_shipped_model_keeps_its_model_card(tmp_path: Path) -> Non
 
 def test_save_owns_exactly_the_model_files() -> None:
     assert set(MODEL_FILES) == {"config.json", "model.safetensors", "vocab.txt", "calibration.json",
-                                "percentiles.json"}
+                                "percentiles.json", "estimated_words.safetensors"}
 
 
 def test_a_failed_save_into_a_model_directory_changes_nothing(tmp_path: Path, make_model, monkeypatch) -> None:

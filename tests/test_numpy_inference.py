@@ -87,12 +87,13 @@ def _random_model(tmp_path: Path, kind: str, dtype: torch.dtype, seed: int) -> P
 
 
 def _both(path: Path) -> tuple[SentenceModel, SentenceModel]:
-    """The model of ``path`` read without torch, and read by the torch reader."""
+    """The model of ``path`` read without torch, and read by the torch reader (with the same
+    open vocabulary, where it has one)."""
     fast = load(path)
     assert isinstance(fast._arrays, ArrayEncoder)
     config, vocab, weights = read_model(path)
     return fast, SentenceModel(build_model(config["model"], weights), vocab, config, Calibration.load(path), path,
-                               PercentileTable.load(path))
+                               PercentileTable.load(path), fast.word_estimates)
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +194,17 @@ def test_shipped_model_reads_without_torch_and_agrees() -> None:
     np.testing.assert_array_equal(fast.probability(text), reference.probability(text))
     np.testing.assert_allclose(fast.similarity_pairwise(text, text[::-1]),
                                reference.similarity_pairwise(text, text[::-1]), rtol=1e-5)
+    # words without an entry (a price, a drug, a year, an identifier): the torch module (a GPU's
+    # path) reads each as its open-vocabulary class's row, as NumPy does, so its variances are
+    # the entropy the score reports (float32's rounding: 1e-5, as for the random models above)
+    estimated = ["She takes warfarin and 5mg of ibuprofen.", "Kubernetes 1.29 shipped in 2023 to 10,421.67 users."]
+    assert all(any(w.estimate for w in fast.explain(s).words) for s in estimated)
+    mean, var = fast.encode(estimated)
+    mean_t, var_t = reference.encode(estimated)
+    np.testing.assert_allclose(var_t, var, rtol=1e-5)
+    assert np.max(np.abs(mean_t - mean) / np.abs(mean).max(-1, keepdims=True)) < 1e-5
+    entropy_of_var = 0.5 * np.log(2 * np.pi * np.e * var_t.astype(np.float64)).sum(-1)
+    np.testing.assert_allclose(entropy_of_var, fast.entropy(estimated), rtol=1e-5)
 
 
 def test_similarity_blocks_equal_pairs_without_the_kernel() -> None:

@@ -22,9 +22,10 @@ from tests.helpers import REPO
 USER_FACING = {
     # what a model is: its parts, read as loaded (calibration and percentiles: None without them)
     "vocab", "config", "calibration", "percentiles", "path", "encoder", "probabilistic", "device",
+    "word_estimates",  # the open vocabulary (issue 49): None without estimated_words.safetensors
     # what a user calls
     "to", "get_sentence_embedding_dimension", "encode", "entropy", "specificity", "percentile", "probability",
-    "news_probability", "note", "coverage", "similarity", "similarity_pairwise", "semantic_search", "explain",
+    "news_probability", "note", "coverage", "model_coverage", "similarity", "similarity_pairwise", "semantic_search", "explain",
     "save",
 }
 MAX_TOP_LEVEL_MODULES = 20

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from safetensors.numpy import load_file as load_arrays
 from safetensors.torch import load_file
 
 import probsent
@@ -26,15 +27,29 @@ GENERAL = "It is good."
 WEIGHTS = load_file(str(DEFAULT_MODEL / "model.safetensors"))
 # Sigma_0 = s_0 I: the unit the model is written in (config.json; the paper's N(0, I) where absent)
 START_VARIANCE = json.loads((DEFAULT_MODEL / "config.json").read_text())["model"].get("start_variance", 1.0)
+# the open vocabulary's classes, read from the file as it is: a class's row is its (A, B)
+CLASS_SCALES = load_arrays(str(DEFAULT_MODEL / "estimated_words.safetensors"))["scale"]
+
+
+def scale_row(token: str, estimate: str | None, ids: dict[str, int]) -> np.ndarray:
+    """A token's A in float64: its vocabulary entry's row, else its open-vocabulary class's (the
+    class ``explain`` names for it: which class a word gets is checked against a naive reference
+    in tests/test_open_vocabulary.py)."""
+    if token in ids:
+        return WEIGHTS["scale.weight"].double().numpy()[ids[token]]
+    from probsent.data.vocab import class_names
+
+    return CLASS_SCALES[class_names().index(estimate)].astype(np.float64)
 
 
 def recurrence_entropy(sentence: str) -> float:
     """The sentence's entropy by the paper's recurrence, word by word in float64 on the raw
     weights: Sigma_0 = s_0 I, Sigma_i = A_i Sigma_{i-1} A_i (diagonal), H = 1/2 sum_d log(2 pi e Sigma_d).
-    Out-of-vocabulary words use row 0 (``<unk>``)."""
-    scale = WEIGHTS["scale.weight"].double().numpy()
+    A word without an entry uses its open-vocabulary class's row."""
     ids = {w: i for i, w in enumerate((DEFAULT_MODEL / "vocab.txt").read_text(encoding="utf-8").splitlines())}
-    rows = scale[[ids.get(token, 0) for token in tokenize(sentence)]].reshape(-1, scale.shape[1])
+    words = probsent.load().explain(sentence).words
+    assert [w.token for w in words] == tokenize(sentence)
+    rows = np.array([scale_row(w.token, w.estimate, ids) for w in words]).reshape(-1, len(CLASS_SCALES[0]))
     variance = wlo_recurrence(rows, np.zeros_like(rows), START_VARIANCE)[1][-1]
     return float(0.5 * np.sum(np.log(2 * math.pi * math.e * variance)))
 
@@ -47,8 +62,13 @@ def model() -> probsent.SentenceModel:
 def test_loads_with_no_argument_and_is_small(model) -> None:
     assert isinstance(model.encoder, WLO)
     assert model.path == DEFAULT_MODEL
-    size = sum(f.stat().st_size for f in DEFAULT_MODEL.iterdir())
+    # the model's own files within 10 MiB; its open vocabulary's table (shipped since issue 49,
+    # which bounds the wheel's growth for it at 10 MB) besides
+    table = DEFAULT_MODEL / "estimated_words.safetensors"
+    assert table.is_file() and model.word_estimates is not None
+    size = sum(f.stat().st_size for f in DEFAULT_MODEL.iterdir() if f != table)
     assert size <= 10 * 1024 * 1024, size
+    assert table.stat().st_size <= 10 * 10**6
     weights = load_file(str(DEFAULT_MODEL / "model.safetensors"))
     assert {str(t.dtype) for t in weights.values()} == {"torch.float16"}
     assert model.calibration is not None
@@ -90,9 +110,11 @@ def test_word_shares_are_the_log_scales_and_sum_to_the_entropy(model) -> None:
     dim = scale.shape[1]
     assert explanation.prior_entropy == pytest.approx(dim / 2 * math.log(2 * math.pi * math.e * START_VARIANCE),
                                                       abs=1e-9)
+    assert any(w.estimate for w in explanation.words)  # 10,421.67: a number without an entry
+    ids = {w: i for i, w in enumerate(model.vocab.words)}
     for word in explanation.words:
-        row = model.vocab.words.index(word.word) if word.word is not None else 0
-        assert word.entropy == pytest.approx(np.log(np.abs(scale[row])).sum(), abs=1e-4), word.token
+        row = scale[ids[word.word]] if word.word is not None else scale_row(word.token, word.estimate, ids)
+        assert word.entropy == pytest.approx(np.log(np.abs(row)).sum(), abs=1e-4), word.token
     total = explanation.prior_entropy + sum(w.entropy for w in explanation.words)
     assert total == pytest.approx(recurrence_entropy(SPECIFIC), abs=1e-4)
     assert explanation.entropy == pytest.approx(recurrence_entropy(SPECIFIC), abs=1e-4)

@@ -72,10 +72,15 @@ def reference_entropy(model: SentenceModel, tokens: list[list[str]]) -> np.ndarr
     """The entropies as the code before issue 25 computed them (from the model's start,
     N(0, start_variance I)), from the terms as NumPy computes them (the API reads models without
     torch since issue 33; the torch terms differ in the last bit of some words: the last test
-    below)."""
+    below). A word without an entry of a model with an open vocabulary (the shipped one) takes
+    its class's term, the class by the index's one-token ``get`` (checked against a naive
+    reference in tests/test_open_vocabulary.py)."""
     terms = wlo_word_terms(model.encoder.scale.weight.detach().numpy())
     prior = prior_entropy(model.encoder.dim, model.encoder.start_variance)
     index = model.vocab.index
+    if model.word_estimates is not None:
+        terms = np.concatenate([terms, wlo_word_terms(model.word_estimates.scale)])
+        index = scoring_engine(model).token_ids.index
     return np.array([prior + terms[[index.get(t, 0) for t in sentence]].sum() for sentence in tokens])
 
 

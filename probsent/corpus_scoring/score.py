@@ -24,7 +24,8 @@ __all__ = ["Scored", "iter_lines", "score_corpus", "score_columns", "score_strea
 
 @dataclass
 class Scored:
-    """What a scoring run wrote: its rows, and how many of them hold a sentence whose coverage
+    """What a scoring run wrote: its rows, and how many of them hold a sentence whose model
+    coverage (the share of its words with an entry of the model's own, the low-coverage rule's)
     is below LOW_COVERAGE (the command line warns about them)."""
 
     rows: int = 0
@@ -55,7 +56,7 @@ def score_corpus(engine: ScoringEngine, chunks: Iterable[Chunk], sink: Sink, wor
         bar = tqdm(unit=" sentences", desc="scoring")
     scored = Scored()
     try:
-        for chunk, (scores, shares) in score_chunks(engine, ((c, c.texts) for c in chunks), workers, batch_size):
+        for chunk, (scores, shares, own) in score_chunks(engine, ((c, c.texts) for c in chunks), workers, batch_size):
             batch = ScoredTexts(engine, chunk.texts, batch_size, scores, shares)
             columns = {SCORE: scores, **{r.name: r.of(batch) for r in readouts}}
             read = [columns[r.name] for r in readouts if r.withheld]  # NaN where withheld
@@ -63,7 +64,7 @@ def score_corpus(engine: ScoringEngine, chunks: Iterable[Chunk], sink: Sink, wor
                 scored.withheld += int(np.count_nonzero(np.logical_or.reduce(np.isnan(read)) & ~np.isnan(scores)))
             sink.write(chunk, columns)
             scored.rows += len(chunk.texts)
-            scored.low_coverage += int(np.count_nonzero(shares < LOW_COVERAGE))
+            scored.low_coverage += int(np.count_nonzero(own < LOW_COVERAGE))  # the low-coverage rule's share
             if bar is not None:
                 bar.update(len(chunk.texts))
     finally:

@@ -110,7 +110,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     def score(texts: pd.Series) -> pd.DataFrame:
         executor_engine = scoring_engine(_executor_model(shipped))
         sentences = _texts(texts)
-        values, shares = executor_engine.scores_and_coverage(sentences, batch_size)  # one tokenization
+        values, shares, _ = executor_engine.scores_and_coverage(sentences, batch_size)  # one tokenization
         batch = ScoredTexts(executor_engine, sentences, batch_size, values, shares)
         return pd.DataFrame({SCORE: values, **{r.name: r.of(batch) for r in adding}})
 

@@ -71,8 +71,9 @@ def sentence_scores(engine: ScoringEngine, texts: Sequence[str | None], batch_si
 
 
 def scores_and_coverage(engine: ScoringEngine, texts: Sequence[str | None], batch_size: int = 256) -> np.ndarray:
-    """[2, n] float64: each text's specificity and its coverage (share of tokens with an entry
-    of their own); NaN where there is no sentence (:meth:`ScoringEngine.scores_and_coverage`)."""
+    """[3, n] float64: each text's specificity, its coverage (share of tokens the model or
+    English knows) and its model coverage (share with an entry of the model's own); NaN where
+    there is no sentence (:meth:`ScoringEngine.scores_and_coverage`)."""
     return engine.scores_and_coverage(texts, batch_size)
 
 
@@ -122,7 +123,7 @@ def _run_in_worker(work: Callable[[Any, Sequence[str | None], int], R], texts: S
 def score_chunks(engine: ScoringEngine, items: Iterable[tuple[T, Sequence[str | None]]],
                  workers: int = 1, batch_size: int = 256) -> Iterator[tuple[T, np.ndarray]]:
     """Yield ``(payload, values)`` for each ``(payload, texts)`` item, in input order; ``values``
-    is :func:`scores_and_coverage`'s [2, n] array (see :func:`chunk_results`)."""
+    is :func:`scores_and_coverage`'s [3, n] array (see :func:`chunk_results`)."""
     return chunk_results(engine, scores_and_coverage, items, workers, batch_size)
 
 

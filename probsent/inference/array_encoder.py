@@ -31,8 +31,25 @@ class ArrayEncoder:
         self.dim = int(self.config["dim"])
         self.start_variance = float(self.config.get("start_variance", 1.0))
         self.has_word_entropy_terms = described.word_entropy_terms
-        self.weights = weights
+        self.weights = weights  # the vocabulary's rows
+        self._open_rows: dict[str, np.ndarray] | None = None  # with_word_rows: the vocabulary's rows, then the classes'
         self._tables: tuple[np.ndarray, np.ndarray] | None = None  # see _scale_tables
+
+    @property
+    def _rows(self) -> dict[str, np.ndarray]:
+        """What encode reads: the weights, or with_word_rows' rows."""
+        return self.weights if self._open_rows is None else self._open_rows
+
+    def with_word_rows(self, rows: tuple[np.ndarray, np.ndarray] | None) -> "ArrayEncoder":
+        """A WLO encoder that reads ids from ``len(vocabulary)`` on as the rows of ``rows`` (the
+        open vocabulary's classes' scales and translations; None: none), sharing the weights."""
+        copy = ArrayEncoder.__new__(ArrayEncoder)
+        copy.__dict__.update(self.__dict__)
+        copy._tables = None
+        copy._open_rows = None if rows is None else {
+            "scale.weight": np.concatenate([self.weights["scale.weight"], rows[0].astype(self.weights["scale.weight"].dtype)]),
+            "shift.weight": np.concatenate([self.weights["shift.weight"], rows[1].astype(self.weights["shift.weight"].dtype)])}
+        return copy
 
     def __repr__(self) -> str:
         return f"ArrayEncoder({self.label}, dim={self.dim}, vocabulary={len(next(iter(self.weights.values())))})"
@@ -49,7 +66,7 @@ class ArrayEncoder:
             except ImportError:  # no numba: the NumPy batches below
                 pass
             else:
-                return compiled_encoding(self.type_name, self.weights, ids, offsets, self.start_variance,
+                return compiled_encoding(self.type_name, self._rows, ids, offsets, self.start_variance,
                                          self._scale_tables())
         mean = np.zeros((count, self.dim))
         logvar = np.zeros((count, self.dim)) if self.probabilistic else None
@@ -68,15 +85,15 @@ class ArrayEncoder:
         if self._tables is None:
             from probsent.inference.compiled_encode import scale_tables
 
-            self._tables = scale_tables(self.weights["scale.weight"])
+            self._tables = scale_tables(self._rows["scale.weight"])
         return self._tables
 
     def _encode_padded(self, padded: np.ndarray, lengths: np.ndarray) -> ArrayEncoding:
         padded = padded.T  # position-major: the sums and products along axis 0 run over contiguous rows
         if self.type_name == "wlo":
-            return wlo_encoding(self.weights["scale.weight"][padded], self.weights["shift.weight"][padded],
+            return wlo_encoding(self._rows["scale.weight"][padded], self._rows["shift.weight"][padded],
                                 lengths, self.start_variance)
-        return pooled_encoding(self.weights["embedding.weight"][padded], lengths, self.type_name == "wordavg")
+        return pooled_encoding(self._rows["embedding.weight"][padded], lengths, self.type_name == "wordavg")
 
     def weights_version(self) -> tuple:
         """The weights never change."""

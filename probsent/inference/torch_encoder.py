@@ -32,6 +32,16 @@ class TorchEncoder:
         host = lambda t: None if t is None else t.cpu().numpy()  # noqa: E731
         return ArrayEncoding(host(enc.mean), host(enc.logvar), host(enc.log_abs_mean))
 
+    def with_word_rows(self, rows: tuple[np.ndarray, np.ndarray] | None) -> "TorchEncoder":
+        """An encoder whose module reads ids from its vocabulary's size on as the rows of
+        ``rows`` (the open vocabulary's classes' scales and translations; None: none), as
+        :meth:`probsent.inference.array_encoder.ArrayEncoder.with_word_rows` does: WLO only."""
+        if rows is None:
+            return self
+        if not hasattr(self.module, "with_word_rows"):
+            raise TypeError(f"{type(self.module).__name__} has no per-word rows: only a WLO model reads an open vocabulary")
+        return TorchEncoder(self.module.with_word_rows(*rows), self.max_cells)
+
     def weights_version(self) -> tuple:
         """Changes whenever the module's entropy weights change (in place or replaced)."""
         terms = with_word_entropy_terms(self.module, "the closed-form entropy")

@@ -178,7 +178,7 @@ class SpecificityComponent:
                 except ProbsentError:  # no per-word terms (LSTMGaussian)
                     pass
                 else:
-                    self._terms, self.scale = table.terms, table.scale
+                    self._terms, self.scale, self._ids_of = table.terms, table.scale, table.ids_of
         return self._terms
 
     def to_disk(self, path: str | os.PathLike[str], exclude: Iterable[str] = ()) -> None:
@@ -242,14 +242,14 @@ class SpecificityComponent:
     def _assign_shares(self, span: Span) -> None:
         """Each token of ``span`` gets the entropy terms of the probsent tokens starting in it."""
         tokens = tokenize(span.text)[:MAX_TOKENS]
-        ids = self.model.vocab.ids(tokens)
+        ids = self._ids_of(tokens)  # as every scoring path reads them (the open vocabulary's classes included)
         token_offsets = [token.idx - span.start_char for token in span]
         owners = np.asarray([max(bisect.bisect_right(token_offsets, start) - 1, 0)
                              for start in token_starts(span.text, tokens)], dtype=np.int64)
         shares, owned, unknown = np.zeros(len(span)), np.zeros(len(span), dtype=bool), np.zeros(len(span), dtype=bool)
         np.add.at(shares, owners, self.terms[ids])
         owned[owners] = True
-        unknown[owners[ids == 0]] = True
+        unknown[owners[(ids == 0) | (ids >= len(self.model.vocab))]] = True  # no entry of its own
         for token, share, has, missing in zip(span, shares.tolist(), owned.tolist(), unknown.tolist()):
             token._.entropy_share, token._.specificity_share = share, -share
             token._.specificity_rank = self.scale.rank(share) if has else None

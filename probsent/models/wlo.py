@@ -34,8 +34,10 @@ tested against it.
 """
 from __future__ import annotations
 
+import copy
 import math
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -169,6 +171,22 @@ class WLO(SentenceEncoder):
         every dimension (an initialization: rare words may start specific, frequent ones general)."""
         with torch.no_grad():
             self.scale.weight.mul_(torch.exp(terms.to(self.scale.weight) / self.dim)[:, None])
+
+    def with_word_rows(self, scale: np.ndarray, shift: np.ndarray) -> "WLO":
+        """A copy (on this module's device, in its dtype, in eval mode) that reads the ids from
+        this vocabulary's size on as the rows of ``scale`` (A) and ``shift`` (B): the open
+        vocabulary's classes (:mod:`probsent.data.vocab`), as the NumPy encoder reads them
+        (:meth:`probsent.inference.array_encoder.ArrayEncoder.with_word_rows`). Draws no random
+        numbers and leaves this module as it is."""
+        weight = self.scale.weight
+        extended = copy.deepcopy(self)
+        with torch.no_grad():
+            for name, rows in (("scale", scale), ("shift", shift)):
+                table = getattr(self, name).weight
+                joined = torch.cat([table.detach(), torch.as_tensor(np.asarray(rows)).to(device=weight.device,
+                                                                                          dtype=weight.dtype)])
+                setattr(extended, name, nn.Embedding.from_pretrained(joined, freeze=False, sparse=True))
+        return extended.eval()
 
     def entropy_weights(self) -> Tensor:
         """The scales A, from which the entropy terms are computed."""

@@ -17,7 +17,8 @@ An explanation as text: the table ``probsent explain`` prints, which is also ``r
 :class:`~probsent.readouts.explanation.Explanation` (a notebook shows the HTML, a terminal this).
 
 The entropy's sum, coverage, the one-line summary, then one row per token, most specific (most
-negative term) first: the token as typed (``(<unk>)`` beside an unknown one), its entropy term
+negative term) first: the token as typed (``(<unk>)`` beside an unknown one, ``(estimated)`` beside one the open
+vocabulary estimated), its entropy term
 and its translation norm ||B_w||.
 
 Text as a terminal shows it: control sequences made visible, and columns by display width.
@@ -84,11 +85,12 @@ def explanation_text(explanation: Any, paint: Callable[[str, str], str] | None =
     lines = [f"{printable(explanation.sentence)}\n"] if with_sentence else []
     lines.append(f"entropy {explanation.entropy:.3f} = prior {explanation.prior_entropy:.3f} "
                  f"+ word terms {explanation.entropy - explanation.prior_entropy:+.3f}\n")
-    lines.append(f"coverage {explanation.coverage:.2f}: the share of its words with an entry of their own"
-                 + (" (below half: the score says little about this text)\n"
-                    if explanation.coverage < LOW_COVERAGE else "\n"))
+    lines.append(f"coverage {explanation.coverage:.2f}: the share of its words the model or English knows "
+                 f"({explanation.model_coverage:.2f} with an entry of their own)"
+                 + (" (below half with an entry of their own: the score says little about this text)\n"
+                    if explanation.model_coverage < LOW_COVERAGE else "\n"))
     lines.append(explanation.summary() + "\n")
-    names = [printable(w.typed) + ("" if w.word is not None else " (<unk>)") for w in explanation.words]
+    names = [printable(w.label) for w in explanation.words]
     width = min(max([display_width(n) + 2 for n in names] + [24]), 48)
     lines.append(f"{fitted('word', width)}{'entropy term':>14}{'||B||':>10}\n")
     for name, word in sorted(zip(names, explanation.words), key=lambda pair: pair[1].entropy):
@@ -181,11 +183,25 @@ class Attribution:
     """One token's share of a sentence's entropy (models with per-word entropy terms: WLO)."""
 
     token: str
-    word: str | None  # the vocabulary entry, None for an unknown word (<unk>)
+    word: str | None  # the vocabulary entry, None for a word without one (<unk>, or estimated)
     entropy: float  # WLO: sum_d log|A_w,d|; negative = makes the sentence more specific
     shift_norm: float  # how far the word moves the mean (WLO: ||B_w||)
     text: str = ""  # the token as typed in the sentence ("" if not known: read ``token``)
     rank: float = math.nan  # the term's place among the model's words (TermScale.rank): 1 = most specific
+    # a word without an entry read by the open vocabulary: the class its term was estimated from
+    # ("number: year", "english: zipf 2.0-2.5", "form: letters"; probsent.data.vocab); None otherwise
+    estimate: str | None = None
+    known: bool | None = None  # known to the model or English (coverage); None: whether it has an entry
+
+    @property
+    def unknown(self) -> bool:
+        """True for a word read as the shared ``<unk>`` (no entry, no estimate)."""
+        return self.word is None and self.estimate is None
+
+    @property
+    def label(self) -> str:
+        """The token as typed, with `` (estimated)`` or `` (<unk>)`` where it has no entry."""
+        return self.typed + (" (estimated)" if self.estimate is not None else " (<unk>)" if self.word is None else "")
 
     @property
     def typed(self) -> str:
@@ -209,13 +225,22 @@ class Explanation:
 
     @property
     def coverage(self) -> float:
-        """The share of the tokens coverage counts (every unknown token, and the known ones with a
-        letter or digit: :func:`probsent.text.token_ids.known_share`) that have an entry of their
-        own; 1 for known punctuation only, NaN for a sentence without tokens."""
+        """The share of the tokens coverage counts (every token without an entry, and the entries
+        with a letter or digit: :func:`probsent.text.token_ids.known_share`) that the model or
+        English knows (an entry of its own, or a number or English word the open vocabulary
+        estimated); 1 for known punctuation only, NaN for a sentence without tokens."""
+        return self._share(lambda w: w.known if w.known is not None else w.word is not None)
+
+    @property
+    def model_coverage(self) -> float:
+        """As :attr:`coverage`, counting only the tokens with an entry of their own in the model."""
+        return self._share(lambda w: w.word is not None)
+
+    def _share(self, known: Any) -> float:
         if not self.words:
             return float("nan")
         counted = [w for w in self.words if counts_for_coverage(w.word)]
-        return sum(w.word is not None for w in counted) / len(counted) if counted else 1.0
+        return sum(bool(known(w)) for w in counted) / len(counted) if counted else 1.0
 
     @property
     def entropy(self) -> float:
@@ -231,10 +256,11 @@ class Explanation:
         return -self.entropy
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per token, in sentence order: token, text (as typed), word (None for <unk>),
-        unknown, entropy (its share), rank (its place on the model's scale, 0-1), shift_norm."""
-        return [{"token": w.token, "text": w.typed, "word": w.word, "unknown": w.word is None, "entropy": w.entropy,
-                 "rank": w.rank, "shift_norm": w.shift_norm} for w in self.words]
+        """One dict per token, in sentence order: token, text (as typed), word (None without an
+        entry), unknown (read as <unk>), estimate (the open vocabulary's class, or None), entropy
+        (its share), rank (its place on the model's scale, 0-1), shift_norm."""
+        return [{"token": w.token, "text": w.typed, "word": w.word, "unknown": w.unknown, "estimate": w.estimate,
+                 "entropy": w.entropy, "rank": w.rank, "shift_norm": w.shift_norm} for w in self.words]
 
     def to_frame(self) -> Any:
         """:meth:`rows` as a pandas DataFrame (pandas must be installed)."""
@@ -243,7 +269,8 @@ class Explanation:
         except ImportError:
             raise ImportError("Explanation.to_frame needs pandas: pip install pandas "
                               "(Explanation.rows() gives the same table as dicts)") from None
-        return pd.DataFrame(self.rows(), columns=["token", "text", "word", "unknown", "entropy", "rank", "shift_norm"])
+        return pd.DataFrame(self.rows(), columns=["token", "text", "word", "unknown", "estimate", "entropy", "rank",
+                                                  "shift_norm"])
 
     def to_dict(self) -> dict[str, Any]:
         """The sentence, its entropy, the prior's and the word terms' total, its specificity,
@@ -252,7 +279,8 @@ class Explanation:
         return {"sentence": self.sentence, "entropy": _json_number(self.entropy), "prior_entropy": self.prior_entropy,
                 "word_terms": _json_number(self.entropy - self.prior_entropy),
                 "specificity": _json_number(self.specificity),
-                "coverage": _json_number(self.coverage), "percentile": _json_number(self.percentile),
+                "coverage": _json_number(self.coverage), "model_coverage": _json_number(self.model_coverage),
+                "percentile": _json_number(self.percentile),
                 "probability": _json_number(self.probability), "note": self.note, "words": rows}
 
     def summary(self) -> str:
@@ -275,7 +303,7 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         """The notebook display: the sentence as typed, each word coloured by its term on the
-        model's scale (:class:`TermScale`), unknown words boxed and marked, the score, percentile,
+        model's scale (:class:`TermScale`), estimated and unknown words boxed and marked, the score, percentile,
         P(specific) and coverage beside it, the entropy's sum, and a legend."""
         return _page_style(self.scale) + self.html_block() + legend_html(self.scale)
 
@@ -283,14 +311,18 @@ class Explanation:
         """The explanation's HTML without the legend (a page puts one legend above many)."""
         spans, scale = [], self.scale or _UNSCALED
         for w in self.words:
-            unknown = w.word is None
+            unknown = w.unknown
             title = (f"{w.token}: term {w.entropy:+.3f}" + ("" if math.isnan(w.rank) else
                                                              f", more specific than {100 * w.rank:.0f} % of the model's words")
-                     + (" — unknown word: the model has no entry for it and uses the shared <unk> term" if unknown else ""))
-            spans.append(f'<span class="probsent-token{" probsent-unknown" if unknown else ""}" '
+                     + (" — unknown word: the model has no entry for it and uses the shared <unk> term" if unknown else "")
+                     + (f" — estimated: the model has no entry for it; its term is that of its class ({w.estimate})"
+                        if w.estimate is not None else ""))
+            mark = " probsent-unknown" if unknown else " probsent-estimated" if w.estimate is not None else ""
+            spans.append(f'<span class="probsent-token{mark}" '
                          f'title="{html_text(title)}" data-entropy="{w.entropy!r}" data-rank="{w.rank!r}" '
-                         f'data-unknown="{str(unknown).lower()}" style="background: {scale.color(w.entropy)}">'
-                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else ""}</span>')
+                         f'data-unknown="{str(unknown).lower()}" data-estimate="{html_text(w.estimate or "")}" '
+                         f'style="background: {scale.color(w.entropy)}">'
+                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else "<sup>~</sup>" if mark else ""}</span>')
         total = (f"entropy {self.entropy:.3f} = prior {self.prior_entropy:.3f} + word terms "
                  f"{self.entropy - self.prior_entropy:+.3f}")
         stats = (f'<div class="probsent-stats" data-specificity="{self.specificity!r}" '
@@ -318,7 +350,8 @@ def _page_style(scale: TermScale | None = None) -> str:
             "color: #111; margin: 0.6em 0}"
             ".probsent-token {padding: 2px 4px; margin: 1px; border-radius: 3px; border: 1px solid transparent}"
             ".probsent-unknown {border: 1px dashed #333; font-style: italic}"
-            ".probsent-unknown sup {font-size: 0.7em; margin-left: 1px}"
+            ".probsent-estimated {border: 1px dotted #333}"
+            ".probsent-unknown sup, .probsent-estimated sup {font-size: 0.7em; margin-left: 1px}"
             ".probsent-stats, .probsent-total {font-size: 0.85em; color: #444; line-height: 1.5}"
             ".probsent-bar {display: inline-block; width: 16em; height: 0.9em; vertical-align: middle; "
             "border: 1px solid #999; background: linear-gradient(to right, "
@@ -355,11 +388,13 @@ def legend_html(scale: TermScale | None) -> str:
             f'<span class="probsent-tick">term {html_text(general)}: more general</span> '
             '<span class="probsent-bar"></span> '
             f'<span class="probsent-tick">{html_text(specific)}: more specific</span> '
+            '<span class="probsent-token probsent-estimated">estimated<sup>~</sup></span> '
             '<span class="probsent-token probsent-unknown">unknown<sup>?</sup></span>'
             '<div class="probsent-stats">Each word is coloured by its own entropy term, on one scale for every '
             'sentence: blue words make a sentence more specific, red ones more general, grey ones change little.'
-            f'{html_text(about)} A dashed box marks a word the model has no entry for (it '
-            'uses the shared &lt;unk&gt; term). Beside each sentence: its score (minus its entropy), its percentile '
+            f'{html_text(about)} A dotted box and ~ mark a word the model has no entry for whose term its open '
+            'vocabulary estimated (from the word\'s English frequency, its number shape or its form); a dashed box '
+            'and ? one read as the shared &lt;unk&gt; term (a model without that table). Beside each sentence: its score (minus its entropy), its percentile '
             'among reference sentences of its length, P(specific) (the chance a news annotator calls it specific), and coverage.</div></div>')
 
 

@@ -52,7 +52,7 @@ class ScoredTexts:
 
     @property
     def coverage(self) -> np.ndarray:
-        """Each text's share of tokens with an entry of their own (float64, NaN without tokens)."""
+        """Each text's share of tokens the model or English knows (float64, NaN without tokens)."""
         if self._coverage is None:
             self._coverage = self.engine.coverage(self.texts)
         return self._coverage
@@ -133,6 +133,7 @@ readout("percentile",
         lambda scored: scored.engine.percentile_of_scores(scored.scores, scored.texts),
         needs="percentiles", withheld=True)
 readout("coverage",
-        "also write the share of the sentence's tokens with an entry of their own (0-1); below 0.5 the "
-        "score says little (a warning counts such sentences)",
+        "also write the share of the sentence's tokens the model or English knows (0-1: an entry of their "
+        "own, or with the open vocabulary a number or an English word); below 0.5 the score says little "
+        "(a warning counts such sentences)",
         lambda scored: scored.coverage)

@@ -24,7 +24,7 @@ import numpy as np
 
 from probsent.inputs import check_batch_size
 from probsent.errors import ProbsentError
-from probsent.data.vocab import Vocabulary
+from probsent.data.vocab import Vocabulary, WordEstimates, open_index
 from probsent.inference.arrays import ArrayEncoding, gaussian_entropy, saturated, vector_norms
 from probsent.readouts.calibration import FILE as CALIBRATION, Calibration, made_by_calibrate
 from probsent.readouts.explanation import Explanation
@@ -53,11 +53,16 @@ class ScoringEngine:
         in a frozen copy of a model with per-word terms, which scores with its table alone.
     calibration, percentiles, path
         The model's calibration and percentile table (None without them) and its directory.
+    estimates : probsent.data.vocab.WordEstimates, optional
+        The model's open vocabulary (``estimated_words.safetensors``): a word without an entry
+        is read by its class on every path; None: as ``<unk>``.
     """
 
     def __init__(self, vocab: Vocabulary, encoder: Callable[[], Any] | None, calibration: Calibration | None = None,
-                 percentiles: PercentileTable | None = None, path: Path | None = None) -> None:
+                 percentiles: PercentileTable | None = None, path: Path | None = None,
+                 estimates: WordEstimates | None = None) -> None:
         self.vocab = vocab
+        self.estimates = estimates
         self.calibration = calibration
         self.percentiles = percentiles
         self.path = path  # the directory it was loaded from, if any
@@ -65,11 +70,18 @@ class ScoringEngine:
         self._encoder = encoder
         self._ids: TokenIds | None = None  # made on first use: see token_ids
         self._terms: tuple[Any, WordTermTable] | None = None  # (weights' version, table)
+        self._open_encoder: tuple[Any, Any] | None = None  # ((encoder, its weights' version), its copy with the classes' rows)
+
+    def set_estimates(self, estimates: WordEstimates | None) -> None:
+        """Read words without an entry through ``estimates`` (the open vocabulary; None: as
+        ``<unk>``) on every path from now on."""
+        self.estimates = estimates
+        self._ids, self._terms, self._open_encoder = None, None, None
 
     def __getstate__(self) -> dict[str, Any]:
         """A frozen copy for a worker process: a model with per-word terms as its term table (no
         encoder), any other with its encoder's owner; never the tokenizer's caches and lock."""
-        state = {**self.__dict__, "_ids": None, "_terms": None}
+        state = {**self.__dict__, "_ids": None, "_terms": None, "_open_encoder": None}
         if self.has_word_terms:
             state.update(_encoder=None, _terms=(None, self.term_table("scoring")))
         return state
@@ -84,7 +96,7 @@ class ScoringEngine:
         """Sentences to vocabulary ids, each of its first MAX_TOKENS tokens: made on first use
         (loading a model makes no tokenizer), then shared by every call and the term table."""
         if self._ids is None:
-            self._ids = TokenIds(self.vocab.index, MAX_TOKENS)
+            self._ids = TokenIds(open_index(self.vocab, self.estimates), MAX_TOKENS)
         return self._ids
 
     @property
@@ -114,7 +126,7 @@ class ScoringEngine:
         if self._terms is None or self._terms[0] != version:
             table = WordTermTable(self.vocab, encoder.word_entropy_terms(),
                                   prior_entropy(encoder.dim, encoder.start_variance), encoder.word_shift_norms(),
-                                  token_ids=self.token_ids)
+                                  token_ids=self.token_ids, estimates=self.estimates)
             self._terms = (version, table)
         return self._terms[1]
 
@@ -128,8 +140,16 @@ class ScoringEngine:
 
     def encode_ids(self, ids: np.ndarray, offsets: np.ndarray, batch_size: int) -> ArrayEncoding:
         """The encodings of sentences already tokenized by :attr:`token_ids` (flat ids and
-        offsets), saturated as :meth:`encode`'s."""
-        return self._encoder().encode(ids, offsets, batch_size).saturated()
+        offsets), saturated as :meth:`encode`'s. With the open vocabulary, a WLO encoder (NumPy
+        or a torch module, on any device) reads a class's id as that class's row
+        (``with_word_rows``), made again when the encoder or its weights change."""
+        encoder = self._encoder()
+        if self.estimates is not None:  # a WLO model's (only WLO's are read with one)
+            key = (encoder, encoder.weights_version())
+            if self._open_encoder is None or self._open_encoder[0] != key:
+                self._open_encoder = (key, encoder.with_word_rows((self.estimates.scale, self.estimates.shift)))
+            encoder = self._open_encoder[1]
+        return encoder.encode(ids, offsets, batch_size).saturated()
 
     def entropy(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """The entropies of ``sentences`` (a list of str, probabilistic models) as float64."""
@@ -145,8 +165,13 @@ class ScoringEngine:
         return saturated(vector_norms(self.encode(sentences, batch_size).mean))
 
     def coverage(self, sentences: Texts) -> np.ndarray:
-        """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
+        """Each sentence's share of tokens the model or English knows (NaN without tokens;
+        :func:`probsent.text.token_ids.known_share`)."""
         return self.token_ids.coverage(sentences)
+
+    def model_coverage(self, sentences: Texts) -> np.ndarray:
+        """Each sentence's share of tokens with an entry of their own in the model (NaN without tokens)."""
+        return self.token_ids.coverage(sentences, model_only=True)
 
     def note(self, sentences: Texts) -> list[str]:
         """Why each sentence's percentile and P(specific) are withheld ("" where they are given;
@@ -154,17 +179,19 @@ class ScoringEngine:
         return notes(withheld(self.token_ids, sentences)[0])
 
     def scores_and_coverage(self, texts: Texts, batch_size: int = 256) -> np.ndarray:
-        """[2, n] float64: each text's specificity and its coverage; NaN where there is no
+        """[3, n] float64: each text's specificity, its coverage and its model coverage (the
+        share with an entry of the model's own: the low-coverage rule's); NaN where there is no
         sentence (None, or only whitespace): corpus scoring's hot path, a WLO model's whole
         batch from one tokenization."""
         if self.has_word_terms:
             return np.stack(self.term_table("scoring").text_scores_and_coverage(texts))
-        out = np.full((2, len(texts)), np.nan)
+        out = np.full((3, len(texts)), np.nan)
         present = [i for i, text in enumerate(texts) if text is not None and text.strip()]
         if present:
             sentences = [texts[i] for i in present]
             out[0, present] = self.specificity(sentences, batch_size)
             out[1, present] = self.coverage(sentences)
+            out[2, present] = self.model_coverage(sentences)
         return out
 
     def token_counts(self, sentences: Texts) -> np.ndarray:

@@ -17,8 +17,11 @@ the most specific there is:
     won six Oscars.": French; "Ich bin ein Berliner, said Kennedy in 1963.": German).
 ``low coverage``
     fewer than ``LOW_COVERAGE`` (half) of its words have an entry of their own (a URL, emoji,
-    code, a language the identifier does not name): every unknown word shares the ``<unk>`` term, which the
-    model learnt from rare training words, so an unknown word reads as a rare, specific one.
+    code, a language the identifier does not name): a word without an entry reads as its open
+    vocabulary class's estimated term (a guess from its English frequency, number shape or form)
+    or, without that table, as the shared ``<unk>`` term, which the model learnt from rare
+    training words; a text read mostly by guesses says little about how specific it is. The rule
+    counts the model's own entries (``model_coverage``), not ``coverage``, which counts English too.
 ``repetition``
     at least ``MAX_REPEATED`` (half) of its token trigrams repeat an earlier trigram of the
     same text (one sentence said six times), or at least half of its tokens repeat the token

@@ -27,13 +27,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from probsent.data.vocab import Vocabulary
-from probsent.inference.arrays import gaussian_entropy
+from probsent.data.vocab import Vocabulary, WordEstimates, open_index
+from probsent.inference.arrays import gaussian_entropy, vector_norms
 from probsent.inference.closed_form import wlo_word_terms
 from probsent.readouts.explanation import Attribution, Explanation, TermScale
 from probsent.readouts.withheld import notes, withheld
 from probsent.text.segment_sums import term_sums
-from probsent.text.token_ids import TokenIds, known_share
+from probsent.text.token_ids import TokenIds, known_shares
 from probsent.text.token_spans import typed_tokens
 from probsent.text.utf8_texts import Utf8Texts
 
@@ -55,18 +55,27 @@ class WordTermTable:
     the scoring engine's: :mod:`probsent.readouts.scoring_engine`).
 
     Thread-safe; results never depend on the batch or on the other sentences in it.
-    ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum.
+    ``token_ids(sentences)`` gives the (ids, offsets) that the scores sum. With ``estimates``
+    (the model's open vocabulary, :mod:`probsent.data.vocab`), a word without an entry
+    reads as its class: the classes' terms and translation norms follow the vocabulary's, and
+    ``token_ids`` gives their ids (``len(vocab) + class``); without, it reads as ``<unk>``.
     """
 
     probabilistic = True
 
     def __init__(self, vocab: Vocabulary, terms: np.ndarray, prior: float,
-                 shift_norms: np.ndarray | None = None, token_ids: TokenIds | None = None) -> None:
+                 shift_norms: np.ndarray | None = None, token_ids: TokenIds | None = None,
+                 estimates: WordEstimates | None = None) -> None:
         self.vocab = vocab
+        self.estimates = estimates
+        if estimates is not None:
+            terms = np.concatenate([np.asarray(terms, dtype=np.float64), wlo_word_terms(estimates.scale)])
+            if shift_norms is not None:
+                shift_norms = np.concatenate([shift_norms, vector_norms(estimates.shift)])
         self.terms = np.ascontiguousarray(terms, dtype=np.float64)
         self.prior_entropy = prior
         self.shift_norms = shift_norms
-        self.token_ids = TokenIds(vocab.index, MAX_TOKENS) if token_ids is None else token_ids  # may be shared
+        self.token_ids = TokenIds(open_index(vocab, estimates), MAX_TOKENS) if token_ids is None else token_ids  # may be shared
         self._scale: TermScale | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -76,7 +85,7 @@ class WordTermTable:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.token_ids = TokenIds(self.vocab.index, MAX_TOKENS)
+        self.token_ids = TokenIds(open_index(self.vocab, self.estimates), MAX_TOKENS)
 
     # -- scores ------------------------------------------------------------------------------
 
@@ -95,19 +104,35 @@ class WordTermTable:
         whitespace: the texts without tokens), the whole batch at once."""
         return self.text_scores_and_coverage(texts)[0]
 
-    def text_scores_and_coverage(self, texts: Sequence[str | None] | Utf8Texts) -> tuple[np.ndarray, np.ndarray]:
-        """(specificity, coverage) of each text from one tokenization, NaN where there is no
-        sentence: corpus scoring's hot path (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
+    def text_scores_and_coverage(self, texts: Sequence[str | None] | Utf8Texts
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(specificity, coverage, model coverage) of each text from one tokenization, NaN where
+        there is no sentence: corpus scoring's hot path
+        (:func:`probsent.corpus_scoring.workers.sentence_scores`)."""
         if not isinstance(texts, Utf8Texts):
             texts = [text if text is not None else "" for text in texts]
         ids, offsets = self.token_ids(texts)
         scores = -(self.prior_entropy + term_sums(self.terms, ids, offsets))
         scores[offsets[1:] == offsets[:-1]] = np.nan
-        return scores, known_share(ids, offsets, self.token_ids.coverage_codes)
+        return (scores, *known_shares(ids, offsets, self.token_ids.coverage_codes))
 
     def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """Each sentence's share of tokens with an entry of their own (NaN without tokens)."""
+        """Each sentence's share of tokens the model or English knows (NaN without tokens):
+        :func:`probsent.text.token_ids.known_share`."""
         return self.token_ids.coverage(sentences)
+
+    def ids_of(self, tokens: Sequence[str]) -> np.ndarray:
+        """The ids of tokens (int64), as every scoring path reads them: an entry, else (with the
+        open vocabulary) its class's row, else 0 (``<unk>``)."""
+        index = self.token_ids.index
+        if hasattr(index, "ids_of"):  # the open vocabulary's (probsent.data.vocab.EstimatingIndex)
+            return np.array(index.ids_of(list(tokens)), dtype=np.int64)
+        get = index.get
+        return np.fromiter((get(t, 0) for t in tokens), dtype=np.int64, count=len(tokens))
+
+    def estimate_of(self, row: int) -> str | None:
+        """The class a token of id ``row`` was estimated as (``number: year``), None for an entry."""
+        return self.estimates.name_of(row) if self.estimates is not None and row >= len(self.vocab) else None
 
     def note(self, sentences: Sequence[str | None] | Utf8Texts) -> list[str]:
         """Why each sentence's percentile and P(specific) are withheld ("" where they are given;
@@ -118,7 +143,7 @@ class WordTermTable:
     def scale(self) -> TermScale:
         """The model's own term distribution, on which ``explain`` colours words (made once)."""
         if self._scale is None:
-            self._scale = TermScale(self.terms, self.vocab.words)
+            self._scale = TermScale(self.terms[:len(self.vocab)], self.vocab.words)  # the model's own entries
         return self._scale
 
     def explain(self, sentence: str) -> Explanation:
@@ -128,10 +153,12 @@ class WordTermTable:
         if not isinstance(sentence, str):
             raise TypeError(f"explain needs a str, not {type(sentence).__name__}")
         tokens = self.token_ids.tokens(sentence)
-        ids = self.vocab.ids(tokens)
+        ids = self.ids_of(tokens)
         norms = self.shift_norms[ids] if self.shift_norms is not None else np.full(len(ids), math.nan)
-        scale = self.scale
-        words = [Attribution(t, self.vocab.words[i] if i else None, float(h), float(n), typed, scale.rank(float(h)))
+        scale, size = self.scale, len(self.vocab)
+        words = [Attribution(t, self.vocab.words[i] if 0 < i < size else None, float(h), float(n), typed,
+                             scale.rank(float(h)), self.estimate_of(i),
+                             bool(self.estimates.known[i - size]) if i >= size else i > 0)
                  for t, typed, i, h, n in zip(tokens, typed_tokens(sentence, tokens), ids.tolist(), self.terms[ids],
                                               norms)]
         return Explanation(sentence, self.prior_entropy, words, scale, note=self.note([sentence])[0])

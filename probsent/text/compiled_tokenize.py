@@ -198,17 +198,30 @@ def _piece(data: np.ndarray, begin: int, end: int, context: int, h: np.uint64, k
 @njit(cache=True, inline="always")
 def _plain_word(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.ndarray, word_starts: np.ndarray,
                 word_hashes: np.ndarray, word_ids: np.ndarray, word_slots: np.ndarray, open_words: bool,
-                keys: np.ndarray, key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray,
+                forms: np.ndarray, keys: np.ndarray, key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray,
                 states: np.ndarray, id_starts: np.ndarray, ids: np.ndarray, slots: np.ndarray,
                 sizes: np.ndarray) -> np.int64:  # pragma: no cover (compiled)
     """The id of the plain word ``data[begin:end]`` (hash ``h``): from the vocabulary table; a
-    word not in it is 0, or with ``open_words`` a PLAIN piece of the cache: its id once known,
-    ``-(p + 1)`` while it is NEW, NO_ROOM when the cache has no room for it."""
+    word not in it is 0, or with ``open_words`` its form's id (``forms``: a word of letters, or
+    of letters then digits, where the index gives them) or a PLAIN piece of the cache: its id
+    once known, ``-(p + 1)`` while it is NEW, NO_ROOM when the cache has no room for it."""
     w = word_slots[_probe(data, begin, end - begin, h, words, word_starts, word_hashes, word_slots)]
     if w >= 0:
         return word_ids[w]
     if not open_words:
         return 0
+    if forms[0] >= 0 and 97 <= _lower(data[begin]) <= 122:
+        # an open vocabulary's form classes: a word of letters (forms[0]), or letters then
+        # letters and digits (forms[1]), needs no Python; one with a hyphen or any other mark
+        # (a "word." piece that does not end its sentence) goes to the cache
+        digits = other = False
+        for k in range(begin, end):
+            c = _lower(data[k])
+            digit = 48 <= c <= 57
+            digits = digits or digit
+            other = other or not (digit or 97 <= c <= 122)
+        if not other:
+            return forms[1] if digits else forms[0]
     p = _piece(data, begin, end, PLAIN, h, keys, key_starts, contexts, hashes, states, slots, sizes)
     if p < 0:
         return NO_ROOM
@@ -220,7 +233,7 @@ def _plain_word(data: np.ndarray, begin: int, end: int, h: np.uint64, words: np.
 @njit(cache=True)
 def _scan(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, valid: np.ndarray, first_text: int,
           max_tokens: int, words: np.ndarray, word_starts: np.ndarray, word_hashes: np.ndarray,
-          word_ids: np.ndarray, word_slots: np.ndarray, open_words: bool, mark_ids: np.ndarray,
+          word_ids: np.ndarray, word_slots: np.ndarray, open_words: bool, forms: np.ndarray, mark_ids: np.ndarray,
           keys: np.ndarray, key_starts: np.ndarray, contexts: np.ndarray, hashes: np.ndarray,
           states: np.ndarray, id_starts: np.ndarray, ids: np.ndarray, slots: np.ndarray, sizes: np.ndarray,
           out: np.ndarray, out_ends: np.ndarray, flags: np.ndarray) -> np.int64:  # pragma: no cover
@@ -297,7 +310,7 @@ def _scan(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, valid: np.ndar
                 # a plain word (with_mark: and a mark; else the whole piece, "word." not last included)
                 word_end = piece + length - 1 if with_mark else piece + length
                 token = _plain_word(data, piece, word_end, body if with_mark else h, words, word_starts,
-                                    word_hashes, word_ids, word_slots, open_words, keys, key_starts,
+                                    word_hashes, word_ids, word_slots, open_words, forms, keys, key_starts,
                                     contexts, hashes, states, id_starts, ids, slots, sizes)
                 if token == NO_ROOM:
                     return i
@@ -420,6 +433,8 @@ class OpenVocabulary(dict):
     """token -> id where ``get`` numbers a token it has not seen (0, 1, 2, ... in order of first
     request): the index of a :class:`CompiledTokenIds` with ``open_vocabulary=True``."""
 
+    resolves_every_token = True
+
     def get(self, token, default=None):  # type: ignore[override]
         return self.setdefault(token, len(self))
 
@@ -428,14 +443,17 @@ class CompiledTokenIds:
     """Vocabulary ids of a batch's tokens, by the compiled kernel (see the module's docstring).
 
     ``index`` maps each token to its id (a token not in it is 0). With ``open_vocabulary``,
-    ``index`` is an :class:`OpenVocabulary` that numbers every new token (see the module's
-    docstring). Not thread-safe.
+    ``index`` gives every token an id: an :class:`OpenVocabulary` that numbers every new token
+    (see the module's docstring), or a model's open vocabulary
+    (:class:`probsent.data.vocab.EstimatingIndex`: a word without an entry is read by
+    its class). Not thread-safe.
     """
 
     def __init__(self, index: Mapping[str, int], max_tokens: int, max_pieces: int = 200_000,
                  max_key_bytes: int = 4 << 20, open_vocabulary: bool = False) -> None:
-        if open_vocabulary and not isinstance(index, OpenVocabulary):
-            raise TypeError("an open vocabulary's index is an OpenVocabulary")
+        if open_vocabulary and not getattr(index, "resolves_every_token", False):
+            raise TypeError("an open vocabulary's index gives every token an id (an OpenVocabulary, or an "
+                            "EstimatingIndex)")
         self.index = index
         self.open_vocabulary = open_vocabulary
         self.max_tokens = max_tokens
@@ -445,7 +463,17 @@ class CompiledTokenIds:
         self._words = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
         self._word_starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         self._word_ids = np.fromiter(index.values(), dtype=np.int64, count=len(encoded))
-        self._word_slots = np.full(_table_size(len(encoded)), -1, dtype=np.int32)
+        if hasattr(index, "table_words"):
+            # an open vocabulary's words that the kernel reads without Python (an EstimatingIndex's
+            # English words: their UTF-8 bytes, starts and the ids its get gives them)
+            data, starts, ids = index.table_words()
+            self._words = np.concatenate([self._words, data])
+            self._word_starts = np.concatenate([self._word_starts, self._word_starts[-1] + starts[1:]])
+            self._word_ids = np.concatenate([self._word_ids, ids])
+        self._word_slots = np.full(_table_size(len(self._word_ids)), -1, dtype=np.int32)
+        # an open vocabulary's ids of a plain word of letters, and of letters then digits, that
+        # the table lacks ([-1, -1]: none, such a word goes to the cache)
+        self._forms = np.array(index.kernel_forms() if hasattr(index, "kernel_forms") else (-1, -1), dtype=np.int64)
         self._word_hashes = _vocabulary_table(self._words, self._word_starts, self._word_slots)
         self._mark_ids = np.full(256, -1, dtype=np.int64)  # per byte; -1: not a mark
         for mark in MARKS:
@@ -491,6 +519,9 @@ class CompiledTokenIds:
         its ids, or mark it REFUSED (its lowered text is not printable)."""
         count = len(self)
         get = self.index.get
+        # a plain word that the kernel's table lacks (an open vocabulary's): the index's own
+        # shortcut where it has one (the same id as its get), else its get
+        plain = getattr(self.index, "missing_plain_word", None) or (lambda word: get(word, 0))
         keys, key_starts, contexts = self._keys, self._key_starts, self._contexts
         new_ids: list[int] = []
         lengths = np.zeros(count - self._known, dtype=np.int64)
@@ -501,7 +532,7 @@ class CompiledTokenIds:
                 continue
             context = int(contexts[p])
             if context == PLAIN:  # a plain word of an open vocabulary: the token itself
-                new_ids.append(get(text, 0))
+                new_ids.append(plain(text))
                 lengths[n] = 1
                 self._states[p] = KNOWN
                 continue
@@ -535,7 +566,7 @@ class CompiledTokenIds:
         while True:
             done = _scan(texts.data, texts.starts, texts.ends, valid, done, self.max_tokens, self._words,
                          self._word_starts, self._word_hashes, self._word_ids, self._word_slots,
-                         self.open_vocabulary, self._mark_ids, self._keys, self._key_starts, self._contexts,
+                         self.open_vocabulary, self._forms, self._mark_ids, self._keys, self._key_starts, self._contexts,
                          self._hashes, self._states, self._id_starts, self._ids, self._slots, self._sizes, out,
                          out_ends, flags)
             if done == count:

@@ -17,6 +17,7 @@ import and cached kernels cost a few tenths of a second).
 from __future__ import annotations
 
 import threading
+from itertools import chain
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -26,58 +27,90 @@ from probsent.text.tokenize import capped_text
 from probsent.text.utf8_texts import Utf8Texts
 
 __all__ = ["COMPILED_SENTENCES", "LOW_COVERAGE", "TokenIds", "counts_for_coverage", "coverage_codes", "coverage_counts",
-           "known_share"]
+           "known_share", "known_shares"]
 
 COMPILED_SENTENCES = 1024  # batches at least this large go to the compiled tokenizer
-# Below this share of tokens with an entry of their own (known_share), a score says little
-# about the text: every unknown word shares the <unk> entry. The command line warns.
+# Below this share of tokens with an entry of their own (known_share with model_only), a score
+# says little about the text: every other word is read by a guess (its open-vocabulary class) or
+# the shared <unk> entry. The command line warns.
 LOW_COVERAGE = 0.5
 
 
-def known_share(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Each sentence's coverage: the share of its counted tokens whose id is not 0 (the unknown
-    word). ``codes`` (:func:`coverage_codes`) says which entries count: the unknown word and
-    every entry with a letter or digit, so that punctuation the model knows does not lift the
-    share of a sentence in another language. A sentence of known punctuation only has 1; one
-    without tokens NaN. Both counts come from one gather and one running sum (corpus scoring's
-    hot path: about a twentieth of tokenizing)."""
-    counted, known = coverage_counts(ids, offsets, codes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
-    share[offsets[1:] == offsets[:-1]] = np.nan
-    return share
+def known_share(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray, model_only: bool = False) -> np.ndarray:
+    """Each sentence's coverage: the share of its counted tokens that the model or English knows
+    (an entry of its own, or with the open vocabulary a number or an English word:
+    :mod:`probsent.data.vocab`); with ``model_only``, the share with an entry of their
+    own (id neither 0, the unknown word, nor an estimated class). ``codes``
+    (:func:`coverage_codes`) says which entries count: every token without an entry and every
+    entry with a letter or digit, so that punctuation the model knows does not lift the share
+    of a sentence in another language. A sentence of known punctuation only has 1; one without
+    tokens NaN. The counts come from one gather and one running sum (corpus scoring's hot path:
+    about a twentieth of tokenizing)."""
+    both = known_shares(ids, offsets, codes)
+    return both[1] if model_only else both[0]
+
+
+def known_shares(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coverage, model coverage): :func:`known_share` and :func:`known_share` with
+    ``model_only``, from one count."""
+    counted, model_known, open_known = _all_counts(ids, offsets, codes)
+    empty = offsets[1:] == offsets[:-1]
+    shares = []
+    for known in (open_known, model_known):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(counted > 0, known / np.maximum(counted, 1), 1.0)
+        share[empty] = np.nan
+        shares.append(share)
+    return shares[0], shares[1]
+
+
+def _all_counts(ids: np.ndarray, offsets: np.ndarray,
+                codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(counted, known to the model, known to the model or English) int64 per sentence."""
+    running = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(codes[ids], out=running[1:])
+    both = running[offsets[1:]] - running[offsets[:-1]]
+    return both & _COUNT_MASK, (both >> _KNOWN_SHIFT) & _COUNT_MASK, both >> _OPEN_SHIFT
 
 
 def coverage_counts(ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(counted, known) int64 per sentence: how many of its tokens coverage counts
-    (:func:`counts_for_coverage`), and how many of those have an entry of their own."""
-    running = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(codes[ids], out=running[1:])
-    both = running[offsets[1:]] - running[offsets[:-1]]
-    return both & _COUNT_MASK, both >> _KNOWN_SHIFT
+    (:func:`counts_for_coverage`), and how many of those have an entry of their own in the
+    model (the withheld rules' coverage, :mod:`probsent.readouts.withheld`)."""
+    counted, known, _ = _all_counts(ids, offsets, codes)
+    return counted, known
 
 
 def counts_for_coverage(word: str | None) -> bool:
-    """Whether coverage counts a token read as vocabulary entry ``word`` (None: unknown): every
-    unknown token and every entry with a letter or digit; not the punctuation the model knows."""
+    """Whether coverage counts a token read as vocabulary entry ``word`` (None: no entry of its
+    own): every token without an entry and every entry with a letter or digit; not the
+    punctuation the model knows."""
     return word is None or any(c.isalnum() for c in word)
 
 
-# A token's code packs its two coverage counts into one int64: counted in the low 32 bits, counted
-# and known (an entry of its own) from bit 32 up; a sentence's sum of codes holds both counts
-# (a sentence has at most MAX_TOKENS tokens, far below 2^32).
-_KNOWN_SHIFT = 32
+# A token's code packs its three coverage counts into one int64, 21 bits each: counted, counted
+# and known to the model (an entry of its own), counted and known to the model or English; a
+# sentence's sum of codes holds all three (a sentence has at most MAX_TOKENS tokens, below 2^21).
+_KNOWN_SHIFT = 21
+_OPEN_SHIFT = 42
 _COUNT_MASK = (1 << _KNOWN_SHIFT) - 1
 
 
 def coverage_codes(index: Mapping[str, int]) -> np.ndarray:
     """int64 per id: 1 if coverage counts the entry (:func:`counts_for_coverage`; id 0, the
-    unknown word, counts), plus 2^32 if it also has an entry of its own (every id but 0)."""
-    codes = np.zeros(max(index.values(), default=0) + 1, dtype=np.int64)
+    unknown word, counts), plus 2^21 + 2^42 if it has an entry of its own (every id but 0);
+    with an open vocabulary (an :class:`probsent.data.vocab.EstimatingIndex`), one
+    more code per estimated class after the vocabulary's ids: counted, plus 2^42 where the
+    class is known to English (a number or an English word)."""
+    estimates = getattr(index, "estimates", None)
+    size = max(index.values(), default=0) + 1
+    codes = np.zeros(size + (len(estimates) if estimates is not None else 0), dtype=np.int64)
     for word, i in index.items():
         if counts_for_coverage(word):
-            codes[i] = 1 + (1 << _KNOWN_SHIFT if i else 0)
+            codes[i] = 1 + ((1 << _KNOWN_SHIFT) + (1 << _OPEN_SHIFT) if i else 0)
     codes[0] = 1
+    if estimates is not None:
+        codes[size:] = 1 + np.where(estimates.known, 1 << _OPEN_SHIFT, 0)
     return codes
 
 
@@ -109,7 +142,8 @@ class TokenIds:
             except ImportError:
                 self._compiled = False
             else:
-                self._compiled = CompiledTokenIds(self.index, self.max_tokens)
+                self._compiled = CompiledTokenIds(self.index, self.max_tokens,
+                                                  open_vocabulary=getattr(self.index, "resolves_every_token", False))
         return None if self._compiled is False else self._compiled
 
     def _sync(self) -> None:
@@ -130,11 +164,15 @@ class TokenIds:
         count = len(self.tokenizer)
         if count == self._known:
             return
-        get = self.index.get
         new = self.tokenizer.tokens[self._known:count]
         lengths = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
-        ids = np.fromiter((get(t, 0) for tokens in new for t in tokens), dtype=np.int64,
-                          count=int(lengths.sum()))
+        ids_of = getattr(self.index, "ids_of", None)  # an open vocabulary's bulk lookup (EstimatingIndex)
+        if ids_of is not None:
+            ids = np.array(ids_of(list(chain.from_iterable(new))), dtype=np.int64)
+        else:
+            get = self.index.get
+            ids = np.fromiter((get(t, 0) for tokens in new for t in tokens), dtype=np.int64,
+                              count=int(lengths.sum()))
         end = int(self._starts[self._known])
         if len(self._starts) < count + 1:
             self._starts = _grown(self._starts, 2 * (count + 1))
@@ -185,12 +223,13 @@ class TokenIds:
             counts[present] = np.diff(self([sentences[i] for i in present])[1])
         return counts
 
-    def coverage(self, sentences: Sequence[str | None] | Utf8Texts) -> np.ndarray:
-        """Each sentence's share of tokens (its first ``max_tokens``) with an id of their own
-        (not 0, the unknown word), float64; NaN for a sentence without tokens (or None)."""
+    def coverage(self, sentences: Sequence[str | None] | Utf8Texts, model_only: bool = False) -> np.ndarray:
+        """Each sentence's share of tokens (its first ``max_tokens``) that the model or English
+        knows (:func:`known_share`; ``model_only``: with an entry of their own), float64; NaN for
+        a sentence without tokens (or None)."""
         if not isinstance(sentences, Utf8Texts):
             sentences = [s if isinstance(s, str) else "" for s in sentences]
-        return known_share(*self(sentences), self.coverage_codes)
+        return known_share(*self(sentences), self.coverage_codes, model_only)
 
     @property
     def coverage_codes(self) -> np.ndarray:

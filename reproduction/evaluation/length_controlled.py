@@ -71,10 +71,11 @@ def equal_length_accuracy(model: Any, path: str | os.PathLike[str] = EQUAL_LENGT
 
 
 def most_specific_word(explanation: Any) -> str | None:
-    """The vocabulary word of the most negative share of an ``explain`` result (None when
-    that token is unknown to the model: ``<unk>`` points at no word)."""
+    """The vocabulary word of the most negative share of an ``explain`` result: its entry, or
+    the token itself where the open vocabulary estimated its term (None when it is read as
+    ``<unk>``, which points at no word)."""
     lowest = min(explanation.words, key=lambda attribution: attribution.entropy)
-    return lowest.word
+    return lowest.token if lowest.word is None and getattr(lowest, "estimate", None) is not None else lowest.word
 
 
 def one_word_explain_accuracy(model: Any, path: str | os.PathLike[str] = ONE_WORD) -> float:

@@ -43,15 +43,26 @@ def _choice_sentence() -> str:
             f"that counting words cannot raise; `{choice['record']}` holds every number.")
 
 
+def _other_words(model: probsent.SentenceModel) -> str:
+    """How the model reads a word without an entry of its own."""
+    estimates = model.word_estimates
+    if estimates is None:
+        return "other words are `<unk>`"
+    return (f"other words are read by the model's open vocabulary (`estimated_words.safetensors`, fitted on these "
+            f"entries by `probsent calibrate`): each gets the term of one of {len(estimates.names)} classes, by its "
+            f"number shape, its English frequency (wordfreq, {len(estimates.english_bands):,} words) or, where "
+            f"English does not know it either, its form, and `explain` marks it `(estimated)`")
+
+
 def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: dict) -> str:
     """What the shipped vocabulary holds."""
     words, before = len(model.vocab) - 1, export.get("vocab_size_before", len(model.vocab)) - 1
     if export.get("max_words") is None:
         return (f"- Shipped as {export.get('dtype', 'float32')} with every one of the {words:,} words training "
                 f"kept (the most frequent words of the mixture, at most {config['vocab_size']:,}, seen at least "
-                f"{config['min_count']:,} time(s)); other words are `<unk>`.")
+                f"{config['min_count']:,} time(s)); {_other_words(model)}.")
     return (f"- Shipped as {export.get('dtype', 'float32')} with the {words:,} most frequent training words "
-            f"(of {before:,}); other words are `<unk>`.")
+            f"(of {before:,}); {_other_words(model)}.")
 
 
 # the named options beyond the paper's recipe (docs/TRAINING.md), each off by default
@@ -82,8 +93,9 @@ def licences(data_dir: Path) -> list[tuple[str, str]]:
 
 def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
     """(words, unknown): the distinct words of the example sentences (tokens with a letter or digit,
-    as coverage counts them: a known token is its own vocabulary entry) and those ``explain``
-    marks ``<unk>``, each sorted."""
+    as coverage counts them: a known token is its own vocabulary entry) and those without an entry
+    of their own (``explain`` marks them ``(estimated)``, or ``<unk>`` without the open vocabulary),
+    each sorted."""
     explained = [w for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
                  for w in model.explain(s).words]
     words = sorted({w.token for w in explained if any(c.isalnum() for c in w.token)})
@@ -91,8 +103,17 @@ def unknown_words(model: probsent.SentenceModel) -> tuple[list[str], list[str]]:
 
 
 def _unknown_words_line(model: probsent.SentenceModel) -> str:
-    """How many distinct words of the example sentences the model knows (the rest share <unk>)."""
+    """How many distinct words of the example sentences the model has no entry for, and how it
+    reads them (their estimated classes, or the shared <unk>)."""
     words, unknown = unknown_words(model)
+    if model.word_estimates is not None:
+        classes = {w.token: w.estimate for s in EXAMPLES.read_text(encoding="utf-8").splitlines() if s.strip()
+                   for w in model.explain(s).words if w.word is None}
+        shown = f" ({'; '.join(f'`{w}`: {classes[w]}' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
+        return (f"- Words of `examples/sentences.txt` with no entry of their own, each read by its class's "
+                f"estimated term (so words of one class read alike: `similarity` cannot tell them apart, and "
+                f"a rare word's term is its class's, not its own): {len(unknown)} of its {len(words)} distinct "
+                f"words, numbers included{shown}.")
     shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
     return (f"- Words of `examples/sentences.txt` with no entry of their own, which share the `<unk>` term (so "
             f"`explain` cannot point at them and `similarity` cannot tell them apart): {len(unknown)} of its "

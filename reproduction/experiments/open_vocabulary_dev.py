@@ -2,11 +2,7 @@
 (``estimated_words.safetensors``: a word without an entry read by its class) against the same
 model read without it (such a word read as ``<unk>``), each a copy calibrated by ``probsent
 calibrate``, in one run, under the rule committed in reproduction/docs/EXPERIMENTS.md ("Issue 49:
-the open vocabulary, round 2"; rounds 3 and 4 run it unchanged). Development sets only; no test
-set is read. The open vocabulary lost rounds 2 and 3 and left the product: this runs at the commit
-that holds round 4's port, PORT_COMMIT (``git checkout PORT_COMMIT``, or ``git revert`` of the
-commit that took it out; round 3's, ce720c8, and round 2's, c4713c8, give the same rows); on a
-tree without it, it says so.
+the open vocabulary, round 2"). Development sets only; no test set is read.
 
     cp -r probsent/pretrained/wlo /tmp/v2/wlo && probsent calibrate --model /tmp/v2/wlo
     python -m reproduction.experiments.open_vocabulary_dev --model /tmp/v2/wlo --without DIR
@@ -41,7 +37,6 @@ from reproduction.experiments.paths import RESULTS_DIR
 from reproduction.experiments.probability_report import BASE, fold_of_rows, news_training_rows, out_of_fold, row_losses
 
 OUT = RESULTS_DIR / "open_vocabulary_dev.md"
-PORT_COMMIT = "dea6fc7"  # where round 4's port of the open vocabulary runs (round 3's: ce720c8; reproduction/docs/EXPERIMENTS.md)
 ROUND_1 = ("oov_explain", "one_word_explain", "shorter_specific", "equal_length", "news_train_length_groups",
            "stsb_dev_cosine_pearson", "snli_dev_entailment", "snli_dev_neutral", "snli_dev_contradiction")
 BOOTSTRAP = 1000  # resamples of the news rows for the AUC difference's standard error (seed 0)
@@ -204,9 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = ds.as_data_dir(args.data_dir)
     with_table, without = probsent.load(args.model), probsent.load(args.without)
-    if not hasattr(with_table, "word_estimates"):
-        parser.error(f"this tree's probsent has no open vocabulary (it lost rounds 2 and 3); run this at commit {PORT_COMMIT} "
-                     "(round 4's port; round 3's is ce720c8)")
     if with_table.word_estimates is None:
         parser.error(f"{with_table.path} has no estimated_words.safetensors (write it with probsent calibrate)")
     if without.word_estimates is not None:
