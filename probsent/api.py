@@ -728,13 +728,13 @@ class SentenceModel:
         knows, from 0 to 1: an entry of their own in the vocabulary, or, with the model's open
         vocabulary (``estimated_words.safetensors``), a number or an English word, whose term is
         estimated; a token known to neither (read by its form, or as ``<unk>`` without the open
-        vocabulary) is not covered. Where :meth:`model_coverage` is below LOW_COVERAGE (0.5),
-        the sentence is read mostly from estimates and its score says little about the text
-        (technical terms, another language, emoji); the note says "low coverage". (English's
-        word list holds emoji and common foreign words, so ``coverage`` alone does not flag such
-        text.) A word without an entry whose accents or compatibility forms
-        fold to one (café -> cafe) counts as covered and is read as that word. NaN for a null
-        or blank item. :meth:`model_coverage` counts the model's own entries only.
+        vocabulary) is not covered. A word without an entry whose accents or compatibility
+        forms fold to one (café -> cafe) counts as covered and is read as that word. NaN for a
+        null or blank item. :meth:`model_coverage` counts the model's own entries only; where it
+        is below LOW_COVERAGE (0.5), the sentence is read mostly from estimates, its score says
+        little about the text (technical terms, another language, emoji) and the note says "low
+        coverage". English's word list holds emoji and common foreign words, so ``coverage``
+        alone does not flag such text.
 
         Parameters
         ----------

@@ -60,7 +60,7 @@ def add_specificity(df: DataFrame, column: str = "text", model: Model = None,
     """``df`` with a ``specificity`` column (float64; higher = more specific) scoring the
     string column ``column``; with ``probability`` also P(specific), the chance that a news
     annotator calls the sentence specific (the model's calibration), with ``percentile`` the percentile for the sentence's length
-    (0-100), with ``coverage`` the share of its words with an entry of their own (0-1). Null for
+    (0-100), with ``coverage`` the share of its words the model or English knows (0-1). Null for
     a null or blank text, as NaN in the API; the percentile and P(specific) are also null where
     the API withholds them (:mod:`probsent.readouts.withheld`).
 

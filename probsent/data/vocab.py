@@ -237,10 +237,8 @@ class WordEstimates:
             raise ValueError("one band per vocabulary entry")
         self.fitted = dict(fitted or {})  # how the table was fitted (counts per class; for people)
         self.known = np.array([not name.startswith("form: ") for name in self.names])
-        self._first = {"number": 0, "english": len(NUMBER_SHAPES),
-                       "form": len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1}
-        self.first_english = self._first["english"]  # the row of the first English band
-        self.first_form = self._first["form"]  # the row of the first form
+        self.first_english = len(NUMBER_SHAPES)  # the row of the first English band
+        self.first_form = len(NUMBER_SHAPES) + len(ENGLISH_BANDS) + 1  # the row of the first form
         self._lookups: _EnglishLookups | None = None  # made on first use (a few hundred thousand words)
 
     def __len__(self) -> int:
@@ -268,7 +266,14 @@ class WordEstimates:
         return self._english_lookups().plain
 
     def _english_id(self, word: str) -> int | None:
-        """The id of an English word the model lacks (``word`` exactly), None for another word."""
+        """The id of an English word the model lacks (``word`` exactly, else a non-ASCII word's
+        folded form), None for another word."""
+        found = self._exact_english_id(word)
+        if found is None and not word.isascii():
+            found = self._exact_english_id(fold(word))
+        return found
+
+    def _exact_english_id(self, word: str) -> int | None:
         lookups = self._english_lookups()
         found = lookups.plain.get(word)
         return found if found is not None or not lookups.other else lookups.other.get(word)
@@ -281,8 +286,6 @@ class WordEstimates:
             band = self._english_lookups().vocab_bands[found]
             return None if band == NOT_ENGLISH else band
         english = self._english_id(token)
-        if english is None and not token.isascii():
-            english = self._english_id(fold(token))
         return None if english is None else english - self.vocab_size - self.first_english
 
     def class_of(self, token: str, entry: Callable[[str], int | None] = lambda token: None) -> int:
@@ -294,8 +297,6 @@ class WordEstimates:
             if shape is not None:
                 return _SHAPE_ROWS[shape]
         english = self._english_id(token)
-        if english is None and not token.isascii():
-            english = self._english_id(fold(token))
         if english is not None:
             return english - self.vocab_size
         if "-" in token:
@@ -445,8 +446,7 @@ def _metadata_sorted(data: bytes) -> bytes:
     safetensors writes them from a hash map, in an order that changes between processes; sorted,
     the same table gives the same bytes. The header keeps its length (the same characters
     reordered, padded with spaces as safetensors pads it), so the tensors' offsets stand."""
-    length = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + length])
+    length, header = _header(data)
     header["__metadata__"] = dict(sorted(header.get("__metadata__", {}).items()))
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     if len(text) > length:  # never: the same keys and values, reordered
@@ -454,10 +454,15 @@ def _metadata_sorted(data: bytes) -> bytes:
     return data[:8] + text.ljust(length, b" ") + data[8 + length:]
 
 
+def _header(data: bytes) -> tuple[int, Any]:
+    """(its length, the parsed JSON) of a safetensors file's header."""
+    length = int.from_bytes(data[:8], "little")
+    return length, json.loads(data[8:8 + length].decode("utf-8"))
+
+
 def _metadata(data: bytes) -> dict[str, str]:
     """The ``__metadata__`` of a safetensors file's bytes."""
-    length = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + length].decode("utf-8"))
+    _, header = _header(data)
     metadata = header.get("__metadata__", {}) if isinstance(header, dict) else {}
     if not isinstance(metadata, dict):
         raise ValueError("metadata")

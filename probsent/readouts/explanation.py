@@ -318,11 +318,12 @@ class Explanation:
                      + (f" — estimated: the model has no entry for it; its term is that of its class ({w.estimate})"
                         if w.estimate is not None else ""))
             mark = " probsent-unknown" if unknown else " probsent-estimated" if w.estimate is not None else ""
+            sign = "<sup>?</sup>" if unknown else "<sup>~</sup>" if w.estimate is not None else ""
             spans.append(f'<span class="probsent-token{mark}" '
                          f'title="{html_text(title)}" data-entropy="{w.entropy!r}" data-rank="{w.rank!r}" '
                          f'data-unknown="{str(unknown).lower()}" data-estimate="{html_text(w.estimate or "")}" '
                          f'style="background: {scale.color(w.entropy)}">'
-                         f'{html_text(w.typed)}{"<sup>?</sup>" if unknown else "<sup>~</sup>" if mark else ""}</span>')
+                         f'{html_text(w.typed)}{sign}</span>')
         total = (f"entropy {self.entropy:.3f} = prior {self.prior_entropy:.3f} + word terms "
                  f"{self.entropy - self.prior_entropy:+.3f}")
         stats = (f'<div class="probsent-stats" data-specificity="{self.specificity!r}" '

@@ -48,10 +48,9 @@ def _other_words(model: probsent.SentenceModel) -> str:
     estimates = model.word_estimates
     if estimates is None:
         return "other words are `<unk>`"
-    return (f"other words are read by the model's open vocabulary (`estimated_words.safetensors`, fitted on these "
-            f"entries by `probsent calibrate`): each gets the term of one of {len(estimates.names)} classes, by its "
-            f"number shape, its English frequency (wordfreq, {len(estimates.english_bands):,} words) or, where "
-            f"English does not know it either, its form, and `explain` marks it `(estimated)`")
+    return (f"other words get the term of one of {len(estimates.names)} classes (`estimated_words.safetensors`, "
+            f"fitted on these entries by `probsent calibrate`) by number shape, English frequency (wordfreq, "
+            f"{len(estimates.english_bands):,} words) or form, marked `(estimated)` by `explain`")
 
 
 def _vocabulary_sentence(model: probsent.SentenceModel, export: dict, config: dict) -> str:
@@ -111,9 +110,8 @@ def _unknown_words_line(model: probsent.SentenceModel) -> str:
                    for w in model.explain(s).words if w.word is None}
         shown = f" ({'; '.join(f'`{w}`: {classes[w]}' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
         return (f"- Words of `examples/sentences.txt` with no entry of their own, each read by its class's "
-                f"estimated term (so words of one class read alike: `similarity` cannot tell them apart, and "
-                f"a rare word's term is its class's, not its own): {len(unknown)} of its {len(words)} distinct "
-                f"words, numbers included{shown}.")
+                f"estimated term (words of one class read alike, in `similarity` too): {len(unknown)} of its "
+                f"{len(words)} distinct words, numbers included{shown}.")
     shown = f" ({', '.join(f'`{w}`' for w in unknown)})" if 0 < len(unknown) <= 8 else ""
     return (f"- Words of `examples/sentences.txt` with no entry of their own, which share the `<unk>` term (so "
             f"`explain` cannot point at them and `similarity` cannot tell them apart): {len(unknown)} of its "
@@ -201,6 +199,29 @@ def _unit_sentence(model: probsent.SentenceModel, export: dict) -> str:
             f"(`probsent export --start-variance {start:g}`: means x {start ** 0.5:g}, variances x {start:g}, "
             "every entropy moved by one constant; no score ranking, `explain` share or similarity ranking "
             "changes), the unit chosen on STS Benchmark dev for the cosine of concat(mean, variance).")
+
+
+ESTIMATED_EXAMPLE = "The surgeon prescribed tamoxifen after the biopsy."  # two words without an entry
+
+
+def _estimated_terms_line(model: probsent.SentenceModel) -> list[str]:
+    """How far apart the open vocabulary's classes are (none without one): fitted on the
+    model's rarest entries, their terms say how specific a rare word is, and their spread how
+    well two words without an entry are ordered by their rarity."""
+    if model.word_estimates is None:
+        return []
+    import numpy as np
+
+    names, size = model.word_estimates.names, len(model.vocab)
+    terms = scoring_engine(model).term_table("model card").terms
+    classes, entries = terms[size:], terms[1:size]
+    english = classes[[name.startswith("english") for name in names]]
+    shown = ", ".join(f'"{w.typed}" {w.entropy:+.3f}' for w in model.explain(ESTIMATED_EXAMPLE).words
+                      if w.estimate is not None)
+    return [f"- Words without an entry are told apart only by their class (terms {classes.min():+.2f} to "
+            f"{classes.max():+.2f}, more specific than {100 * np.mean(entries > classes.max()):.0f} % of the entries); "
+            f"the English bands span {english.min():+.2f} to {english.max():+.2f} only, so such words are not "
+            f"ordered by their rarity ({shown})."]
 
 
 def _rarity_line(model: probsent.SentenceModel) -> str:
@@ -348,7 +369,7 @@ def render(data_dir: Path) -> str:
               "Measured with this model's default similarity, the cosine of the means "
               "(`python -m reproduction.experiments.similarity_limits`; also in docs/USE_WITH.md):", ""]
     lines += similarity_limits.render(model)
-    lines += ["", "## Limitations", "", _unknown_words_line(model), _rarity_line(model),
+    lines += ["", "## Limitations", "", _unknown_words_line(model), *_estimated_terms_line(model), _rarity_line(model),
               "- Trained on far less and different data than the paper (no ParaNMT; three fifths of the "
               "shared pairs are Bible verse versions, a quarter image captions) and for a CPU budget; see "
               "docs/RESULTS.md for the full comparison and ablations.",
